@@ -1,1 +1,2 @@
 //! arbor-ai
+pub mod json_stream;
