@@ -379,7 +379,10 @@ impl PartialParser<'_> {
     fn scalar(&mut self) -> (Option<Value>, bool) {
         let start = self.pos;
         while let Some(&b) = self.src.get(self.pos) {
-            if matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r' | b':' | b'"') {
+            if matches!(
+                b,
+                b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r' | b':' | b'"'
+            ) {
                 break;
             }
             self.pos += 1;
@@ -420,7 +423,10 @@ mod tests {
     fn repair_escapes_controls_and_bad_backslashes() {
         assert_eq!(repair_json("{\"a\":\"x\ny\"}"), "{\"a\":\"x\\ny\"}");
         assert_eq!(repair_json(r#"{"p":"C:\dir"}"#), r#"{"p":"C:\\dir"}"#);
-        assert_eq!(repair_json(r#"{"u":"\u00e9\uZZ"}"#), r#"{"u":"\u00e9\\uZZ"}"#);
+        assert_eq!(
+            repair_json(r#"{"u":"\u00e9\uZZ"}"#),
+            r#"{"u":"\u00e9\\uZZ"}"#
+        );
         assert_eq!(repair_json("{\"t\":\"\u{1}\"}"), "{\"t\":\"\\u0001\"}");
         assert!(matches!(repair_json("{\"ok\":1}"), Cow::Borrowed(_)));
         // Outside strings nothing changes.
@@ -462,7 +468,10 @@ mod tests {
             ("{\"n\": -", json!({})),
             ("{\"b\": tr", json!({"b": true})),
             ("{\"b\": nu", json!({"b": null})),
-            ("{\"l\": [1, 2, {\"x\": \"y", json!({"l": [1, 2, {"x": "y"}]})),
+            (
+                "{\"l\": [1, 2, {\"x\": \"y",
+                json!({"l": [1, 2, {"x": "y"}]}),
+            ),
             ("{\"a\": 1} trailing", json!({"a": 1})),
             ("[1,2", json!({})),
             ("\"str", json!({})),

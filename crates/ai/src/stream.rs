@@ -20,12 +20,12 @@ use std::time::{Duration, Instant};
 use futures::channel::mpsc::{unbounded, UnboundedReceiver, UnboundedSender};
 use futures::{FutureExt, Stream, StreamExt};
 use serde_json::{Map, Value};
+
+use crate::json::Num;
 use tokio_util::sync::CancellationToken;
 
 use crate::event::{AssistantMessageEvent, AssistantMessageEventStream};
-use crate::types::{
-    AssistantMessage, Context, Cost, Model, StopReason, ThinkingLevel, Usage,
-};
+use crate::types::{AssistantMessage, Context, Cost, Model, StopReason, ThinkingLevel, Usage};
 
 /// How long provider-side prompt caches should live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,7 +118,10 @@ impl std::fmt::Debug for StreamOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StreamOptions")
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("headers", &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>())
+            .field(
+                "headers",
+                &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
             .field("timeout", &self.timeout)
             .field("max_retries", &self.max_retries)
             .field("temperature", &self.temperature)
@@ -224,7 +227,11 @@ fn registered(api: &str) -> Option<Arc<dyn ApiProvider>> {
 }
 
 /// Streams one assistant turn with provider-native options.
-pub fn stream(model: &Model, context: &Context, options: StreamOptions) -> AssistantMessageEventStream {
+pub fn stream(
+    model: &Model,
+    context: &Context,
+    options: StreamOptions,
+) -> AssistantMessageEventStream {
     if let Some(provider) = registered(&model.api) {
         return provider.stream(model, context, options);
     }
@@ -259,7 +266,11 @@ pub fn stream_simple(
 }
 
 /// [`stream`] to completion: the final message (`stopReason` tells success from failure).
-pub async fn complete(model: &Model, context: &Context, options: StreamOptions) -> AssistantMessage {
+pub async fn complete(
+    model: &Model,
+    context: &Context,
+    options: StreamOptions,
+) -> AssistantMessage {
     final_message(model, stream(model, context, options)).await
 }
 
@@ -273,7 +284,10 @@ pub async fn complete_simple(
 }
 
 /// Drains a stream and returns the message of its terminal event.
-pub async fn final_message(model: &Model, mut events: AssistantMessageEventStream) -> AssistantMessage {
+pub async fn final_message(
+    model: &Model,
+    mut events: AssistantMessageEventStream,
+) -> AssistantMessage {
     while let Some(event) = events.next().await {
         match event {
             AssistantMessageEvent::Done { message, .. } => return message,
@@ -290,40 +304,22 @@ pub async fn final_message(model: &Model, mut events: AssistantMessageEventStrea
 /// The initial assistant message of a request: no content, zero usage, `pending`.
 pub(crate) fn empty_message(model: &Model) -> AssistantMessage {
     AssistantMessage {
-        content: Vec::new(),
         api: model.api.clone(),
         provider: model.provider.clone(),
         model: model.id.clone(),
-        response_model: None,
-        response_id: None,
         usage: zero_usage(),
         stop_reason: StopReason::Pending,
-        error_message: None,
         timestamp: now_ms(),
-        duration_ms: None,
-        extra: Map::new(),
+        ..AssistantMessage::default()
     }
 }
 
+/// pi's initial usage: every count zero (with `totalTokens`), zero cost.
 pub(crate) fn zero_usage() -> Usage {
     Usage {
-        input: 0,
-        output: 0,
-        cache_read: 0,
-        cache_write: 0,
-        cache_write_1h: None,
-        reasoning: None,
-        total_tokens: 0,
-        cost: Cost {
-            input: 0.0,
-            output: 0.0,
-            cache_read: 0.0,
-            cache_write: 0.0,
-            total: 0.0,
-            total_from_provider: None,
-            extra: Map::new(),
-        },
-        extra: Map::new(),
+        total_tokens: Some(0),
+        cost: Cost::default(),
+        ..Usage::default()
     }
 }
 
@@ -393,14 +389,10 @@ impl Emitter {
         self.terminated = true;
     }
 
-    pub(crate) fn is_terminated(&self) -> bool {
-        self.terminated
-    }
-
     fn stamp(&self, message: &mut AssistantMessage) {
         if message.duration_ms.is_none() {
             let ms = self.created.elapsed().as_secs_f64() * 1000.0;
-            message.duration_ms = Some(ms.round());
+            message.duration_ms = Some(Num::new(ms.round()));
         }
     }
 }
@@ -420,7 +412,10 @@ pub(crate) const ABORTED_MESSAGE: &str = "Request was aborted";
 
 /// Builds a lazily driven event stream from a producer future. A panic in the producer becomes
 /// an `error` event instead of unwinding into the consumer.
-pub(crate) fn spawn_stream<F, Fut>(template: AssistantMessage, producer: F) -> AssistantMessageEventStream
+pub(crate) fn spawn_stream<F, Fut>(
+    template: AssistantMessage,
+    producer: F,
+) -> AssistantMessageEventStream
 where
     F: FnOnce(Emitter) -> Fut,
     Fut: Future<Output = ()> + Send + 'static,

@@ -254,7 +254,10 @@ impl MockServer {
     pub fn single_request(&self) -> RecordedRequest {
         let requests = self.requests();
         assert_eq!(requests.len(), 1, "expected exactly one request");
-        requests.into_iter().next().unwrap_or_else(|| unreachable!())
+        requests
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| unreachable!())
     }
 
     /// How many connections the client closed while the server was still writing or waiting.
@@ -284,7 +287,9 @@ impl Drop for MockServer {
 }
 
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
-    state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    state
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>, notify: Arc<Notify>) {
@@ -362,7 +367,11 @@ async fn write_response(socket: &mut TcpStream, response: &MockResponse) -> std:
     if let Some(delay) = response.header_delay {
         tokio::time::sleep(delay).await;
     }
-    let mut head = format!("HTTP/1.1 {} {}\r\n", response.status, reason(response.status));
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\n",
+        response.status,
+        reason(response.status)
+    );
     for (name, value) in &response.headers {
         head.push_str(&format!("{name}: {value}\r\n"));
     }
@@ -441,7 +450,9 @@ mod tests {
         server.push(MockResponse::sse().body_split_at("data: é\n\n", &[7]));
         let mut socket = TcpStream::connect(server.addr).await.unwrap();
         socket
-            .write_all(b"POST /x?y=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 7\r\nX-K: v\r\n\r\n{\"a\":1}")
+            .write_all(
+                b"POST /x?y=1 HTTP/1.1\r\nHost: a\r\nContent-Length: 7\r\nX-K: v\r\n\r\n{\"a\":1}",
+            )
             .await
             .unwrap();
         let mut raw = Vec::new();

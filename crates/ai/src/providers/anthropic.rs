@@ -7,15 +7,14 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::{
-    compat_bool, compat_str, final_headers, user_agent, Halt, Output,
-    PreparedRequest, StreamParser, Transcript,
+    compat_bool, compat_str, final_headers, user_agent, Halt, Output, PreparedRequest,
+    StreamParser, Transcript,
 };
 use crate::json_stream::repair_json;
 use crate::stream::sse::SseEvent;
 use crate::stream::{CacheRetention, StreamOptions};
 use crate::types::{
-    Content, ContentBlock, ImageContent, Message, Model, StopReason, Tool, ToolResultMessage,
-    Usage,
+    Content, ContentBlock, ImageContent, Message, Model, StopReason, Tool, ToolResultMessage, Usage,
 };
 
 const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -91,7 +90,11 @@ pub(crate) fn build_request(
     body.insert("model".into(), json!(model.id));
     body.insert(
         "messages".into(),
-        Value::Array(convert_messages(&transcript.messages, oauth, cache.as_ref())),
+        Value::Array(convert_messages(
+            &transcript.messages,
+            oauth,
+            cache.as_ref(),
+        )),
     );
     body.insert(
         "max_tokens".into(),
@@ -149,7 +152,10 @@ pub(crate) fn build_request(
             .clone()
             .unwrap_or_else(|| "summarized".into());
         if force_adaptive {
-            body.insert("thinking".into(), json!({"type": "adaptive", "display": display}));
+            body.insert(
+                "thinking".into(),
+                json!({"type": "adaptive", "display": display}),
+            );
             if let Some(effort) = &options.anthropic.effort {
                 body.insert("output_config".into(), json!({"effort": effort}));
             }
@@ -227,8 +233,18 @@ pub(crate) fn build_request(
         if send && options.resolved_cache_retention() != CacheRetention::None {
             let format = compat_str(model, "sessionAffinityFormat")
                 .map(str::to_string)
-                .unwrap_or_else(|| if is_openrouter(model) { "openrouter".into() } else { String::new() });
-            let name = if format == "openrouter" { "x-session-id" } else { "x-session-affinity" };
+                .unwrap_or_else(|| {
+                    if is_openrouter(model) {
+                        "openrouter".into()
+                    } else {
+                        String::new()
+                    }
+                });
+            let name = if format == "openrouter" {
+                "x-session-id"
+            } else {
+                "x-session-affinity"
+            };
             headers.push((name.into(), session.clone()));
         }
     }
@@ -269,7 +285,10 @@ fn convert_tools(tools: &[Tool], oauth: bool, eager: bool, cache: Option<Value>)
             input_schema.insert("type".into(), json!("object"));
             input_schema.insert(
                 "properties".into(),
-                schema.get("properties").cloned().unwrap_or_else(|| json!({})),
+                schema
+                    .get("properties")
+                    .cloned()
+                    .unwrap_or_else(|| json!({})),
             );
             input_schema.insert(
                 "required".into(),
@@ -281,7 +300,11 @@ fn convert_tools(tools: &[Tool], oauth: bool, eager: bool, cache: Option<Value>)
                 }
             }
             let mut out = Map::new();
-            let name = if oauth { to_claude_code_name(&tool.name) } else { tool.name.clone() };
+            let name = if oauth {
+                to_claude_code_name(&tool.name)
+            } else {
+                tool.name.clone()
+            };
             out.insert("name".into(), json!(name));
             out.insert("description".into(), json!(tool.description));
             if eager {
@@ -334,10 +357,8 @@ fn convert_messages(messages: &[Message], oauth: bool, cache: Option<&Value>) ->
                 let mut blocks = Vec::new();
                 for block in &assistant.content {
                     match block {
-                        ContentBlock::Text(t) => {
-                            if !t.text.trim().is_empty() {
-                                blocks.push(json!({"type": "text", "text": t.text}));
-                            }
+                        ContentBlock::Text(t) if !t.text.trim().is_empty() => {
+                            blocks.push(json!({"type": "text", "text": t.text}));
                         }
                         ContentBlock::Thinking(t) => {
                             if t.redacted == Some(true) {
@@ -362,7 +383,11 @@ fn convert_messages(messages: &[Message], oauth: bool, cache: Option<&Value>) ->
                             }
                         }
                         ContentBlock::ToolCall(call) => {
-                            let name = if oauth { to_claude_code_name(&call.name) } else { call.name.clone() };
+                            let name = if oauth {
+                                to_claude_code_name(&call.name)
+                            } else {
+                                call.name.clone()
+                            };
                             let input = if call.arguments.is_object() {
                                 call.arguments.clone()
                             } else {
@@ -399,7 +424,11 @@ fn convert_messages(messages: &[Message], oauth: bool, cache: Option<&Value>) ->
     if let Some(cc) = cache {
         if let Some(last) = params.last_mut() {
             if last.get("role").and_then(Value::as_str) == Some("user") {
-                if let Some(text) = last.get("content").and_then(Value::as_str).map(str::to_string) {
+                if let Some(text) = last
+                    .get("content")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+                {
                     last["content"] = json!([{"type": "text", "text": text, "cache_control": cc}]);
                 } else if let Some(Value::Object(block)) = last
                     .get_mut("content")
@@ -466,7 +495,10 @@ fn convert_tool_result(result: &ToolResultMessage, error_images: &mut Vec<Value>
                 _ => Value::Null,
             })
             .collect();
-        if !texts_and_images.iter().any(|b| matches!(b, ContentBlock::Text(_))) {
+        if !texts_and_images
+            .iter()
+            .any(|b| matches!(b, ContentBlock::Text(_)))
+        {
             out.insert(0, json!({"type": "text", "text": "(see attached image)"}));
         }
         Value::Array(out)
@@ -606,7 +638,8 @@ impl Parser {
         let mut slot = None;
         match name {
             "content_block_delta" => {
-                let ev: BlockDelta<'_> = parse_repaired(data, &mut slot).map_err(HandleError::parse)?;
+                let ev: BlockDelta<'_> =
+                    parse_repaired(data, &mut slot).map_err(HandleError::parse)?;
                 let Some(open) = self.blocks.get_mut(&ev.index) else {
                     return Ok(());
                 };
@@ -624,7 +657,9 @@ impl Parser {
                         }
                     }
                     "input_json_delta" => {
-                        if let (Some(args), Some(fragment)) = (open.arguments.as_mut(), d.partial_json) {
+                        if let (Some(args), Some(fragment)) =
+                            (open.arguments.as_mut(), d.partial_json)
+                        {
                             args.push_str(&fragment);
                             out.toolcall_delta(index, &fragment);
                         }
@@ -643,11 +678,21 @@ impl Parser {
                 let ev: BlockStart = parse_repaired(data, &mut slot).map_err(HandleError::parse)?;
                 let block = &ev.content_block;
                 let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
-                let str_field = |k: &str| block.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+                let str_field = |k: &str| {
+                    block
+                        .get(k)
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string()
+                };
                 let (content_index, arguments) = match kind {
                     "text" => (out.text_start(str_field("text")), None),
                     "thinking" => (
-                        out.thinking_start(str_field("thinking"), Some(str_field("signature")), false),
+                        out.thinking_start(
+                            str_field("thinking"),
+                            Some(str_field("signature")),
+                            false,
+                        ),
                         None,
                     ),
                     "redacted_thinking" => (
@@ -661,7 +706,11 @@ impl Parser {
                     "tool_use" => {
                         let mut name = str_field("name");
                         if self.oauth {
-                            if let Some(n) = self.tool_names.iter().find(|t| t.eq_ignore_ascii_case(&name)) {
+                            if let Some(n) = self
+                                .tool_names
+                                .iter()
+                                .find(|t| t.eq_ignore_ascii_case(&name))
+                            {
                                 name = n.clone();
                             }
                         }
@@ -669,26 +718,38 @@ impl Parser {
                             Some(v @ Value::Object(_)) => v.clone(),
                             _ => json!({}),
                         };
-                        (out.toolcall_start(str_field("id"), name, input), Some(String::new()))
+                        (
+                            out.toolcall_start(str_field("id"), name, input),
+                            Some(String::new()),
+                        )
                     }
                     "fallback" => {
                         if !out.message.content.is_empty() {
                             return Err(HandleError::Fail(
-                                "Anthropic performed an unsupported mid-output model fallback".into(),
+                                "Anthropic performed an unsupported mid-output model fallback"
+                                    .into(),
                             ));
                         }
                         return Ok(());
                     }
                     _ => return Ok(()),
                 };
-                self.blocks.insert(ev.index, OpenBlock { content_index, arguments });
+                self.blocks.insert(
+                    ev.index,
+                    OpenBlock {
+                        content_index,
+                        arguments,
+                    },
+                );
             }
             "content_block_stop" => {
                 let ev: BlockStop = parse_repaired(data, &mut slot).map_err(HandleError::parse)?;
                 if let Some(open) = self.blocks.remove(&ev.index) {
                     match (&open.arguments, out.message.content.get(open.content_index)) {
                         (_, Some(ContentBlock::Text(_))) => out.text_end(open.content_index),
-                        (_, Some(ContentBlock::Thinking(_))) => out.thinking_end(open.content_index),
+                        (_, Some(ContentBlock::Thinking(_))) => {
+                            out.thinking_end(open.content_index)
+                        }
                         (Some(args), Some(ContentBlock::ToolCall(_))) => {
                             // Decision: a tool_use that carried its full `input` at start and
                             // got no deltas keeps that input (pi would reset it to {}).
@@ -726,13 +787,16 @@ impl Parser {
                         .and_then(Value::as_u64)
                         .unwrap_or(0),
                 );
-                usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
+                usage.total_tokens =
+                    Some(usage.input + usage.output + usage.cache_read + usage.cache_write);
                 out.set_usage(usage);
             }
             "message_delta" => {
                 let ev: Value = parse_repaired(data, &mut slot).map_err(HandleError::parse)?;
                 if let Some(reason) = ev.pointer("/delta/stop_reason").and_then(Value::as_str) {
-                    let (stop, message) = map_stop_reason(reason, ev.pointer("/delta/stop_details"))
+                    out.set_raw_stop_reason(reason);
+                    let (stop, message) =
+                        map_stop_reason(reason, ev.pointer("/delta/stop_details"))
                             .map_err(HandleError::Fail)?;
                     out.message.stop_reason = stop;
                     if message.is_some() {
@@ -767,7 +831,8 @@ impl Parser {
                         usage.reasoning = Some(v);
                     }
                 }
-                usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
+                usage.total_tokens =
+                    Some(usage.input + usage.output + usage.cache_read + usage.cache_write);
                 out.set_usage(usage);
             }
             "message_stop" => {
@@ -779,7 +844,10 @@ impl Parser {
     }
 }
 
-fn map_stop_reason(reason: &str, details: Option<&Value>) -> Result<(StopReason, Option<String>), String> {
+fn map_stop_reason(
+    reason: &str,
+    details: Option<&Value>,
+) -> Result<(StopReason, Option<String>), String> {
     Ok(match reason {
         "end_turn" | "pause_turn" | "stop_sequence" => (StopReason::Stop, None),
         "max_tokens" => (StopReason::Length, None),
@@ -855,4 +923,3 @@ impl StreamParser for Parser {
         }
     }
 }
-

@@ -4,7 +4,10 @@
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::{content_blocks, final_headers, user_agent, Halt, Output, PreparedRequest, StreamParser, Transcript};
+use super::{
+    content_blocks, final_headers, user_agent, Halt, Output, PreparedRequest, StreamParser,
+    Transcript,
+};
 use crate::stream::sse::SseEvent;
 use crate::stream::{now_ms, StreamOptions};
 use crate::types::{Content, ContentBlock, Message, Model, StopReason, Tool, Usage};
@@ -20,7 +23,9 @@ fn gemini_major_version(id: &str) -> Option<u32> {
 
 /// Tool-call ids are only sent to models that need them.
 fn requires_tool_call_id(id: &str) -> bool {
-    id.starts_with("claude-") || id.starts_with("gpt-oss-") || gemini_major_version(id).is_some_and(|v| v >= 3)
+    id.starts_with("claude-")
+        || id.starts_with("gpt-oss-")
+        || gemini_major_version(id).is_some_and(|v| v >= 3)
 }
 
 fn multimodal_function_response(id: &str) -> bool {
@@ -61,7 +66,9 @@ fn is_valid_signature(signature: Option<&str>) -> bool {
     let body = s.trim_end_matches('=');
     s.len() - body.len() <= 2
         && !body.is_empty()
-        && body.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+        && body
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
 }
 
 pub(crate) fn build_request(
@@ -71,7 +78,10 @@ pub(crate) fn build_request(
     api_key: Option<&str>,
 ) -> Result<PreparedRequest, String> {
     let mut body = Map::new();
-    body.insert("contents".into(), Value::Array(convert_messages(model, transcript)));
+    body.insert(
+        "contents".into(),
+        Value::Array(convert_messages(model, transcript)),
+    );
     if !transcript.system_prompt.is_empty() {
         body.insert(
             "systemInstruction".into(),
@@ -97,7 +107,10 @@ pub(crate) fn build_request(
                 }
                 generation.insert("thinkingConfig".into(), Value::Object(config));
             } else {
-                generation.insert("thinkingConfig".into(), super::simple::google_disabled_thinking(model)?);
+                generation.insert(
+                    "thinkingConfig".into(),
+                    super::simple::google_disabled_thinking(model)?,
+                );
             }
         }
     }
@@ -105,7 +118,10 @@ pub(crate) fn build_request(
         body.insert("generationConfig".into(), Value::Object(generation));
     }
     if !transcript.tools.is_empty() {
-        body.insert("tools".into(), json!([{"functionDeclarations": convert_tools(&transcript.tools)}]));
+        body.insert(
+            "tools".into(),
+            json!([{"functionDeclarations": convert_tools(&transcript.tools)}]),
+        );
         let mode = match options.tool_choice.as_ref().and_then(Value::as_str) {
             Some("none") => Some("NONE"),
             Some("any") => Some("ANY"),
@@ -113,7 +129,10 @@ pub(crate) fn build_request(
             None => None,
         };
         if let Some(mode) = mode {
-            body.insert("toolConfig".into(), json!({"functionCallingConfig": {"mode": mode}}));
+            body.insert(
+                "toolConfig".into(),
+                json!({"functionCallingConfig": {"mode": mode}}),
+            );
         }
     }
     let mut headers: Vec<(String, String)> = vec![
@@ -148,7 +167,14 @@ fn convert_tools(tools: &[Tool]) -> Vec<Value> {
         .collect()
 }
 
-const NAME_MAPS: [&str; 6] = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies"];
+const NAME_MAPS: [&str; 6] = [
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "dependencies",
+];
 const SUBSCHEMAS: [&str; 16] = [
     "additionalProperties",
     "unevaluatedProperties",
@@ -171,7 +197,9 @@ const SUBSCHEMAS: [&str; 16] = [
 /// Gemini rejects `const`: string/number consts become one-value enums.
 fn const_to_enum(schema: &Value, is_name_map: bool) -> Value {
     match schema {
-        Value::Array(items) => Value::Array(items.iter().map(|i| const_to_enum(i, false)).collect()),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|i| const_to_enum(i, false)).collect())
+        }
         Value::Object(obj) => {
             let mut out = Map::new();
             for (key, value) in obj {
@@ -213,7 +241,9 @@ fn convert_messages(model: &Model, transcript: &Transcript) -> Vec<Value> {
                         .iter()
                         .filter_map(|b| match b {
                             ContentBlock::Text(t) => Some(json!({"text": t.text})),
-                            ContentBlock::Image(img) => Some(inline_data(&img.mime_type, &img.data)),
+                            ContentBlock::Image(img) => {
+                                Some(inline_data(&img.mime_type, &img.data))
+                            }
                             _ => None,
                         })
                         .collect(),
@@ -225,7 +255,8 @@ fn convert_messages(model: &Model, transcript: &Transcript) -> Vec<Value> {
             Message::Assistant(assistant) => {
                 let same = assistant.provider == model.provider && assistant.model == model.id;
                 let signature = |s: Option<&String>| {
-                    s.filter(|s| same && is_valid_signature(Some(s.as_str()))).cloned()
+                    s.filter(|s| same && is_valid_signature(Some(s.as_str())))
+                        .cloned()
                 };
                 let mut parts = Vec::new();
                 for block in &assistant.content {
@@ -264,7 +295,11 @@ fn convert_messages(model: &Model, transcript: &Transcript) -> Vec<Value> {
                             function_call.insert("name".into(), json!(call.name));
                             function_call.insert(
                                 "args".into(),
-                                if call.arguments.is_object() { call.arguments.clone() } else { json!({}) },
+                                if call.arguments.is_object() {
+                                    call.arguments.clone()
+                                } else {
+                                    json!({})
+                                },
                             );
                             if include_id {
                                 function_call.insert("id".into(), json!(call.id));
@@ -297,7 +332,9 @@ fn convert_messages(model: &Model, transcript: &Transcript) -> Vec<Value> {
                     blocks
                         .iter()
                         .filter_map(|b| match b {
-                            ContentBlock::Image(img) => Some(inline_data(&img.mime_type, &img.data)),
+                            ContentBlock::Image(img) => {
+                                Some(inline_data(&img.mime_type, &img.data))
+                            }
                             _ => None,
                         })
                         .collect()
@@ -316,7 +353,11 @@ fn convert_messages(model: &Model, transcript: &Transcript) -> Vec<Value> {
                 response.insert("name".into(), json!(result.tool_name));
                 response.insert(
                     "response".into(),
-                    if result.is_error { json!({"error": value}) } else { json!({"output": value}) },
+                    if result.is_error {
+                        json!({"error": value})
+                    } else {
+                        json!({"output": value})
+                    },
                 );
                 if !images.is_empty() && multimodal {
                     response.insert("parts".into(), Value::Array(images.clone()));
@@ -331,7 +372,11 @@ fn convert_messages(model: &Model, transcript: &Transcript) -> Vec<Value> {
                             .and_then(Value::as_array)
                             .is_some_and(|p| p.iter().any(|p| p.get("functionResponse").is_some()))
                 });
-                match contents.last_mut().and_then(|c| c.get_mut("parts")).and_then(Value::as_array_mut) {
+                match contents
+                    .last_mut()
+                    .and_then(|c| c.get_mut("parts"))
+                    .and_then(Value::as_array_mut)
+                {
                     Some(parts) if merge => parts.push(part),
                     _ => contents.push(json!({"role": "user", "parts": [part]})),
                 }
@@ -436,7 +481,10 @@ impl Parser {
         }
         let candidate = chunk.candidates.and_then(|c| c.into_iter().next());
         let (parts, finish) = match candidate {
-            Some(c) => (c.content.and_then(|c| c.parts).unwrap_or_default(), c.finish_reason),
+            Some(c) => (
+                c.content.and_then(|c| c.parts).unwrap_or_default(),
+                c.finish_reason,
+            ),
             None => (Vec::new(), None),
         };
         for part in parts {
@@ -492,7 +540,10 @@ impl Parser {
                 };
                 let delta = args.to_string();
                 let index = out.toolcall_start(id, name, args);
-                if let (Some(sig), Some(c)) = (part.thought_signature.filter(|s| !s.is_empty()), out.toolcall_mut(index)) {
+                if let (Some(sig), Some(c)) = (
+                    part.thought_signature.filter(|s| !s.is_empty()),
+                    out.toolcall_mut(index),
+                ) {
                     c.thought_signature = Some(sig);
                 }
                 out.toolcall_delta(index, &delta);
@@ -500,6 +551,7 @@ impl Parser {
             }
         }
         if let Some(reason) = finish {
+            out.set_raw_stop_reason(&reason);
             out.message.stop_reason = match reason.as_str() {
                 "STOP" => StopReason::Stop,
                 "MAX_TOKENS" | "CONTINUATION" => StopReason::Length,
@@ -520,7 +572,7 @@ impl Parser {
             usage.cache_read = cached;
             usage.cache_write = 0;
             usage.reasoning = Some(thoughts);
-            usage.total_tokens = n("totalTokenCount");
+            usage.total_tokens = Some(n("totalTokenCount"));
             out.set_usage(usage);
         }
     }
@@ -532,12 +584,16 @@ impl StreamParser for Parser {
             return Ok(());
         }
         let chunk: Chunk = serde_json::from_str(event.data).map_err(|e| {
-            Halt::Fail(format!("Could not parse Google stream chunk: {e}; data={}", event.data))
+            Halt::Fail(format!(
+                "Could not parse Google stream chunk: {e}; data={}",
+                event.data
+            ))
         })?;
         if let Some(err) = chunk.error.as_ref().filter(|e| e.is_object()) {
-            let status = err.get("status").map_or_else(|| "undefined".to_string(), |s| {
-                s.as_str().map_or_else(|| s.to_string(), str::to_string)
-            });
+            let status = err.get("status").map_or_else(
+                || "undefined".to_string(),
+                |s| s.as_str().map_or_else(|| s.to_string(), str::to_string),
+            );
             let full: Value = serde_json::from_str(event.data).unwrap_or(Value::Null);
             return Err(Halt::Fail(format!("got status: {status}. {full}")));
         }

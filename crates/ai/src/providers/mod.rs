@@ -21,11 +21,10 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::event::{AssistantMessageEvent, AssistantMessageEventStream};
+use crate::json::Num;
 use crate::json_stream::{parse_partial_json, parse_tool_arguments};
 use crate::stream::sse::{SseDecoder, SseEvent};
-use crate::stream::{
-    empty_message, spawn_stream, Emitter, StreamOptions, ABORTED_MESSAGE,
-};
+use crate::stream::{empty_message, spawn_stream, Emitter, StreamOptions, ABORTED_MESSAGE};
 use crate::types::{
     AssistantMessage, Content, ContentBlock, Context, Message, Model, StopReason, TextContent,
     ThinkingContent, Tool, ToolCall, Usage,
@@ -113,6 +112,11 @@ pub(crate) fn stream_builtin(
 ) -> AssistantMessageEventStream {
     let model = model.clone();
     let request = build_request(&model, context, &options);
+    let context_for_parser = Context {
+        system_prompt: None,
+        messages: Vec::new(),
+        tools: context.tools.clone(),
+    };
     spawn_stream(empty_message(&model), move |mut emitter| async move {
         let request = match request {
             Ok(request) => request,
@@ -123,8 +127,27 @@ pub(crate) fn stream_builtin(
                 return;
             }
         };
-        let mut parser = new_parser(api, &model);
-        run(&mut emitter, &model, &options, request, parser.as_mut(), api).await;
+        let mut parser = match api {
+            // OAuth requests rename tools to Claude Code casing; map them back on the way in.
+            BuiltinApi::AnthropicMessages
+                if request
+                    .header("authorization")
+                    .is_some_and(|v| v.contains("sk-ant-oat")) =>
+            {
+                let tools = Transcript::from_context(&model, &context_for_parser).tools;
+                Box::new(anthropic::Parser::new(&model).with_oauth_tools(&tools))
+            }
+            _ => new_parser(api, &model),
+        };
+        run(
+            &mut emitter,
+            &model,
+            &options,
+            request,
+            parser.as_mut(),
+            api,
+        )
+        .await;
     })
 }
 
@@ -180,8 +203,9 @@ impl Output {
             text_signature: None,
             extra: Map::new(),
         }));
-        self.events
-            .push(AssistantMessageEvent::TextStart { content_index: index });
+        self.events.push(AssistantMessageEvent::TextStart {
+            content_index: index,
+        });
         index
     }
 
@@ -219,14 +243,17 @@ impl Output {
         redacted: bool,
     ) -> usize {
         let index = self.message.content.len();
-        self.message.content.push(ContentBlock::Thinking(ThinkingContent {
-            thinking,
-            thinking_signature: signature,
-            redacted: redacted.then_some(true),
-            extra: Map::new(),
-        }));
-        self.events
-            .push(AssistantMessageEvent::ThinkingStart { content_index: index });
+        self.message
+            .content
+            .push(ContentBlock::Thinking(ThinkingContent {
+                thinking,
+                thinking_signature: signature,
+                redacted: redacted.then_some(true),
+                extra: Map::new(),
+            }));
+        self.events.push(AssistantMessageEvent::ThinkingStart {
+            content_index: index,
+        });
         index
     }
 
@@ -268,8 +295,9 @@ impl Output {
             arguments_error: None,
             extra: Map::new(),
         }));
-        self.events
-            .push(AssistantMessageEvent::ToolcallStart { content_index: index });
+        self.events.push(AssistantMessageEvent::ToolcallStart {
+            content_index: index,
+        });
         index
     }
 
@@ -327,7 +355,14 @@ impl Output {
             .any(|b| matches!(b, ContentBlock::ToolCall(_)))
     }
 
-    /// Sets the token counts; derives `totalTokens` when not given and recomputes the cost.
+    /// Records the provider's raw stop reason (pi's `rawStopReason`).
+    pub fn set_raw_stop_reason(&mut self, raw: &str) {
+        self.message
+            .extra
+            .insert("rawStopReason".into(), Value::String(raw.to_string()));
+    }
+
+    /// Sets the token counts and recomputes the cost.
     pub fn set_usage(&mut self, usage: Usage) {
         self.message.usage = usage;
         compute_cost(&self.model, &mut self.message.usage);
@@ -364,12 +399,16 @@ pub(crate) fn compute_cost(model: &Model, usage: &mut Usage) {
     let long_write = usage.cache_write_1h.unwrap_or(0).min(usage.cache_write);
     let short_write = usage.cache_write - long_write;
     let per_m = |rate: f64, tokens: u64| rate / 1e6 * tokens as f64;
+    let input = per_m(rates.0, usage.input);
+    let output = per_m(rates.1, usage.output);
+    let cache_read = per_m(rates.2, usage.cache_read);
+    let cache_write = (rates.3 * short_write as f64 + 2.0 * rates.0 * long_write as f64) / 1e6;
     let cost = &mut usage.cost;
-    cost.input = per_m(rates.0, usage.input);
-    cost.output = per_m(rates.1, usage.output);
-    cost.cache_read = per_m(rates.2, usage.cache_read);
-    cost.cache_write = (rates.3 * short_write as f64 + 2.0 * rates.0 * long_write as f64) / 1e6;
-    cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write;
+    cost.input = Num::new(input);
+    cost.output = Num::new(output);
+    cost.cache_read = Num::new(cache_read);
+    cost.cache_write = Num::new(cache_write);
+    cost.total = Num::new(input + output + cache_read + cache_write);
     cost.total_from_provider = Some(false);
 }
 
@@ -825,8 +864,8 @@ async fn send_with_retries(
                     .get("x-should-retry")
                     .and_then(|v| v.to_str().ok())
                     .map(|v| v == "true");
-                let retryable = should_retry
-                    .unwrap_or(matches!(status, 408 | 409 | 429) || status >= 500);
+                let retryable =
+                    should_retry.unwrap_or(matches!(status, 408 | 409 | 429) || status >= 500);
                 (message, retryable, retry_delay_from_headers(&headers))
             }
             Ok(Err(err)) => (transport_error_text(&err), true, None),
@@ -858,7 +897,10 @@ async fn send_with_retries(
     }
 }
 
-async fn with_timeout<F: std::future::Future>(timeout: Option<Duration>, fut: F) -> Result<F::Output, ()> {
+async fn with_timeout<F: std::future::Future>(
+    timeout: Option<Duration>,
+    fut: F,
+) -> Result<F::Output, ()> {
     match timeout {
         Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| ()),
         None => Ok(fut.await),
@@ -973,7 +1015,12 @@ fn drain(emitter: &mut Emitter, out: &mut Output) {
 /// Feeds a complete recorded body through the SSE decoder and a parser — the client's code
 /// path without the network. Returns the final message (`stopReason` error on failure) and
 /// the number of events produced. Used by the benchmark.
-pub fn parse_recorded(api: BuiltinApi, model: &Model, body: &[u8], chunk_size: usize) -> (AssistantMessage, usize) {
+pub fn parse_recorded(
+    api: BuiltinApi,
+    model: &Model,
+    body: &[u8],
+    chunk_size: usize,
+) -> (AssistantMessage, usize) {
     let mut parser = new_parser(api, model);
     let mut out = Output::new(model);
     let mut decoder = SseDecoder::new();
@@ -1017,8 +1064,17 @@ mod tests {
     fn sdk_messages() {
         let body = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
         let v: Value = serde_json::from_str(body).ok().unwrap_or_default();
-        assert_eq!(sdk_message(529, Some(&v), body, false), format!("529 {body}"));
-        assert_eq!(sdk_message(502, None, "bad gateway", false), "502 bad gateway");
-        assert_eq!(sdk_message(500, None, "", false), "500 status code (no body)");
+        assert_eq!(
+            sdk_message(529, Some(&v), body, false),
+            format!("529 {body}")
+        );
+        assert_eq!(
+            sdk_message(502, None, "bad gateway", false),
+            "502 bad gateway"
+        );
+        assert_eq!(
+            sdk_message(500, None, "", false),
+            "500 status code (no body)"
+        );
     }
 }

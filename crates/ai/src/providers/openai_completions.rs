@@ -86,10 +86,12 @@ pub fn compat_for(model: &Model) -> Compat {
     let is_together = provider == "together"
         || url.contains("api.together.ai")
         || url.contains("api.together.xyz");
-    let is_moonshot = matches!(provider, "moonshotai" | "moonshotai-cn") || url.contains("api.moonshot.");
+    let is_moonshot =
+        matches!(provider, "moonshotai" | "moonshotai-cn") || url.contains("api.moonshot.");
     let is_openrouter = provider == "openrouter" || url.contains("openrouter.ai");
     let is_cf_workers = provider == "cloudflare-workers-ai" || url.contains("api.cloudflare.com");
-    let is_cf_gateway = provider == "cloudflare-ai-gateway" || url.contains("gateway.ai.cloudflare.com");
+    let is_cf_gateway =
+        provider == "cloudflare-ai-gateway" || url.contains("gateway.ai.cloudflare.com");
     let is_nvidia = provider == "nvidia" || url.contains("integrate.api.nvidia.com");
     let is_ant_ling = provider == "ant-ling" || url.contains("api.ant-ling.com");
     let is_cerebras = provider == "cerebras" || url.contains("cerebras.ai");
@@ -155,7 +157,12 @@ pub fn compat_for(model: &Model) -> Compat {
             || is_ant_ling),
         supports_usage_in_streaming: true,
         supports_finish_reason: true,
-        max_tokens_field: if use_max_tokens { "max_tokens" } else { "max_completion_tokens" }.into(),
+        max_tokens_field: if use_max_tokens {
+            "max_tokens"
+        } else {
+            "max_completion_tokens"
+        }
+        .into(),
         requires_tool_result_name: false,
         requires_assistant_after_tool_result: false,
         requires_non_null_assistant_content: false,
@@ -166,14 +173,27 @@ pub fn compat_for(model: &Model) -> Compat {
         supports_strict_mode: false,
         cache_control_anthropic: provider == "openrouter" && model.id.starts_with("anthropic/"),
         send_session_affinity_headers: is_openrouter,
-        session_affinity_format: if is_openrouter { "openrouter" } else { "openai" }.into(),
-        supports_long_cache_retention: !(is_together || is_cf_workers || is_cf_gateway || is_nvidia || is_ant_ling),
+        session_affinity_format: if is_openrouter {
+            "openrouter"
+        } else {
+            "openai"
+        }
+        .into(),
+        supports_long_cache_retention: !(is_together
+            || is_cf_workers
+            || is_cf_gateway
+            || is_nvidia
+            || is_ant_ling),
         thinking_token_budget_field: None,
         prompt_cache_key_mode: "auto".into(),
     };
     // Explicit overrides, field by field.
     let b = |k: &str| compat_value(model, k).and_then(Value::as_bool);
-    let s = |k: &str| compat_value(model, k).and_then(Value::as_str).map(str::to_string);
+    let s = |k: &str| {
+        compat_value(model, k)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
     macro_rules! over_bool {
         ($field:ident, $key:literal) => {
             if let Some(v) = b($key) {
@@ -187,9 +207,18 @@ pub fn compat_for(model: &Model) -> Compat {
     over_bool!(supports_usage_in_streaming, "supportsUsageInStreaming");
     over_bool!(supports_finish_reason, "supportsFinishReason");
     over_bool!(requires_tool_result_name, "requiresToolResultName");
-    over_bool!(requires_assistant_after_tool_result, "requiresAssistantAfterToolResult");
-    over_bool!(requires_non_null_assistant_content, "requiresNonNullAssistantContent");
-    over_bool!(requires_tools_with_tool_history, "requiresToolsWithToolHistory");
+    over_bool!(
+        requires_assistant_after_tool_result,
+        "requiresAssistantAfterToolResult"
+    );
+    over_bool!(
+        requires_non_null_assistant_content,
+        "requiresNonNullAssistantContent"
+    );
+    over_bool!(
+        requires_tools_with_tool_history,
+        "requiresToolsWithToolHistory"
+    );
     over_bool!(requires_thinking_as_text, "requiresThinkingAsText");
     over_bool!(
         requires_reasoning_content_on_assistant_messages,
@@ -201,7 +230,10 @@ pub fn compat_for(model: &Model) -> Compat {
     if let Some(v) = s("maxTokensField") {
         c.max_tokens_field = v;
     }
-    if let Some(f) = s("thinkingFormat").as_deref().and_then(ThinkingFormat::parse) {
+    if let Some(f) = s("thinkingFormat")
+        .as_deref()
+        .and_then(ThinkingFormat::parse)
+    {
         c.thinking_format = f;
     }
     if let Some(v) = s("cacheControlFormat") {
@@ -213,12 +245,18 @@ pub fn compat_for(model: &Model) -> Compat {
     if let Some(v) = s("promptCacheKeyMode") {
         c.prompt_cache_key_mode = v;
     }
-    c.thinking_token_budget_field = s("thinkingTokenBudgetField")
-        .or_else(|| (b("supportsThinkingTokenBudget") == Some(true)).then(|| "thinking_token_budget".into()));
+    c.thinking_token_budget_field = s("thinkingTokenBudgetField").or_else(|| {
+        (b("supportsThinkingTokenBudget") == Some(true)).then(|| "thinking_token_budget".into())
+    });
     c
 }
 
-const DEFAULT_BUDGETS: [(&str, u64); 4] = [("minimal", 1024), ("low", 2048), ("medium", 8192), ("high", 16384)];
+const DEFAULT_BUDGETS: [(&str, u64); 4] = [
+    ("minimal", 1024),
+    ("low", 2048),
+    ("medium", 8192),
+    ("high", 16384),
+];
 
 pub(crate) fn build_request(
     model: &Model,
@@ -287,9 +325,14 @@ pub(crate) fn build_request(
     let effort = options.openai.reasoning_effort.clone();
     if model.reasoning {
         apply_reasoning(model, &compat, effort.as_deref(), &mut body);
-        if let (Some(field), Some(level)) = (&compat.thinking_token_budget_field, effort.as_deref()) {
+        if let (Some(field), Some(level)) = (&compat.thinking_token_budget_field, effort.as_deref())
+        {
             let budget = options.openai.thinking_budget.unwrap_or_else(|| {
-                let lookup = if matches!(level, "xhigh" | "max") { "high" } else { level };
+                let lookup = if matches!(level, "xhigh" | "max") {
+                    "high"
+                } else {
+                    level
+                };
                 DEFAULT_BUDGETS
                     .iter()
                     .find(|(l, _)| *l == lookup)
@@ -343,7 +386,12 @@ pub(crate) fn build_request(
 }
 
 /// Reasoning fields per `thinkingFormat` (only for reasoning models).
-fn apply_reasoning(model: &Model, compat: &Compat, effort: Option<&str>, body: &mut Map<String, Value>) {
+fn apply_reasoning(
+    model: &Model,
+    compat: &Compat,
+    effort: Option<&str>,
+    body: &mut Map<String, Value>,
+) {
     let off = level_mapping(model, "off");
     let off_not_null = off != LevelMapping::Unsupported;
     let off_value = || match &off {
@@ -396,7 +444,10 @@ fn apply_reasoning(model: &Model, compat: &Compat, effort: Option<&str>, body: &
         }
         ThinkingFormat::OpenRouter => {
             if let Some(e) = effort {
-                body.insert("reasoning".into(), json!({"effort": mapped_level(model, e)}));
+                body.insert(
+                    "reasoning".into(),
+                    json!({"effort": mapped_level(model, e)}),
+                );
             } else if off_not_null {
                 body.insert("reasoning".into(), json!({"effort": off_value()}));
             }
@@ -440,7 +491,10 @@ fn apply_reasoning(model: &Model, compat: &Compat, effort: Option<&str>, body: &
 fn has_tool_history(messages: &[Message]) -> bool {
     messages.iter().any(|m| match m {
         Message::ToolResult(_) => true,
-        Message::Assistant(a) => a.content.iter().any(|b| matches!(b, ContentBlock::ToolCall(_))),
+        Message::Assistant(a) => a
+            .content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolCall(_))),
         _ => false,
     })
 }
@@ -489,7 +543,9 @@ fn is_reasoning_detail(detail: &Value) -> bool {
         Some("reasoning.encrypted") => obj.get("data").is_some_and(Value::is_string),
         Some("reasoning.text") => {
             obj.get("text").is_some_and(Value::is_string)
-                && obj.get("signature").is_none_or(|v| v.is_null() || v.is_string())
+                && obj
+                    .get("signature")
+                    .is_none_or(|v| v.is_null() || v.is_string())
         }
         _ => false,
     }
@@ -500,8 +556,14 @@ fn legacy_reasoning_detail(signature: Option<&str>) -> Option<Value> {
     let parsed: Value = serde_json::from_str(signature?).ok()?;
     let ok = is_reasoning_detail(&parsed)
         && parsed.get("type").and_then(Value::as_str) == Some("reasoning.encrypted")
-        && parsed.get("id").and_then(Value::as_str).is_some_and(|s| !s.is_empty())
-        && parsed.get("data").and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+        && parsed
+            .get("id")
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+        && parsed
+            .get("data")
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty());
     ok.then_some(parsed)
 }
 
@@ -553,7 +615,10 @@ fn convert_messages(model: &Model, transcript: &Transcript, compat: &Compat) -> 
                 msg.insert("role".into(), json!("assistant"));
                 let null_content = !(compat.requires_assistant_after_tool_result
                     || compat.requires_non_null_assistant_content);
-                msg.insert("content".into(), if null_content { Value::Null } else { json!("") });
+                msg.insert(
+                    "content".into(),
+                    if null_content { Value::Null } else { json!("") },
+                );
                 let text_parts: Vec<&str> = assistant
                     .content
                     .iter()
@@ -587,14 +652,22 @@ fn convert_messages(model: &Model, transcript: &Transcript, compat: &Compat) -> 
                     .filter_map(|c| legacy_reasoning_detail(c.thought_signature.as_deref()))
                     .collect();
                 let preserved = signed_details.or((!legacy.is_empty()).then_some(legacy));
-                let non_empty_thinking: Vec<&&crate::types::ThinkingContent> =
-                    thinking.iter().filter(|t| !t.thinking.trim().is_empty()).collect();
+                let non_empty_thinking: Vec<&&crate::types::ThinkingContent> = thinking
+                    .iter()
+                    .filter(|t| !t.thinking.trim().is_empty())
+                    .collect();
                 if !non_empty_thinking.is_empty() {
                     if compat.requires_thinking_as_text {
-                        let joined: Vec<&str> =
-                            non_empty_thinking.iter().map(|t| t.thinking.as_str()).collect();
+                        let joined: Vec<&str> = non_empty_thinking
+                            .iter()
+                            .map(|t| t.thinking.as_str())
+                            .collect();
                         let mut parts = vec![json!({"type": "text", "text": joined.join("\n\n")})];
-                        parts.extend(text_parts.iter().map(|t| json!({"type": "text", "text": t})));
+                        parts.extend(
+                            text_parts
+                                .iter()
+                                .map(|t| json!({"type": "text", "text": t})),
+                        );
                         msg.insert("content".into(), Value::Array(parts));
                     } else {
                         if !text.is_empty() {
@@ -602,12 +675,18 @@ fn convert_messages(model: &Model, transcript: &Transcript, compat: &Compat) -> 
                         }
                         if preserved.is_none() {
                             let mut signature = non_empty_thinking[0].thinking_signature.clone();
-                            if model.provider == "opencode-go" && signature.as_deref() == Some("reasoning") {
+                            if model.provider == "opencode-go"
+                                && signature.as_deref() == Some("reasoning")
+                            {
                                 signature = Some("reasoning_content".into());
                             }
-                            if let Some(field) = signature.filter(|s| REASONING_FIELDS.contains(&s.as_str())) {
-                                let joined: Vec<&str> =
-                                    non_empty_thinking.iter().map(|t| t.thinking.as_str()).collect();
+                            if let Some(field) =
+                                signature.filter(|s| REASONING_FIELDS.contains(&s.as_str()))
+                            {
+                                let joined: Vec<&str> = non_empty_thinking
+                                    .iter()
+                                    .map(|t| t.thinking.as_str())
+                                    .collect();
                                 msg.insert(field, json!(joined.join("\n")));
                             }
                         }
@@ -691,7 +770,9 @@ fn convert_messages(model: &Model, transcript: &Transcript, compat: &Compat) -> 
                     if compat.requires_assistant_after_tool_result {
                         params.push(bridge());
                     }
-                    let mut parts = vec![json!({"type": "text", "text": "Attached image(s) from tool result:"})];
+                    let mut parts = vec![
+                        json!({"type": "text", "text": "Attached image(s) from tool result:"}),
+                    ];
                     parts.extend(images);
                     params.push(json!({"role": "user", "content": parts}));
                     last_role = Some("user");
@@ -713,16 +794,24 @@ fn convert_messages(model: &Model, transcript: &Transcript, compat: &Compat) -> 
 
 /// OpenRouter → Claude: cache markers on the system prompt, the last tool and the last
 /// conversation message with text.
-fn apply_anthropic_cache_control(messages: &mut [Value], tools: Option<&mut Vec<Value>>, cc: &Value) {
-    if let Some(system) = messages
-        .iter_mut()
-        .find(|m| matches!(m.get("role").and_then(Value::as_str), Some("system" | "developer")))
-    {
+fn apply_anthropic_cache_control(
+    messages: &mut [Value],
+    tools: Option<&mut Vec<Value>>,
+    cc: &Value,
+) {
+    if let Some(system) = messages.iter_mut().find(|m| {
+        matches!(
+            m.get("role").and_then(Value::as_str),
+            Some("system" | "developer")
+        )
+    }) {
         mark_last_text(system, cc);
     }
     if let Some(last) = messages.iter_mut().rev().find(|m| {
-        matches!(m.get("role").and_then(Value::as_str), Some("user" | "assistant" | "tool"))
-            && has_text(m)
+        matches!(
+            m.get("role").and_then(Value::as_str),
+            Some("user" | "assistant" | "tool")
+        ) && has_text(m)
     }) {
         mark_last_text(last, cc);
     }
@@ -742,7 +831,11 @@ fn has_text(message: &Value) -> bool {
 }
 
 fn mark_last_text(message: &mut Value, cc: &Value) {
-    if let Some(text) = message.get("content").and_then(Value::as_str).map(str::to_string) {
+    if let Some(text) = message
+        .get("content")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+    {
         message["content"] = json!([{"type": "text", "text": text, "cache_control": cc}]);
         return;
     }
@@ -849,9 +942,9 @@ impl Parser {
     }
 
     fn ensure_thinking(&mut self, out: &mut Output, signature: &str) -> usize {
-        *self
-            .thinking_index
-            .get_or_insert_with(|| out.thinking_start(String::new(), Some(signature.to_string()), false))
+        *self.thinking_index.get_or_insert_with(|| {
+            out.thinking_start(String::new(), Some(signature.to_string()), false)
+        })
     }
 
     fn apply_reasoning_details(&self, out: &mut Output) {
@@ -885,6 +978,7 @@ impl Parser {
             }
         }
         if let Some(reason) = choice.finish_reason.as_deref() {
+            out.set_raw_stop_reason(reason);
             let (stop, message) = map_finish_reason(reason);
             out.message.stop_reason = stop;
             if message.is_some() {
@@ -903,31 +997,49 @@ impl Parser {
         .into_iter()
         .find_map(|(field, v)| v.as_deref().filter(|s| !s.is_empty()).map(|s| (field, s)));
         if let Some((field, text)) = reasoning {
-            let signature = if self.opencode_go && field == "reasoning" { "reasoning_content" } else { field };
+            let signature = if self.opencode_go && field == "reasoning" {
+                "reasoning_content"
+            } else {
+                field
+            };
             let index = self.ensure_thinking(out, signature);
             out.thinking_delta(index, text);
         }
         if let Some(Value::Array(details)) = &delta.reasoning_details {
             for detail in details.iter().filter(|d| is_reasoning_detail(d)) {
                 self.ensure_thinking(out, "");
-                append_reasoning_detail(self.reasoning_details.get_or_insert_with(Vec::new), detail);
+                append_reasoning_detail(
+                    self.reasoning_details.get_or_insert_with(Vec::new),
+                    detail,
+                );
             }
         }
         if let Some(content) = delta.content.as_deref().filter(|s| !s.is_empty()) {
-            let index = *self.text_index.get_or_insert_with(|| out.text_start(String::new()));
+            let index = *self
+                .text_index
+                .get_or_insert_with(|| out.text_start(String::new()));
             out.text_delta(index, content);
         }
         for call in delta.tool_calls.into_iter().flatten() {
-            let name = call.function.as_ref().and_then(|f| f.name.as_deref()).unwrap_or("");
+            let name = call
+                .function
+                .as_ref()
+                .and_then(|f| f.name.as_deref())
+                .unwrap_or("");
             let id = call.id.as_deref().unwrap_or("");
             let pos = call
                 .index
                 .and_then(|i| self.tools.iter().position(|t| t.stream_index == Some(i)))
-                .or_else(|| (!id.is_empty()).then(|| self.tools.iter().position(|t| t.id == id)).flatten());
+                .or_else(|| {
+                    (!id.is_empty())
+                        .then(|| self.tools.iter().position(|t| t.id == id))
+                        .flatten()
+                });
             let pos = match pos {
                 Some(p) => p,
                 None => {
-                    let content_index = out.toolcall_start(id.to_string(), name.to_string(), json!({}));
+                    let content_index =
+                        out.toolcall_start(id.to_string(), name.to_string(), json!({}));
                     self.tools.push(ToolState {
                         content_index,
                         stream_index: call.index,
@@ -982,7 +1094,7 @@ impl Parser {
                 .or_else(|| n("/reasoning_tokens"))
                 .unwrap_or(0),
         );
-        usage.total_tokens = input + output + cache_read + cache_write;
+        usage.total_tokens = Some(input + output + cache_read + cache_write);
         out.set_usage(usage);
         // OpenRouter reports what it billed.
         if let Some(billed) = raw.get("cost").and_then(Value::as_f64) {
@@ -993,7 +1105,7 @@ impl Parser {
             } else {
                 0.0
             };
-            out.message.usage.cost.total = billed + upstream;
+            out.message.usage.cost.total = crate::json::Num::new(billed + upstream);
             out.message.usage.cost.total_from_provider = Some(true);
         }
     }
@@ -1010,10 +1122,15 @@ fn append_reasoning_detail(details: &mut Vec<Value>, detail: &Value) {
         };
         if let (Some(field), Some(obj)) = (field, last.as_object_mut()) {
             let addition = detail.get(field).and_then(Value::as_str).unwrap_or("");
-            let merged = format!("{}{addition}", obj.get(field).and_then(Value::as_str).unwrap_or(""));
+            let merged = format!(
+                "{}{addition}",
+                obj.get(field).and_then(Value::as_str).unwrap_or("")
+            );
             obj.insert(field.into(), json!(merged));
             if field == "text" {
-                let empty = obj.get("signature").is_none_or(|s| s.is_null() || s.as_str() == Some(""));
+                let empty = obj
+                    .get("signature")
+                    .is_none_or(|s| s.is_null() || s.as_str() == Some(""));
                 if empty {
                     if let Some(sig) = detail.get("signature").filter(|s| !s.is_null()) {
                         obj.insert("signature".into(), sig.clone());
@@ -1021,7 +1138,9 @@ fn append_reasoning_detail(details: &mut Vec<Value>, detail: &Value) {
                 }
             }
             for key in ["id", "format", "index"] {
-                let missing = obj.get(key).is_none_or(|v| v.is_null() || v.as_str() == Some(""));
+                let missing = obj
+                    .get(key)
+                    .is_none_or(|v| v.is_null() || v.as_str() == Some(""));
                 if missing {
                     if let Some(v) = detail.get(key) {
                         obj.insert(key.into(), v.clone());
@@ -1039,7 +1158,10 @@ fn map_finish_reason(reason: &str) -> (StopReason, Option<String>) {
         "stop" | "end" => (StopReason::Stop, None),
         "length" => (StopReason::Length, None),
         "tool_calls" | "function_call" => (StopReason::ToolUse, None),
-        other => (StopReason::Error, Some(format!("Provider finish_reason: {other}"))),
+        other => (
+            StopReason::Error,
+            Some(format!("Provider finish_reason: {other}")),
+        ),
     }
 }
 
@@ -1060,10 +1182,17 @@ impl StreamParser for Parser {
             Halt::Fail("Error reading response: malformed server-sent event JSON.".to_string())
         })?;
         if event.event == Some("error") {
-            let err = chunk.error.clone().unwrap_or_else(|| serde_json::from_str(event.data).unwrap_or(Value::Null));
+            let err = chunk
+                .error
+                .clone()
+                .unwrap_or_else(|| serde_json::from_str(event.data).unwrap_or(Value::Null));
             return Err(Halt::Fail(stream_error_text(&err)));
         }
-        if let Some(err) = chunk.error.as_ref().filter(|e| !e.is_null() && e != &&Value::Bool(false)) {
+        if let Some(err) = chunk
+            .error
+            .as_ref()
+            .filter(|e| !e.is_null() && e != &&Value::Bool(false))
+        {
             let mut text = stream_error_text(err);
             if let Some(raw) = err.pointer("/metadata/raw") {
                 let raw = raw.as_str().map_or_else(|| raw.to_string(), str::to_string);
@@ -1095,7 +1224,11 @@ impl StreamParser for Parser {
             }
         }
         if !self.has_finish_reason && !self.supports_finish_reason {
-            out.message.stop_reason = if out.has_tool_calls() { StopReason::ToolUse } else { StopReason::Stop };
+            out.message.stop_reason = if out.has_tool_calls() {
+                StopReason::ToolUse
+            } else {
+                StopReason::Stop
+            };
         }
         if out.message.stop_reason == StopReason::Error {
             return Err(out
@@ -1104,7 +1237,9 @@ impl StreamParser for Parser {
                 .clone()
                 .unwrap_or_else(|| "Provider returned an error stop reason".into()));
         }
-        if (self.supports_finish_reason && !self.has_finish_reason) || out.message.stop_reason == StopReason::Pending {
+        if (self.supports_finish_reason && !self.has_finish_reason)
+            || out.message.stop_reason == StopReason::Pending
+        {
             return Err("Stream ended without finish_reason".into());
         }
         Ok(())

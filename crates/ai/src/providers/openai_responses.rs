@@ -26,8 +26,10 @@ pub fn short_hash(text: &str) -> String {
         h1 = (h1 ^ ch).wrapping_mul(2_654_435_761);
         h2 = (h2 ^ ch).wrapping_mul(1_597_334_677);
     }
-    h1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507) ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
-    h2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507) ^ (h1 ^ (h1 >> 13)).wrapping_mul(3_266_489_909);
+    h1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
+    h2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h1 ^ (h1 >> 13)).wrapping_mul(3_266_489_909);
     format!("{}{}", base36(h2), base36(h1))
 }
 
@@ -66,7 +68,10 @@ pub(crate) fn build_request(
 
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
-    body.insert("input".into(), Value::Array(convert_input(model, transcript)));
+    body.insert(
+        "input".into(),
+        Value::Array(convert_input(model, transcript)),
+    );
     body.insert("stream".into(), json!(true));
     if retention != CacheRetention::None && key_mode != "disabled" {
         if let Some(session) = &options.session_id {
@@ -92,7 +97,10 @@ pub(crate) fn build_request(
     body.insert("store".into(), json!(false));
     if let Some(max) = options.max_tokens.filter(|m| *m > 0) {
         if compat_bool(model, "supportsMaxOutputTokens") != Some(false) && !chatgpt_sign_in {
-            body.insert("max_output_tokens".into(), json!(max.max(MIN_OUTPUT_TOKENS)));
+            body.insert(
+                "max_output_tokens".into(),
+                json!(max.max(MIN_OUTPUT_TOKENS)),
+            );
         }
     }
     if let Some(t) = options.temperature.filter(|_| !chatgpt_sign_in) {
@@ -160,9 +168,17 @@ pub(crate) fn build_request(
     if let Some(key) = api_key {
         headers.push(("authorization".into(), format!("Bearer {key}")));
     }
-    if let Some(session) = options.session_id.as_ref().filter(|_| retention != CacheRetention::None) {
-        let format = compat_str(model, "sessionAffinityFormat")
-            .unwrap_or(if is_openrouter(model) { "openrouter" } else { "openai" });
+    if let Some(session) = options
+        .session_id
+        .as_ref()
+        .filter(|_| retention != CacheRetention::None)
+    {
+        let format =
+            compat_str(model, "sessionAffinityFormat").unwrap_or(if is_openrouter(model) {
+                "openrouter"
+            } else {
+                "openai"
+            });
         match format {
             "openrouter" => headers.push(("x-session-id".into(), session.clone())),
             "openai-nosession" => headers.push(("x-client-request-id".into(), session.clone())),
@@ -201,11 +217,12 @@ fn parse_text_signature(signature: Option<&str>) -> Option<(String, Option<Strin
 
 fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
     let mut items = Vec::new();
-    let instruction_role = if model.reasoning && compat_bool(model, "supportsDeveloperRole") != Some(false) {
-        "developer"
-    } else {
-        "system"
-    };
+    let instruction_role =
+        if model.reasoning && compat_bool(model, "supportsDeveloperRole") != Some(false) {
+            "developer"
+        } else {
+            "system"
+        };
     if !transcript.system_prompt.is_empty() {
         items.push(json!({"role": instruction_role, "content": transcript.system_prompt}));
     }
@@ -218,7 +235,9 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
                     Content::Blocks(blocks) => blocks
                         .iter()
                         .filter_map(|b| match b {
-                            ContentBlock::Text(t) => Some(json!({"type": "input_text", "text": t.text})),
+                            ContentBlock::Text(t) => {
+                                Some(json!({"type": "input_text", "text": t.text}))
+                            }
                             ContentBlock::Image(img) => Some(json!({
                                 "type": "input_image",
                                 "detail": "auto",
@@ -233,7 +252,8 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
                 }
             }
             Message::Assistant(assistant) => {
-                let same_provider_api = assistant.provider == model.provider && assistant.api == model.api;
+                let same_provider_api =
+                    assistant.provider == model.provider && assistant.api == model.api;
                 let same_model = same_provider_api && assistant.model == model.id;
                 let different_model = same_provider_api && assistant.model != model.id;
                 let mut text_index = 0usize;
@@ -283,7 +303,8 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
                                 Some((c, i)) => (c, Some(i)),
                                 None => (call.id.as_str(), None),
                             };
-                            let item_id = item_id.filter(|i| !different_model && i.starts_with("fc_"));
+                            let item_id =
+                                item_id.filter(|i| !different_model && i.starts_with("fc_"));
                             let mut item = Map::new();
                             item.insert("type".into(), json!("function_call"));
                             if let Some(id) = item_id {
@@ -317,7 +338,9 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
                     let parts: Vec<Value> = blocks
                         .iter()
                         .filter_map(|b| match b {
-                            ContentBlock::Text(t) => Some(json!({"type": "input_text", "text": t.text})),
+                            ContentBlock::Text(t) => {
+                                Some(json!({"type": "input_text", "text": t.text}))
+                            }
                             ContentBlock::Image(img) => Some(json!({
                                 "type": "input_image",
                                 "detail": "auto",
@@ -334,7 +357,9 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
                 } else {
                     json!("(no tool output)")
                 };
-                items.push(json!({"type": "function_call_output", "call_id": call_id, "output": output}));
+                items.push(
+                    json!({"type": "function_call_output", "call_id": call_id, "output": output}),
+                );
             }
             Message::System(_) => {}
         }
@@ -426,7 +451,10 @@ impl Parser {
                     s("name").to_string(),
                     json!({}),
                 );
-                if let (Some(ns), Some(call)) = (item.get("namespace").and_then(Value::as_str), out.toolcall_mut(index)) {
+                if let (Some(ns), Some(call)) = (
+                    item.get("namespace").and_then(Value::as_str),
+                    out.toolcall_mut(index),
+                ) {
                     call.namespace = Some(ns.to_string());
                 }
                 self.unfinished_calls.push(index);
@@ -448,7 +476,8 @@ impl Parser {
                 let (Some("reasoning"), Some(id), Some(enc)) = (
                     item.get("type").and_then(Value::as_str),
                     item.get("id").and_then(Value::as_str),
-                    item.get("encrypted_content").filter(|e| e.as_str().is_some_and(|s| !s.is_empty())),
+                    item.get("encrypted_content")
+                        .filter(|e| e.as_str().is_some_and(|s| !s.is_empty())),
                 ) else {
                     continue;
                 };
@@ -461,7 +490,10 @@ impl Parser {
                         .as_deref()
                         .and_then(|s| serde_json::from_str::<Map<String, Value>>(s).ok())
                     {
-                        if stored.get("encrypted_content").is_none_or(|e| e.is_null() || e.as_str() == Some("")) {
+                        if stored
+                            .get("encrypted_content")
+                            .is_none_or(|e| e.is_null() || e.as_str() == Some(""))
+                        {
                             stored.insert("encrypted_content".into(), enc.clone());
                             t.thinking_signature = Some(Value::Object(stored).to_string());
                         }
@@ -482,7 +514,7 @@ impl Parser {
             usage.cache_read = cached;
             usage.cache_write = write;
             usage.reasoning = Some(n("/output_tokens_details/reasoning_tokens"));
-            usage.total_tokens = n("/total_tokens");
+            usage.total_tokens = Some(n("/total_tokens"));
         }
         out.set_usage(usage);
         let tier = response
@@ -498,14 +530,26 @@ impl Parser {
         };
         if multiplier != 1.0 {
             let c = &mut out.message.usage.cost;
-            c.input *= multiplier;
-            c.output *= multiplier;
-            c.cache_read *= multiplier;
-            c.cache_write *= multiplier;
-            c.total *= multiplier;
+            for n in [
+                &mut c.input,
+                &mut c.output,
+                &mut c.cache_read,
+                &mut c.cache_write,
+                &mut c.total,
+            ] {
+                *n = crate::json::Num::new(n.get() * multiplier);
+            }
         }
         let status = response.get("status").and_then(Value::as_str);
-        let reason = response.pointer("/incomplete_details/reason").and_then(Value::as_str);
+        let reason = response
+            .pointer("/incomplete_details/reason")
+            .and_then(Value::as_str);
+        if let Some(status) = status {
+            match reason {
+                Some(r) => out.set_raw_stop_reason(&format!("{status}.{r}")),
+                None => out.set_raw_stop_reason(status),
+            }
+        }
         let (stop, message) = match status {
             None | Some("completed" | "in_progress" | "queued") => (StopReason::Stop, None),
             Some("incomplete") if reason == Some("max_output_tokens") => (StopReason::Length, None),
@@ -517,7 +561,10 @@ impl Parser {
                 }),
             ),
             Some("failed" | "cancelled") => (StopReason::Error, None),
-            Some(other) => (StopReason::Error, Some(format!("Unhandled stop reason: {other}"))),
+            Some(other) => (
+                StopReason::Error,
+                Some(format!("Unhandled stop reason: {other}")),
+            ),
         };
         out.message.stop_reason = stop;
         out.message.error_message = message;
@@ -577,7 +624,9 @@ impl Parser {
                         parts
                             .iter()
                             .map(|p| {
-                                let key = if p.get("type").and_then(Value::as_str) == Some("output_text") {
+                                let key = if p.get("type").and_then(Value::as_str)
+                                    == Some("output_text")
+                                {
                                     "text"
                                 } else {
                                     "refusal"
@@ -600,11 +649,18 @@ impl Parser {
                 out.text_end(index);
             }
             ("function_call", SlotKind::ToolCall { arguments }) => {
-                if let Some(full) = item.get("arguments").and_then(Value::as_str).filter(|s| !s.is_empty()) {
+                if let Some(full) = item
+                    .get("arguments")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                {
                     *arguments = full.to_string();
                 }
                 let args = std::mem::take(arguments);
-                if let (Some(ns), Some(call)) = (item.get("namespace").and_then(Value::as_str), out.toolcall_mut(index)) {
+                if let (Some(ns), Some(call)) = (
+                    item.get("namespace").and_then(Value::as_str),
+                    out.toolcall_mut(index),
+                ) {
                     call.namespace = Some(ns.to_string());
                 }
                 out.toolcall_end(index, &args);
@@ -637,7 +693,12 @@ impl StreamParser for Parser {
         let index = ev.output_index.unwrap_or(0);
         match ev.kind.as_ref() {
             "response.created" => {
-                if let Some(id) = ev.response.as_ref().and_then(|r| r.get("id")).and_then(Value::as_str) {
+                if let Some(id) = ev
+                    .response
+                    .as_ref()
+                    .and_then(|r| r.get("id"))
+                    .and_then(Value::as_str)
+                {
                     out.message.response_id = Some(id.to_string());
                 }
             }
@@ -647,37 +708,64 @@ impl StreamParser for Parser {
                 }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                if let (Some(Slot { kind: SlotKind::Thinking, content_index }), Some(d)) =
-                    (self.slots.get(&index), ev.delta.as_deref())
+                if let (
+                    Some(Slot {
+                        kind: SlotKind::Thinking,
+                        content_index,
+                    }),
+                    Some(d),
+                ) = (self.slots.get(&index), ev.delta.as_deref())
                 {
                     out.thinking_delta(*content_index, d);
                 }
             }
             "response.reasoning_summary_part.done" => {
-                if let Some(Slot { kind: SlotKind::Thinking, content_index }) = self.slots.get(&index) {
+                if let Some(Slot {
+                    kind: SlotKind::Thinking,
+                    content_index,
+                }) = self.slots.get(&index)
+                {
                     out.thinking_delta(*content_index, "\n\n");
                 }
             }
             "response.output_text.delta" | "response.refusal.delta" => {
-                if let (Some(Slot { kind: SlotKind::Text, content_index }), Some(d)) =
-                    (self.slots.get(&index), ev.delta.as_deref())
+                if let (
+                    Some(Slot {
+                        kind: SlotKind::Text,
+                        content_index,
+                    }),
+                    Some(d),
+                ) = (self.slots.get(&index), ev.delta.as_deref())
                 {
                     out.text_delta(*content_index, d);
                 }
             }
             "response.function_call_arguments.delta" => {
-                if let (Some(Slot { kind: SlotKind::ToolCall { arguments }, content_index }), Some(d)) =
-                    (self.slots.get_mut(&index), ev.delta.as_deref())
+                if let (
+                    Some(Slot {
+                        kind: SlotKind::ToolCall { arguments },
+                        content_index,
+                    }),
+                    Some(d),
+                ) = (self.slots.get_mut(&index), ev.delta.as_deref())
                 {
                     arguments.push_str(d);
                     out.toolcall_delta(*content_index, d);
                 }
             }
             "response.function_call_arguments.done" => {
-                if let (Some(Slot { kind: SlotKind::ToolCall { arguments }, content_index }), Some(full)) =
-                    (self.slots.get_mut(&index), ev.arguments.as_deref())
+                if let (
+                    Some(Slot {
+                        kind: SlotKind::ToolCall { arguments },
+                        content_index,
+                    }),
+                    Some(full),
+                ) = (self.slots.get_mut(&index), ev.arguments.as_deref())
                 {
-                    let suffix = full.strip_prefix(arguments.as_str()).filter(|s| !s.is_empty()).map(str::to_string);
+                    let suffix = full
+                        .strip_prefix(arguments.as_str())
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_string);
                     *arguments = full.to_string();
                     if let Some(suffix) = suffix {
                         out.toolcall_delta(*content_index, &suffix);
@@ -696,11 +784,25 @@ impl StreamParser for Parser {
             "response.failed" => {
                 self.saw_terminal = true;
                 let response = ev.response.unwrap_or(Value::Null);
+                if let Some(status) = response.get("status").and_then(Value::as_str) {
+                    out.set_raw_stop_reason(status);
+                }
                 let message = if let Some(err) = response.get("error").filter(|e| e.is_object()) {
-                    let code = err.get("code").and_then(Value::as_str).filter(|s| !s.is_empty()).unwrap_or("unknown");
-                    let msg = err.get("message").and_then(Value::as_str).filter(|s| !s.is_empty()).unwrap_or("no message");
+                    let code = err
+                        .get("code")
+                        .and_then(Value::as_str)
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or("unknown");
+                    let msg = err
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .filter(|s| !s.is_empty())
+                        .unwrap_or("no message");
                     format!("{code}: {msg}")
-                } else if let Some(reason) = response.pointer("/incomplete_details/reason").and_then(Value::as_str) {
+                } else if let Some(reason) = response
+                    .pointer("/incomplete_details/reason")
+                    .and_then(Value::as_str)
+                {
                     format!("incomplete: {reason}")
                 } else {
                     "Unknown error (no error details in response)".to_string()
@@ -737,7 +839,9 @@ impl StreamParser for Parser {
             }
         }
         match out.message.stop_reason {
-            StopReason::Pending => Err("OpenAI Responses stream ended without a stop reason".into()),
+            StopReason::Pending => {
+                Err("OpenAI Responses stream ended without a stop reason".into())
+            }
             StopReason::Error | StopReason::Aborted => Err(out
                 .message
                 .error_message

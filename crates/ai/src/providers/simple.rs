@@ -117,10 +117,12 @@ fn message_tokens(message: &Message) -> u64 {
         Message::System(s) => {
             let mut tokens = tokens_for_chars(content_chars(&s.content));
             if let Some(tools) = s.tools_added.as_ref().filter(|t| !t.is_empty()) {
-                tokens += tokens_for_chars(utf16_len(&serde_json::to_string(tools).unwrap_or_default()));
+                tokens +=
+                    tokens_for_chars(utf16_len(&serde_json::to_string(tools).unwrap_or_default()));
             }
             if let Some(tools) = s.tools_removed.as_ref().filter(|t| !t.is_empty()) {
-                tokens += tokens_for_chars(utf16_len(&serde_json::to_string(tools).unwrap_or_default()));
+                tokens +=
+                    tokens_for_chars(utf16_len(&serde_json::to_string(tools).unwrap_or_default()));
             }
             tokens
         }
@@ -130,7 +132,9 @@ fn message_tokens(message: &Message) -> u64 {
                 .map(|b| match b {
                     ContentBlock::Text(t) => utf16_len(&t.text),
                     ContentBlock::Thinking(t) => utf16_len(&t.thinking),
-                    ContentBlock::ToolCall(c) => utf16_len(&c.name) + utf16_len(&c.arguments.to_string()),
+                    ContentBlock::ToolCall(c) => {
+                        utf16_len(&c.name) + utf16_len(&c.arguments.to_string())
+                    }
                     _ => 0,
                 })
                 .sum(),
@@ -145,7 +149,8 @@ pub fn estimate_context_tokens(context: &Context) -> u64 {
     let prompt = context.system_prompt.as_deref().unwrap_or("");
     let mut system_tokens = tokens_for_chars(utf16_len(prompt));
     if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
-        system_tokens += tokens_for_chars(utf16_len(&serde_json::to_string(tools).unwrap_or_default()));
+        system_tokens +=
+            tokens_for_chars(utf16_len(&serde_json::to_string(tools).unwrap_or_default()));
     }
     if !prompt.is_empty() || context.tools.as_ref().is_some_and(|t| !t.is_empty()) {
         prefix.push(system_tokens);
@@ -165,10 +170,9 @@ pub fn estimate_context_tokens(context: &Context) -> u64 {
         };
         if let Message::Assistant(a) = message {
             let u = &a.usage;
-            let total = if u.total_tokens > 0 {
-                u.total_tokens
-            } else {
-                u.input + u.output + u.cache_read + u.cache_write
+            let total = match u.total_tokens {
+                Some(t) if t > 0 => t,
+                _ => u.input + u.output + u.cache_read + u.cache_write,
             };
             if a.timestamp >= latest_ts
                 && !matches!(a.stop_reason, StopReason::Error | StopReason::Aborted)
@@ -311,7 +315,8 @@ pub fn to_stream_options(
             }
             let max = clamp_max_tokens_to_context(model, context, max);
             native.max_tokens = Some(max);
-            native.anthropic.thinking_budget_tokens = Some(budget.min(max.saturating_sub(MIN_ANSWER_TOKENS)));
+            native.anthropic.thinking_budget_tokens =
+                Some(budget.min(max.saturating_sub(MIN_ANSWER_TOKENS)));
         }
         "openai-completions" | "openai-responses" => {
             let clamped = reasoning.map(|l| clamp_thinking_level(model, l));

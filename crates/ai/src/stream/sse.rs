@@ -157,7 +157,11 @@ mod tests {
         let mut out = Vec::new();
         let mut dec = SseDecoder::new();
         let mut push = |e: SseEvent<'_>| -> Result<(), ()> {
-            out.push((e.event.map(str::to_string), e.data.to_string(), e.raw.to_string()));
+            out.push((
+                e.event.map(str::to_string),
+                e.data.to_string(),
+                e.raw.to_string(),
+            ));
             Ok(())
         };
         for c in chunks {
@@ -169,12 +173,23 @@ mod tests {
 
     #[test]
     fn line_endings_comments_and_multiline_data() {
-        let got = decode(&[b"event: a\r\ndata: 1\r", b"\ndata:2\r\r: c\nevent:b\ndata: x\n\n"]);
+        let got = decode(&[
+            b"event: a\r\ndata: 1\r",
+            b"\ndata:2\r\r: c\nevent:b\ndata: x\n\n",
+        ]);
         assert_eq!(
             got,
             vec![
-                (Some("a".into()), "1\n2".into(), "event: a\\ndata: 1\\ndata:2".into()),
-                (Some("b".into()), "x".into(), ": c\\nevent:b\\ndata: x".into()),
+                (
+                    Some("a".into()),
+                    "1\n2".into(),
+                    "event: a\\ndata: 1\\ndata:2".into()
+                ),
+                (
+                    Some("b".into()),
+                    "x".into(),
+                    ": c\\nevent:b\\ndata: x".into()
+                ),
             ]
         );
     }
