@@ -838,6 +838,26 @@ impl StreamParser for Parser {
                 ));
             }
         }
+        // Decision: text/reasoning items the server never closed with `output_item.done` are
+        // closed here, so every started block gets its `*_end` (pi leaves them open).
+        let mut open: Vec<(u64, usize, bool)> = self
+            .slots
+            .iter()
+            .filter_map(|(k, s)| match s.kind {
+                SlotKind::Text => Some((*k, s.content_index, true)),
+                SlotKind::Thinking => Some((*k, s.content_index, false)),
+                SlotKind::ToolCall { .. } => None,
+            })
+            .collect();
+        open.sort_by_key(|(_, index, _)| *index);
+        for (key, index, is_text) in open {
+            if is_text {
+                out.text_end(index);
+            } else {
+                out.thinking_end(index);
+            }
+            self.slots.remove(&key);
+        }
         match out.message.stop_reason {
             StopReason::Pending => {
                 Err("OpenAI Responses stream ended without a stop reason".into())

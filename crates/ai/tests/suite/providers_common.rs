@@ -154,29 +154,49 @@ pub fn render(events: &[AssistantMessageEvent]) -> String {
     for event in events {
         let line = match event {
             AssistantMessageEvent::Start { .. } => "start".to_string(),
-            AssistantMessageEvent::TextStart { content_index } => format!("text_start[{content_index}]"),
-            AssistantMessageEvent::TextDelta { content_index, delta } => {
+            AssistantMessageEvent::TextStart { content_index } => {
+                format!("text_start[{content_index}]")
+            }
+            AssistantMessageEvent::TextDelta {
+                content_index,
+                delta,
+            } => {
                 format!("text_delta[{content_index}] {}", q(delta))
             }
-            AssistantMessageEvent::TextEnd { content_index, content } => {
+            AssistantMessageEvent::TextEnd {
+                content_index,
+                content,
+            } => {
                 format!("text_end[{content_index}] {}", q(content))
             }
             AssistantMessageEvent::ThinkingStart { content_index } => {
                 format!("thinking_start[{content_index}]")
             }
-            AssistantMessageEvent::ThinkingDelta { content_index, delta } => {
+            AssistantMessageEvent::ThinkingDelta {
+                content_index,
+                delta,
+            } => {
                 format!("thinking_delta[{content_index}] {}", q(delta))
             }
-            AssistantMessageEvent::ThinkingEnd { content_index, content } => {
+            AssistantMessageEvent::ThinkingEnd {
+                content_index,
+                content,
+            } => {
                 format!("thinking_end[{content_index}] {}", q(content))
             }
             AssistantMessageEvent::ToolcallStart { content_index } => {
                 format!("toolcall_start[{content_index}]")
             }
-            AssistantMessageEvent::ToolcallDelta { content_index, delta } => {
+            AssistantMessageEvent::ToolcallDelta {
+                content_index,
+                delta,
+            } => {
                 format!("toolcall_delta[{content_index}] {}", q(delta))
             }
-            AssistantMessageEvent::ToolcallEnd { content_index, tool_call } => format!(
+            AssistantMessageEvent::ToolcallEnd {
+                content_index,
+                tool_call,
+            } => format!(
                 "toolcall_end[{content_index}] {} {} {}{}",
                 tool_call.id,
                 tool_call.name,
@@ -220,19 +240,35 @@ pub fn final_message(events: &[AssistantMessageEvent]) -> &AssistantMessage {
 pub fn check_contract(events: &[AssistantMessageEvent]) -> AssistantMessage {
     assert!(!events.is_empty(), "no events");
     let terminals = events.iter().filter(|e| e.is_terminal()).count();
-    assert_eq!(terminals, 1, "exactly one terminal event:\n{}", render(events));
-    assert!(events.last().is_some_and(AssistantMessageEvent::is_terminal), "terminal last");
+    assert_eq!(
+        terminals,
+        1,
+        "exactly one terminal event:\n{}",
+        render(events)
+    );
+    assert!(
+        events
+            .last()
+            .is_some_and(AssistantMessageEvent::is_terminal),
+        "terminal last"
+    );
     let last = final_message(events).clone();
     match events.last() {
         Some(AssistantMessageEvent::Done { reason, message }) => {
-            assert!(matches!(reason, StopReason::Stop | StopReason::Length | StopReason::ToolUse));
+            assert!(matches!(
+                reason,
+                StopReason::Stop | StopReason::Length | StopReason::ToolUse
+            ));
             assert_eq!(*reason, message.stop_reason);
             assert!(message.error_message.is_none());
         }
         Some(AssistantMessageEvent::Error { reason, error }) => {
             assert!(matches!(reason, StopReason::Error | StopReason::Aborted));
             assert_eq!(*reason, error.stop_reason);
-            assert!(error.error_message.as_deref().is_some_and(|m| !m.is_empty()));
+            assert!(error
+                .error_message
+                .as_deref()
+                .is_some_and(|m| !m.is_empty()));
         }
         _ => unreachable!(),
     }
@@ -241,8 +277,17 @@ pub fn check_contract(events: &[AssistantMessageEvent]) -> AssistantMessage {
         assert!(last.content.is_empty());
         return last;
     }
-    assert!(matches!(events[0], AssistantMessageEvent::Start { .. }), "start first");
-    assert_eq!(events.iter().filter(|e| matches!(e, AssistantMessageEvent::Start { .. })).count(), 1);
+    assert!(
+        matches!(events[0], AssistantMessageEvent::Start { .. }),
+        "start first"
+    );
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, AssistantMessageEvent::Start { .. }))
+            .count(),
+        1
+    );
     // Per index: start, then deltas, then end.
     let mut state: Vec<u8> = Vec::new(); // 0 unseen, 1 open, 2 closed
     for event in &events[1..events.len() - 1] {
@@ -264,7 +309,11 @@ pub fn check_contract(events: &[AssistantMessageEvent]) -> AssistantMessage {
         match phase {
             0 => {
                 assert_eq!(state[index], 0, "block {index} started twice");
-                assert_eq!(index, state.iter().filter(|s| **s > 0).count(), "indices in order");
+                assert_eq!(
+                    index,
+                    state.iter().filter(|s| **s > 0).count(),
+                    "indices in order"
+                );
                 state[index] = 1;
             }
             1 => assert_eq!(state[index], 1, "delta outside open block {index}"),
@@ -275,7 +324,10 @@ pub fn check_contract(events: &[AssistantMessageEvent]) -> AssistantMessage {
         }
     }
     if matches!(events.last(), Some(AssistantMessageEvent::Done { .. })) {
-        assert!(state.iter().all(|s| *s == 2), "all blocks closed before done");
+        assert!(
+            state.iter().all(|s| *s == 2),
+            "all blocks closed before done"
+        );
         assert_eq!(state.len(), last.content.len());
         // Rebuilding the partial from the events yields the final content.
         let mut acc = MessageAccumulator::new();

@@ -33,10 +33,17 @@ fn shared_dir() -> PathBuf {
 fn context_from_body(body: &Value) -> Context {
     let mut ctx = Context::default();
     let mut names: Vec<(String, String)> = Vec::new();
-    for (i, m) in body["messages"].as_array().expect("messages").iter().enumerate() {
+    for (i, m) in body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .enumerate()
+    {
         let ts = 1_700_000_000_000 + i as i64;
         match m["role"].as_str().expect("role") {
-            "system" => ctx.system_prompt = Some(m["content"].as_str().expect("system text").into()),
+            "system" => {
+                ctx.system_prompt = Some(m["content"].as_str().expect("system text").into())
+            }
             "user" => {
                 let content = match &m["content"] {
                     Value::String(s) => Content::Text(s.clone()),
@@ -84,7 +91,10 @@ fn context_from_body(body: &Value) -> Context {
                 }));
             }
             "tool" => {
-                let id = m["tool_call_id"].as_str().expect("tool_call_id").to_string();
+                let id = m["tool_call_id"]
+                    .as_str()
+                    .expect("tool_call_id")
+                    .to_string();
                 let name = names
                     .iter()
                     .find(|(i, _)| *i == id)
@@ -93,7 +103,9 @@ fn context_from_body(body: &Value) -> Context {
                 ctx.messages.push(Message::ToolResult(ToolResultMessage {
                     tool_call_id: id,
                     tool_name: name,
-                    content: Content::Blocks(vec![text_block(m["content"].as_str().expect("text"))]),
+                    content: Content::Blocks(vec![text_block(
+                        m["content"].as_str().expect("text"),
+                    )]),
                     timestamp: ts,
                     ..ToolResultMessage::default()
                 }));
@@ -108,7 +120,10 @@ fn context_from_body(body: &Value) -> Context {
             .iter()
             .map(|t| Tool {
                 name: t["function"]["name"].as_str().expect("name").into(),
-                description: t["function"]["description"].as_str().expect("description").into(),
+                description: t["function"]["description"]
+                    .as_str()
+                    .expect("description")
+                    .into(),
                 parameters: t["function"]["parameters"].clone(),
                 extra: Map::new(),
             })
@@ -119,14 +134,20 @@ fn context_from_body(body: &Value) -> Context {
 
 #[test]
 fn rebuilt_bodies_equal_pis_recorded_bodies() {
-    let path = shared_dir().join("fixtures/pi-streams/openai-completions-requests-sample.pi-1.6.0.jsonl");
+    let path =
+        shared_dir().join("fixtures/pi-streams/openai-completions-requests-sample.pi-1.6.0.jsonl");
     let text = std::fs::read_to_string(&path).expect("fixture");
     let mut checked = 0;
     for (line_no, line) in text.lines().enumerate() {
         let record: Value = serde_json::from_str(line).expect("record JSON");
         let recorded = &record["body"];
         assert_eq!(record["path"], "/v1/chat/completions");
-        let mut m = model("openai-completions", "mock", "mock-model", "http://127.0.0.1:8765/v1");
+        let mut m = model(
+            "openai-completions",
+            "mock",
+            "mock-model",
+            "http://127.0.0.1:8765/v1",
+        );
         m.reasoning = false;
         m.input = vec!["text".into()];
         let options = StreamOptions {
