@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::{
-    compat_bool, compat_str, final_headers, user_agent, Halt, Output, PreparedRequest,
+    compat_bool, compat_str, final_headers, user_agent, CowStr, Halt, Output, PreparedRequest,
     StreamParser, Transcript,
 };
 use crate::json_stream::repair_json;
@@ -551,13 +551,13 @@ struct DeltaBody<'a> {
     #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
     #[serde(borrow, default)]
-    text: Option<Cow<'a, str>>,
+    text: Option<CowStr<'a>>,
     #[serde(borrow, default)]
-    thinking: Option<Cow<'a, str>>,
+    thinking: Option<CowStr<'a>>,
     #[serde(borrow, default)]
-    partial_json: Option<Cow<'a, str>>,
+    partial_json: Option<CowStr<'a>>,
     #[serde(borrow, default)]
-    signature: Option<Cow<'a, str>>,
+    signature: Option<CowStr<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -911,6 +911,10 @@ impl StreamParser for Parser {
                 .unwrap_or_else(|| "An unknown error occurred".into())),
             _ => Ok(()),
         }
+    }
+
+    fn wants_raw_lines(&self) -> bool {
+        true
     }
 
     fn on_failure(&mut self, out: &mut Output) {

@@ -1,11 +1,13 @@
 //! Google Generative AI (`google-generative-ai`):
 //! `POST {baseUrl}/models/{id}:streamGenerateContent?alt=sse`, SSE of `GenerateContentResponse`.
 
+use std::collections::HashSet;
+
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::{
-    content_blocks, final_headers, user_agent, Halt, Output, PreparedRequest, StreamParser,
+    content_blocks, final_headers, user_agent, CowStr, Halt, Output, PreparedRequest, StreamParser,
     Transcript,
 };
 use crate::stream::sse::SseEvent;
@@ -397,11 +399,11 @@ fn convert_messages(model: &Model, transcript: &Transcript) -> Vec<Value> {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Chunk {
-    #[serde(default)]
-    response_id: Option<String>,
-    #[serde(default)]
-    candidates: Option<Vec<Candidate>>,
+struct Chunk<'a> {
+    #[serde(borrow, default)]
+    response_id: Option<CowStr<'a>>,
+    #[serde(borrow, default)]
+    candidates: Option<Vec<Candidate<'a>>>,
     #[serde(default)]
     usage_metadata: Option<Value>,
     #[serde(default)]
@@ -410,24 +412,24 @@ struct Chunk {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Candidate {
-    #[serde(default)]
-    content: Option<CandidateContent>,
+struct Candidate<'a> {
+    #[serde(borrow, default)]
+    content: Option<CandidateContent<'a>>,
     #[serde(default)]
     finish_reason: Option<String>,
 }
 
 #[derive(Deserialize)]
-struct CandidateContent {
-    #[serde(default)]
-    parts: Option<Vec<Part>>,
+struct CandidateContent<'a> {
+    #[serde(borrow, default)]
+    parts: Option<Vec<Part<'a>>>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Part {
-    #[serde(default)]
-    text: Option<String>,
+struct Part<'a> {
+    #[serde(borrow, default)]
+    text: Option<CowStr<'a>>,
     #[serde(default)]
     thought: Option<bool>,
     #[serde(default)]
@@ -456,6 +458,8 @@ pub struct Parser {
     current: Option<Current>,
     counter: u64,
     raw_stop: Option<String>,
+    /// Ids of the tool calls so far (duplicates get a generated id).
+    call_ids: HashSet<String>,
 }
 
 impl Parser {
@@ -464,6 +468,7 @@ impl Parser {
             current: None,
             counter: 0,
             raw_stop: None,
+            call_ids: HashSet::new(),
         }
     }
 
@@ -475,9 +480,9 @@ impl Parser {
         }
     }
 
-    fn chunk(&mut self, chunk: Chunk, out: &mut Output) {
+    fn chunk(&mut self, chunk: Chunk<'_>, out: &mut Output) {
         if out.message.response_id.is_none() {
-            out.message.response_id = chunk.response_id;
+            out.message.response_id = chunk.response_id.map(|c| c.0.into_owned());
         }
         let candidate = chunk.candidates.and_then(|c| c.into_iter().next());
         let (parts, finish) = match candidate {
@@ -521,19 +526,17 @@ impl Parser {
             if let Some(call) = part.function_call {
                 self.close_current(out);
                 let name = call.name.unwrap_or_default();
-                let duplicate = |id: &str| {
-                    out.message
-                        .content
-                        .iter()
-                        .any(|b| matches!(b, ContentBlock::ToolCall(t) if t.id == id))
-                };
-                let id = match call.id.filter(|id| !id.is_empty() && !duplicate(id)) {
+                let id = match call
+                    .id
+                    .filter(|id| !id.is_empty() && !self.call_ids.contains(id))
+                {
                     Some(id) => id,
                     None => {
                         self.counter += 1;
                         format!("{name}_{}_{}", now_ms(), self.counter)
                     }
                 };
+                self.call_ids.insert(id.clone());
                 let args = match call.args {
                     Some(v @ Value::Object(_)) => v,
                     _ => json!({}),
@@ -583,7 +586,7 @@ impl StreamParser for Parser {
         if event.data.trim().is_empty() {
             return Ok(());
         }
-        let chunk: Chunk = serde_json::from_str(event.data).map_err(|e| {
+        let chunk: Chunk<'_> = serde_json::from_str(event.data).map_err(|e| {
             Halt::Fail(format!(
                 "Could not parse Google stream chunk: {e}; data={}",
                 event.data

@@ -151,6 +151,42 @@ pub(crate) fn stream_builtin(
     })
 }
 
+/// A JSON string borrowed from the event data when it has no escapes, owned otherwise.
+///
+/// serde only borrows a bare `Cow<str>` field; inside `Option` it always allocates. Wrapping
+/// the `Cow` keeps the hot delta fields allocation-free.
+#[derive(Debug)]
+pub(crate) struct CowStr<'a>(pub std::borrow::Cow<'a, str>);
+
+impl std::ops::Deref for CowStr<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for CowStr<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for Visit<'a> {
+            type Value = CowStr<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(CowStr(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(CowStr(std::borrow::Cow::Owned(v.to_string())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
+                Ok(CowStr(std::borrow::Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(Visit(std::marker::PhantomData))
+    }
+}
+
 /// Why the SSE callback stopped early.
 pub enum Halt {
     /// The provider signalled the end of the stream (`data: [DONE]`).
@@ -174,6 +210,10 @@ pub trait StreamParser: Send {
     fn finish(&mut self, out: &mut Output) -> Result<(), String>;
     /// The stream failed or was aborted: give partial tool calls their best-effort arguments.
     fn on_failure(&mut self, _out: &mut Output) {}
+    /// Whether error messages quote raw SSE lines (keeps the decoder's raw-line copy).
+    fn wants_raw_lines(&self) -> bool {
+        false
+    }
 }
 
 /// The message being built plus the events not yet handed to the consumer.
@@ -959,7 +999,7 @@ pub(crate) async fn run(
         partial: out.message.clone(),
     });
     let cancel = options.cancel.clone().unwrap_or_default();
-    let mut decoder = SseDecoder::new();
+    let mut decoder = new_decoder(parser);
     let outcome: Result<(), Halt> = loop {
         let chunk = tokio::select! {
             biased;
@@ -1006,6 +1046,14 @@ pub(crate) async fn run(
     }
 }
 
+fn new_decoder(parser: &dyn StreamParser) -> SseDecoder {
+    if parser.wants_raw_lines() {
+        SseDecoder::new()
+    } else {
+        SseDecoder::without_raw()
+    }
+}
+
 fn drain(emitter: &mut Emitter, out: &mut Output) {
     for event in out.events.drain(..) {
         emitter.push(event);
@@ -1023,7 +1071,7 @@ pub fn parse_recorded(
 ) -> (AssistantMessage, usize) {
     let mut parser = new_parser(api, model);
     let mut out = Output::new(model);
-    let mut decoder = SseDecoder::new();
+    let mut decoder = new_decoder(parser.as_ref());
     let mut events = 0usize;
     let mut result: Result<(), Halt> = Ok(());
     for chunk in body.chunks(chunk_size.max(1)) {

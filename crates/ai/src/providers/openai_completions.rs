@@ -3,13 +3,13 @@
 //! are captured by [`Compat`] (detected from provider id and base URL, overridable per field
 //! through `model.compat`).
 
-use std::borrow::Cow;
+use std::collections::HashMap;
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::{
-    cache_key, compat_value, final_headers, level_mapping, mapped_level, user_agent, Halt,
+    cache_key, compat_value, final_headers, level_mapping, mapped_level, user_agent, CowStr, Halt,
     LevelMapping, Output, PreparedRequest, StreamParser, Transcript,
 };
 use crate::stream::sse::SseEvent;
@@ -856,9 +856,9 @@ fn mark_last_text(message: &mut Value, cc: &Value) {
 #[derive(Deserialize)]
 struct Chunk<'a> {
     #[serde(borrow, default)]
-    id: Option<Cow<'a, str>>,
+    id: Option<CowStr<'a>>,
     #[serde(borrow, default)]
-    model: Option<Cow<'a, str>>,
+    model: Option<CowStr<'a>>,
     #[serde(default)]
     usage: Option<Value>,
     #[serde(borrow, default)]
@@ -872,7 +872,7 @@ struct Choice<'a> {
     #[serde(borrow, default)]
     delta: Option<Delta<'a>>,
     #[serde(borrow, default)]
-    finish_reason: Option<Cow<'a, str>>,
+    finish_reason: Option<CowStr<'a>>,
     #[serde(default)]
     usage: Option<Value>,
 }
@@ -880,13 +880,13 @@ struct Choice<'a> {
 #[derive(Deserialize)]
 struct Delta<'a> {
     #[serde(borrow, default)]
-    content: Option<Cow<'a, str>>,
+    content: Option<CowStr<'a>>,
     #[serde(borrow, default)]
-    reasoning_content: Option<Cow<'a, str>>,
+    reasoning_content: Option<CowStr<'a>>,
     #[serde(borrow, default)]
-    reasoning: Option<Cow<'a, str>>,
+    reasoning: Option<CowStr<'a>>,
     #[serde(borrow, default)]
-    reasoning_text: Option<Cow<'a, str>>,
+    reasoning_text: Option<CowStr<'a>>,
     #[serde(default)]
     reasoning_details: Option<Value>,
     #[serde(borrow, default)]
@@ -898,7 +898,7 @@ struct ToolCallDelta<'a> {
     #[serde(default)]
     index: Option<u64>,
     #[serde(borrow, default)]
-    id: Option<Cow<'a, str>>,
+    id: Option<CowStr<'a>>,
     #[serde(borrow, default)]
     function: Option<FunctionDelta<'a>>,
 }
@@ -906,9 +906,9 @@ struct ToolCallDelta<'a> {
 #[derive(Deserialize)]
 struct FunctionDelta<'a> {
     #[serde(borrow, default)]
-    name: Option<Cow<'a, str>>,
+    name: Option<CowStr<'a>>,
     #[serde(borrow, default)]
-    arguments: Option<Cow<'a, str>>,
+    arguments: Option<CowStr<'a>>,
 }
 
 struct ToolState {
@@ -922,6 +922,9 @@ pub struct Parser {
     text_index: Option<usize>,
     thinking_index: Option<usize>,
     tools: Vec<ToolState>,
+    /// Position in `tools` by stream index and by id.
+    by_index: HashMap<u64, usize>,
+    by_id: HashMap<String, usize>,
     reasoning_details: Option<Vec<Value>>,
     has_finish_reason: bool,
     supports_finish_reason: bool,
@@ -934,6 +937,8 @@ impl Parser {
             text_index: None,
             thinking_index: None,
             tools: Vec::new(),
+            by_index: HashMap::new(),
+            by_id: HashMap::new(),
             reasoning_details: None,
             has_finish_reason: false,
             supports_finish_reason: compat_for(model).supports_finish_reason,
@@ -1029,12 +1034,8 @@ impl Parser {
             let id = call.id.as_deref().unwrap_or("");
             let pos = call
                 .index
-                .and_then(|i| self.tools.iter().position(|t| t.stream_index == Some(i)))
-                .or_else(|| {
-                    (!id.is_empty())
-                        .then(|| self.tools.iter().position(|t| t.id == id))
-                        .flatten()
-                });
+                .and_then(|i| self.by_index.get(&i).copied())
+                .or_else(|| self.by_id.get(id).copied().filter(|_| !id.is_empty()));
             let pos = match pos {
                 Some(p) => p,
                 None => {
@@ -1049,6 +1050,12 @@ impl Parser {
                     self.tools.len() - 1
                 }
             };
+            if let Some(i) = call.index {
+                self.by_index.entry(i).or_insert(pos);
+            }
+            if !id.is_empty() {
+                self.by_id.insert(id.to_string(), pos);
+            }
             let state = &mut self.tools[pos];
             if state.stream_index.is_none() {
                 state.stream_index = call.index;
@@ -1210,14 +1217,15 @@ impl StreamParser for Parser {
     fn finish(&mut self, out: &mut Output) -> Result<(), String> {
         // All blocks end after the stream, in content order.
         self.apply_reasoning_details(out);
+        // Tool states are in content order: one forward walk pairs them with their blocks.
+        let mut tools = self.tools.iter().peekable();
         for index in 0..out.message.content.len() {
             match &out.message.content[index] {
                 ContentBlock::Text(_) => out.text_end(index),
                 ContentBlock::Thinking(_) => out.thinking_end(index),
                 ContentBlock::ToolCall(_) => {
-                    if let Some(state) = self.tools.iter().find(|t| t.content_index == index) {
-                        let args = state.arguments.clone();
-                        out.toolcall_end(index, &args);
+                    if let Some(state) = tools.next_if(|t| t.content_index == index) {
+                        out.toolcall_end(index, &state.arguments);
                     }
                 }
                 _ => {}

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::{
     cache_key, compat_bool, compat_str, content_blocks, final_headers, level_mapping, mapped_level,
-    user_agent, Halt, LevelMapping, Output, PreparedRequest, StreamParser, Transcript,
+    user_agent, CowStr, Halt, LevelMapping, Output, PreparedRequest, StreamParser, Transcript,
 };
 use crate::stream::sse::SseEvent;
 use crate::stream::{CacheRetention, StreamOptions};
@@ -378,9 +378,9 @@ struct Event<'a> {
     #[serde(default)]
     output_index: Option<u64>,
     #[serde(borrow, default)]
-    delta: Option<Cow<'a, str>>,
+    delta: Option<CowStr<'a>>,
     #[serde(borrow, default)]
-    arguments: Option<Cow<'a, str>>,
+    arguments: Option<CowStr<'a>>,
     #[serde(default)]
     item: Option<Value>,
     #[serde(default)]
@@ -388,7 +388,7 @@ struct Event<'a> {
     #[serde(default)]
     code: Option<Value>,
     #[serde(borrow, default)]
-    message: Option<Cow<'a, str>>,
+    message: Option<CowStr<'a>>,
 }
 
 enum SlotKind {

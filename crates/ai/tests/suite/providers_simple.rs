@@ -1,10 +1,12 @@
 //! `stream_simple`: unified thinking levels mapped to each API's parameters.
 
 use arbor_ai::providers::build_request;
-use arbor_ai::providers::simple::{clamp_max_tokens_to_context, clamp_thinking_level, to_stream_options};
+use arbor_ai::providers::simple::{
+    clamp_max_tokens_to_context, clamp_thinking_level, to_stream_options,
+};
 use arbor_ai::{
-    complete_simple, Context, Model, SimpleStreamOptions, StopReason, StreamOptions, ThinkingBudgets,
-    ThinkingLevel,
+    complete_simple, Context, Model, SimpleStreamOptions, StopReason, StreamOptions,
+    ThinkingBudgets, ThinkingLevel,
 };
 use serde_json::{json, Map, Value};
 
@@ -34,8 +36,15 @@ fn thinking_fields(m: &Model, level: Option<ThinkingLevel>) -> Value {
     let native = to_stream_options(m, &ctx, simple(level)).expect("options");
     let request = build_request(m, &ctx, &native).expect("request");
     let keep = [
-        "max_tokens", "thinking", "output_config", "reasoning_effort", "reasoning", "include",
-        "max_completion_tokens", "max_output_tokens", "generationConfig",
+        "max_tokens",
+        "thinking",
+        "output_config",
+        "reasoning_effort",
+        "reasoning",
+        "include",
+        "max_completion_tokens",
+        "max_output_tokens",
+        "generationConfig",
     ];
     let mut out = Map::new();
     for (k, v) in request.body.as_object().expect("object") {
@@ -51,19 +60,47 @@ fn thinking_fields(m: &Model, level: Option<ThinkingLevel>) -> Value {
 
 #[test]
 fn clamping_follows_the_level_map() {
-    let mut m = model("openai-completions", "openai", "m", "https://api.openai.com/v1");
-    assert_eq!(clamp_thinking_level(&m, ThinkingLevel::Xhigh), ThinkingLevel::High, "xhigh needs a mapping");
+    let mut m = model(
+        "openai-completions",
+        "openai",
+        "m",
+        "https://api.openai.com/v1",
+    );
+    assert_eq!(
+        clamp_thinking_level(&m, ThinkingLevel::Xhigh),
+        ThinkingLevel::High,
+        "xhigh needs a mapping"
+    );
     m.thinking_level_map = level_map(json!({"minimal": null, "xhigh": "xhigh"}));
-    assert_eq!(clamp_thinking_level(&m, ThinkingLevel::Minimal), ThinkingLevel::Low, "scan upwards first");
-    assert_eq!(clamp_thinking_level(&m, ThinkingLevel::Xhigh), ThinkingLevel::Xhigh);
-    assert_eq!(clamp_thinking_level(&m, ThinkingLevel::Max), ThinkingLevel::Xhigh, "then downwards");
+    assert_eq!(
+        clamp_thinking_level(&m, ThinkingLevel::Minimal),
+        ThinkingLevel::Low,
+        "scan upwards first"
+    );
+    assert_eq!(
+        clamp_thinking_level(&m, ThinkingLevel::Xhigh),
+        ThinkingLevel::Xhigh
+    );
+    assert_eq!(
+        clamp_thinking_level(&m, ThinkingLevel::Max),
+        ThinkingLevel::Xhigh,
+        "then downwards"
+    );
     m.reasoning = false;
-    assert_eq!(clamp_thinking_level(&m, ThinkingLevel::High), ThinkingLevel::Off);
+    assert_eq!(
+        clamp_thinking_level(&m, ThinkingLevel::High),
+        ThinkingLevel::Off
+    );
 }
 
 #[test]
 fn max_tokens_are_clamped_to_the_context_window() {
-    let mut m = model("openai-completions", "openai", "m", "https://api.openai.com/v1");
+    let mut m = model(
+        "openai-completions",
+        "openai",
+        "m",
+        "https://api.openai.com/v1",
+    );
     m.context_window = 16_000;
     m.max_tokens = 32_000;
     let ctx = Context {
@@ -78,38 +115,91 @@ fn max_tokens_are_clamped_to_the_context_window() {
 #[test]
 fn levels_to_native_parameters_per_api() {
     let mut out = Map::new();
-    let anthropic = model("anthropic-messages", "anthropic", "claude-budget", "https://api.anthropic.com");
+    let anthropic = model(
+        "anthropic-messages",
+        "anthropic",
+        "claude-budget",
+        "https://api.anthropic.com",
+    );
     let mut adaptive = anthropic.clone();
     adaptive.id = "claude-adaptive".into();
     adaptive.compat = Some(json!({"forceAdaptiveThinking": true}));
     adaptive.thinking_level_map = level_map(json!({"xhigh": "xhigh"}));
     let completions = {
-        let mut m = model("openai-completions", "openai", "gpt-x", "https://api.openai.com/v1");
+        let mut m = model(
+            "openai-completions",
+            "openai",
+            "gpt-x",
+            "https://api.openai.com/v1",
+        );
         m.thinking_level_map = level_map(json!({"off": "none", "high": "max-effort"}));
         m
     };
-    let responses = model("openai-responses", "openai", "gpt-r", "https://api.openai.com/v1");
-    let flash = model("google-generative-ai", "google", "gemini-2.5-flash", "https://g.test/v1beta");
-    let gemini3 = model("google-generative-ai", "google", "gemini-3-pro-preview", "https://g.test/v1beta");
+    let responses = model(
+        "openai-responses",
+        "openai",
+        "gpt-r",
+        "https://api.openai.com/v1",
+    );
+    let flash = model(
+        "google-generative-ai",
+        "google",
+        "gemini-2.5-flash",
+        "https://g.test/v1beta",
+    );
+    let gemini3 = model(
+        "google-generative-ai",
+        "google",
+        "gemini-3-pro-preview",
+        "https://g.test/v1beta",
+    );
     let mut gemini3_no_off = gemini3.clone();
     gemini3_no_off.thinking_level_map = level_map(json!({"off": null}));
     let cases: Vec<(&str, &Model, Option<ThinkingLevel>)> = vec![
         ("anthropic/off", &anthropic, None),
         ("anthropic/medium", &anthropic, Some(ThinkingLevel::Medium)),
         ("anthropic/max", &anthropic, Some(ThinkingLevel::Max)),
-        ("anthropic-adaptive/low", &adaptive, Some(ThinkingLevel::Low)),
-        ("anthropic-adaptive/xhigh", &adaptive, Some(ThinkingLevel::Xhigh)),
+        (
+            "anthropic-adaptive/low",
+            &adaptive,
+            Some(ThinkingLevel::Low),
+        ),
+        (
+            "anthropic-adaptive/xhigh",
+            &adaptive,
+            Some(ThinkingLevel::Xhigh),
+        ),
         ("completions/off", &completions, None),
         ("completions/high", &completions, Some(ThinkingLevel::High)),
-        ("completions/xhigh", &completions, Some(ThinkingLevel::Xhigh)),
+        (
+            "completions/xhigh",
+            &completions,
+            Some(ThinkingLevel::Xhigh),
+        ),
         ("responses/off", &responses, None),
-        ("responses/minimal", &responses, Some(ThinkingLevel::Minimal)),
+        (
+            "responses/minimal",
+            &responses,
+            Some(ThinkingLevel::Minimal),
+        ),
         ("google-2.5-flash/off", &flash, None),
-        ("google-2.5-flash/minimal", &flash, Some(ThinkingLevel::Minimal)),
-        ("google-2.5-flash/medium", &flash, Some(ThinkingLevel::Medium)),
+        (
+            "google-2.5-flash/minimal",
+            &flash,
+            Some(ThinkingLevel::Minimal),
+        ),
+        (
+            "google-2.5-flash/medium",
+            &flash,
+            Some(ThinkingLevel::Medium),
+        ),
         ("google-3-pro/high", &gemini3, Some(ThinkingLevel::High)),
         ("google-3-pro/off", &gemini3, None),
-        ("google-3-pro-no-off/off", &gemini3_no_off, Some(ThinkingLevel::Off)),
+        (
+            "google-3-pro-no-off/off",
+            &gemini3_no_off,
+            Some(ThinkingLevel::Off),
+        ),
     ];
     for (name, m, level) in cases {
         out.insert(name.into(), thinking_fields(m, level));
@@ -119,7 +209,12 @@ fn levels_to_native_parameters_per_api() {
 
 #[tokio::test]
 async fn invalid_google_level_mapping_is_an_error_event() {
-    let mut m = model("google-generative-ai", "google", "gemini-3-pro", "http://127.0.0.1:9/v1beta");
+    let mut m = model(
+        "google-generative-ai",
+        "google",
+        "gemini-3-pro",
+        "http://127.0.0.1:9/v1beta",
+    );
     m.thinking_level_map = level_map(json!({"high": "ultra"}));
     let ctx = Context::default();
     let message = complete_simple(&m, &ctx, simple(Some(ThinkingLevel::High))).await;
@@ -132,11 +227,19 @@ async fn invalid_google_level_mapping_is_an_error_event() {
 
 #[test]
 fn caller_budgets_win() {
-    let m = model("google-generative-ai", "google", "gemini-2.5-pro", "https://g.test/v1beta");
+    let m = model(
+        "google-generative-ai",
+        "google",
+        "gemini-2.5-pro",
+        "https://g.test/v1beta",
+    );
     let ctx = Context::default();
     let mut options = simple(Some(ThinkingLevel::Low));
     options.thinking_budgets.low = Some(777);
     let native = to_stream_options(&m, &ctx, options).unwrap();
     let body = build_request(&m, &ctx, &native).unwrap().body;
-    assert_eq!(body["generationConfig"]["thinkingConfig"]["thinkingBudget"], json!(777));
+    assert_eq!(
+        body["generationConfig"]["thinkingConfig"]["thinkingBudget"],
+        json!(777)
+    );
 }

@@ -18,7 +18,12 @@ use tokio_util::sync::CancellationToken;
 use super::providers_common::*;
 
 fn oa_model(base: &str) -> Model {
-    let mut m = model("openai-completions", "openai", "gpt-test", &format!("{base}/v1"));
+    let mut m = model(
+        "openai-completions",
+        "openai",
+        "gpt-test",
+        &format!("{base}/v1"),
+    );
     m.reasoning = false;
     m
 }
@@ -41,7 +46,11 @@ fn ok_stream() -> String {
 #[tokio::test]
 async fn cancellation_aborts_promptly_and_closes_the_connection() {
     let server = MockServer::start().await.unwrap();
-    server.push(MockResponse::sse().body(first_chunks()).ending(Ending::Hang));
+    server.push(
+        MockResponse::sse()
+            .body(first_chunks())
+            .ending(Ending::Hang),
+    );
     let model = oa_model(&server.url());
     let cancel = CancellationToken::new();
     let options = StreamOptions {
@@ -87,7 +96,11 @@ async fn cancellation_aborts_promptly_and_closes_the_connection() {
 #[tokio::test]
 async fn cancellation_before_headers_is_a_lone_abort() {
     let server = MockServer::start().await.unwrap();
-    server.push(MockResponse::sse().delay_headers(Duration::from_secs(30)).body(ok_stream()));
+    server.push(
+        MockResponse::sse()
+            .delay_headers(Duration::from_secs(30))
+            .body(ok_stream()),
+    );
     let model = oa_model(&server.url());
     let cancel = CancellationToken::new();
     let options = StreamOptions {
@@ -95,10 +108,14 @@ async fn cancellation_before_headers_is_a_lone_abort() {
         cancel: Some(cancel.clone()),
         ..StreamOptions::default()
     };
-    let handle = tokio::spawn(async move { collect(stream(&model, &simple_context(), options)).await });
+    let handle =
+        tokio::spawn(async move { collect(stream(&model, &simple_context(), options)).await });
     tokio::time::sleep(Duration::from_millis(100)).await;
     cancel.cancel();
-    let events = tokio::time::timeout(Duration::from_secs(5), handle).await.unwrap().unwrap();
+    let events = tokio::time::timeout(Duration::from_secs(5), handle)
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(events.len(), 1, "no start without headers");
     let last = check_contract(&events);
     assert_eq!(last.stop_reason, StopReason::Aborted);
@@ -121,14 +138,21 @@ async fn cancellation_before_headers_is_a_lone_abort() {
 #[tokio::test]
 async fn dropping_the_stream_closes_the_connection() {
     let server = MockServer::start().await.unwrap();
-    server.push(MockResponse::sse().body(first_chunks()).ending(Ending::Hang));
+    server.push(
+        MockResponse::sse()
+            .body(first_chunks())
+            .ending(Ending::Hang),
+    );
     let model = oa_model(&server.url());
     let options = StreamOptions {
         api_key: Some("k".into()),
         ..StreamOptions::default()
     };
     let mut events = stream(&model, &simple_context(), options);
-    assert!(matches!(events.next().await, Some(AssistantMessageEvent::Start { .. })));
+    assert!(matches!(
+        events.next().await,
+        Some(AssistantMessageEvent::Start { .. })
+    ));
     drop(events);
     assert!(server.wait_for_client_close(Duration::from_secs(5)).await);
 }
@@ -160,7 +184,13 @@ async fn retries_are_off_by_default_and_follow_retry_after_when_enabled() {
     let last = check_contract(&events);
     assert_eq!(last.stop_reason, StopReason::Stop);
     assert_eq!(server.requests().len(), 3);
-    assert_eq!(events.iter().filter(|e| matches!(e, AssistantMessageEvent::Start { .. })).count(), 1);
+    assert_eq!(
+        events
+            .iter()
+            .filter(|e| matches!(e, AssistantMessageEvent::Start { .. }))
+            .count(),
+        1
+    );
 
     // Not retryable: 400, and `x-should-retry: false` wins over the status.
     let server = MockServer::start().await.unwrap();
@@ -205,7 +235,11 @@ async fn connection_refused_and_header_timeout() {
     assert!(text.starts_with("Connection error.: "), "{text}");
 
     let server = MockServer::start().await.unwrap();
-    server.push(MockResponse::sse().delay_headers(Duration::from_secs(30)).body(ok_stream()));
+    server.push(
+        MockResponse::sse()
+            .delay_headers(Duration::from_secs(30))
+            .body(ok_stream()),
+    );
     let model = oa_model(&server.url());
     let options = StreamOptions {
         api_key: Some("k".into()),
@@ -218,11 +252,19 @@ async fn connection_refused_and_header_timeout() {
 
 #[tokio::test]
 async fn setup_failures_are_lone_error_events_and_complete_returns_the_message() {
-    let model = model("openai-completions", "groq", "m", "https://api.groq.invalid/v1");
+    let model = model(
+        "openai-completions",
+        "groq",
+        "m",
+        "https://api.groq.invalid/v1",
+    );
     let events = collect(stream(&model, &simple_context(), StreamOptions::default())).await;
     assert_eq!(events.len(), 1);
     let last = check_contract(&events);
-    assert_eq!(last.error_message.as_deref(), Some("No API key for provider: groq"));
+    assert_eq!(
+        last.error_message.as_deref(),
+        Some("No API key for provider: groq")
+    );
 
     let unknown = arbor_ai::Model {
         api: "carrier-pigeon".into(),
@@ -230,7 +272,10 @@ async fn setup_failures_are_lone_error_events_and_complete_returns_the_message()
     };
     let message = complete(&unknown, &Context::default(), StreamOptions::default()).await;
     assert_eq!(message.stop_reason, StopReason::Error);
-    assert_eq!(message.error_message.as_deref(), Some("No API provider registered for api: carrier-pigeon"));
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some("No API provider registered for api: carrier-pigeon")
+    );
 
     let server = MockServer::start().await.unwrap();
     server.push(MockResponse::sse().body(ok_stream()));
@@ -240,7 +285,10 @@ async fn setup_failures_are_lone_error_events_and_complete_returns_the_message()
         ..StreamOptions::default()
     };
     let message = complete(&model, &simple_context(), options).await;
-    assert_eq!((message.stop_reason, message.text()), (StopReason::Stop, "ok".to_string()));
+    assert_eq!(
+        (message.stop_reason, message.text()),
+        (StopReason::Stop, "ok".to_string())
+    );
     assert!(message.duration_ms.is_some());
 }
 
@@ -267,7 +315,10 @@ impl ApiProvider for CountingProvider {
 #[tokio::test]
 async fn registered_providers_serve_their_api() {
     let calls = Arc::new(AtomicUsize::new(0));
-    register_api_provider("test-registry-api", Arc::new(CountingProvider(calls.clone())));
+    register_api_provider(
+        "test-registry-api",
+        Arc::new(CountingProvider(calls.clone())),
+    );
     let m = model("test-registry-api", "p", "m", "http://unused");
     let message = complete(&m, &Context::default(), StreamOptions::default()).await;
     assert_eq!(message.text(), "from registry");
