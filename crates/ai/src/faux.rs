@@ -15,14 +15,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures::stream::{self, StreamExt};
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::event::{AssistantMessageEvent, AssistantMessageEventStream};
 use crate::models::calculate_cost;
 use crate::types::{
-    AssistantMessage, Content, ContentBlock, Context, Message, Model, StopReason, TextContent,
-    ThinkingContent, ToolCall, Usage,
+    AssistantMessage, Content, ContentBlock, Context, Message, Model, ModelCost, StopReason,
+    TextContent, ThinkingContent, ToolCall, Usage,
 };
 
 /// Provider id of the default faux provider.
@@ -237,7 +237,7 @@ type ResponseFactory = dyn Fn(&FauxRequest) -> FauxResponse + Send + Sync;
 /// One queued step: a fixed response or one computed from the request.
 #[derive(Clone)]
 pub enum FauxStep {
-    Response(FauxResponse),
+    Response(Box<FauxResponse>),
     Dynamic(Arc<ResponseFactory>),
 }
 
@@ -252,7 +252,7 @@ impl fmt::Debug for FauxStep {
 
 impl From<FauxResponse> for FauxStep {
     fn from(response: FauxResponse) -> Self {
-        Self::Response(response)
+        Self::Response(Box::new(response))
     }
 }
 
@@ -386,7 +386,7 @@ impl FauxProviderBuilder {
         };
         let models = specs
             .iter()
-            .filter_map(|s| build_model(s, &self.api, &self.provider))
+            .map(|s| build_model(s, &self.api, &self.provider))
             .collect();
         FauxProvider {
             config: Arc::new(FauxConfig {
@@ -407,26 +407,27 @@ impl FauxProviderBuilder {
     }
 }
 
-fn build_model(spec: &FauxModelSpec, api: &str, provider: &str) -> Option<Model> {
-    let mut value = json!({
-        "id": spec.id,
-        "name": spec.name.clone().unwrap_or_else(|| spec.id.clone()),
-        "api": api,
-        "provider": provider,
-        "baseUrl": "http://localhost:0",
-        "reasoning": spec.reasoning,
-        "input": spec.input,
-        "cost": {
-            "input": spec.cost[0], "output": spec.cost[1],
-            "cacheRead": spec.cost[2], "cacheWrite": spec.cost[3]
+fn build_model(spec: &FauxModelSpec, api: &str, provider: &str) -> Model {
+    Model {
+        id: spec.id.clone(),
+        name: spec.name.clone().unwrap_or_else(|| spec.id.clone()),
+        api: api.to_string(),
+        provider: provider.to_string(),
+        base_url: "http://localhost:0".into(),
+        reasoning: spec.reasoning,
+        input: spec.input.clone(),
+        cost: ModelCost {
+            input: spec.cost[0],
+            output: spec.cost[1],
+            cache_read: spec.cost[2],
+            cache_write: spec.cost[3],
+            tiers: None,
         },
-        "contextWindow": spec.context_window,
-        "maxTokens": spec.max_tokens,
-    });
-    if let (Some(map), Some(obj)) = (&spec.thinking_level_map, value.as_object_mut()) {
-        obj.insert("thinkingLevelMap".into(), Value::Object(map.clone()));
+        context_window: spec.context_window,
+        max_tokens: spec.max_tokens,
+        thinking_level_map: spec.thinking_level_map.clone(),
+        ..Model::default()
     }
-    serde_json::from_value(value).ok()
 }
 
 #[derive(Debug)]
@@ -472,11 +473,8 @@ impl FauxProvider {
 
     /// The first model.
     pub fn model(&self) -> Model {
-        // `build` always makes at least one model from a valid spec.
-        self.config.models.first().cloned().unwrap_or_else(|| {
-            build_model(&FauxModelSpec::new(FAUX_MODEL_ID), FAUX_API, FAUX_PROVIDER)
-                .unwrap_or_else(|| unreachable_model())
-        })
+        // `build` always makes at least one model.
+        self.config.models.first().cloned().unwrap_or_default()
     }
 
     /// The model with this id.
@@ -592,7 +590,7 @@ impl FauxProvider {
                 drop(state);
                 return lone_error(base, options.cancel, None);
             }
-            Some(FauxStep::Response(r)) => r,
+            Some(FauxStep::Response(r)) => *r,
             Some(FauxStep::Dynamic(f)) => {
                 // Run user code without holding the lock (it may inspect the provider).
                 drop(state);
@@ -642,16 +640,21 @@ impl FauxProvider {
         message.response_id = response.response_id.clone();
         message.usage = match &response.usage {
             Some(u) => u.clone(),
-            None => estimate_usage(&mut state, &prompt, &assistant_text(&message.content), &options),
+            None => estimate_usage(
+                &mut state,
+                &prompt,
+                &assistant_text(&message.content),
+                &options,
+            ),
         };
         calculate_cost(model, &mut message.usage);
 
         // The plan: every event with the wait before it.
         let chunk_wait = |chars: usize| -> Option<Duration> {
             response.chunk_delay.or_else(|| {
-                self.config.tokens_per_second.map(|rate| {
-                    Duration::from_secs_f64(chars.div_ceil(4) as f64 / rate)
-                })
+                self.config
+                    .tokens_per_second
+                    .map(|rate| Duration::from_secs_f64(chars.div_ceil(4) as f64 / rate))
             })
         };
         let mut plan: VecDeque<Planned> = VecDeque::new();
@@ -659,7 +662,9 @@ impl FauxProvider {
         partial.response_id = message.response_id.clone();
         partial.usage = message.usage.clone();
         plan.push_back(Planned::checked(
-            AssistantMessageEvent::Start { partial: partial.clone() },
+            AssistantMessageEvent::Start {
+                partial: partial.clone(),
+            },
             response.start_delay,
         ));
         let mut deltas = 0usize;
@@ -668,13 +673,18 @@ impl FauxProvider {
             match block {
                 ContentBlock::Text(t) => {
                     plan.push_back(Planned::checked(
-                        AssistantMessageEvent::TextStart { content_index: index },
+                        AssistantMessageEvent::TextStart {
+                            content_index: index,
+                        },
                         None,
                     ));
                     for chunk in self.chunks(&mut state, &t.text) {
                         let wait = chunk_wait(chunk.chars().count());
                         plan.push_back(Planned::delta(
-                            AssistantMessageEvent::TextDelta { content_index: index, delta: chunk },
+                            AssistantMessageEvent::TextDelta {
+                                content_index: index,
+                                delta: chunk,
+                            },
                             wait,
                             stall_at == Some(deltas),
                         ));
@@ -687,13 +697,18 @@ impl FauxProvider {
                 }
                 ContentBlock::Thinking(t) => {
                     plan.push_back(Planned::checked(
-                        AssistantMessageEvent::ThinkingStart { content_index: index },
+                        AssistantMessageEvent::ThinkingStart {
+                            content_index: index,
+                        },
                         None,
                     ));
                     for chunk in self.chunks(&mut state, &t.thinking) {
                         let wait = chunk_wait(chunk.chars().count());
                         plan.push_back(Planned::delta(
-                            AssistantMessageEvent::ThinkingDelta { content_index: index, delta: chunk },
+                            AssistantMessageEvent::ThinkingDelta {
+                                content_index: index,
+                                delta: chunk,
+                            },
                             wait,
                             stall_at == Some(deltas),
                         ));
@@ -706,14 +721,19 @@ impl FauxProvider {
                 }
                 ContentBlock::ToolCall(tc) => {
                     plan.push_back(Planned::checked(
-                        AssistantMessageEvent::ToolcallStart { content_index: index },
+                        AssistantMessageEvent::ToolcallStart {
+                            content_index: index,
+                        },
                         None,
                     ));
                     let json = serde_json::to_string(&tc.arguments).unwrap_or_else(|_| "{}".into());
                     for chunk in self.chunks(&mut state, &json) {
                         let wait = chunk_wait(chunk.chars().count());
                         plan.push_back(Planned::delta(
-                            AssistantMessageEvent::ToolcallDelta { content_index: index, delta: chunk },
+                            AssistantMessageEvent::ToolcallDelta {
+                                content_index: index,
+                                delta: chunk,
+                            },
                             wait,
                             stall_at == Some(deltas),
                         ));
@@ -753,17 +773,6 @@ impl FauxProvider {
             &mut state.rng,
         )
     }
-}
-
-fn unreachable_model() -> Model {
-    // Only reachable if serde rejects the fixed default model, which the tests rule out.
-    serde_json::from_value(json!({
-        "id": FAUX_MODEL_ID, "name": "Faux Model", "api": FAUX_API, "provider": FAUX_PROVIDER,
-        "baseUrl": "http://localhost:0", "reasoning": false, "input": ["text"],
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
-        "contextWindow": 128000, "maxTokens": 16384
-    }))
-    .unwrap_or_else(|_| unreachable_model())
 }
 
 /// Splits `text` into chunks of `size·4` characters, `size` drawn from `[min, max]`. Empty
@@ -811,16 +820,36 @@ struct Planned {
 
 impl Planned {
     fn checked(event: AssistantMessageEvent, wait: Option<Duration>) -> Self {
-        Self { event: Some(event), wait, cancellable: true, stall: false }
+        Self {
+            event: Some(event),
+            wait,
+            cancellable: true,
+            stall: false,
+        }
     }
     fn delta(event: AssistantMessageEvent, wait: Option<Duration>, stall: bool) -> Self {
-        Self { event: Some(event), wait, cancellable: true, stall }
+        Self {
+            event: Some(event),
+            wait,
+            cancellable: true,
+            stall,
+        }
     }
     fn unchecked(event: AssistantMessageEvent) -> Self {
-        Self { event: Some(event), wait: None, cancellable: false, stall: false }
+        Self {
+            event: Some(event),
+            wait: None,
+            cancellable: false,
+            stall: false,
+        }
     }
     fn stall() -> Self {
-        Self { event: None, wait: None, cancellable: true, stall: true }
+        Self {
+            event: None,
+            wait: None,
+            cancellable: true,
+            stall: true,
+        }
     }
 }
 
@@ -910,17 +939,25 @@ impl Player {
         let content = &mut self.partial.content;
         match event {
             AssistantMessageEvent::Start { .. } => self.started = true,
-            AssistantMessageEvent::TextStart { .. } => content.push(ContentBlock::Text(TextContent {
-                text: String::new(),
-                text_signature: None,
-                extra: Map::new(),
-            })),
-            AssistantMessageEvent::TextDelta { content_index, delta } => {
+            AssistantMessageEvent::TextStart { .. } => {
+                content.push(ContentBlock::Text(TextContent {
+                    text: String::new(),
+                    text_signature: None,
+                    extra: Map::new(),
+                }))
+            }
+            AssistantMessageEvent::TextDelta {
+                content_index,
+                delta,
+            } => {
                 if let Some(ContentBlock::Text(t)) = content.get_mut(*content_index) {
                     t.text.push_str(delta);
                 }
             }
-            AssistantMessageEvent::TextEnd { content_index, content: text } => {
+            AssistantMessageEvent::TextEnd {
+                content_index,
+                content: text,
+            } => {
                 if let Some(ContentBlock::Text(t)) = content.get_mut(*content_index) {
                     t.text.clone_from(text);
                 }
@@ -933,12 +970,18 @@ impl Player {
                     extra: Map::new(),
                 }))
             }
-            AssistantMessageEvent::ThinkingDelta { content_index, delta } => {
+            AssistantMessageEvent::ThinkingDelta {
+                content_index,
+                delta,
+            } => {
                 if let Some(ContentBlock::Thinking(t)) = content.get_mut(*content_index) {
                     t.thinking.push_str(delta);
                 }
             }
-            AssistantMessageEvent::ThinkingEnd { content_index, content: text } => {
+            AssistantMessageEvent::ThinkingEnd {
+                content_index,
+                content: text,
+            } => {
                 if let Some(ContentBlock::Thinking(t)) = content.get_mut(*content_index) {
                     t.thinking.clone_from(text);
                 }
@@ -946,11 +989,10 @@ impl Player {
             AssistantMessageEvent::ToolcallStart { content_index } => {
                 // The id and name are known from the start in every real API.
                 let template = self.plan.iter().find_map(|p| match &p.event {
-                    Some(AssistantMessageEvent::ToolcallEnd { content_index: i, tool_call })
-                        if i == content_index =>
-                    {
-                        Some(tool_call)
-                    }
+                    Some(AssistantMessageEvent::ToolcallEnd {
+                        content_index: i,
+                        tool_call,
+                    }) if i == content_index => Some(tool_call),
                     _ => None,
                 });
                 content.push(ContentBlock::ToolCall(ToolCall {
@@ -963,7 +1005,10 @@ impl Player {
                     extra: Map::new(),
                 }));
             }
-            AssistantMessageEvent::ToolcallDelta { content_index, delta } => {
+            AssistantMessageEvent::ToolcallDelta {
+                content_index,
+                delta,
+            } => {
                 let raw = self.tool_args.entry(*content_index).or_default();
                 raw.push_str(delta);
                 if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(raw) {
@@ -972,7 +1017,10 @@ impl Player {
                     }
                 }
             }
-            AssistantMessageEvent::ToolcallEnd { content_index, tool_call } => {
+            AssistantMessageEvent::ToolcallEnd {
+                content_index,
+                tool_call,
+            } => {
                 if let Some(block) = content.get_mut(*content_index) {
                     *block = ContentBlock::ToolCall(tool_call.clone());
                 }
@@ -996,7 +1044,10 @@ fn lone_error(
     let mut partial = message.clone();
     partial.content.clear();
     plan.push_back(Planned {
-        event: Some(AssistantMessageEvent::Error { reason, error: message }),
+        event: Some(AssistantMessageEvent::Error {
+            reason,
+            error: message,
+        }),
         wait: delay,
         cancellable: true,
         stall: false,
@@ -1005,12 +1056,10 @@ fn lone_error(
 }
 
 fn zero_usage() -> Usage {
-    // `Usage` and `Cost` have serde defaults for every field.
-    serde_json::from_value(json!({
-        "input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
-    }))
-    .unwrap_or_default()
+    Usage {
+        total_tokens: Some(0),
+        ..Usage::default()
+    }
 }
 
 fn now_ms() -> i64 {
@@ -1051,7 +1100,7 @@ fn estimate_usage(
         usage.input = 0;
         state.prompt_cache.insert(session.clone(), prompt.to_vec());
     }
-    usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write;
+    usage.total_tokens = Some(usage.input + usage.output + usage.cache_read + usage.cache_write);
     usage
 }
 
@@ -1095,7 +1144,10 @@ fn render_prompt(context: &Context) -> Vec<String> {
             parts.push(prompt);
         }
         for tool in tools {
-            parts.push(format!("tool+:{}", serde_json::to_string(tool).unwrap_or_default()));
+            parts.push(format!(
+                "tool+:{}",
+                serde_json::to_string(tool).unwrap_or_default()
+            ));
         }
         out.push(format!("system:{}", parts.join("\n")));
     }
@@ -1117,7 +1169,10 @@ fn render_prompt(context: &Context) -> Vec<String> {
                     text.push(format!("tool-:{removed}"));
                 }
                 for added in s.tools_added.iter().flatten() {
-                    text.push(format!("tool+:{}", serde_json::to_string(added).unwrap_or_default()));
+                    text.push(format!(
+                        "tool+:{}",
+                        serde_json::to_string(added).unwrap_or_default()
+                    ));
                 }
                 let text: Vec<String> = text.into_iter().filter(|p| !p.is_empty()).collect();
                 format!("system:{}", text.join("\n"))
@@ -1129,7 +1184,7 @@ fn render_prompt(context: &Context) -> Vec<String> {
                 match &r.content {
                     Content::Text(t) => parts.push(t.clone()),
                     Content::Blocks(blocks) => {
-                        parts.extend(blocks.iter().map(|b| user_text_block(b)));
+                        parts.extend(blocks.iter().map(user_text_block));
                     }
                 }
                 format!("toolResult:{}", parts.join("\n"))
@@ -1156,7 +1211,11 @@ fn content_text(content: &Content) -> String {
 fn user_text(content: &Content) -> String {
     match content {
         Content::Text(t) => t.clone(),
-        Content::Blocks(blocks) => blocks.iter().map(user_text_block).collect::<Vec<_>>().join("\n"),
+        Content::Blocks(blocks) => blocks
+            .iter()
+            .map(user_text_block)
+            .collect::<Vec<_>>()
+            .join("\n"),
     }
 }
 

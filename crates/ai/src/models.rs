@@ -13,7 +13,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::error::AiError;
-use crate::types::{Model, Usage};
+use crate::json::Num;
+use crate::types::{Model, ThinkingLevel, Usage};
 
 /// The built-in catalogue, in `models.json` format.
 pub const BUILTIN_CATALOG_JSON: &str = include_str!("models/catalog.json");
@@ -91,13 +92,18 @@ pub fn api_key_env_vars(provider: &str) -> &'static [&'static str] {
         "radius" => &["RADIUS_API_KEY"],
         "ant-ling" => &["ANT_LING_API_KEY"],
         "qwen-token-plan" => &["QWEN_TOKEN_PLAN_TEAM_API_KEY", "QWEN_TOKEN_PLAN_API_KEY"],
-        "qwen-token-plan-cn" => &["QWEN_TOKEN_PLAN_TEAM_CN_API_KEY", "QWEN_TOKEN_PLAN_CN_API_KEY"],
-        "qwen-token-plan-individual" => {
-            &["QWEN_TOKEN_PLAN_INDIVIDUAL_API_KEY", "QWEN_TOKEN_PLAN_API_KEY"]
-        }
-        "qwen-token-plan-individual-cn" => {
-            &["QWEN_TOKEN_PLAN_INDIVIDUAL_CN_API_KEY", "QWEN_TOKEN_PLAN_CN_API_KEY"]
-        }
+        "qwen-token-plan-cn" => &[
+            "QWEN_TOKEN_PLAN_TEAM_CN_API_KEY",
+            "QWEN_TOKEN_PLAN_CN_API_KEY",
+        ],
+        "qwen-token-plan-individual" => &[
+            "QWEN_TOKEN_PLAN_INDIVIDUAL_API_KEY",
+            "QWEN_TOKEN_PLAN_API_KEY",
+        ],
+        "qwen-token-plan-individual-cn" => &[
+            "QWEN_TOKEN_PLAN_INDIVIDUAL_CN_API_KEY",
+            "QWEN_TOKEN_PLAN_CN_API_KEY",
+        ],
         "xiaomi" => &["XIAOMI_API_KEY"],
         "xiaomi-token-plan-cn" => &["XIAOMI_TOKEN_PLAN_CN_API_KEY"],
         "xiaomi-token-plan-ams" => &["XIAOMI_TOKEN_PLAN_AMS_API_KEY"],
@@ -115,10 +121,7 @@ pub fn env_api_key(provider: &str) -> Option<ApiKey> {
 }
 
 /// [`env_api_key`] with an explicit variable lookup (scoped environments, tests).
-pub fn env_api_key_with(
-    provider: &str,
-    lookup: impl Fn(&str) -> Option<String>,
-) -> Option<ApiKey> {
+pub fn env_api_key_with(provider: &str, lookup: impl Fn(&str) -> Option<String>) -> Option<ApiKey> {
     api_key_env_vars(provider)
         .iter()
         .find_map(|name| lookup(name).filter(|v| !v.is_empty()))
@@ -235,12 +238,16 @@ pub fn calculate_cost(model: &Model, usage: &mut Usage) {
     }
     let long_write = usage.cache_write_1h.unwrap_or(0).min(usage.cache_write);
     let short_write = usage.cache_write - long_write;
+    let c_input = input / 1e6 * usage.input as f64;
+    let c_output = output / 1e6 * usage.output as f64;
+    let c_read = cache_read / 1e6 * usage.cache_read as f64;
+    let c_write = (cache_write * short_write as f64 + input * 2.0 * long_write as f64) / 1e6;
     let cost = &mut usage.cost;
-    cost.input = input / 1e6 * usage.input as f64;
-    cost.output = output / 1e6 * usage.output as f64;
-    cost.cache_read = cache_read / 1e6 * usage.cache_read as f64;
-    cost.cache_write = (cache_write * short_write as f64 + input * 2.0 * long_write as f64) / 1e6;
-    cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write;
+    cost.input = Num::new(c_input);
+    cost.output = Num::new(c_output);
+    cost.cache_read = Num::new(c_read);
+    cost.cache_write = Num::new(c_write);
+    cost.total = Num::new(c_input + c_output + c_read + c_write);
     cost.total_from_provider = Some(false);
 }
 
@@ -323,7 +330,14 @@ impl ModelRegistry {
     pub fn apply_models_json_str(&mut self, text: &str, source: &str) -> Result<(), AiError> {
         let cleaned = strip_json_comments(text.strip_prefix('\u{feff}').unwrap_or(text));
         let root: Value = serde_json::from_str(&cleaned).map_err(|e| {
-            models_error(source, format!("invalid JSON at line {}, column {}: {e}", e.line(), e.column()))
+            models_error(
+                source,
+                format!(
+                    "invalid JSON at line {}, column {}: {e}",
+                    e.line(),
+                    e.column()
+                ),
+            )
         })?;
         let root = root
             .as_object()
@@ -331,7 +345,12 @@ impl ModelRegistry {
         let providers = match root.get("providers") {
             Some(Value::Object(p)) => p,
             Some(_) => return Err(models_error(source, "providers: expected an object".into())),
-            None => return Err(models_error(source, "providers: required field is missing".into())),
+            None => {
+                return Err(models_error(
+                    source,
+                    "providers: required field is missing".into(),
+                ))
+            }
         };
         let mut next = self.providers.clone();
         for (id, config) in providers {
@@ -383,8 +402,9 @@ impl ModelRegistry {
         if explicit.is_some() {
             return explicit;
         }
-        if let Some(SecretConfig(config)) =
-            self.provider(provider).and_then(|p| p.api_key_config.as_ref())
+        if let Some(SecretConfig(config)) = self
+            .provider(provider)
+            .and_then(|p| p.api_key_config.as_ref())
         {
             if let Some(key) = resolve_config_value(config) {
                 return Some(ApiKey::new(key));
@@ -531,7 +551,12 @@ fn model_from_definition(
             .iter()
             .find(|m| m.id == id)
             .or_else(|| wanted_api.and_then(|a| provider.models.iter().find(|m| m.api == a)))
-            .or_else(|| provider.models.iter().find(|m| m.api == "openai-completions"))
+            .or_else(|| {
+                provider
+                    .models
+                    .iter()
+                    .find(|m| m.api == "openai-completions")
+            })
             .or_else(|| provider.models.first())
     };
     let api = api_override
@@ -607,7 +632,12 @@ fn model_from_definition(
         obj.insert("compat".into(), c);
     }
     // Metadata other parts of the stack read (prompt cache TTLs, image limits, sampling).
-    for key in ["promptCache", "inputLimits", "samplingParams", "samplingParamsByThinkingLevel"] {
+    for key in [
+        "promptCache",
+        "inputLimits",
+        "samplingParams",
+        "samplingParamsByThinkingLevel",
+    ] {
         if let Some(v) = def.get(key) {
             obj.insert(key.into(), v.clone());
         }
@@ -656,7 +686,10 @@ fn apply_override(model: &Model, patch: &Map<String, Value>, path: &str) -> Resu
                     obj.insert("compat".into(), m);
                 }
             }
-            "promptCache" | "samplingParams" | "headers" | "inputLimits"
+            "promptCache"
+            | "samplingParams"
+            | "headers"
+            | "inputLimits"
             | "samplingParamsByThinkingLevel" => merge_into(obj, key, v),
             _ => {}
         }
@@ -687,7 +720,10 @@ fn merge_compat(base: Option<Value>, patch: &Map<String, Value>) -> Option<Value
     for (k, v) in patch {
         let nested = matches!(
             k.as_str(),
-            "openRouterRouting" | "vercelGatewayRouting" | "chatTemplateKwargs" | "chatTemplateArgs"
+            "openRouterRouting"
+                | "vercelGatewayRouting"
+                | "chatTemplateKwargs"
+                | "chatTemplateArgs"
         );
         if nested {
             if let (Some(Value::Object(b)), Value::Object(p)) = (merged.get_mut(k), v) {
@@ -702,7 +738,11 @@ fn merge_compat(base: Option<Value>, patch: &Map<String, Value>) -> Option<Value
     Some(Value::Object(merged))
 }
 
-fn opt_string<'a>(obj: &'a Map<String, Value>, key: &str, path: &str) -> Result<Option<&'a str>, String> {
+fn opt_string<'a>(
+    obj: &'a Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<Option<&'a str>, String> {
     match obj.get(key) {
         None => Ok(None),
         Some(Value::String(s)) if !s.is_empty() => Ok(Some(s)),
@@ -735,7 +775,9 @@ fn opt_positive(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Optio
         None => Ok(None),
         Some(Value::Number(n)) => match n.as_f64() {
             Some(f) if f > 0.0 && f.fract() == 0.0 && f <= u64::MAX as f64 => Ok(Some(f as u64)),
-            _ => Err(format!("{path}.{key}: expected a positive whole number, got {n}")),
+            _ => Err(format!(
+                "{path}.{key}: expected a positive whole number, got {n}"
+            )),
         },
         Some(_) => Err(format!("{path}.{key}: expected a positive whole number")),
     }
@@ -748,7 +790,11 @@ fn check_input(v: &Value, path: &str) -> Result<(), String> {
     for (i, item) in items.iter().enumerate() {
         match item.as_str() {
             Some("text") | Some("image") => {}
-            _ => return Err(format!("{path}[{i}]: expected \"text\" or \"image\", got {item}")),
+            _ => {
+                return Err(format!(
+                    "{path}[{i}]: expected \"text\" or \"image\", got {item}"
+                ))
+            }
         }
     }
     Ok(())
@@ -764,7 +810,9 @@ fn check_cost(v: &Value, path: &str, all_required: bool) -> Result<(), String> {
             None if !all_required => {}
             None => return Err(format!("{path}.{key}: required field is missing")),
             Some(other) => {
-                return Err(format!("{path}.{key}: expected a non-negative number, got {other}"))
+                return Err(format!(
+                    "{path}.{key}: expected a non-negative number, got {other}"
+                ))
             }
         }
     }
@@ -775,8 +823,13 @@ fn check_cost(v: &Value, path: &str, all_required: bool) -> Result<(), String> {
         for (i, tier) in tiers.iter().enumerate() {
             let tier_path = format!("{path}.tiers[{i}]");
             check_cost(tier, &tier_path, true)?;
-            if !tier.get("inputTokensAbove").is_some_and(|n| n.as_u64().is_some()) {
-                return Err(format!("{tier_path}.inputTokensAbove: expected a whole number"));
+            if tier
+                .get("inputTokensAbove")
+                .is_none_or(|n| n.as_u64().is_none())
+            {
+                return Err(format!(
+                    "{tier_path}.inputTokensAbove: expected a whole number"
+                ));
             }
         }
     }
@@ -788,7 +841,7 @@ fn check_level_map(v: &Value, path: &str) -> Result<(), String> {
         return Err(format!("{path}: expected an object"));
     };
     for (k, val) in map {
-        if crate::thinking::parse_level(k).is_none() {
+        if ThinkingLevel::parse(k).is_none() {
             return Err(format!(
                 "{path}.{k}: unknown thinking level (expected off, minimal, low, medium, high, xhigh or max)"
             ));

@@ -12,32 +12,32 @@ use crate::types::{AssistantMessage, StopReason};
 
 /// Error texts that mean "context too large", one per provider wording.
 pub const OVERFLOW_PATTERNS: &[&str] = &[
-    r"prompt (?:is )?too long",                 // Anthropic, z.ai
-    r"prompt exceeds max length",               // z.ai CN
-    r"request_too_large",                       // Anthropic HTTP 413
-    r"input is too long for requested model",   // Amazon Bedrock
-    r"exceeds the context window",              // OpenAI
+    r"prompt (?:is )?too long",               // Anthropic, z.ai
+    r"prompt exceeds max length",             // z.ai CN
+    r"request_too_large",                     // Anthropic HTTP 413
+    r"input is too long for requested model", // Amazon Bedrock
+    r"exceeds the context window",            // OpenAI
     r"exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))", // LiteLLM / OpenAI-compatible
-    r"context window exceeded",                 // LiteLLM pre-call check
-    r"input token count.*exceeds the maximum",  // Google Gemini
-    r"maximum prompt length is \d+",            // xAI
-    r"reduce the length of the messages",       // Groq
-    r"maximum context length is \d+ tokens",    // OpenRouter
+    r"context window exceeded",                // LiteLLM pre-call check
+    r"input token count.*exceeds the maximum", // Google Gemini
+    r"maximum prompt length is \d+",           // xAI
+    r"reduce the length of the messages",      // Groq
+    r"maximum context length is \d+ tokens",   // OpenRouter
     r"exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?", // OpenRouter/Poolside
     r"input \(\d+ tokens\) is longer than the model'?s context length \(\d+ tokens\)", // Together
-    r"exceeds the limit of \d+",                // GitHub Copilot
-    r"exceeds the available context size",      // llama.cpp
-    r"greater than the context length",         // LM Studio
-    r"context window exceeds limit",            // MiniMax
-    r"exceeded model token limit",              // Kimi For Coding
+    r"exceeds the limit of \d+",               // GitHub Copilot
+    r"exceeds the available context size",     // llama.cpp
+    r"greater than the context length",        // LM Studio
+    r"context window exceeds limit",           // MiniMax
+    r"exceeded model token limit",             // Kimi For Coding
     r"too large for model with \d+ maximum context length", // Mistral
     r"prompt has [\d,]+ tokens?, but the configured context size is [\d,]+ tokens?", // DS4
-    r"model_context_window_exceeded",           // z.ai finish reason as text
+    r"model_context_window_exceeded",          // z.ai finish reason as text
     r"prompt too long; exceeded (?:max )?context length", // Ollama
-    r"range of input length should be",         // DashScope / Qwen
-    r"context[_ ]length[_ ]exceeded",           // generic
-    r"too many tokens",                         // generic
-    r"token limit exceeded",                    // generic
+    r"range of input length should be",        // DashScope / Qwen
+    r"context[_ ]length[_ ]exceeded",          // generic
+    r"too many tokens",                        // generic
+    r"token limit exceeded",                   // generic
     r"^(?:[\w -]+ API error \(413\):|413(?:\s|:|$))", // any HTTP 413
 ];
 
@@ -49,7 +49,8 @@ pub const NON_OVERFLOW_PATTERNS: &[&str] = &[
 ];
 
 /// Cerebras answers an oversized request with a bare 400/413 and no body.
-pub const CEREBRAS_BODYLESS_OVERFLOW_PATTERN: &str = r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)";
+pub const CEREBRAS_BODYLESS_OVERFLOW_PATTERN: &str =
+    r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)";
 
 struct Patterns {
     overflow: Vec<Regex>,
@@ -84,7 +85,10 @@ pub fn is_overflow_error_text(error_message: &str, provider: &str) -> bool {
     if p.overflow.iter().any(|r| r.is_match(error_message)) {
         return true;
     }
-    provider == "cerebras" && p.cerebras.as_ref().is_some_and(|r| r.is_match(error_message))
+    provider == "cerebras"
+        && p.cerebras
+            .as_ref()
+            .is_some_and(|r| r.is_match(error_message))
 }
 
 /// Whether `message` shows a context overflow: an overflow error text, or (with the model's

@@ -136,7 +136,10 @@ fn matches_standalone(re: &Regex, text: &str, is_word: impl Fn(char) -> bool) ->
         let Some(m) = re.find_at(text, start) else {
             return false;
         };
-        let before_ok = text[..m.start()].chars().next_back().is_none_or(|c| !is_word(c));
+        let before_ok = text[..m.start()]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !is_word(c));
         let after_ok = text[m.end()..].chars().next().is_none_or(|c| !is_word(c));
         if before_ok && after_ok {
             return true;
@@ -149,8 +152,12 @@ fn matches_standalone(re: &Regex, text: &str, is_word: impl Fn(char) -> bool) ->
 
 /// Whether `re` matches with no ASCII digit right after the match.
 fn matches_not_followed_by_digit(re: &Regex, text: &str) -> bool {
-    re.find_iter(text)
-        .any(|m| !text[m.end()..].chars().next().is_some_and(|c| c.is_ascii_digit()))
+    re.find_iter(text).any(|m| {
+        !text[m.end()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit())
+    })
 }
 
 fn is_alnum(c: char) -> bool {
@@ -220,7 +227,11 @@ pub fn retry_delay_ms(policy: &RetryPolicy, attempt: u32) -> u64 {
     let exponent = attempt.saturating_sub(1);
     let factor = 1u64.checked_shl(exponent).unwrap_or(u64::MAX);
     let delay = policy.base_delay_ms.saturating_mul(factor);
-    delay.min(policy.max_agent_delay_ms.unwrap_or(DEFAULT_MAX_AGENT_RETRY_DELAY_MS))
+    delay.min(
+        policy
+            .max_agent_delay_ms
+            .unwrap_or(DEFAULT_MAX_AGENT_RETRY_DELAY_MS),
+    )
 }
 
 /// What the turn-level loop should do after an attempt.
@@ -233,8 +244,16 @@ pub enum RetryDecision {
 }
 
 /// Decides the next step after `retries_done` retries produced `message`.
-pub fn next_retry(policy: &RetryPolicy, retries_done: u32, message: &AssistantMessage) -> RetryDecision {
-    let max = if policy.enabled { policy.max_retries } else { 0 };
+pub fn next_retry(
+    policy: &RetryPolicy,
+    retries_done: u32,
+    message: &AssistantMessage,
+) -> RetryDecision {
+    let max = if policy.enabled {
+        policy.max_retries
+    } else {
+        0
+    };
     if message.stop_reason != StopReason::Error
         || retries_done >= max
         || !is_retryable_assistant_error(message)

@@ -9,41 +9,15 @@ use serde_json::Value;
 use crate::types::{Model, ThinkingLevel};
 
 /// All levels, weakest first; clamping walks this order.
-pub const ALL_LEVELS: [ThinkingLevel; 7] = [
-    ThinkingLevel::Off,
-    ThinkingLevel::Minimal,
-    ThinkingLevel::Low,
-    ThinkingLevel::Medium,
-    ThinkingLevel::High,
-    ThinkingLevel::Xhigh,
-    ThinkingLevel::Max,
-];
+pub const ALL_LEVELS: [ThinkingLevel; 7] = ThinkingLevel::ALL;
 
 /// Answer room kept free of thinking when a budget has to shrink to fit `max_tokens`.
 pub const MIN_ANSWER_TOKENS: u64 = 1024;
 
-/// The JSON key of a level in `thinkingLevelMap` and settings.
-pub fn level_name(level: ThinkingLevel) -> &'static str {
-    match level {
-        ThinkingLevel::Off => "off",
-        ThinkingLevel::Minimal => "minimal",
-        ThinkingLevel::Low => "low",
-        ThinkingLevel::Medium => "medium",
-        ThinkingLevel::High => "high",
-        ThinkingLevel::Xhigh => "xhigh",
-        ThinkingLevel::Max => "max",
-    }
-}
-
-/// Parses a level name (as stored in `thinking_level_change` entries and settings).
-pub fn parse_level(name: &str) -> Option<ThinkingLevel> {
-    ALL_LEVELS.into_iter().find(|l| level_name(*l) == name)
-}
-
 /// The model's entry for `level` in its `thinkingLevelMap`:
 /// `None` = no entry, `Some(Value::Null)` = unsupported, `Some(value)` = native value.
 pub fn level_map_entry(model: &Model, level: ThinkingLevel) -> Option<&Value> {
-    model.thinking_level_map.as_ref()?.get(level_name(level))
+    model.thinking_level_map.as_ref()?.get(level.as_str())
 }
 
 /// The native value to send for `level`, when the model's map names one.
@@ -83,7 +57,11 @@ pub fn clamp_level(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
     if let Some(up) = ALL_LEVELS[index..].iter().find(|l| available.contains(l)) {
         return *up;
     }
-    if let Some(down) = ALL_LEVELS[..index].iter().rev().find(|l| available.contains(l)) {
+    if let Some(down) = ALL_LEVELS[..index]
+        .iter()
+        .rev()
+        .find(|l| available.contains(l))
+    {
         return *down;
     }
     available.first().copied().unwrap_or(ThinkingLevel::Off)

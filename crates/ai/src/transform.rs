@@ -9,8 +9,8 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::types::{
-    AssistantMessage, Content, ContentBlock, Message, Model, StopReason, TextContent,
-    ToolCall, ToolResultMessage,
+    AssistantMessage, Content, ContentBlock, Message, Model, StopReason, TextContent, ToolCall,
+    ToolResultMessage,
 };
 
 /// Placeholder for an image in a user message sent to a model without image input.
@@ -34,11 +34,11 @@ pub type ToolCallIdNormalizer<'a> = dyn FnMut(&str, &Model, &AssistantMessage) -
 /// APIs without an id rule keep ids unchanged; everything else still applies.
 pub fn transform_messages(messages: &[Message], model: &Model) -> Vec<Message> {
     match model.api.as_str() {
-        "anthropic-messages" | "bedrock-converse-stream" => {
-            transform_messages_with(messages, model, Some(&mut |id, _, _| {
-                normalize_anthropic_tool_call_id(id)
-            }))
-        }
+        "anthropic-messages" | "bedrock-converse-stream" => transform_messages_with(
+            messages,
+            model,
+            Some(&mut |id, _, _| normalize_anthropic_tool_call_id(id)),
+        ),
         "openai-completions" => transform_messages_with(
             messages,
             model,
@@ -103,7 +103,8 @@ pub fn transform_messages_with(
                 } else {
                     let mut user = user.clone();
                     if let Content::Blocks(blocks) = &user.content {
-                        user.content = Content::Blocks(replace_images(blocks, USER_IMAGE_PLACEHOLDER));
+                        user.content =
+                            Content::Blocks(replace_images(blocks, USER_IMAGE_PLACEHOLDER));
                     }
                     Message::User(user)
                 }
@@ -141,8 +142,16 @@ pub fn transform_messages_with(
     for msg in transformed {
         match msg {
             Message::Assistant(assistant) => {
-                close_pending(&mut result, &mut pending, &mut seen_results, &mut held_system);
-                if matches!(assistant.stop_reason, StopReason::Error | StopReason::Aborted) {
+                close_pending(
+                    &mut result,
+                    &mut pending,
+                    &mut seen_results,
+                    &mut held_system,
+                );
+                if matches!(
+                    assistant.stop_reason,
+                    StopReason::Error | StopReason::Aborted
+                ) {
                     continue;
                 }
                 let calls: Vec<(String, String)> = assistant
@@ -171,12 +180,22 @@ pub fn transform_messages_with(
                 }
             }
             Message::User(user) => {
-                close_pending(&mut result, &mut pending, &mut seen_results, &mut held_system);
+                close_pending(
+                    &mut result,
+                    &mut pending,
+                    &mut seen_results,
+                    &mut held_system,
+                );
                 result.push(Message::User(user));
             }
         }
     }
-    close_pending(&mut result, &mut pending, &mut seen_results, &mut held_system);
+    close_pending(
+        &mut result,
+        &mut pending,
+        &mut seen_results,
+        &mut held_system,
+    );
     result
 }
 
@@ -197,7 +216,10 @@ fn transform_assistant(
                 if !same_model {
                     continue;
                 }
-                let signed = t.thinking_signature.as_deref().is_some_and(|s| !s.is_empty());
+                let signed = t
+                    .thinking_signature
+                    .as_deref()
+                    .is_some_and(|s| !s.is_empty());
                 if t.redacted == Some(true) || signed || !t.thinking.trim().is_empty() {
                     content.push(block.clone());
                 }
@@ -251,7 +273,11 @@ fn close_pending(
     result.append(held_system);
 }
 
-fn missing_tool_result(tool_call_id: String, tool_name: String, timestamp: i64) -> ToolResultMessage {
+fn missing_tool_result(
+    tool_call_id: String,
+    tool_name: String,
+    timestamp: i64,
+) -> ToolResultMessage {
     ToolResultMessage {
         tool_call_id,
         tool_name,
@@ -320,8 +346,10 @@ pub fn short_hash(s: &str) -> String {
         h1 = (h1 ^ ch).wrapping_mul(2_654_435_761);
         h2 = (h2 ^ ch).wrapping_mul(1_597_334_677);
     }
-    h1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507) ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
-    h2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507) ^ (h1 ^ (h1 >> 13)).wrapping_mul(3_266_489_909);
+    h1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
+    h2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h1 ^ (h1 >> 13)).wrapping_mul(3_266_489_909);
     let mut out = to_base36(h2);
     out.push_str(&to_base36(h1));
     out
@@ -497,7 +525,11 @@ pub fn derive_mistral_tool_call_id(id: &str, attempt: u32) -> String {
     if attempt == 0 && normalized.len() == MISTRAL_TOOL_CALL_ID_LENGTH {
         return normalized;
     }
-    let base = if normalized.is_empty() { id } else { normalized.as_str() };
+    let base = if normalized.is_empty() {
+        id
+    } else {
+        normalized.as_str()
+    };
     let seed = if attempt == 0 {
         base.to_string()
     } else {

@@ -8,7 +8,13 @@ fn builtin() -> ModelRegistry {
     ModelRegistry::builtin().unwrap()
 }
 
-fn usage(input: u64, output: u64, cache_read: u64, cache_write: u64, cache_write_1h: Option<u64>) -> Usage {
+fn usage(
+    input: u64,
+    output: u64,
+    cache_read: u64,
+    cache_write: u64,
+    cache_write_1h: Option<u64>,
+) -> Usage {
     let mut v = json!({
         "input": input, "output": output, "cacheRead": cache_read, "cacheWrite": cache_write,
         "totalTokens": input + output + cache_read + cache_write,
@@ -20,7 +26,8 @@ fn usage(input: u64, output: u64, cache_read: u64, cache_write: u64, cache_write
     serde_json::from_value(v).unwrap()
 }
 
-fn close(a: f64, b: f64) -> bool {
+fn close(a: arbor_ai::json::Num, b: f64) -> bool {
+    let a = a.get();
     (a - b).abs() < 1e-12
 }
 
@@ -31,17 +38,38 @@ fn builtin_catalog_covers_the_four_apis_and_main_providers() {
     let r = builtin();
     assert_eq!(
         r.provider_ids(),
-        ["anthropic", "openai", "google", "openrouter", "groq", "xai", "deepseek"]
+        [
+            "anthropic",
+            "openai",
+            "google",
+            "openrouter",
+            "groq",
+            "xai",
+            "deepseek"
+        ]
     );
     let apis: std::collections::BTreeSet<&str> = r.models().map(|m| m.api.as_str()).collect();
-    for api in ["anthropic-messages", "openai-completions", "openai-responses", "google-generative-ai"] {
+    for api in [
+        "anthropic-messages",
+        "openai-completions",
+        "openai-responses",
+        "google-generative-ai",
+    ] {
         assert!(apis.contains(api), "{api}");
     }
     for m in r.models() {
         assert!(m.context_window > 0 && m.max_tokens > 0, "{}", m.id);
         assert!(!m.base_url.is_empty() && !m.name.is_empty(), "{}", m.id);
-        assert!(m.input.iter().all(|i| i == "text" || i == "image"), "{}", m.id);
-        assert_eq!(r.get(&m.provider, &m.id).map(|x| &x.id), Some(&m.id), "lookup by provider + id");
+        assert!(
+            m.input.iter().all(|i| i == "text" || i == "image"),
+            "{}",
+            m.id
+        );
+        assert_eq!(
+            r.get(&m.provider, &m.id).map(|x| &x.id),
+            Some(&m.id),
+            "lookup by provider + id"
+        );
     }
 }
 
@@ -55,15 +83,28 @@ fn builtin_model_fields_are_pis() {
     assert_eq!(v["baseUrl"], "https://api.anthropic.com");
     assert_eq!(v["reasoning"], true);
     assert_eq!(v["input"], json!(["text", "image"]));
-    assert_eq!(v["cost"], json!({"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}));
+    assert_eq!(
+        v["cost"],
+        json!({"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75})
+    );
     assert_eq!(v["contextWindow"], 200000);
     assert_eq!(v["maxTokens"], 64000);
     assert_eq!(v["compat"], json!({"supportsStrictTools": true}));
-    assert_eq!(v["promptCache"], json!({"short": 300, "long": 3600}), "extra metadata survives");
+    assert_eq!(
+        v["promptCache"],
+        json!({"short": 300, "long": 3600}),
+        "extra metadata survives"
+    );
 
     let g = r.get("google", "gemini-2.5-pro").unwrap();
-    assert_eq!(g.base_url, "https://generativelanguage.googleapis.com/v1beta");
-    assert_eq!(g.cost.tiers.as_ref().unwrap()[0].input_tokens_above, 200_000);
+    assert_eq!(
+        g.base_url,
+        "https://generativelanguage.googleapis.com/v1beta"
+    );
+    assert_eq!(
+        g.cost.tiers.as_ref().unwrap()[0].input_tokens_above,
+        200_000
+    );
     let gpt = r.get("openai", "gpt-5.2").unwrap();
     assert_eq!(gpt.api, "openai-responses");
     assert_eq!(gpt.thinking_level_map.as_ref().unwrap()["off"], "none");
@@ -76,7 +117,10 @@ fn builtin_model_fields_are_pis() {
 #[test]
 fn unknown_lookups_are_none() {
     let r = builtin();
-    assert!(r.get("anthropic", "gpt-5.2").is_none(), "ids are per provider");
+    assert!(
+        r.get("anthropic", "gpt-5.2").is_none(),
+        "ids are per provider"
+    );
     assert!(r.get("nope", "claude-sonnet-4-5").is_none());
     assert!(r.provider_models("nope").is_empty());
     assert_eq!(r.provider_models("xai").len(), 2);
@@ -140,7 +184,10 @@ fn llama_cpp_with_reasoning_compat_and_model_level_settings() {
     .unwrap();
     let p = r.provider("llamacpp").unwrap();
     assert_eq!(p.name, "llama.cpp");
-    assert_eq!(p.headers["X-Token"], "$LLAMA_TOKEN", "header values stay unresolved");
+    assert_eq!(
+        p.headers["X-Token"], "$LLAMA_TOKEN",
+        "header values stay unresolved"
+    );
     let glm = r.get("llamacpp", "glm").unwrap();
     assert!(glm.reasoning);
     assert_eq!(glm.context_window, 32768);
@@ -148,7 +195,10 @@ fn llama_cpp_with_reasoning_compat_and_model_level_settings() {
         glm.compat.as_ref().unwrap(),
         &json!({"supportsDeveloperRole": false, "openRouterRouting": {"order": ["a"], "only": ["b"]}, "thinkingFormat": "qwen"})
     );
-    assert_eq!(glm.thinking_level_map.as_ref().unwrap()["xhigh"], "max-effort");
+    assert_eq!(
+        glm.thinking_level_map.as_ref().unwrap()["xhigh"],
+        "max-effort"
+    );
     let other = r.get("llamacpp", "other").unwrap();
     assert_eq!(other.api, "anthropic-messages");
     assert_eq!(other.base_url, "http://127.0.0.1:9090");
@@ -164,10 +214,20 @@ fn provider_base_url_moves_builtin_models() {
     .unwrap();
     for m in r.provider_models("anthropic") {
         assert_eq!(m.base_url, "http://proxy.local", "{}", m.id);
-        assert_eq!(m.compat.as_ref().unwrap()["supportsEagerToolInputStreaming"], false);
-        assert_eq!(m.compat.as_ref().unwrap()["supportsStrictTools"], true, "merged, not replaced");
+        assert_eq!(
+            m.compat.as_ref().unwrap()["supportsEagerToolInputStreaming"],
+            false
+        );
+        assert_eq!(
+            m.compat.as_ref().unwrap()["supportsStrictTools"],
+            true,
+            "merged, not replaced"
+        );
     }
-    assert_eq!(r.get("openai", "gpt-5.2").unwrap().base_url, "https://api.openai.com/v1");
+    assert_eq!(
+        r.get("openai", "gpt-5.2").unwrap().base_url,
+        "https://api.openai.com/v1"
+    );
 }
 
 #[test]
@@ -189,7 +249,10 @@ fn model_overrides_patch_single_builtin_models() {
     let map = m.thinking_level_map.as_ref().unwrap();
     assert_eq!(map["minimal"], "minimal");
     assert_eq!(map["xhigh"], "xhigh", "map merged");
-    assert!(r.get("openai", "no-such-model").is_none(), "overrides do not create models");
+    assert!(
+        r.get("openai", "no-such-model").is_none(),
+        "overrides do not create models"
+    );
 }
 
 #[test]
@@ -205,10 +268,19 @@ fn models_entries_replace_or_extend_builtin_providers() {
     .unwrap();
     let replaced = r.get("groq", "llama-3.3-70b-versatile").unwrap();
     assert_eq!(replaced.context_window, 64000);
-    assert_eq!(replaced.max_tokens, DEFAULT_MAX_TOKENS, "a replacement is a fresh definition");
-    assert_eq!(replaced.base_url, "https://api.groq.com/openai/v1", "base URL from the built-in model");
+    assert_eq!(
+        replaced.max_tokens, DEFAULT_MAX_TOKENS,
+        "a replacement is a fresh definition"
+    );
+    assert_eq!(
+        replaced.base_url, "https://api.groq.com/openai/v1",
+        "base URL from the built-in model"
+    );
     let new = r.get("groq", "brand-new").unwrap();
-    assert_eq!(new.api, "openai-completions", "api from a similar built-in model");
+    assert_eq!(
+        new.api, "openai-completions",
+        "api from a similar built-in model"
+    );
     assert_eq!(r.provider_models("groq").len(), 5);
 }
 
@@ -216,7 +288,8 @@ fn models_entries_replace_or_extend_builtin_providers() {
 fn later_files_layer_over_earlier_ones() {
     let mut r = ModelRegistry::empty();
     r.apply_models_json_str(r#"{"providers": {"p": {"baseUrl": "http://a", "api": "openai-completions", "models": [{"id": "m"}]}}}"#, "one").unwrap();
-    r.apply_models_json_str(r#"{"providers": {"p": {"baseUrl": "http://b"}}}"#, "two").unwrap();
+    r.apply_models_json_str(r#"{"providers": {"p": {"baseUrl": "http://b"}}}"#, "two")
+        .unwrap();
     assert_eq!(r.get("p", "m").unwrap().base_url, "http://b");
 }
 
@@ -227,24 +300,66 @@ fn bad_models_json_is_refused_with_a_precise_message_and_changes_nothing() {
         ("[]", "root: expected an object"),
         (r#"{"providers": []}"#, "providers: expected an object"),
         (r#"{}"#, "providers: required field is missing"),
-        (r#"{"providers": {"x": {}}}"#, "Provider x: must specify \"baseUrl\""),
-        (r#"{"providers": {"x": {"baseUrl": "http://h", "models": [{"name": "n"}]}}}"#, "providers.x.models[0].id: required field is missing"),
-        (r#"{"providers": {"x": {"baseUrl": "http://h", "models": [{"id": "m"}]}}}"#, "Provider x, model m: no \"api\" specified"),
-        (r#"{"providers": {"x": {"api": "openai-completions", "models": [{"id": "m"}]}}}"#, "Provider x: \"baseUrl\" is required"),
-        (r#"{"providers": {"x": {"baseUrl": "http://h", "api": "a", "models": [{"id": "m", "contextWindow": -1}]}}}"#, "providers.x.models[0].contextWindow: expected a positive whole number"),
-        (r#"{"providers": {"x": {"baseUrl": "http://h", "api": "a", "models": [{"id": "m", "input": ["audio"]}]}}}"#, "providers.x.models[0].input[0]: expected \"text\" or \"image\""),
-        (r#"{"providers": {"x": {"baseUrl": "http://h", "api": "a", "models": [{"id": "m", "cost": {"input": 1}}]}}}"#, "providers.x.models[0].cost.output: required field is missing"),
-        (r#"{"providers": {"x": {"baseUrl": "http://h", "api": "a", "models": [{"id": "m", "thinkingLevelMap": {"ultra": "u"}}]}}}"#, "providers.x.models[0].thinkingLevelMap.ultra: unknown thinking level"),
-        (r#"{"providers": {"x": {"baseUrl": 5}}}"#, "providers.x.baseUrl: expected a non-empty string"),
-        (r#"{"providers": {"x": {"baseUrl": "http://h", "headers": {"a": 1}}}}"#, "providers.x.headers.a: expected a string"),
-        (r#"{"providers": {"openai": {"modelOverrides": {"gpt-5.2": {"maxTokens": 0}}}}}"#, "providers.openai.modelOverrides.gpt-5.2.maxTokens"),
+        (
+            r#"{"providers": {"x": {}}}"#,
+            "Provider x: must specify \"baseUrl\"",
+        ),
+        (
+            r#"{"providers": {"x": {"baseUrl": "http://h", "models": [{"name": "n"}]}}}"#,
+            "providers.x.models[0].id: required field is missing",
+        ),
+        (
+            r#"{"providers": {"x": {"baseUrl": "http://h", "models": [{"id": "m"}]}}}"#,
+            "Provider x, model m: no \"api\" specified",
+        ),
+        (
+            r#"{"providers": {"x": {"api": "openai-completions", "models": [{"id": "m"}]}}}"#,
+            "Provider x: \"baseUrl\" is required",
+        ),
+        (
+            r#"{"providers": {"x": {"baseUrl": "http://h", "api": "a", "models": [{"id": "m", "contextWindow": -1}]}}}"#,
+            "providers.x.models[0].contextWindow: expected a positive whole number",
+        ),
+        (
+            r#"{"providers": {"x": {"baseUrl": "http://h", "api": "a", "models": [{"id": "m", "input": ["audio"]}]}}}"#,
+            "providers.x.models[0].input[0]: expected \"text\" or \"image\"",
+        ),
+        (
+            r#"{"providers": {"x": {"baseUrl": "http://h", "api": "a", "models": [{"id": "m", "cost": {"input": 1}}]}}}"#,
+            "providers.x.models[0].cost.output: required field is missing",
+        ),
+        (
+            r#"{"providers": {"x": {"baseUrl": "http://h", "api": "a", "models": [{"id": "m", "thinkingLevelMap": {"ultra": "u"}}]}}}"#,
+            "providers.x.models[0].thinkingLevelMap.ultra: unknown thinking level",
+        ),
+        (
+            r#"{"providers": {"x": {"baseUrl": 5}}}"#,
+            "providers.x.baseUrl: expected a non-empty string",
+        ),
+        (
+            r#"{"providers": {"x": {"baseUrl": "http://h", "headers": {"a": 1}}}}"#,
+            "providers.x.headers.a: expected a string",
+        ),
+        (
+            r#"{"providers": {"openai": {"modelOverrides": {"gpt-5.2": {"maxTokens": 0}}}}}"#,
+            "providers.openai.modelOverrides.gpt-5.2.maxTokens",
+        ),
     ];
     for (text, expected) in cases {
         let mut r = builtin();
         let before = r.models().count();
-        let err = r.apply_models_json_str(text, "/home/u/.arbor/models.json").unwrap_err().to_string();
-        assert!(err.contains(expected), "{text}\n  got: {err}\n  want: {expected}");
-        assert!(err.contains("/home/u/.arbor/models.json"), "names the file: {err}");
+        let err = r
+            .apply_models_json_str(text, "/home/u/.arbor/models.json")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(expected),
+            "{text}\n  got: {err}\n  want: {expected}"
+        );
+        assert!(
+            err.contains("/home/u/.arbor/models.json"),
+            "names the file: {err}"
+        );
         assert_eq!(r.models().count(), before);
         assert_eq!(r.get("openai", "gpt-5.2").unwrap().max_tokens, 128_000);
     }
@@ -264,7 +379,10 @@ fn models_json_files_missing_commented_and_with_bom() {
     )
     .unwrap();
     r.load_models_json(&path).unwrap();
-    assert_eq!(r.get("vllm", "m").unwrap().base_url, "http://h//not-a-comment");
+    assert_eq!(
+        r.get("vllm", "m").unwrap().base_url,
+        "http://h//not-a-comment"
+    );
 
     std::fs::write(&path, "{\n\n  \"providers\": {,}\n}").unwrap();
     let err = r.load_models_json(&path).unwrap_err().to_string();
@@ -295,7 +413,11 @@ fn one_hour_cache_writes_cost_twice_the_input_price() {
     let mut u = usage(0, 0, 0, 1_000_000, Some(400_000));
     calculate_cost(m, &mut u);
     // 600k short writes at 3.75 + 400k long writes at 2 × 3.
-    assert!(close(u.cost.cache_write, 0.6 * 3.75 + 0.4 * 6.0), "{}", u.cost.cache_write);
+    assert!(
+        close(u.cost.cache_write, 0.6 * 3.75 + 0.4 * 6.0),
+        "{}",
+        u.cost.cache_write
+    );
 }
 
 #[test]
@@ -304,7 +426,10 @@ fn tiers_price_the_whole_request_once_the_prompt_crosses_them() {
     let m = r.get("google", "gemini-2.5-pro").unwrap();
     let mut below = usage(150_000, 1_000_000, 50_000, 0, None);
     calculate_cost(m, &mut below);
-    assert!(close(below.cost.output, 10.0), "exactly at the threshold: base price");
+    assert!(
+        close(below.cost.output, 10.0),
+        "exactly at the threshold: base price"
+    );
     let mut above = usage(150_001, 1_000_000, 50_000, 0, None);
     calculate_cost(m, &mut above);
     assert!(close(above.cost.output, 15.0));
@@ -346,26 +471,71 @@ fn api_keys_never_show_in_debug_output() {
     let debug = format!("{:?}", r.provider("p").unwrap());
     assert!(!debug.contains("sk-secret-literal"), "{debug}");
     assert!(!format!("{r:?}").contains("sk-secret-literal"));
-    assert_eq!(format!("{:?}", SecretConfig("!pass show x".into())), "SecretConfig(<command>)");
-    assert_eq!(format!("{:?}", SecretConfig("$MY_KEY".into())), "SecretConfig($MY_KEY)");
+    assert_eq!(
+        format!("{:?}", SecretConfig("!pass show x".into())),
+        "SecretConfig(<command>)"
+    );
+    assert_eq!(
+        format!("{:?}", SecretConfig("$MY_KEY".into())),
+        "SecretConfig($MY_KEY)"
+    );
 }
 
 #[test]
 fn environment_keys_follow_pis_table() {
     let env = |pairs: &'static [(&'static str, &'static str)]| {
-        move |name: &str| pairs.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+        move |name: &str| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
     };
-    let anthropic = env(&[("ANTHROPIC_AUTH_TOKEN", "bearer"), ("ANTHROPIC_OAUTH_TOKEN", ""), ("ANTHROPIC_API_KEY", "sk-ant")]);
-    assert_eq!(env_api_key_with("anthropic", anthropic).unwrap().expose(), "sk-ant", "auth token skipped, empty skipped");
-    let oauth = env(&[("ANTHROPIC_OAUTH_TOKEN", "oat"), ("ANTHROPIC_API_KEY", "sk-ant")]);
-    assert_eq!(env_api_key_with("anthropic", oauth).unwrap().expose(), "oat");
-    let all = env(&[
-        ("OPENAI_API_KEY", "o"), ("GEMINI_API_KEY", "g"), ("OPENROUTER_API_KEY", "r"),
-        ("GROQ_API_KEY", "q"), ("XAI_API_KEY", "x"), ("DEEPSEEK_API_KEY", "d"),
-        ("QWEN_TOKEN_PLAN_API_KEY", "w"), ("MOONSHOT_API_KEY", "k"),
+    let anthropic = env(&[
+        ("ANTHROPIC_AUTH_TOKEN", "bearer"),
+        ("ANTHROPIC_OAUTH_TOKEN", ""),
+        ("ANTHROPIC_API_KEY", "sk-ant"),
     ]);
-    for (provider, key) in [("openai", "o"), ("google", "g"), ("openrouter", "r"), ("groq", "q"), ("xai", "x"), ("deepseek", "d"), ("qwen-token-plan", "w"), ("moonshotai-cn", "k")] {
-        assert_eq!(env_api_key_with(provider, &all).map(|k| k.expose().to_string()).as_deref(), Some(key), "{provider}");
+    assert_eq!(
+        env_api_key_with("anthropic", anthropic).unwrap().expose(),
+        "sk-ant",
+        "auth token skipped, empty skipped"
+    );
+    let oauth = env(&[
+        ("ANTHROPIC_OAUTH_TOKEN", "oat"),
+        ("ANTHROPIC_API_KEY", "sk-ant"),
+    ]);
+    assert_eq!(
+        env_api_key_with("anthropic", oauth).unwrap().expose(),
+        "oat"
+    );
+    let all = env(&[
+        ("OPENAI_API_KEY", "o"),
+        ("GEMINI_API_KEY", "g"),
+        ("OPENROUTER_API_KEY", "r"),
+        ("GROQ_API_KEY", "q"),
+        ("XAI_API_KEY", "x"),
+        ("DEEPSEEK_API_KEY", "d"),
+        ("QWEN_TOKEN_PLAN_API_KEY", "w"),
+        ("MOONSHOT_API_KEY", "k"),
+    ]);
+    for (provider, key) in [
+        ("openai", "o"),
+        ("google", "g"),
+        ("openrouter", "r"),
+        ("groq", "q"),
+        ("xai", "x"),
+        ("deepseek", "d"),
+        ("qwen-token-plan", "w"),
+        ("moonshotai-cn", "k"),
+    ] {
+        assert_eq!(
+            env_api_key_with(provider, &all)
+                .map(|k| k.expose().to_string())
+                .as_deref(),
+            Some(key),
+            "{provider}"
+        );
     }
     assert!(env_api_key_with("ollama", &all).is_none());
     assert_eq!(api_key_env_vars("zai"), ["ZAI_API_KEY"]);
@@ -383,7 +553,10 @@ fn config_values_resolve_env_and_commands() {
     assert_eq!(r("literal-key").as_deref(), Some("literal-key"));
     assert_eq!(r("$A").as_deref(), Some("alpha"));
     assert_eq!(r("${B_2}").as_deref(), Some("beta"));
-    assert_eq!(r("Bearer $A-${B_2}!").as_deref(), Some("Bearer alpha-beta!"));
+    assert_eq!(
+        r("Bearer $A-${B_2}!").as_deref(),
+        Some("Bearer alpha-beta!")
+    );
     assert_eq!(r("$MISSING"), None);
     assert_eq!(r("x$EMPTY"), None, "empty variables count as unset");
     assert_eq!(r("cost$$5 $!bang").as_deref(), Some("cost$5 !bang"));
@@ -391,7 +564,10 @@ fn config_values_resolve_env_and_commands() {
     assert_eq!(r("${unclosed").as_deref(), Some("${unclosed"));
     assert_eq!(r("trailing$").as_deref(), Some("trailing$"));
     assert_eq!(r("$1").as_deref(), Some("$1"));
-    assert_eq!(r("!printf '  from-command \\n'").as_deref(), Some("from-command"));
+    assert_eq!(
+        r("!printf '  from-command \\n'").as_deref(),
+        Some("from-command")
+    );
     assert_eq!(r("!exit 3"), None);
     assert_eq!(r("!true"), None, "no output");
 }
@@ -408,7 +584,15 @@ fn registry_key_precedence() {
     )
     .unwrap();
     assert_eq!(r.api_key("p", None).unwrap().expose(), "from-env-reference");
-    assert_eq!(r.api_key("p", Some(ApiKey::new("explicit"))).unwrap().expose(), "explicit");
-    assert!(r.api_key("q", None).is_none(), "unresolvable reference and no env key");
+    assert_eq!(
+        r.api_key("p", Some(ApiKey::new("explicit")))
+            .unwrap()
+            .expose(),
+        "explicit"
+    );
+    assert!(
+        r.api_key("q", None).is_none(),
+        "unresolvable reference and no env key"
+    );
     std::env::remove_var(var);
 }

@@ -5,7 +5,14 @@ use arbor_ai::overflow::*;
 use arbor_ai::types::AssistantMessage;
 use serde_json::json;
 
-fn message(provider: &str, stop: &str, error: Option<&str>, input: u64, cache_read: u64, output: u64) -> AssistantMessage {
+fn message(
+    provider: &str,
+    stop: &str,
+    error: Option<&str>,
+    input: u64,
+    cache_read: u64,
+    output: u64,
+) -> AssistantMessage {
     let mut v = json!({
         "role": "assistant", "content": [], "api": "openai-completions", "provider": provider,
         "model": "m", "stopReason": stop, "timestamp": 1,
@@ -71,12 +78,24 @@ const OVERFLOWS: &[(&str, &str)] = &[
 /// Texts that must not count as overflow.
 const NOT_OVERFLOWS: &[(&str, &str)] = &[
     ("ollama", "500 `model runner crashed unexpectedly`"),
-    ("amazon-bedrock", "Throttling error: Too many tokens, please wait before trying again."),
-    ("amazon-bedrock", "Service unavailable: The service is temporarily unavailable."),
-    ("openai", "Rate limit exceeded, please retry after 30 seconds."),
+    (
+        "amazon-bedrock",
+        "Throttling error: Too many tokens, please wait before trying again.",
+    ),
+    (
+        "amazon-bedrock",
+        "Service unavailable: The service is temporarily unavailable.",
+    ),
+    (
+        "openai",
+        "Rate limit exceeded, please retry after 30 seconds.",
+    ),
     ("openai", "Too many requests. Please slow down."),
     // A rate-limit text wins even when it also mentions an overflow code.
-    ("openai", "rate limit: too many requests; context_length_exceeded"),
+    (
+        "openai",
+        "rate limit: too many requests; context_length_exceeded",
+    ),
     // The bodyless Cerebras form only counts for Cerebras.
     ("openai", "400 status code (no body)"),
     ("anthropic", "overloaded_error: Overloaded"),
@@ -87,7 +106,10 @@ const NOT_OVERFLOWS: &[(&str, &str)] = &[
 #[test]
 fn every_quoted_overflow_text_is_detected() {
     for (provider, text) in OVERFLOWS {
-        assert!(is_context_overflow(&error(provider, text), None), "{provider}: {text}");
+        assert!(
+            is_context_overflow(&error(provider, text), None),
+            "{provider}: {text}"
+        );
         assert!(is_overflow_error_text(text, provider), "{provider}: {text}");
     }
 }
@@ -95,7 +117,10 @@ fn every_quoted_overflow_text_is_detected() {
 #[test]
 fn throttling_and_unrelated_errors_are_not_overflow() {
     for (provider, text) in NOT_OVERFLOWS {
-        assert!(!is_context_overflow(&error(provider, text), Some(200_000)), "{provider}: {text}");
+        assert!(
+            !is_context_overflow(&error(provider, text), Some(200_000)),
+            "{provider}: {text}"
+        );
     }
 }
 
@@ -130,18 +155,39 @@ fn silent_overflow_needs_the_context_window() {
     assert!(!is_context_overflow(&m, None));
     assert!(!is_context_overflow(&m, Some(0)), "0 means unknown");
     let exact = message("zai", "stop", None, 150_000, 50_000, 100);
-    assert!(!is_context_overflow(&exact, Some(200_000)), "equal is not over");
+    assert!(
+        !is_context_overflow(&exact, Some(200_000)),
+        "equal is not over"
+    );
 }
 
 #[test]
 fn length_stop_with_filled_window_and_no_output_is_overflow() {
     // Xiaomi MiMo truncates the input to the window and returns nothing.
-    assert!(is_context_overflow(&message("xiaomi", "length", None, 58, 1_048_512, 0), Some(1_048_576)));
-    assert!(is_context_overflow(&message("xiaomi", "length", None, 99, 0, 0), Some(100)), "99 % is enough");
-    assert!(!is_context_overflow(&message("xiaomi", "length", None, 98, 0, 0), Some(100)));
-    assert!(!is_context_overflow(&message("xiaomi", "length", None, 1000, 0, 4096), Some(200_000)));
-    assert!(!is_context_overflow(&message("xiaomi", "length", None, 100, 0, 0), Some(200_000)));
-    assert!(!is_context_overflow(&message("xiaomi", "length", None, 200_000, 0, 0), None));
+    assert!(is_context_overflow(
+        &message("xiaomi", "length", None, 58, 1_048_512, 0),
+        Some(1_048_576)
+    ));
+    assert!(
+        is_context_overflow(&message("xiaomi", "length", None, 99, 0, 0), Some(100)),
+        "99 % is enough"
+    );
+    assert!(!is_context_overflow(
+        &message("xiaomi", "length", None, 98, 0, 0),
+        Some(100)
+    ));
+    assert!(!is_context_overflow(
+        &message("xiaomi", "length", None, 1000, 0, 4096),
+        Some(200_000)
+    ));
+    assert!(!is_context_overflow(
+        &message("xiaomi", "length", None, 100, 0, 0),
+        Some(200_000)
+    ));
+    assert!(!is_context_overflow(
+        &message("xiaomi", "length", None, 200_000, 0, 0),
+        None
+    ));
 }
 
 #[test]
@@ -150,5 +196,8 @@ fn recoverable_length_is_a_length_stop_below_the_wanted_output() {
     assert!(is_recoverable_length(&m, 4096));
     assert!(!is_recoverable_length(&m, 500));
     assert!(!is_recoverable_length(&m, 0));
-    assert!(!is_recoverable_length(&message("openai", "stop", None, 1000, 0, 500), 4096));
+    assert!(!is_recoverable_length(
+        &message("openai", "stop", None, 1000, 0, 500),
+        4096
+    ));
 }

@@ -117,7 +117,10 @@ const NOT_RETRYABLE: &[&str] = &[
 fn transient_errors_are_retryable() {
     for text in RETRYABLE {
         assert!(is_retryable_error_text(text), "should retry: {text}");
-        assert!(is_retryable_assistant_error(&error(text)), "should retry: {text}");
+        assert!(
+            is_retryable_assistant_error(&error(text)),
+            "should retry: {text}"
+        );
     }
 }
 
@@ -159,10 +162,24 @@ fn turn_backoff_doubles_and_caps() {
     assert_eq!(retry_delay_ms(&policy, 2), 4_000);
     assert_eq!(retry_delay_ms(&policy, 3), 8_000);
     assert_eq!(retry_delay_ms(&policy, 6), 60_000, "capped at 60 s");
-    assert_eq!(retry_delay_ms(&policy, 200), 60_000, "no overflow on huge attempts");
-    let uncapped = RetryPolicy { max_agent_delay_ms: None, ..policy.clone() };
-    assert_eq!(retry_delay_ms(&uncapped, 10), 60_000, "None means the default cap");
-    let tight = RetryPolicy { max_agent_delay_ms: Some(5_000), ..policy };
+    assert_eq!(
+        retry_delay_ms(&policy, 200),
+        60_000,
+        "no overflow on huge attempts"
+    );
+    let uncapped = RetryPolicy {
+        max_agent_delay_ms: None,
+        ..policy.clone()
+    };
+    assert_eq!(
+        retry_delay_ms(&uncapped, 10),
+        60_000,
+        "None means the default cap"
+    );
+    let tight = RetryPolicy {
+        max_agent_delay_ms: Some(5_000),
+        ..policy
+    };
     assert_eq!(retry_delay_ms(&tight, 3), 5_000);
 }
 
@@ -172,15 +189,31 @@ fn next_retry_follows_policy_and_classification() {
     let transient = error("503 Service Unavailable");
     assert_eq!(
         next_retry(&policy, 0, &transient),
-        RetryDecision::RetryAfter { attempt: 1, delay: Duration::from_secs(2) }
+        RetryDecision::RetryAfter {
+            attempt: 1,
+            delay: Duration::from_secs(2)
+        }
     );
     assert_eq!(
         next_retry(&policy, 2, &transient),
-        RetryDecision::RetryAfter { attempt: 3, delay: Duration::from_secs(8) }
+        RetryDecision::RetryAfter {
+            attempt: 3,
+            delay: Duration::from_secs(8)
+        }
     );
-    assert_eq!(next_retry(&policy, 3, &transient), RetryDecision::Finish, "budget exhausted");
-    assert_eq!(next_retry(&policy, 0, &error("insufficient_quota")), RetryDecision::Finish);
-    let disabled = RetryPolicy { enabled: false, ..RetryPolicy::default() };
+    assert_eq!(
+        next_retry(&policy, 3, &transient),
+        RetryDecision::Finish,
+        "budget exhausted"
+    );
+    assert_eq!(
+        next_retry(&policy, 0, &error("insufficient_quota")),
+        RetryDecision::Finish
+    );
+    let disabled = RetryPolicy {
+        enabled: false,
+        ..RetryPolicy::default()
+    };
     assert_eq!(next_retry(&disabled, 0, &transient), RetryDecision::Finish);
 }
 
@@ -193,9 +226,18 @@ fn request_level_retryable_statuses() {
     for s in [400, 401, 403, 404, 413, 422] {
         assert!(!is_retryable_request_failure(Some(s), None), "{s}");
     }
-    assert!(is_retryable_request_failure(Some(400), Some("true")), "header forces retry");
-    assert!(!is_retryable_request_failure(Some(503), Some("false")), "header forbids retry");
-    assert!(is_retryable_request_failure(Some(503), Some("maybe")), "other values ignored");
+    assert!(
+        is_retryable_request_failure(Some(400), Some("true")),
+        "header forces retry"
+    );
+    assert!(
+        !is_retryable_request_failure(Some(503), Some("false")),
+        "header forbids retry"
+    );
+    assert!(
+        is_retryable_request_failure(Some(503), Some("maybe")),
+        "other values ignored"
+    );
 }
 
 #[test]
@@ -206,41 +248,90 @@ fn request_backoff_is_exponential_with_jitter() {
     assert_eq!(d(1, 0.0), Duration::from_secs(1));
     assert_eq!(d(4, 0.0), Duration::from_secs(8));
     assert_eq!(d(10, 0.0), Duration::from_secs(8), "capped at 8 s");
-    assert_eq!(d(0, 0.5), Duration::from_millis(437) + Duration::from_micros(500), "−12.5 %");
+    assert_eq!(
+        d(0, 0.5),
+        Duration::from_millis(437) + Duration::from_micros(500),
+        "−12.5 %"
+    );
     assert!(d(3, 0.999_999) > Duration::from_secs(3), "at most −25 %");
 }
 
 #[test]
 fn server_requested_delays_win_and_are_capped() {
     let now = 1_700_000_000_000;
-    let ms = RetryAfterHeaders { retry_after_ms: Some("1500"), retry_after: Some("30") };
-    assert_eq!(request_retry_delay(0, &ms, None, now, 0.0, "x").unwrap(), Duration::from_millis(1_500));
-    let secs = RetryAfterHeaders { retry_after_ms: None, retry_after: Some("7") };
-    assert_eq!(request_retry_delay(0, &secs, None, now, 0.9, "x").unwrap(), Duration::from_secs(7));
-    let bad_ms = RetryAfterHeaders { retry_after_ms: Some("soon"), retry_after: Some("2") };
-    assert_eq!(request_retry_delay(0, &bad_ms, None, now, 0.0, "x").unwrap(), Duration::from_secs(2));
+    let ms = RetryAfterHeaders {
+        retry_after_ms: Some("1500"),
+        retry_after: Some("30"),
+    };
+    assert_eq!(
+        request_retry_delay(0, &ms, None, now, 0.0, "x").unwrap(),
+        Duration::from_millis(1_500)
+    );
+    let secs = RetryAfterHeaders {
+        retry_after_ms: None,
+        retry_after: Some("7"),
+    };
+    assert_eq!(
+        request_retry_delay(0, &secs, None, now, 0.9, "x").unwrap(),
+        Duration::from_secs(7)
+    );
+    let bad_ms = RetryAfterHeaders {
+        retry_after_ms: Some("soon"),
+        retry_after: Some("2"),
+    };
+    assert_eq!(
+        request_retry_delay(0, &bad_ms, None, now, 0.0, "x").unwrap(),
+        Duration::from_secs(2)
+    );
 
     // An HTTP date relative to now.
-    let date = RetryAfterHeaders { retry_after_ms: None, retry_after: Some("Tue, 14 Nov 2023 22:13:30 GMT") };
+    let date = RetryAfterHeaders {
+        retry_after_ms: None,
+        retry_after: Some("Tue, 14 Nov 2023 22:13:30 GMT"),
+    };
     let now_for_date = parse_http_date_ms("Tue, 14 Nov 2023 22:13:20 GMT").unwrap();
-    assert_eq!(request_retry_delay(0, &date, None, now_for_date, 0.0, "x").unwrap(), Duration::from_secs(10));
+    assert_eq!(
+        request_retry_delay(0, &date, None, now_for_date, 0.0, "x").unwrap(),
+        Duration::from_secs(10)
+    );
 
     // Above the cap: an error with pi's wording, original message appended.
-    let long = RetryAfterHeaders { retry_after_ms: None, retry_after: Some("120") };
+    let long = RetryAfterHeaders {
+        retry_after_ms: None,
+        retry_after: Some("120"),
+    };
     let err = request_retry_delay(0, &long, None, now, 0.0, "429 rate limited").unwrap_err();
-    assert_eq!(err.message, "Server requested 120s retry delay (max: 60s). 429 rate limited");
-    assert!(is_retryable_error_text(&err.message), "flows into the turn-level retry");
+    assert_eq!(
+        err.message,
+        "Server requested 120s retry delay (max: 60s). 429 rate limited"
+    );
+    assert!(
+        is_retryable_error_text(&err.message),
+        "flows into the turn-level retry"
+    );
     // 0 disables the cap.
-    assert_eq!(request_retry_delay(0, &long, Some(0), now, 0.0, "x").unwrap(), Duration::from_secs(120));
+    assert_eq!(
+        request_retry_delay(0, &long, Some(0), now, 0.0, "x").unwrap(),
+        Duration::from_secs(120)
+    );
     let custom = request_retry_delay(0, &long, Some(90_500), now, 0.0, "m").unwrap_err();
-    assert_eq!(custom.message, "Server requested 120s retry delay (max: 91s). m");
+    assert_eq!(
+        custom.message,
+        "Server requested 120s retry delay (max: 91s). m"
+    );
 }
 
 #[test]
 fn http_dates() {
     assert_eq!(parse_http_date_ms("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
-    assert_eq!(parse_http_date_ms("Sun, 06 Nov 1994 08:49:37 GMT"), Some(784_111_777_000));
-    assert_eq!(parse_http_date_ms("Thu, 29 Feb 2024 12:00:00 GMT"), Some(1_709_208_000_000));
+    assert_eq!(
+        parse_http_date_ms("Sun, 06 Nov 1994 08:49:37 GMT"),
+        Some(784_111_777_000)
+    );
+    assert_eq!(
+        parse_http_date_ms("Thu, 29 Feb 2024 12:00:00 GMT"),
+        Some(1_709_208_000_000)
+    );
     assert_eq!(parse_http_date_ms("not a date"), None);
     assert_eq!(parse_http_date_ms("Sun, 06 Foo 1994 08:49:37 GMT"), None);
 }

@@ -40,7 +40,10 @@ fn reasoning_without_map_stops_at_high() {
 
 #[test]
 fn map_entries_enable_and_disable_levels() {
-    let m = model(true, Some(json!({"off": null, "minimal": null, "low": "low", "xhigh": "xhigh", "max": null})));
+    let m = model(
+        true,
+        Some(json!({"off": null, "minimal": null, "low": "low", "xhigh": "xhigh", "max": null})),
+    );
     assert_eq!(supported_levels(&m), [Low, Medium, High, Xhigh]);
     assert_eq!(clamp_level(&m, Off), Low, "scan up first");
     assert_eq!(clamp_level(&m, Minimal), Low);
@@ -66,7 +69,10 @@ fn catalog_models_clamp_like_pi() {
     assert_eq!(clamp_level(deepseek, Xhigh), Max);
 
     let opus = r.get("anthropic", "claude-opus-4-6").unwrap();
-    assert_eq!(supported_levels(opus), [Off, Minimal, Low, Medium, High, Max]);
+    assert_eq!(
+        supported_levels(opus),
+        [Off, Minimal, Low, Medium, High, Max]
+    );
     assert_eq!(clamp_level(opus, Xhigh), Max, "upwards before downwards");
 
     let o3 = r.get("openai", "o3").unwrap();
@@ -79,18 +85,25 @@ fn catalog_models_clamp_like_pi() {
 #[test]
 fn level_names_round_trip() {
     for level in ALL_LEVELS {
-        assert_eq!(parse_level(level_name(level)), Some(level));
-        assert_eq!(serde_json::to_value(level).unwrap(), json!(level_name(level)));
+        assert_eq!(ThinkingLevel::parse(level.as_str()), Some(level));
+        assert_eq!(serde_json::to_value(level).unwrap(), json!(level.as_str()));
     }
-    assert_eq!(parse_level("ultra"), None);
+    assert_eq!(ThinkingLevel::parse("ultra"), None);
 }
 
 #[test]
 fn budgets_default_and_override() {
     let d = ThinkingBudgets::default();
-    assert_eq!([Minimal, Low, Medium, High, Xhigh, Max].map(|l| d.budget_for(l)), [1024, 2048, 8192, 16384, 16384, 16384]);
+    assert_eq!(
+        [Minimal, Low, Medium, High, Xhigh, Max].map(|l| d.budget_for(l)),
+        [1024, 2048, 8192, 16384, 16384, 16384]
+    );
     assert_eq!(d.budget_for(Off), 0);
-    let custom = ThinkingBudgets { medium: Some(5000), high: Some(30000), ..Default::default() };
+    let custom = ThinkingBudgets {
+        medium: Some(5000),
+        high: Some(30000),
+        ..Default::default()
+    };
     assert_eq!(custom.budget_for(Medium), 5000);
     assert_eq!(custom.budget_for(Max), 30000, "xhigh/max follow high");
     assert_eq!(custom.budget_for(Low), 2048);
@@ -99,12 +112,27 @@ fn budgets_default_and_override() {
 #[test]
 fn max_tokens_grow_by_the_budget_within_the_model_limit() {
     let b = ThinkingBudgets::default();
-    assert_eq!(adjust_max_tokens_for_thinking(None, 64000, High, &b), (64000, 16384));
-    assert_eq!(adjust_max_tokens_for_thinking(Some(4000), 64000, Medium, &b), (12192, 8192));
-    assert_eq!(adjust_max_tokens_for_thinking(Some(60000), 64000, High, &b), (64000, 16384));
+    assert_eq!(
+        adjust_max_tokens_for_thinking(None, 64000, High, &b),
+        (64000, 16384)
+    );
+    assert_eq!(
+        adjust_max_tokens_for_thinking(Some(4000), 64000, Medium, &b),
+        (12192, 8192)
+    );
+    assert_eq!(
+        adjust_max_tokens_for_thinking(Some(60000), 64000, High, &b),
+        (64000, 16384)
+    );
     // The model limit leaves no room: the budget shrinks to keep 1024 answer tokens.
-    assert_eq!(adjust_max_tokens_for_thinking(None, 8192, High, &b), (8192, 7168));
-    assert_eq!(adjust_max_tokens_for_thinking(None, 1000, Minimal, &b), (1000, 0));
+    assert_eq!(
+        adjust_max_tokens_for_thinking(None, 8192, High, &b),
+        (8192, 7168)
+    );
+    assert_eq!(
+        adjust_max_tokens_for_thinking(None, 1000, Minimal, &b),
+        (1000, 0)
+    );
     assert_eq!(clamp_budget_to_answer_room(5000, 4000), 2976);
     assert_eq!(MIN_ANSWER_TOKENS, 1024);
 }

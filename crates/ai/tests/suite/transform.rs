@@ -18,7 +18,12 @@ fn model(provider: &str, api: &str, id: &str, input: &[&str]) -> Model {
 }
 
 fn anthropic_model() -> Model {
-    model("anthropic", "anthropic-messages", "claude-sonnet-4-5", &["text", "image"])
+    model(
+        "anthropic",
+        "anthropic-messages",
+        "claude-sonnet-4-5",
+        &["text", "image"],
+    )
 }
 
 fn responses_model() -> Model {
@@ -47,8 +52,10 @@ fn assistant_from(provider: &str, api: &str, id: &str, content: Value, stop: &st
 }
 
 fn tool_result(id: &str, name: &str, text: &str) -> Message {
-    msg(json!({"role": "toolResult", "toolCallId": id, "toolName": name,
-               "content": [{"type": "text", "text": text}], "isError": false, "timestamp": 3}))
+    msg(
+        json!({"role": "toolResult", "toolCallId": id, "toolName": name,
+               "content": [{"type": "text", "text": text}], "isError": false, "timestamp": 3}),
+    )
 }
 
 fn system(text: &str) -> Message {
@@ -117,8 +124,16 @@ fn issue_1022_id_normalized_for_every_api_like_pi() {
         assert!(id.len() <= 40);
     }
     // Responses to OpenAI from a foreign source (Copilot): fc_ + hash of the item part.
-    let copilot = assistant_from("github-copilot", "openai-responses", "gpt-5.2-codex", json!([]), "toolUse");
-    let Message::Assistant(copilot) = copilot else { unreachable!() };
+    let copilot = assistant_from(
+        "github-copilot",
+        "openai-responses",
+        "gpt-5.2-codex",
+        json!([]),
+        "toolUse",
+    );
+    let Message::Assistant(copilot) = copilot else {
+        unreachable!()
+    };
     let target = model("openai", "openai-responses", "gpt-5.5", &["text"]);
     let id = normalize_responses_tool_call_id(
         ISSUE_1022_ID,
@@ -130,9 +145,19 @@ fn issue_1022_id_normalized_for_every_api_like_pi() {
     let (_, item) = id.split_once('|').unwrap();
     assert!(item.len() <= 64 && item.chars().skip(3).all(|c| c.is_ascii_alphanumeric()));
     // Responses to a provider outside the pair list: one sanitized part, ≤ 64, no trailing _.
-    let openrouter = model("openrouter", "openai-responses", "openai/gpt-5.2", &["text"]);
+    let openrouter = model(
+        "openrouter",
+        "openai-responses",
+        "openai/gpt-5.2",
+        &["text"],
+    );
     assert_eq!(
-        normalize_responses_tool_call_id(ISSUE_1022_ID, &openrouter, &copilot, OPENAI_RESPONSES_TOOL_CALL_PROVIDERS),
+        normalize_responses_tool_call_id(
+            ISSUE_1022_ID,
+            &openrouter,
+            &copilot,
+            OPENAI_RESPONSES_TOOL_CALL_PROVIDERS
+        ),
         "call_pAYbIr76hXIjncD9UE4eGfnS_t5nnb2qYMFWGSsr13fhCd1CaCu3t3qONEP"
     );
 }
@@ -143,40 +168,71 @@ fn completions_normalizer_cases_match_pi() {
         ("call_abc|fc_def", "openrouter", "call_abc_fc_def"),
         ("call_abc|", "openrouter", "call_abc"),
         // Everything after the first pipe is the item part here.
-        ("call_abc|item|extra|x", "openrouter", "call_abc_item_extra_x"),
+        (
+            "call_abc|item|extra|x",
+            "openrouter",
+            "call_abc_item_extra_x",
+        ),
         ("a|b", "groq", "a_b"),
         ("call__|fc__", "openai", "call___fc__"),
-        ("call_12345678901234567890123456789012345|fc_1", "openai", "call_12345678901234567890123456_10o1aiyb"),
+        (
+            "call_12345678901234567890123456789012345|fc_1",
+            "openai",
+            "call_12345678901234567890123456_10o1aiyb",
+        ),
         // No pipe: untouched, except OpenAI's own 40-character limit.
         ("toolu_01ABC.def/ghi", "openrouter", "toolu_01ABC.def/ghi"),
-        (&"call_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"[..], "openrouter",
-         "call_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
-        ("call_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "openai",
-         "call_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"),
+        (
+            &"call_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"[..],
+            "openrouter",
+            "call_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        ),
+        (
+            "call_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+            "openai",
+            "call_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        ),
     ];
     for (id, provider, expected) in cases {
-        assert_eq!(normalize_completions_tool_call_id(id, provider), expected, "{id} → {provider}");
+        assert_eq!(
+            normalize_completions_tool_call_id(id, provider),
+            expected,
+            "{id} → {provider}"
+        );
     }
 }
 
 #[test]
 fn responses_normalizer_cases_match_pi() {
-    let Message::Assistant(copilot) =
-        assistant_from("github-copilot", "openai-responses", "gpt-5.2-codex", json!([]), "toolUse")
-    else {
+    let Message::Assistant(copilot) = assistant_from(
+        "github-copilot",
+        "openai-responses",
+        "gpt-5.2-codex",
+        json!([]),
+        "toolUse",
+    ) else {
         unreachable!()
     };
-    let Message::Assistant(same_api) =
-        assistant_from("openai", "openai-responses", "gpt-4.1", json!([]), "toolUse")
-    else {
+    let Message::Assistant(same_api) = assistant_from(
+        "openai",
+        "openai-responses",
+        "gpt-4.1",
+        json!([]),
+        "toolUse",
+    ) else {
         unreachable!()
     };
     let openai = model("openai", "openai-responses", "gpt-5.5", &["text"]);
-    let n = |id: &str, src| normalize_responses_tool_call_id(id, &openai, src, OPENAI_RESPONSES_TOOL_CALL_PROVIDERS);
+    let n = |id: &str, src| {
+        normalize_responses_tool_call_id(id, &openai, src, OPENAI_RESPONSES_TOOL_CALL_PROVIDERS)
+    };
     assert_eq!(n("call_abc|fc_def", &copilot), "call_abc|fc_1rjfy6e1pka46u");
     assert_eq!(n("call_abc|", &copilot), "call_abc|fc_k4n83c7h0j2b");
     // Only the part between the first and second pipe is the item id.
-    assert_eq!(n("call_abc|item|extra|x", &copilot), "call_abc|fc_1c0dv6z7f3wp3");
+    assert_eq!(
+        n("call_abc|item|extra|x", &copilot),
+        "call_abc|fc_1c0dv6z7f3wp3"
+    );
     assert_eq!(n("a|b", &copilot), "a|fc_jbf49n1hx4dkv");
     assert_eq!(n("call__|fc__", &copilot), "call|fc_7cqnqe15el1om");
     // Same provider and API (another model): the item id is kept, normalized.
@@ -188,12 +244,22 @@ fn responses_normalizer_cases_match_pi() {
     // Azure accepts pairs too; OpenRouter does not.
     let azure = model("azure", "azure-openai-responses", "gpt-5.5", &["text"]);
     assert_eq!(
-        normalize_responses_tool_call_id("call_abc|fc_def", &azure, &copilot, AZURE_RESPONSES_TOOL_CALL_PROVIDERS),
+        normalize_responses_tool_call_id(
+            "call_abc|fc_def",
+            &azure,
+            &copilot,
+            AZURE_RESPONSES_TOOL_CALL_PROVIDERS
+        ),
         "call_abc|fc_1rjfy6e1pka46u"
     );
     let openrouter = model("openrouter", "openai-responses", "x", &["text"]);
     assert_eq!(
-        normalize_responses_tool_call_id("call__|fc__", &openrouter, &copilot, OPENAI_RESPONSES_TOOL_CALL_PROVIDERS),
+        normalize_responses_tool_call_id(
+            "call__|fc__",
+            &openrouter,
+            &copilot,
+            OPENAI_RESPONSES_TOOL_CALL_PROVIDERS
+        ),
         "call___fc"
     );
 }
@@ -202,20 +268,41 @@ fn responses_normalizer_cases_match_pi() {
 fn google_normalizer_only_for_models_that_need_ids() {
     let id = "call_abc|fc+/=";
     assert_eq!(normalize_google_tool_call_id(id, "gemini-2.5-pro"), id);
-    assert_eq!(normalize_google_tool_call_id(id, "gemini-3-pro-preview"), "call_abc_fc___");
-    assert_eq!(normalize_google_tool_call_id(id, "gemini-live-3-flash"), "call_abc_fc___");
-    assert_eq!(normalize_google_tool_call_id(id, "claude-sonnet-4-5"), "call_abc_fc___");
-    assert_eq!(normalize_google_tool_call_id(id, "gpt-oss-120b"), "call_abc_fc___");
+    assert_eq!(
+        normalize_google_tool_call_id(id, "gemini-3-pro-preview"),
+        "call_abc_fc___"
+    );
+    assert_eq!(
+        normalize_google_tool_call_id(id, "gemini-live-3-flash"),
+        "call_abc_fc___"
+    );
+    assert_eq!(
+        normalize_google_tool_call_id(id, "claude-sonnet-4-5"),
+        "call_abc_fc___"
+    );
+    assert_eq!(
+        normalize_google_tool_call_id(id, "gpt-oss-120b"),
+        "call_abc_fc___"
+    );
     assert!(google_requires_tool_call_id("Gemini-10-ultra"));
     assert!(!google_requires_tool_call_id("gemini-flash-latest"));
-    assert_eq!(normalize_google_tool_call_id(ISSUE_1022_ID, "gemini-3.1-pro-preview").len(), 64);
+    assert_eq!(
+        normalize_google_tool_call_id(ISSUE_1022_ID, "gemini-3.1-pro-preview").len(),
+        64
+    );
 }
 
 #[test]
 fn mistral_ids_are_nine_alphanumerics_and_unique() {
     // Values from pi's derivation.
-    assert_eq!(derive_mistral_tool_call_id("call_abc|fc_def", 0), "1ubsnwulr");
-    assert_eq!(derive_mistral_tool_call_id("call_abc|fc_def", 1), "1s4ew814s");
+    assert_eq!(
+        derive_mistral_tool_call_id("call_abc|fc_def", 0),
+        "1ubsnwulr"
+    );
+    assert_eq!(
+        derive_mistral_tool_call_id("call_abc|fc_def", 1),
+        "1s4ew814s"
+    );
     assert_eq!(derive_mistral_tool_call_id("abc-def-ghi", 0), "abcdefghi");
     assert_eq!(derive_mistral_tool_call_id("abc-def-ghi", 1), "mlj703uel");
     assert_eq!(derive_mistral_tool_call_id("|||", 0), "1wjog0l1x");
@@ -253,18 +340,28 @@ fn foreign_thinking_is_dropped_whatever_its_kind() {
         ("anthropic", "anthropic-messages", "claude-opus-4-6"),
     ] {
         let out = transform_messages(
-            &[user("q"), assistant_from(provider, api, id, thinking_blocks(), "stop")],
+            &[
+                user("q"),
+                assistant_from(provider, api, id, thinking_blocks(), "stop"),
+            ],
             &target,
         );
         let v = to_json(&out);
-        assert_eq!(v[1]["content"], json!([{"type": "text", "text": "answer"}]), "{provider}/{api}/{id}");
+        assert_eq!(
+            v[1]["content"],
+            json!([{"type": "text", "text": "answer"}]),
+            "{provider}/{api}/{id}"
+        );
     }
 }
 
 #[test]
 fn same_model_keeps_signed_and_redacted_thinking_drops_blank() {
     let target = anthropic_model();
-    let out = transform_messages(&[user("q"), assistant(&target, thinking_blocks(), "stop")], &target);
+    let out = transform_messages(
+        &[user("q"), assistant(&target, thinking_blocks(), "stop")],
+        &target,
+    );
     let content = to_json(&out)[1]["content"].clone();
     let expected = thinking_blocks();
     let expected: Vec<Value> = expected
@@ -287,12 +384,20 @@ fn foreign_text_loses_signature_same_model_keeps_it() {
     let same = transform_messages(&[assistant(&target, text.clone(), "stop")], &target);
     assert_eq!(to_json(&same)[0]["content"], text);
     let foreign = transform_messages(&[assistant(&anthropic_model(), text, "stop")], &target);
-    assert_eq!(to_json(&foreign)[0]["content"], json!([{"type": "text", "text": "hi"}]));
+    assert_eq!(
+        to_json(&foreign)[0]["content"],
+        json!([{"type": "text", "text": "hi"}])
+    );
 }
 
 #[test]
 fn foreign_tool_calls_lose_thought_signature_and_get_normalized_ids() {
-    let google = model("google", "google-generative-ai", "gemini-2.5-pro", &["text"]);
+    let google = model(
+        "google",
+        "google-generative-ai",
+        "gemini-2.5-pro",
+        &["text"],
+    );
     let target = anthropic_model();
     let history = [
         user("q"),
@@ -309,8 +414,15 @@ fn foreign_tool_calls_lose_thought_signature_and_get_normalized_ids() {
         out[1]["content"],
         json!([{"type": "toolCall", "id": "call_weird_id_", "name": "read", "arguments": {"path": "a"}}])
     );
-    assert_eq!(out[2]["toolCallId"], "call_weird_id_", "the result follows its call");
-    assert_eq!(out.as_array().unwrap().len(), 3, "no synthetic result: the call has one");
+    assert_eq!(
+        out[2]["toolCallId"], "call_weird_id_",
+        "the result follows its call"
+    );
+    assert_eq!(
+        out.as_array().unwrap().len(),
+        3,
+        "no synthetic result: the call has one"
+    );
 }
 
 #[test]
@@ -333,16 +445,17 @@ fn same_model_tool_calls_are_never_renamed() {
 #[test]
 fn unknown_api_keeps_ids_but_applies_the_other_rules() {
     let target = model("local", "pi-messages", "m", &["text"]);
-    let history = [
-        assistant(
-            &anthropic_model(),
-            json!([{"type": "thinking", "thinking": "t", "thinkingSignature": "s"},
+    let history = [assistant(
+        &anthropic_model(),
+        json!([{"type": "thinking", "thinking": "t", "thinkingSignature": "s"},
                    {"type": "toolCall", "id": "a|b c", "name": "t", "arguments": {}}]),
-            "toolUse",
-        ),
-    ];
+        "toolUse",
+    )];
     let out = to_json(&transform_messages(&history, &target));
-    assert_eq!(out[0]["content"], json!([{"type": "toolCall", "id": "a|b c", "name": "t", "arguments": {}}]));
+    assert_eq!(
+        out[0]["content"],
+        json!([{"type": "toolCall", "id": "a|b c", "name": "t", "arguments": {}}])
+    );
     assert_eq!(out[1]["toolCallId"], "a|b c");
 }
 
@@ -350,7 +463,14 @@ fn unknown_api_keeps_ids_but_applies_the_other_rules() {
 fn unknown_blocks_pass_through() {
     let target = anthropic_model();
     let block = json!({"type": "server_tool_use", "id": "x", "payload": [1, 2]});
-    let out = transform_messages(&[assistant(&responses_model(), json!([block.clone()]), "stop")], &target);
+    let out = transform_messages(
+        &[assistant(
+            &responses_model(),
+            json!([block.clone()]),
+            "stop",
+        )],
+        &target,
+    );
     assert_eq!(to_json(&out)[0]["content"], json!([block]));
 }
 
@@ -358,7 +478,12 @@ fn unknown_blocks_pass_through() {
 
 #[test]
 fn images_become_placeholders_for_text_only_models() {
-    let text_only = model("groq", "openai-completions", "llama-3.3-70b-versatile", &["text"]);
+    let text_only = model(
+        "groq",
+        "openai-completions",
+        "llama-3.3-70b-versatile",
+        &["text"],
+    );
     let img = |d: &str| json!({"type": "image", "data": d, "mimeType": "image/png"});
     let history = [
         msg(json!({"role": "user", "timestamp": 1, "content": [
@@ -368,18 +493,36 @@ fn images_become_placeholders_for_text_only_models() {
             {"type": "text", "text": USER_IMAGE_PLACEHOLDER}, img("d"), img("e")
         ]})),
         msg(json!({"role": "user", "timestamp": 1, "content": "plain string stays"})),
-        assistant(&text_only, json!([{"type": "toolCall", "id": "c1", "name": "screenshot", "arguments": {}}]), "toolUse"),
-        msg(json!({"role": "toolResult", "toolCallId": "c1", "toolName": "screenshot", "isError": false,
-                   "timestamp": 3, "content": [img("x"), {"type": "text", "text": "caption"}, img("y"), img("z")]})),
+        assistant(
+            &text_only,
+            json!([{"type": "toolCall", "id": "c1", "name": "screenshot", "arguments": {}}]),
+            "toolUse",
+        ),
+        msg(
+            json!({"role": "toolResult", "toolCallId": "c1", "toolName": "screenshot", "isError": false,
+                   "timestamp": 3, "content": [img("x"), {"type": "text", "text": "caption"}, img("y"), img("z")]}),
+        ),
     ];
     let out = to_json(&transform_messages(&history, &text_only));
     let t = |s: &str| json!({"type": "text", "text": s});
-    assert_eq!(out[0]["content"], json!([t("look"), t(USER_IMAGE_PLACEHOLDER), t("and"), t(USER_IMAGE_PLACEHOLDER)]));
+    assert_eq!(
+        out[0]["content"],
+        json!([
+            t("look"),
+            t(USER_IMAGE_PLACEHOLDER),
+            t("and"),
+            t(USER_IMAGE_PLACEHOLDER)
+        ])
+    );
     assert_eq!(out[1]["content"], json!([t(USER_IMAGE_PLACEHOLDER)]));
     assert_eq!(out[2]["content"], "plain string stays");
     assert_eq!(
         out[4]["content"],
-        json!([t(TOOL_IMAGE_PLACEHOLDER), t("caption"), t(TOOL_IMAGE_PLACEHOLDER)])
+        json!([
+            t(TOOL_IMAGE_PLACEHOLDER),
+            t("caption"),
+            t(TOOL_IMAGE_PLACEHOLDER)
+        ])
     );
 
     // A model with image input sees the images unchanged.
@@ -408,13 +551,30 @@ fn is_synthetic(v: &Value, id: &str, name: &str) -> bool {
 #[test]
 fn missing_results_are_synthesized_before_the_next_user_message() {
     let m = anthropic_model();
-    let out = transform_messages(&[user("q"), two_calls(&m), tool_result("c2", "bash", "ok"), user("next")], &m);
-    assert_eq!(roles(&out), ["user", "assistant", "toolResult", "toolResult", "user"]);
+    let out = transform_messages(
+        &[
+            user("q"),
+            two_calls(&m),
+            tool_result("c2", "bash", "ok"),
+            user("next"),
+        ],
+        &m,
+    );
+    assert_eq!(
+        roles(&out),
+        ["user", "assistant", "toolResult", "toolResult", "user"]
+    );
     let v = to_json(&out);
     assert_eq!(v[2]["toolCallId"], "c2", "the real result keeps its place");
-    assert!(is_synthetic(&v[3], "c1", "read"), "only the missing one, after the present ones: {}", v[3]);
+    assert!(
+        is_synthetic(&v[3], "c1", "read"),
+        "only the missing one, after the present ones: {}",
+        v[3]
+    );
     // Timestamps of synthetic results are "now".
-    let Message::ToolResult(r) = &out[3] else { panic!() };
+    let Message::ToolResult(r) = &out[3] else {
+        panic!()
+    };
     assert!(r.timestamp > 1_700_000_000_000);
 }
 
@@ -424,19 +584,36 @@ fn missing_results_are_synthesized_before_the_next_assistant_and_at_the_end() {
     let out = transform_messages(&[user("q"), two_calls(&m), two_calls(&m)], &m);
     assert_eq!(
         roles(&out),
-        ["user", "assistant", "toolResult", "toolResult", "assistant", "toolResult", "toolResult"]
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "toolResult",
+            "assistant",
+            "toolResult",
+            "toolResult"
+        ]
     );
     let v = to_json(&out);
     assert!(is_synthetic(&v[2], "c1", "read"));
     assert!(is_synthetic(&v[3], "c2", "bash"), "in tool-call order");
     assert!(is_synthetic(&v[5], "c1", "read"));
-    assert!(is_synthetic(&v[6], "c2", "bash"), "trailing calls get results too");
+    assert!(
+        is_synthetic(&v[6], "c2", "bash"),
+        "trailing calls get results too"
+    );
 }
 
 #[test]
 fn complete_results_add_nothing() {
     let m = anthropic_model();
-    let history = [user("q"), two_calls(&m), tool_result("c1", "read", "a"), tool_result("c2", "bash", "b"), user("n")];
+    let history = [
+        user("q"),
+        two_calls(&m),
+        tool_result("c1", "read", "a"),
+        tool_result("c2", "bash", "b"),
+        user("n"),
+    ];
     let out = transform_messages(&history, &m);
     assert_eq!(to_json(&out), to_json(&history));
 }
@@ -452,15 +629,27 @@ fn errored_and_aborted_turns_are_skipped_with_their_calls() {
             stop,
         );
         let out = transform_messages(&[user("q"), failed, user("again")], &m);
-        assert_eq!(roles(&out), ["user", "user"], "{stop}: no replay, no synthetic result");
+        assert_eq!(
+            roles(&out),
+            ["user", "user"],
+            "{stop}: no replay, no synthetic result"
+        );
     }
 }
 
 #[test]
 fn results_of_skipped_turns_are_kept_and_duplicates_pass_through() {
     let m = anthropic_model();
-    let failed = assistant(&m, json!([{"type": "toolCall", "id": "bad", "name": "read", "arguments": {}}]), "error");
-    let ok = assistant(&m, json!([{"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}]), "toolUse");
+    let failed = assistant(
+        &m,
+        json!([{"type": "toolCall", "id": "bad", "name": "read", "arguments": {}}]),
+        "error",
+    );
+    let ok = assistant(
+        &m,
+        json!([{"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}]),
+        "toolUse",
+    );
     let history = [
         user("q"),
         failed,
@@ -470,7 +659,16 @@ fn results_of_skipped_turns_are_kept_and_duplicates_pass_through() {
         tool_result("c1", "read", "again"),
     ];
     let out = transform_messages(&history, &m);
-    assert_eq!(roles(&out), ["user", "toolResult", "assistant", "toolResult", "toolResult"]);
+    assert_eq!(
+        roles(&out),
+        [
+            "user",
+            "toolResult",
+            "assistant",
+            "toolResult",
+            "toolResult"
+        ]
+    );
     assert_eq!(to_json(&out)[1]["toolCallId"], "bad");
 }
 
@@ -478,18 +676,52 @@ fn results_of_skipped_turns_are_kept_and_duplicates_pass_through() {
 fn system_messages_wait_for_pending_results() {
     let m = anthropic_model();
     // A system message between a call and its (late) result is moved after the result.
-    let out = transform_messages(&[user("q"), two_calls(&m), system("update"), tool_result("c1", "read", "a"), tool_result("c2", "bash", "b")], &m);
-    assert_eq!(roles(&out), ["user", "assistant", "toolResult", "toolResult", "system"]);
+    let out = transform_messages(
+        &[
+            user("q"),
+            two_calls(&m),
+            system("update"),
+            tool_result("c1", "read", "a"),
+            tool_result("c2", "bash", "b"),
+        ],
+        &m,
+    );
+    assert_eq!(
+        roles(&out),
+        ["user", "assistant", "toolResult", "toolResult", "system"]
+    );
     // With a result missing, the system message comes after the synthetic one.
-    let out = transform_messages(&[user("q"), two_calls(&m), system("update"), tool_result("c1", "read", "a"), user("n")], &m);
-    assert_eq!(roles(&out), ["user", "assistant", "toolResult", "toolResult", "system", "user"]);
+    let out = transform_messages(
+        &[
+            user("q"),
+            two_calls(&m),
+            system("update"),
+            tool_result("c1", "read", "a"),
+            user("n"),
+        ],
+        &m,
+    );
+    assert_eq!(
+        roles(&out),
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "toolResult",
+            "system",
+            "user"
+        ]
+    );
     assert!(is_synthetic(&to_json(&out)[3], "c2", "bash"));
     // Without pending calls it stays where it is.
     let out = transform_messages(&[system("p"), user("q"), system("later")], &m);
     assert_eq!(roles(&out), ["system", "user", "system"]);
     // At the end of the transcript it is flushed after the synthetic results.
     let out = transform_messages(&[user("q"), two_calls(&m), system("tail")], &m);
-    assert_eq!(roles(&out), ["user", "assistant", "toolResult", "toolResult", "system"]);
+    assert_eq!(
+        roles(&out),
+        ["user", "assistant", "toolResult", "toolResult", "system"]
+    );
 }
 
 // ----- cross-provider handoffs -------------------------------------------------------------
@@ -529,7 +761,11 @@ fn responses_turn() -> Vec<Message> {
             "toolUse",
         ),
         tool_result(ISSUE_1022_ID, "read", "hello"),
-        assistant(&m, json!([{"type": "text", "text": "It says hello."}]), "stop"),
+        assistant(
+            &m,
+            json!([{"type": "text", "text": "It says hello."}]),
+            "stop",
+        ),
     ]
 }
 
@@ -538,7 +774,11 @@ fn anthropic_history_to_openai_responses() {
     let out = transform_messages(&anthropic_turn(), &responses_model());
     insta::assert_json_snapshot!("anthropic_to_responses", to_json(&out));
     let v = to_json(&out);
-    assert_eq!(v[1]["content"].as_array().unwrap().len(), 2, "both thinking blocks dropped");
+    assert_eq!(
+        v[1]["content"].as_array().unwrap().len(),
+        2,
+        "both thinking blocks dropped"
+    );
     // No pipe in an Anthropic id: it is only sanitized (already clean).
     assert_eq!(v[1]["content"][1]["id"], "toolu_01A09q90qw90lq917835lq9");
     assert_eq!(v[2]["toolCallId"], "toolu_01A09q90qw90lq917835lq9");
@@ -550,10 +790,13 @@ fn openai_responses_history_to_anthropic() {
     insta::assert_json_snapshot!("responses_to_anthropic", to_json(&out));
     let v = to_json(&out);
     let id = "call_pAYbIr76hXIjncD9UE4eGfnS_t5nnb2qYMFWGSsr13fhCd1CaCu3t3qONEP";
-    assert_eq!(v[1]["content"], json!([
-        {"type": "text", "text": "Reading."},
-        {"type": "toolCall", "id": id, "name": "read", "arguments": {"path": "a.txt"}}
-    ]));
+    assert_eq!(
+        v[1]["content"],
+        json!([
+            {"type": "text", "text": "Reading."},
+            {"type": "toolCall", "id": id, "name": "read", "arguments": {"path": "a.txt"}}
+        ])
+    );
     assert_eq!(v[2]["toolCallId"], id);
 }
 
@@ -568,7 +811,11 @@ fn anthropic_to_responses_and_back_keeps_anthropic_reasoning_for_anthropic() {
     assert_eq!(to_anthropic[1]["content"][1]["redacted"], true);
     // ...the OpenAI turn loses its reasoning and gets Anthropic-safe ids.
     assert_eq!(to_anthropic[5]["content"].as_array().unwrap().len(), 2);
-    assert!(to_anthropic[6]["toolCallId"].as_str().unwrap().chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
+    assert!(to_anthropic[6]["toolCallId"]
+        .as_str()
+        .unwrap()
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'));
 
     let to_responses = to_json(&transform_messages(&history, &responses_model()));
     // The OpenAI turn is the target's own: reasoning item, signature and pipe id kept.
@@ -591,23 +838,60 @@ fn copilot_responses_history_to_openai_responses_gets_fc_item_ids() {
             other => other,
         })
         .collect();
-    let out = to_json(&transform_messages(&history, &model("openai", "openai-responses", "gpt-5.5", &["text"])));
-    assert_eq!(out[1]["content"][1]["id"], "call_pAYbIr76hXIjncD9UE4eGfnS|fc_1v7nyzn11qnzc5");
-    assert_eq!(out[2]["toolCallId"], "call_pAYbIr76hXIjncD9UE4eGfnS|fc_1v7nyzn11qnzc5");
-    assert_eq!(out[1]["content"].as_array().unwrap().len(), 2, "foreign reasoning dropped");
+    let out = to_json(&transform_messages(
+        &history,
+        &model("openai", "openai-responses", "gpt-5.5", &["text"]),
+    ));
+    assert_eq!(
+        out[1]["content"][1]["id"],
+        "call_pAYbIr76hXIjncD9UE4eGfnS|fc_1v7nyzn11qnzc5"
+    );
+    assert_eq!(
+        out[2]["toolCallId"],
+        "call_pAYbIr76hXIjncD9UE4eGfnS|fc_1v7nyzn11qnzc5"
+    );
+    assert_eq!(
+        out[1]["content"].as_array().unwrap().len(),
+        2,
+        "foreign reasoning dropped"
+    );
 }
 
 #[test]
 fn responses_history_to_chat_completions_and_google() {
-    let completions = model("openrouter", "openai-completions", "anthropic/claude-sonnet-4.5", &["text"]);
+    let completions = model(
+        "openrouter",
+        "openai-completions",
+        "anthropic/claude-sonnet-4.5",
+        &["text"],
+    );
     let out = to_json(&transform_messages(&responses_turn(), &completions));
-    assert_eq!(out[1]["content"][1]["id"], "call_pAYbIr76hXIjncD9UE4eGfnS_1q6evuz1");
-    assert_eq!(out[2]["toolCallId"], "call_pAYbIr76hXIjncD9UE4eGfnS_1q6evuz1");
+    assert_eq!(
+        out[1]["content"][1]["id"],
+        "call_pAYbIr76hXIjncD9UE4eGfnS_1q6evuz1"
+    );
+    assert_eq!(
+        out[2]["toolCallId"],
+        "call_pAYbIr76hXIjncD9UE4eGfnS_1q6evuz1"
+    );
 
-    let gemini3 = model("google", "google-generative-ai", "gemini-3-flash-preview", &["text"]);
+    let gemini3 = model(
+        "google",
+        "google-generative-ai",
+        "gemini-3-flash-preview",
+        &["text"],
+    );
     let out = to_json(&transform_messages(&responses_turn(), &gemini3));
     assert_eq!(out[2]["toolCallId"].as_str().unwrap().len(), 64);
-    let gemini25 = model("google", "google-generative-ai", "gemini-2.5-flash", &["text"]);
+    let gemini25 = model(
+        "google",
+        "google-generative-ai",
+        "gemini-2.5-flash",
+        &["text"],
+    );
     let out = to_json(&transform_messages(&responses_turn(), &gemini25));
-    assert_eq!(out[2]["toolCallId"], ISSUE_1022_ID, "Gemini 2.5 does not need ids");
+    assert_eq!(
+        out[2]["toolCallId"], ISSUE_1022_ID,
+        "Gemini 2.5 does not need ids"
+    );
 }
