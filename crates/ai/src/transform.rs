@@ -117,7 +117,9 @@ pub fn transform_messages_with(
                             Content::Blocks(replace_images(blocks, TOOL_IMAGE_PLACEHOLDER));
                     }
                 }
-                if let Some(new_id) = id_map.get(&result.tool_call_id) {
+                // pi skips an empty replacement here (a falsy lookup), so a call whose id
+                // normalizes to "" loses its result and gets a synthetic one; kept for parity.
+                if let Some(new_id) = id_map.get(&result.tool_call_id).filter(|id| !id.is_empty()) {
                     result.tool_call_id = new_id.clone();
                 }
                 Message::ToolResult(result)

@@ -530,14 +530,14 @@ fn environment_keys_follow_pis_table() {
         ("moonshotai-cn", "k"),
     ] {
         assert_eq!(
-            env_api_key_with(provider, &all)
+            env_api_key_with(provider, all)
                 .map(|k| k.expose().to_string())
                 .as_deref(),
             Some(key),
             "{provider}"
         );
     }
-    assert!(env_api_key_with("ollama", &all).is_none());
+    assert!(env_api_key_with("ollama", all).is_none());
     assert_eq!(api_key_env_vars("zai"), ["ZAI_API_KEY"]);
 }
 

@@ -183,7 +183,7 @@ fn completions_normalizer_cases_match_pi() {
         // No pipe: untouched, except OpenAI's own 40-character limit.
         ("toolu_01ABC.def/ghi", "openrouter", "toolu_01ABC.def/ghi"),
         (
-            &"call_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"[..],
+            "call_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
             "openrouter",
             "call_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
         ),
@@ -894,4 +894,96 @@ fn responses_history_to_chat_completions_and_google() {
         out[2]["toolCallId"], ISSUE_1022_ID,
         "Gemini 2.5 does not need ids"
     );
+}
+
+#[test]
+fn a_call_id_normalized_to_nothing_loses_its_result_like_in_pi() {
+    // "__|__" becomes "" for Responses outside OpenAI; pi does not remap results to "", so
+    // the call gets a synthetic result and the real one keeps the old id.
+    let history = [
+        assistant(
+            &anthropic_model(),
+            json!([{"type": "toolCall", "id": "__|__", "name": "t", "arguments": {}}]),
+            "toolUse",
+        ),
+        tool_result("__|__", "t", "real"),
+    ];
+    let openrouter = model("openrouter", "openai-responses", "x", &["text"]);
+    let out = to_json(&transform_messages(&history, &openrouter));
+    assert_eq!(out[0]["content"][0]["id"], "");
+    assert_eq!(out[1]["toolCallId"], "__|__");
+    assert!(is_synthetic(&out[2], "", "t"));
+}
+
+// ----- parity with pi on generated histories --------------------------------------------------
+
+/// JSON with object keys sorted, compact: the form hashed on both sides.
+fn canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::to_string(k).unwrap());
+                out.push(':');
+                canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&serde_json::to_string(other).unwrap()),
+    }
+}
+
+fn short_sha256(v: &Value) -> String {
+    use sha2::{Digest, Sha256};
+    let mut text = String::new();
+    canonical(v, &mut text);
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// 30 random histories (mixed providers, signed/redacted/blank thinking, pipe and long ids,
+/// missing and duplicate results, failed turns, system messages, images) replayed to nine
+/// targets; the expected hashes come from running pi-ai 1.6.0's `transformMessages` with
+/// each adapter's id normalizer (see `about` in the data file).
+#[test]
+fn matches_pi_on_generated_histories() {
+    let data: Value =
+        serde_json::from_str(include_str!("../data/transform_pi_parity.json")).unwrap();
+    let targets: Vec<Model> = serde_json::from_value(data["targets"].clone()).unwrap();
+    let cases = data["cases"].as_array().unwrap();
+    assert_eq!(cases.len(), 30);
+    let mut checked = 0;
+    for (i, case) in cases.iter().enumerate() {
+        let messages: Vec<Message> = serde_json::from_value(case["messages"].clone()).unwrap();
+        for target in &targets {
+            let key = format!("{}/{}/{}", target.provider, target.api, target.id);
+            let expected = case["expected"][&key].as_str().unwrap();
+            let got = to_json(&transform_messages(&messages, target));
+            assert_eq!(
+                short_sha256(&got),
+                expected,
+                "case {i}, target {key}: {got}"
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 270);
 }
