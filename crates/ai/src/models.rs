@@ -376,6 +376,28 @@ impl ModelRegistry {
         self.provider(provider)?.models.iter().find(|m| m.id == id)
     }
 
+    /// Resolves a user's model choice: `provider/id` (split at the first `/`, so
+    /// `openrouter/openai/gpt-5.2` works) or a bare id that only one provider offers.
+    pub fn find(&self, spec: &str) -> Result<&Model, AiError> {
+        if let Some((provider, id)) = spec.split_once('/') {
+            if let Some(model) = self.get(provider, id) {
+                return Ok(model);
+            }
+        }
+        let matches: Vec<&Model> = self.models().filter(|m| m.id == spec).collect();
+        match matches.as_slice() {
+            [one] => Ok(one),
+            [] => Err(AiError::UnknownModel(spec.to_string())),
+            many => Err(AiError::UnknownModel(format!(
+                "{spec} is ambiguous; use one of: {}",
+                many.iter()
+                    .map(|m| format!("{}/{}", m.provider, m.id))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
+    }
+
     /// The configuration of `provider`.
     pub fn provider(&self, provider: &str) -> Option<&ProviderConfig> {
         self.providers.iter().find(|p| p.id == provider)

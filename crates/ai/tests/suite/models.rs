@@ -596,3 +596,36 @@ fn registry_key_precedence() {
     );
     std::env::remove_var(var);
 }
+
+#[test]
+fn find_by_provider_slash_id_or_unique_bare_id() {
+    let mut r = builtin();
+    assert_eq!(
+        r.find("anthropic/claude-sonnet-4-5").unwrap().provider,
+        "anthropic"
+    );
+    assert_eq!(
+        r.find("openrouter/openai/gpt-5.2").unwrap().id,
+        "openai/gpt-5.2",
+        "split at the first slash"
+    );
+    assert_eq!(
+        r.find("claude-opus-4-6").unwrap().provider,
+        "anthropic",
+        "unique bare id"
+    );
+    assert_eq!(
+        r.find("openai/gpt-5.2").unwrap().provider,
+        "openai",
+        "provider/id wins over a bare id"
+    );
+    let err = r.find("nope-1").unwrap_err().to_string();
+    assert_eq!(err, "unknown model nope-1");
+    // grok-4.3 is only offered by xai; add a second provider with the same id.
+    r.apply_models_json_str(r#"{"providers": {"proxy": {"baseUrl": "http://p", "api": "openai-completions", "models": [{"id": "grok-4.3"}]}}}"#, "m").unwrap();
+    let err = r.find("grok-4.3").unwrap_err().to_string();
+    assert!(
+        err.contains("ambiguous") && err.contains("xai/grok-4.3") && err.contains("proxy/grok-4.3"),
+        "{err}"
+    );
+}
