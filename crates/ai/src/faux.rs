@@ -154,7 +154,8 @@ impl FauxResponse {
         self
     }
 
-    /// Appends any content block as is.
+    /// Appends a content block as is. Only text, thinking and tool-call blocks are streamed;
+    /// other kinds are dropped from the reply (an assistant never streams images).
     pub fn with_block(mut self, block: ContentBlock) -> Self {
         self.content.push(block);
         self
@@ -609,8 +610,20 @@ impl FauxProvider {
             return lone_error(base, options.cancel, response.start_delay);
         }
 
-        // The final message.
-        let mut content = response.content.clone();
+        // The final message. Only text, thinking and tool calls can be streamed; anything else
+        // (an image, an unknown block from a recorded message) is left out so that content
+        // indices of events and message agree.
+        let mut content: Vec<ContentBlock> = response
+            .content
+            .iter()
+            .filter(|b| {
+                matches!(
+                    b,
+                    ContentBlock::Text(_) | ContentBlock::Thinking(_) | ContentBlock::ToolCall(_)
+                )
+            })
+            .cloned()
+            .collect();
         let mut call_number = 0;
         for block in &mut content {
             if let ContentBlock::ToolCall(tc) = block {
@@ -744,8 +757,7 @@ impl FauxProvider {
                         tool_call: tc.clone(),
                     }));
                 }
-                // Images and unknown blocks cannot be streamed by a chat model; they are
-                // delivered whole in the final message.
+                // Filtered out above.
                 _ => {}
             }
         }

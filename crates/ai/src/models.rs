@@ -6,7 +6,6 @@
 //! (`baseUrl`), add or replace models, patch single models (`modelOverrides`) or define a new
 //! provider (a local llama.cpp, Ollama or vLLM server).
 
-use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
@@ -416,6 +415,24 @@ impl ModelRegistry {
     /// The models of one provider (empty for an unknown provider).
     pub fn provider_models(&self, provider: &str) -> &[Model] {
         self.provider(provider).map_or(&[], |p| p.models.as_slice())
+    }
+
+    /// The configured request headers for `model`, resolved now (values may be `$VAR` or
+    /// `!command`): the provider's `headers`, then the model's (later wins, names compared
+    /// case-insensitively). A value that cannot be resolved is left out, so a missing variable
+    /// never sends a literal `$NAME`.
+    pub fn resolved_headers(&self, model: &Model) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        let provider_headers = self.provider(&model.provider).map(|p| &p.headers);
+        for headers in provider_headers.into_iter().chain(model.headers.as_ref()) {
+            for (name, value) in headers {
+                out.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+                if let Some(v) = value.as_str().and_then(resolve_config_value) {
+                    out.push((name.clone(), v));
+                }
+            }
+        }
+        out
     }
 
     /// The API key for `provider`: an explicit key wins, then the `models.json` `apiKey`, then
@@ -923,13 +940,4 @@ pub fn strip_json_comments(text: &str) -> String {
         }
     }
     out
-}
-
-/// Resolved header values of a provider (`None` for values that could not be resolved).
-pub fn resolve_headers(provider: &ProviderConfig) -> HashMap<String, Option<String>> {
-    provider
-        .headers
-        .iter()
-        .map(|(k, v)| (k.clone(), v.as_str().and_then(resolve_config_value)))
-        .collect()
 }

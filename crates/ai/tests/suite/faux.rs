@@ -645,3 +645,27 @@ async fn clones_share_the_queue_and_streams_are_send() {
     );
     assert_eq!(clone.call_count(), 1);
 }
+
+#[tokio::test]
+async fn blocks_that_cannot_stream_are_left_out() {
+    let faux = FauxProvider::new();
+    let image: ContentBlock =
+        serde_json::from_value(json!({"type": "image", "data": "AA", "mimeType": "image/png"}))
+            .unwrap();
+    let unknown: ContentBlock =
+        serde_json::from_value(json!({"type": "server_tool_use", "id": "s"})).unwrap();
+    faux.push(
+        FauxResponse::new()
+            .with_block(image)
+            .with_text("a")
+            .with_block(unknown)
+            .with_text("b"),
+    );
+    let events = collect(&faux, &hello(), FauxStreamOptions::default()).await;
+    let message = check_contract(&events);
+    assert_eq!(
+        message.content,
+        vec![ContentBlock::text("a"), ContentBlock::text("b")]
+    );
+    assert_eq!(accumulate(&events).content, message.content);
+}

@@ -629,3 +629,28 @@ fn find_by_provider_slash_id_or_unique_bare_id() {
         "{err}"
     );
 }
+
+#[test]
+fn headers_resolve_at_request_time_model_over_provider() {
+    let var = "ARBOR_TEST_MODELS_HEADER_TOKEN";
+    std::env::set_var(var, "tok");
+    let mut r = ModelRegistry::empty();
+    r.apply_models_json_str(
+        &format!(r#"{{"providers": {{"p": {{"baseUrl": "http://h", "api": "openai-completions",
+            "headers": {{"X-Team": "core", "Authorization": "Bearer ${var}", "X-Missing": "$ARBOR_TEST_UNSET_HEADER_VAR"}},
+            "models": [{{"id": "m", "headers": {{"x-team": "model-level", "X-Cmd": "!echo from-cmd"}}}}]}}}}}}"#),
+        "models.json",
+    )
+    .unwrap();
+    let model = r.get("p", "m").unwrap().clone();
+    let headers = r.resolved_headers(&model);
+    assert_eq!(
+        headers,
+        [
+            ("Authorization".to_string(), "Bearer tok".to_string()),
+            ("x-team".to_string(), "model-level".to_string()),
+            ("X-Cmd".to_string(), "from-cmd".to_string()),
+        ]
+    );
+    std::env::remove_var(var);
+}
