@@ -255,7 +255,7 @@ pub fn calculate_cost(model: &Model, usage: &mut Usage) {
 // ---------------------------------------------------------------------------------------------
 
 /// One provider as configured: connection settings plus its models.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ProviderConfig {
     pub id: String,
     pub name: String,
@@ -271,6 +271,25 @@ pub struct ProviderConfig {
     /// Send the key as `Authorization: Bearer` instead of the API's own header.
     pub auth_header: bool,
     pub models: Vec<Model>,
+}
+
+impl fmt::Debug for ProviderConfig {
+    // Header values may be literal secrets (`Authorization: Bearer …`): only names are shown.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProviderConfig")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("base_url", &self.base_url)
+            .field("api", &self.api)
+            .field("api_key_config", &self.api_key_config)
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .field("auth_header", &self.auth_header)
+            .field(
+                "models",
+                &self.models.iter().map(|m| &m.id).collect::<Vec<_>>(),
+            )
+            .finish()
+    }
 }
 
 /// An unresolved credential reference; redacted in `Debug` because a literal key may be in it.

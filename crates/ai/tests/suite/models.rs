@@ -464,12 +464,18 @@ fn api_keys_never_show_in_debug_output() {
 
     let mut r = ModelRegistry::empty();
     r.apply_models_json_str(
-        r#"{"providers": {"p": {"baseUrl": "http://h", "api": "openai-completions", "apiKey": "sk-secret-literal", "models": [{"id": "m"}]}}}"#,
+        r#"{"providers": {"p": {"baseUrl": "http://h", "api": "openai-completions", "apiKey": "sk-secret-literal",
+            "headers": {"Authorization": "Bearer sk-secret-header"}, "models": [{"id": "m"}]}}}"#,
         "models.json",
     )
     .unwrap();
     let debug = format!("{:?}", r.provider("p").unwrap());
     assert!(!debug.contains("sk-secret-literal"), "{debug}");
+    assert!(!debug.contains("sk-secret-header"), "{debug}");
+    assert!(
+        debug.contains("Authorization"),
+        "header names stay visible: {debug}"
+    );
     assert!(!format!("{r:?}").contains("sk-secret-literal"));
     assert_eq!(
         format!("{:?}", SecretConfig("!pass show x".into())),
