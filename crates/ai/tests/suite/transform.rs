@@ -987,3 +987,24 @@ fn matches_pi_on_generated_histories() {
     }
     assert_eq!(checked, 270);
 }
+
+#[test]
+fn null_or_missing_content_reads_as_empty() {
+    // pi's pre-pass turns null content into []; here the types already do it when parsing.
+    let m = anthropic_model();
+    let history = [
+        msg(json!({"role": "user", "content": null, "timestamp": 1})),
+        msg(
+            json!({"role": "assistant", "api": "x", "provider": "y", "model": "z", "stopReason": "stop", "timestamp": 2,
+                   "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
+                             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}}),
+        ),
+        msg(
+            json!({"role": "toolResult", "toolCallId": "c", "toolName": "t", "content": null, "isError": false, "timestamp": 3}),
+        ),
+    ];
+    let out = to_json(&transform_messages(&history, &m));
+    assert_eq!(out[0]["content"], json!([]));
+    assert_eq!(out[1]["content"], json!([]));
+    assert_eq!(out[2]["content"], json!([]));
+}
