@@ -7,10 +7,16 @@
 
 pub mod error;
 pub mod event;
+pub mod faux;
 pub mod json;
 pub mod json_stream;
+pub mod models;
+pub mod overflow;
 pub mod providers;
+pub mod retry;
 pub mod stream;
+pub mod thinking;
+pub mod transform;
 pub mod types;
 
 pub use error::{AiError, Result};

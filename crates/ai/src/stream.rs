@@ -157,14 +157,8 @@ impl StreamOptions {
     }
 }
 
-/// Per-level token budgets overriding the defaults (1024 / 2048 / 8192 / 16384).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct ThinkingBudgets {
-    pub minimal: Option<u64>,
-    pub low: Option<u64>,
-    pub medium: Option<u64>,
-    pub high: Option<u64>,
-}
+/// Per-level thinking budgets (defaults 1024 / 2048 / 8192 / 16384).
+pub use crate::thinking::ThinkingBudgets;
 
 /// Options of [`stream_simple`]: the common options plus one provider-neutral reasoning level.
 #[derive(Debug, Clone, Default)]
@@ -486,5 +480,28 @@ impl Stream for DrivenStream {
             Poll::Ready(None) => Poll::Ready(None),
             Poll::Pending => Poll::Pending,
         }
+    }
+}
+
+/// The faux provider serves `stream()` like any other API once registered:
+/// `register_api_provider(faux.api(), Arc::new(faux.clone()))`.
+impl ApiProvider for crate::faux::FauxProvider {
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: StreamOptions,
+    ) -> AssistantMessageEventStream {
+        let cache = options.resolved_cache_retention() != CacheRetention::None;
+        crate::faux::FauxProvider::stream(
+            self,
+            model,
+            context,
+            crate::faux::FauxStreamOptions {
+                cancel: options.cancel,
+                session_id: options.session_id,
+                cache,
+            },
+        )
     }
 }

@@ -1,3 +1,4 @@
-// `cfg(test)` lets clippy apply the allow-unwrap/expect-in-tests settings to the helpers too.
-#[cfg(test)]
+//! The single integration-test binary of `arbor-ai`; topics live in `suite/`.
+// Tests may panic on unexpected values; the workspace lint is for library code.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 mod suite;

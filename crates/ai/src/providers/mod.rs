@@ -21,8 +21,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::event::{AssistantMessageEvent, AssistantMessageEventStream};
-use crate::json::Num;
 use crate::json_stream::{parse_partial_json, parse_tool_arguments};
+use crate::retry::{is_retryable_request_failure, request_retry_delay, RetryAfterHeaders};
 use crate::stream::sse::{SseDecoder, SseEvent};
 use crate::stream::{empty_message, spawn_stream, Emitter, StreamOptions, ABORTED_MESSAGE};
 use crate::types::{
@@ -410,53 +410,17 @@ impl Output {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Seams to the model catalogue and message transform (written in parallel by another module).
+// The model catalogue, the history transform and the key table live in `models`,
+// `transform` and `thinking`; providers only call them.
 
-/// Cost of `usage` in USD from the model's per-million prices, using the highest price tier
-/// whose `inputTokensAbove` the prompt exceeds; 1-hour cache writes cost twice the input price.
-/// Seam: equivalent to `crate::models::calculate_cost`.
 pub(crate) fn compute_cost(model: &Model, usage: &mut Usage) {
-    let prompt = usage.input + usage.cache_read + usage.cache_write;
-    let mut rates = (
-        model.cost.input,
-        model.cost.output,
-        model.cost.cache_read,
-        model.cost.cache_write,
-    );
-    if let Some(tiers) = &model.cost.tiers {
-        let mut best: Option<&crate::types::CostTier> = None;
-        for tier in tiers {
-            if (prompt as f64) > tier.input_tokens_above as f64
-                && best.is_none_or(|b| tier.input_tokens_above > b.input_tokens_above)
-            {
-                best = Some(tier);
-            }
-        }
-        if let Some(t) = best {
-            rates = (t.input, t.output, t.cache_read, t.cache_write);
-        }
-    }
-    let long_write = usage.cache_write_1h.unwrap_or(0).min(usage.cache_write);
-    let short_write = usage.cache_write - long_write;
-    let per_m = |rate: f64, tokens: u64| rate / 1e6 * tokens as f64;
-    let input = per_m(rates.0, usage.input);
-    let output = per_m(rates.1, usage.output);
-    let cache_read = per_m(rates.2, usage.cache_read);
-    let cache_write = (rates.3 * short_write as f64 + 2.0 * rates.0 * long_write as f64) / 1e6;
-    let cost = &mut usage.cost;
-    cost.input = Num::new(input);
-    cost.output = Num::new(output);
-    cost.cache_read = Num::new(cache_read);
-    cost.cache_write = Num::new(cache_write);
-    cost.total = Num::new(input + output + cache_read + cache_write);
-    cost.total_from_provider = Some(false);
+    crate::models::calculate_cost(model, usage);
 }
 
-/// Messages as the provider should see them. Seam: becomes
-/// `crate::transform::transform_messages(messages, model)` once that module exists; until then
-/// callers are expected to pass already-transformed messages.
-pub(crate) fn prepare_messages(messages: Vec<Message>, _model: &Model) -> Vec<Message> {
-    messages
+/// Messages as the provider should see them: foreign thinking dropped, tool-call ids
+/// normalized for `model.api`, orphaned calls answered (see [`crate::transform`]).
+pub(crate) fn prepare_messages(messages: Vec<Message>, model: &Model) -> Vec<Message> {
+    crate::transform::transform_messages(&messages, model)
 }
 
 /// API key from the options, else (seam) the provider's environment variable.
@@ -482,26 +446,9 @@ fn resolve_api_key(model: &Model, options: &StreamOptions) -> Result<Option<Stri
     Err(format!("No API key for provider: {}", model.provider))
 }
 
-/// Environment variable holding the key of the built-in providers (seam for the catalogue's
-/// table).
+/// The provider's key from the environment (pi's variable table in [`crate::models`]).
 fn env_api_key(provider: &str) -> Option<String> {
-    let vars: &[&str] = match provider {
-        "anthropic" => &["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"],
-        "openai" => &["OPENAI_API_KEY"],
-        "google" => &["GEMINI_API_KEY"],
-        "openrouter" => &["OPENROUTER_API_KEY"],
-        "deepseek" => &["DEEPSEEK_API_KEY"],
-        "groq" => &["GROQ_API_KEY"],
-        "xai" => &["XAI_API_KEY"],
-        "cerebras" => &["CEREBRAS_API_KEY"],
-        "mistral" => &["MISTRAL_API_KEY"],
-        "zai" => &["ZAI_API_KEY"],
-        "together" => &["TOGETHER_API_KEY"],
-        "fireworks" => &["FIREWORKS_API_KEY"],
-        _ => &[],
-    };
-    vars.iter()
-        .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()))
+    crate::models::env_api_key(provider).map(|k| k.expose().to_string())
 }
 
 fn is_local_url(url: &str) -> bool {
@@ -883,7 +830,7 @@ async fn send_with_retries(
             _ = cancel.cancelled() => return SendOutcome::Aborted,
             result = with_timeout(options.timeout, send) => result,
         };
-        let (message, retryable, delay_hint) = match result {
+        let (message, retryable, retry_headers) = match result {
             Ok(Ok(response)) if response.status().is_success() => {
                 return SendOutcome::Response(response)
             }
@@ -900,13 +847,9 @@ async fn send_with_retries(
                     text = response.text() => text.unwrap_or_default(),
                 };
                 let message = format_http_error(api, model, status, content_type.as_deref(), &text);
-                let should_retry = headers
-                    .get("x-should-retry")
-                    .and_then(|v| v.to_str().ok())
-                    .map(|v| v == "true");
-                let retryable =
-                    should_retry.unwrap_or(matches!(status, 408 | 409 | 429) || status >= 500);
-                (message, retryable, retry_delay_from_headers(&headers))
+                let should_retry = headers.get("x-should-retry").and_then(|v| v.to_str().ok());
+                let retryable = is_retryable_request_failure(Some(status), should_retry);
+                (message, retryable, Some(headers))
             }
             Ok(Err(err)) => (transport_error_text(&err), true, None),
             Err(()) => ("Request timed out.".to_string(), true, None),
@@ -914,19 +857,26 @@ async fn send_with_retries(
         if !retryable || attempt >= options.max_retries {
             return SendOutcome::Failed(message);
         }
-        let cap = options.max_retry_delay.unwrap_or(Duration::from_secs(60));
-        let delay = match delay_hint {
-            Some(requested) => {
-                if !cap.is_zero() && requested > cap {
-                    return SendOutcome::Failed(format!(
-                        "Server requested {}s retry delay (max: {}s). {message}",
-                        requested.as_secs_f64().ceil(),
-                        cap.as_secs_f64().ceil()
-                    ));
-                }
-                requested
-            }
-            None => backoff(attempt),
+        let header = |name: &str| {
+            retry_headers
+                .as_ref()
+                .and_then(|h| h.get(name))
+                .and_then(|v| v.to_str().ok())
+        };
+        let delay = request_retry_delay(
+            attempt,
+            &RetryAfterHeaders {
+                retry_after_ms: header("retry-after-ms"),
+                retry_after: header("retry-after"),
+            },
+            options.max_retry_delay.map(|d| d.as_millis() as u64),
+            crate::stream::now_ms(),
+            rand::random::<f64>(),
+            &message,
+        );
+        let delay = match delay {
+            Ok(delay) => delay,
+            Err(too_long) => return SendOutcome::Failed(too_long.message),
         };
         tokio::select! {
             biased;
@@ -945,29 +895,6 @@ async fn with_timeout<F: std::future::Future>(
         Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| ()),
         None => Ok(fut.await),
     }
-}
-
-/// `min(0.5 · 2^attempt, 8)` seconds, minus up to 25 % jitter.
-fn backoff(attempt: u32) -> Duration {
-    let base = (0.5 * 2f64.powi(attempt.min(16) as i32)).min(8.0);
-    let jitter = 1.0 - rand::random::<f64>() * 0.25;
-    Duration::from_secs_f64(base * jitter)
-}
-
-fn retry_delay_from_headers(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    if let Some(ms) = get("retry-after-ms").and_then(|v| v.trim().parse::<f64>().ok()) {
-        if ms.is_finite() && ms >= 0.0 {
-            return Some(Duration::from_secs_f64(ms / 1000.0));
-        }
-    }
-    let value = get("retry-after")?;
-    if let Ok(secs) = value.trim().parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Some(Duration::from_secs_f64(secs));
-        }
-    }
-    None
 }
 
 /// Runs one request to its terminal event.

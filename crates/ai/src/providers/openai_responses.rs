@@ -17,35 +17,7 @@ use crate::types::{Content, ContentBlock, Message, Model, StopReason, Usage};
 
 const MIN_OUTPUT_TOKENS: u64 = 16;
 
-/// pi's `shortHash`: two 32-bit multiplicative hashes over UTF-16 code units, in base 36.
-pub fn short_hash(text: &str) -> String {
-    let mut h1: u32 = 0xdead_beef;
-    let mut h2: u32 = 0x41c6_ce57;
-    for unit in text.encode_utf16() {
-        let ch = u32::from(unit);
-        h1 = (h1 ^ ch).wrapping_mul(2_654_435_761);
-        h2 = (h2 ^ ch).wrapping_mul(1_597_334_677);
-    }
-    h1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507)
-        ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
-    h2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507)
-        ^ (h1 ^ (h1 >> 13)).wrapping_mul(3_266_489_909);
-    format!("{}{}", base36(h2), base36(h1))
-}
-
-fn base36(mut n: u32) -> String {
-    if n == 0 {
-        return "0".into();
-    }
-    let mut digits = Vec::new();
-    while n > 0 {
-        let d = (n % 36) as u8;
-        digits.push(if d < 10 { b'0' + d } else { b'a' + d - 10 });
-        n /= 36;
-    }
-    digits.reverse();
-    String::from_utf8(digits).unwrap_or_default()
-}
+use crate::transform::short_hash;
 
 fn is_openrouter(model: &Model) -> bool {
     model.provider == "openrouter" || model.base_url.contains("openrouter.ai")
@@ -879,19 +851,5 @@ impl StreamParser for Parser {
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn short_hash_matches_known_values() {
-        // Reference values computed with pi's shortHash (utils/hash.ts) under node.
-        assert_eq!(short_hash(""), "k4n83c7h0j2b");
-        assert_eq!(short_hash("a"), "m8735310ae7sx");
-        assert_eq!(short_hash("msg_abc"), "6piae0s8vela");
-        assert_eq!(short_hash("héllo😀"), "1olj6nu1frhbfw");
     }
 }

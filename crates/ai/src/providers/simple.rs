@@ -5,82 +5,15 @@ use serde_json::{json, Value};
 
 use super::{google::uses_thinking_level, level_mapping, LevelMapping};
 use crate::stream::{GoogleThinking, SimpleStreamOptions, StreamOptions, ThinkingBudgets};
+use crate::thinking::clamp_level;
 use crate::types::{Content, ContentBlock, Context, Message, Model, StopReason, ThinkingLevel};
-
-const LEVELS: [ThinkingLevel; 7] = [
-    ThinkingLevel::Off,
-    ThinkingLevel::Minimal,
-    ThinkingLevel::Low,
-    ThinkingLevel::Medium,
-    ThinkingLevel::High,
-    ThinkingLevel::Xhigh,
-    ThinkingLevel::Max,
-];
 
 /// The wire name of a level (`off`, `minimal`, … `max`).
 pub fn level_name(level: ThinkingLevel) -> &'static str {
-    match level {
-        ThinkingLevel::Off => "off",
-        ThinkingLevel::Minimal => "minimal",
-        ThinkingLevel::Low => "low",
-        ThinkingLevel::Medium => "medium",
-        ThinkingLevel::High => "high",
-        ThinkingLevel::Xhigh => "xhigh",
-        ThinkingLevel::Max => "max",
-    }
+    level.as_str()
 }
 
-/// Levels the model accepts: `off` only for non-reasoning models; otherwise every level not
-/// mapped to `null`, with `xhigh`/`max` only when explicitly mapped.
-pub fn supported_thinking_levels(model: &Model) -> Vec<ThinkingLevel> {
-    if !model.reasoning {
-        return vec![ThinkingLevel::Off];
-    }
-    LEVELS
-        .into_iter()
-        .filter(|&level| match level_mapping(model, level_name(level)) {
-            LevelMapping::Unsupported => false,
-            LevelMapping::Missing => !matches!(level, ThinkingLevel::Xhigh | ThinkingLevel::Max),
-            LevelMapping::Value(_) => true,
-        })
-        .collect()
-}
-
-/// The requested level if supported, else the nearest supported one above it, else below.
-pub fn clamp_thinking_level(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
-    let available = supported_thinking_levels(model);
-    if available.contains(&level) {
-        return level;
-    }
-    let requested = LEVELS.iter().position(|l| *l == level).unwrap_or(0);
-    LEVELS[requested..]
-        .iter()
-        .chain(LEVELS[..requested].iter().rev())
-        .find(|l| available.contains(l))
-        .copied()
-        .or_else(|| available.first().copied())
-        .unwrap_or(ThinkingLevel::Off)
-}
-
-const DEFAULT_BUDGETS: ThinkingBudgets = ThinkingBudgets {
-    minimal: Some(1024),
-    low: Some(2048),
-    medium: Some(8192),
-    high: Some(16384),
-};
 const MIN_ANSWER_TOKENS: u64 = 1024;
-
-/// Token budget of a level (`xhigh`/`max` use `high`'s); caller budgets win.
-pub fn thinking_budget(level: ThinkingLevel, custom: &ThinkingBudgets) -> u64 {
-    let pick = |b: &ThinkingBudgets| match level {
-        ThinkingLevel::Minimal => b.minimal,
-        ThinkingLevel::Low => b.low,
-        ThinkingLevel::Medium => b.medium,
-        ThinkingLevel::High | ThinkingLevel::Xhigh | ThinkingLevel::Max => b.high,
-        ThinkingLevel::Off => Some(0),
-    };
-    pick(custom).or_else(|| pick(&DEFAULT_BUDGETS)).unwrap_or(0)
-}
 
 const CONTEXT_SAFETY_TOKENS: i64 = 4096;
 const CONTEXT_SAFETY_RATIO: f64 = 0.15;
@@ -274,7 +207,7 @@ pub(crate) fn google_disabled_thinking(model: &Model) -> Result<Value, String> {
     if !uses_thinking_level(model) {
         return Ok(json!({"thinkingBudget": 0}));
     }
-    let fallback = clamp_thinking_level(model, ThinkingLevel::Off);
+    let fallback = clamp_level(model, ThinkingLevel::Off);
     if fallback == ThinkingLevel::Off {
         return Ok(json!({"thinkingBudget": 0}));
     }
@@ -307,7 +240,7 @@ pub fn to_stream_options(
                 native.anthropic.effort = Some(anthropic_effort(model, level));
                 return Ok(native);
             }
-            let mut budget = thinking_budget(level, &thinking_budgets);
+            let mut budget = thinking_budgets.budget_for(level);
             let base_max = native.max_tokens.unwrap_or(model.max_tokens);
             let max = (base_max + budget).min(model.max_tokens);
             if max <= budget {
@@ -319,17 +252,17 @@ pub fn to_stream_options(
                 Some(budget.min(max.saturating_sub(MIN_ANSWER_TOKENS)));
         }
         "openai-completions" | "openai-responses" => {
-            let clamped = reasoning.map(|l| clamp_thinking_level(model, l));
+            let clamped = reasoning.map(|l| clamp_level(model, l));
             let effort = clamped.filter(|l| *l != ThinkingLevel::Off);
             native.openai.reasoning_effort = effort.map(|l| level_name(l).to_string());
             if let Some(level) = effort {
                 if model.api == "openai-completions" {
-                    native.openai.thinking_budget = Some(thinking_budget(level, &thinking_budgets));
+                    native.openai.thinking_budget = Some(thinking_budgets.budget_for(level));
                 }
             }
         }
         "google-generative-ai" => {
-            let clamped = reasoning.map(|l| clamp_thinking_level(model, l));
+            let clamped = reasoning.map(|l| clamp_level(model, l));
             native.google.thinking = Some(match clamped.filter(|l| *l != ThinkingLevel::Off) {
                 None => GoogleThinking::default(),
                 Some(level) => {
@@ -357,7 +290,7 @@ pub fn to_stream_options(
             });
         }
         _ => {
-            let clamped = reasoning.map(|l| clamp_thinking_level(model, l));
+            let clamped = reasoning.map(|l| clamp_level(model, l));
             native.openai.reasoning_effort = clamped
                 .filter(|l| *l != ThinkingLevel::Off)
                 .map(|l| level_name(l).to_string());

@@ -1,3 +1,6 @@
+mod faux;
+mod models;
+mod overflow;
 mod providers_anthropic;
 mod providers_common;
 mod providers_google;
@@ -6,3 +9,6 @@ mod providers_openai_responses;
 mod providers_pi_fixture;
 mod providers_simple;
 mod providers_stream;
+mod retry;
+mod thinking;
+mod transform;

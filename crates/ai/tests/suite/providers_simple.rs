@@ -1,9 +1,8 @@
 //! `stream_simple`: unified thinking levels mapped to each API's parameters.
 
 use arbor_ai::providers::build_request;
-use arbor_ai::providers::simple::{
-    clamp_max_tokens_to_context, clamp_thinking_level, to_stream_options,
-};
+use arbor_ai::providers::simple::{clamp_max_tokens_to_context, to_stream_options};
+use arbor_ai::thinking::clamp_level as clamp_thinking_level;
 use arbor_ai::{
     complete_simple, Context, Model, SimpleStreamOptions, StopReason, StreamOptions,
     ThinkingBudgets, ThinkingLevel,

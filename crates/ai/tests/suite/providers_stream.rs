@@ -327,3 +327,15 @@ async fn registered_providers_serve_their_api() {
     assert_eq!(calls.load(Ordering::SeqCst), 2);
     assert!(unregister_api_provider("test-registry-api"));
 }
+
+#[tokio::test]
+async fn faux_provider_plugs_into_stream() {
+    use arbor_ai::faux::{FauxProvider, FauxResponse};
+    let faux = FauxProvider::default();
+    faux.push(FauxResponse::text("hello from faux"));
+    register_api_provider(faux.api(), Arc::new(faux.clone()));
+    let m = faux.model();
+    let message = complete(&m, &simple_context(), StreamOptions::default()).await;
+    assert_eq!(message.text(), "hello from faux");
+    assert_eq!(faux.call_count(), 1);
+}
