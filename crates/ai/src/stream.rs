@@ -395,11 +395,17 @@ impl Drop for Emitter {
     fn drop(&mut self) {
         if !self.terminated && !self.tx.is_closed() {
             let mut message = self.template.clone();
-            message.error_message = Some("Provider stream ended without a terminal event".into());
+            message.error_message = Some(if std::thread::panicking() {
+                PANIC_MESSAGE.into()
+            } else {
+                "Provider stream ended without a terminal event".into()
+            });
             self.error(message, StopReason::Error);
         }
     }
 }
+
+const PANIC_MESSAGE: &str = "Internal error: provider stream panicked";
 
 /// The text of every abort error.
 pub(crate) const ABORTED_MESSAGE: &str = "Request was aborted";
@@ -429,7 +435,7 @@ where
             if result.is_err() {
                 let mut message = panic_template;
                 message.stop_reason = StopReason::Error;
-                message.error_message = Some("Internal error: provider stream panicked".into());
+                message.error_message = Some(PANIC_MESSAGE.into());
                 // The emitter was dropped during unwinding and already sent its safety-net
                 // error when the receiver was open; this send is then ignored by consumers
                 // because the stream ends at the first terminal event.
@@ -503,5 +509,74 @@ impl ApiProvider for crate::faux::FauxProvider {
                 cache,
             },
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model() -> Model {
+        Model {
+            id: "m".into(),
+            api: "test".into(),
+            provider: "p".into(),
+            ..Model::default()
+        }
+    }
+
+    async fn drain(mut s: AssistantMessageEventStream) -> Vec<AssistantMessageEvent> {
+        let mut out = Vec::new();
+        while let Some(e) = s.next().await {
+            out.push(e);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn a_panicking_provider_ends_with_one_error_event() {
+        let m = model();
+        let s = spawn_stream(empty_message(&m), |mut emitter: Emitter| async move {
+            emitter.push(AssistantMessageEvent::Start {
+                partial: AssistantMessage::default(),
+            });
+            panic!("boom");
+        });
+        let events = drain(s).await;
+        assert_eq!(events.len(), 2);
+        match &events[1] {
+            AssistantMessageEvent::Error { reason, error } => {
+                assert_eq!(*reason, StopReason::Error);
+                assert_eq!(
+                    error.error_message.as_deref(),
+                    Some("Internal error: provider stream panicked")
+                );
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_producer_without_terminal_event_gets_one_and_later_events_are_dropped() {
+        let m = model();
+        let s = spawn_stream(empty_message(&m), |mut emitter: Emitter| async move {
+            emitter.push(AssistantMessageEvent::TextStart { content_index: 0 });
+        });
+        let events = drain(s).await;
+        assert_eq!(events.len(), 2);
+        assert!(events[1].is_terminal());
+
+        let s = spawn_stream(empty_message(&m), |mut emitter: Emitter| async move {
+            let mut done = empty_message(&model());
+            done.stop_reason = StopReason::Stop;
+            emitter.done(done.clone());
+            emitter.done(done);
+            emitter.push(AssistantMessageEvent::TextStart { content_index: 0 });
+        });
+        let events = drain(s).await;
+        assert_eq!(events.len(), 1);
+        assert!(events[0]
+            .final_message()
+            .is_some_and(|m| m.duration_ms.is_some()));
     }
 }

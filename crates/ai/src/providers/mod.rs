@@ -50,12 +50,38 @@ pub(crate) fn builtin(api: &str) -> Option<BuiltinApi> {
 }
 
 /// A fully built HTTP request.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct PreparedRequest {
     pub url: String,
     /// Final header list (names as sent). Contains credentials: never log it.
     pub headers: Vec<(String, String)>,
     pub body: Value,
+}
+
+/// Headers that carry credentials; their values never appear in `Debug` output.
+const SECRET_HEADERS: [&str; 4] = [
+    "authorization",
+    "x-api-key",
+    "x-goog-api-key",
+    "cf-aig-authorization",
+];
+
+impl std::fmt::Debug for PreparedRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(n, v)| {
+                let secret = SECRET_HEADERS.iter().any(|s| n.eq_ignore_ascii_case(s));
+                (n.as_str(), if secret { "<redacted>" } else { v.as_str() })
+            })
+            .collect();
+        f.debug_struct("PreparedRequest")
+            .field("url", &self.url)
+            .field("headers", &headers)
+            .field("body", &self.body)
+            .finish()
+    }
 }
 
 impl PreparedRequest {
@@ -1027,6 +1053,22 @@ pub fn parse_recorded(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_output_hides_credentials() {
+        let request = PreparedRequest {
+            url: "https://x".into(),
+            headers: vec![
+                ("Authorization".into(), "Bearer sk-secret".into()),
+                ("x-api-key".into(), "sk-ant-secret".into()),
+                ("accept".into(), "text/event-stream".into()),
+            ],
+            body: Value::Null,
+        };
+        let text = format!("{request:?}");
+        assert!(!text.contains("secret"), "{text}");
+        assert!(text.contains("text/event-stream"));
+    }
 
     #[test]
     fn local_urls() {

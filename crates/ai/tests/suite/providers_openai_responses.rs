@@ -63,10 +63,14 @@ fn reasoning_text_and_call() -> Vec<Value> {
         json!({"type": "response.output_text.delta", "output_index": 1, "delta": " now."}),
         json!({"type": "response.output_item.done", "output_index": 1, "item": {"type": "message", "id": "msg_1", "role": "assistant", "phase": "commentary", "content": [{"type": "output_text", "text": "Reading now."}]}}),
         json!({"type": "response.output_item.added", "output_index": 2, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read", "arguments": ""}}),
+        json!({"type": "response.output_item.added", "output_index": 3, "item": {"type": "function_call", "id": "fc_2", "call_id": "call_2", "name": "bash", "arguments": ""}}),
         json!({"type": "response.function_call_arguments.delta", "output_index": 2, "delta": "{\"pa"}),
+        json!({"type": "response.function_call_arguments.delta", "output_index": 3, "delta": "{\"command\": \"ls 日"}),
         json!({"type": "response.function_call_arguments.delta", "output_index": 2, "delta": "th\": \"é"}),
         json!({"type": "response.function_call_arguments.done", "output_index": 2, "arguments": "{\"path\": \"é.txt\"}"}),
+        json!({"type": "response.function_call_arguments.delta", "output_index": 3, "delta": "本\"}"}),
         json!({"type": "response.output_item.done", "output_index": 2, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "read", "arguments": "{\"path\": \"é.txt\"}"}}),
+        json!({"type": "response.output_item.done", "output_index": 3, "item": {"type": "function_call", "id": "fc_2", "call_id": "call_2", "name": "bash", "arguments": "{\"command\": \"ls 日本\"}"}}),
         completed("completed", json!({})),
     ]
 }
@@ -259,7 +263,7 @@ async fn http_and_stream_errors() {
 #[tokio::test]
 async fn cut_off_and_malformed_streams() {
     let mut events = reasoning_text_and_call();
-    events.truncate(12); // inside the tool call's arguments, before any terminal event
+    events.truncate(14); // inside the tool calls' arguments, before any terminal event
     let server = server_with(MockResponse::sse().body(sse(&events))).await;
     let model = resp_model(&server.url());
     let events = collect(stream(&model, &simple_context(), opts())).await;
