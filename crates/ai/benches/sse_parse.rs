@@ -27,6 +27,18 @@ const PIECES: [&str; 8] = [
     "{\"path\": \"src/lib.rs\", \"offset\": 120, \"limit\": 40}",
 ];
 
+/// CPU time of this thread in seconds (Linux `/proc`, 10 ms resolution), so results stay
+/// meaningful on a machine shared with other work; `None` elsewhere.
+fn thread_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // Fields after the command name (which is in parentheses and may contain spaces).
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
 fn model(api: &str) -> Model {
     Model {
         id: "bench-model".into(),
@@ -277,8 +289,8 @@ fn main() {
         ),
     ];
     println!(
-        "{:<22} {:>7} {:>9} {:>11} {:>12} {:>10}",
-        "api", "MB", "events", "median ms", "median MB/s", "best MB/s"
+        "{:<22} {:>6} {:>8} {:>10} {:>12} {:>10} {:>11}",
+        "api", "MB", "events", "median ms", "median MB/s", "best MB/s", "CPU MB/s"
     );
     let only = std::env::var("BENCH_ONLY").ok();
     for (name, api, api_name, make) in cases {
@@ -288,11 +300,16 @@ fn main() {
         let body = make();
         let m = model(api_name);
         let mut times = Vec::with_capacity(RUNS);
+        let mut cpu = Vec::with_capacity(RUNS);
         let mut events = 0;
         for _ in 0..RUNS {
+            let cpu_start = thread_cpu_seconds();
             let start = Instant::now();
             let (message, n) = parse_recorded(api, &m, &body, READ_SIZE);
             times.push(start.elapsed().as_secs_f64());
+            if let (Some(a), Some(b)) = (cpu_start, thread_cpu_seconds()) {
+                cpu.push(b - a);
+            }
             assert!(
                 !matches!(message.stop_reason, StopReason::Error | StopReason::Pending),
                 "{name}: {:?}",
@@ -303,8 +320,13 @@ fn main() {
         times.sort_by(f64::total_cmp);
         let median = times[RUNS / 2];
         let mb = body.len() as f64 / (1024.0 * 1024.0);
+        cpu.sort_by(f64::total_cmp);
+        let cpu_rate = cpu
+            .get(cpu.len() / 2)
+            .filter(|c| **c > 0.0)
+            .map_or_else(|| "n/a".to_string(), |c| format!("{:.1}", mb / c));
         println!(
-            "{name:<22} {mb:>7.1} {events:>9} {:>11.1} {:>12.1} {:>10.1}",
+            "{name:<22} {mb:>6.1} {events:>8} {:>10.1} {:>12.1} {:>10.1} {cpu_rate:>11}",
             median * 1000.0,
             mb / median,
             mb / times[0]

@@ -206,6 +206,8 @@ pub(crate) fn build_request(
     } else {
         if let Some(key) = api_key {
             headers.push(("x-api-key".into(), key.to_string()));
+        } else if let Some(token) = super::anthropic_auth_token(model) {
+            headers.push(("authorization".into(), format!("Bearer {token}")));
         }
         headers.push(("user-agent".into(), user_agent()));
     }

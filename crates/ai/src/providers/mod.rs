@@ -466,7 +466,7 @@ fn resolve_api_key(model: &Model, options: &StreamOptions) -> Result<Option<Stri
                 || n.eq_ignore_ascii_case("x-goog-api-key")
                 || n.eq_ignore_ascii_case("cf-aig-authorization"))
     });
-    if has_auth_header || is_local_url(&model.base_url) {
+    if has_auth_header || is_local_url(&model.base_url) || anthropic_auth_token(model).is_some() {
         return Ok(None);
     }
     Err(format!("No API key for provider: {}", model.provider))
@@ -475,6 +475,17 @@ fn resolve_api_key(model: &Model, options: &StreamOptions) -> Result<Option<Stri
 /// The provider's key from the environment (pi's variable table in [`crate::models`]).
 fn env_api_key(provider: &str) -> Option<String> {
     crate::models::env_api_key(provider).map(|k| k.expose().to_string())
+}
+
+/// `ANTHROPIC_AUTH_TOKEN`: a bearer token for Anthropic (gateways, proxies), used when no API
+/// key is given; not an API key, so the key table skips it.
+pub(crate) fn anthropic_auth_token(model: &Model) -> Option<String> {
+    if model.api != "anthropic-messages" || model.provider != "anthropic" {
+        return None;
+    }
+    std::env::var("ANTHROPIC_AUTH_TOKEN")
+        .ok()
+        .filter(|t| !t.is_empty())
 }
 
 fn is_local_url(url: &str) -> bool {
