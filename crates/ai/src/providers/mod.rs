@@ -138,9 +138,15 @@ pub(crate) fn stream_builtin(
 ) -> AssistantMessageEventStream {
     let model = model.clone();
     let request = build_request(&model, context, &options);
+    // Only the tool list matters to the parsers (OAuth name mapping).
     let context_for_parser = Context {
         system_prompt: None,
-        messages: Vec::new(),
+        messages: context
+            .messages
+            .iter()
+            .filter(|m| matches!(m, Message::System(_)))
+            .cloned()
+            .collect(),
         tools: context.tools.clone(),
     };
     spawn_stream(empty_message(&model), move |mut emitter| async move {
@@ -153,7 +159,7 @@ pub(crate) fn stream_builtin(
                 return;
             }
         };
-        let mut parser = match api {
+        let mut parser: Box<dyn StreamParser> = match api {
             // OAuth requests rename tools to Claude Code casing; map them back on the way in.
             BuiltinApi::AnthropicMessages
                 if request
@@ -163,6 +169,11 @@ pub(crate) fn stream_builtin(
                 let tools = Transcript::from_context(&model, &context_for_parser).tools;
                 Box::new(anthropic::Parser::new(&model).with_oauth_tools(&tools))
             }
+            // Responses usage is priced with the requested tier when the response names none.
+            BuiltinApi::OpenAiResponses => Box::new(
+                openai_responses::Parser::new(&model)
+                    .with_service_tier(options.openai.service_tier.clone()),
+            ),
             _ => new_parser(api, &model),
         };
         run(
