@@ -152,6 +152,27 @@ async fn usage_cache_and_service_tier_pricing() {
         (u.cost.total.get() - full * 0.5).abs() < 1e-12,
         "flex halves the price"
     );
+
+    // The requested tier applies when the response names none, and is sent in the body.
+    let server =
+        server_with(MockResponse::sse().body(sse(&[completed("completed", json!({}))]))).await;
+    let model = resp_model(&server.url());
+    let options = StreamOptions {
+        openai: OpenAiOptions {
+            service_tier: Some("priority".into()),
+            ..OpenAiOptions::default()
+        },
+        ..opts()
+    };
+    let message = check_contract(&collect(stream(&model, &simple_context(), options)).await);
+    assert!(
+        (message.usage.cost.total.get() - full * 2.0).abs() < 1e-12,
+        "priority doubles"
+    );
+    assert_eq!(
+        body_of(&server.single_request())["service_tier"],
+        json!("priority")
+    );
 }
 
 #[tokio::test]
