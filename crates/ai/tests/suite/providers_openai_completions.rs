@@ -604,3 +604,72 @@ fn missing_key_is_a_setup_error_but_local_servers_need_none() {
     let request = build_request(&m, &simple_context(), &StreamOptions::default()).unwrap();
     assert_eq!(request.header("authorization"), None);
 }
+
+#[tokio::test]
+async fn invalid_arguments_become_arguments_error_and_finish_reason_inference() {
+    // Arguments that are not an object, and a server that never sends finish_reason.
+    let body = with_done(&[
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "read", "arguments": "[1, 2]"}}]}),
+            None,
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 1, "id": "c2", "function": {"name": "bash", "arguments": "{\"command\": \"C:\\dir\"}"}}]}),
+            None,
+        ),
+    ]);
+    let server = server_with(MockResponse::sse().body(body)).await;
+    let mut model = oa_model(&server.url());
+    model.compat = Some(json!({"supportsFinishReason": false}));
+    let events = collect(stream(&model, &simple_context(), opts())).await;
+    let message = check_contract(&events);
+    assert_eq!(
+        message.stop_reason,
+        StopReason::ToolUse,
+        "inferred from the tool calls"
+    );
+    let calls: Vec<_> = message.tool_calls().collect();
+    assert_eq!(calls[0].arguments, json!({}));
+    assert_eq!(
+        calls[0].arguments_error.as_deref(),
+        Some("Tool arguments must be a JSON object\n\nReceived arguments:\n[1, 2]")
+    );
+    // A bad escape (`\d`) is repaired, not an error.
+    assert_eq!(calls[1].arguments, json!({"command": "C:\\dir"}));
+    assert_eq!(calls[1].arguments_error, None);
+
+    // `stop` with tool calls stays `stop` (pi does not upgrade it for this API).
+    let body = with_done(&[
+        chunk(
+            json!({"tool_calls": [{"index": 0, "id": "c1", "function": {"name": "read", "arguments": "{}"}}]}),
+            None,
+        ),
+        chunk(json!({}), Some("stop")),
+    ]);
+    let server = server_with(MockResponse::sse().body(body)).await;
+    let model = oa_model(&server.url());
+    let message = check_contract(&collect(stream(&model, &simple_context(), opts())).await);
+    assert_eq!(message.stop_reason, StopReason::Stop);
+}
+
+#[tokio::test]
+async fn header_overrides_model_headers_and_removal() {
+    let server = server_with(MockResponse::sse().body(text_stream("stop"))).await;
+    let mut model = oa_model(&server.url());
+    model.headers = serde_json::from_value(json!({"X-Model": "m", "X-Gone": "g"})).ok();
+    let options = StreamOptions {
+        headers: vec![
+            ("user-agent".into(), Some("custom-agent/1".into())),
+            ("x-gone".into(), None),
+            ("X-Extra".into(), Some("e".into())),
+        ],
+        ..opts()
+    };
+    check_contract(&collect(stream(&model, &simple_context(), options)).await);
+    let request = server.single_request();
+    assert_eq!(request.header("user-agent"), Some("custom-agent/1"));
+    assert_eq!(request.header("x-model"), Some("m"));
+    assert_eq!(request.header("x-gone"), None);
+    assert_eq!(request.header("x-extra"), Some("e"));
+    assert_eq!(request.header("authorization"), Some("Bearer sk-test"));
+}
