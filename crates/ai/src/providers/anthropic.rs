@@ -590,6 +590,12 @@ pub(crate) fn parse_repaired<'a, T: Deserialize<'a>>(
     }
 }
 
+#[derive(Deserialize)]
+struct TypeOnly<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+}
+
 enum HandleError {
     Parse(String),
     Fail(String),
@@ -884,7 +890,18 @@ const MESSAGE_EVENTS: [&str; 6] = [
 
 impl StreamParser for Parser {
     fn on_event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), Halt> {
-        let name = event.event.unwrap_or("");
+        // Decision: a gateway that drops `event:` lines still sends the `type` in the data;
+        // fall back to it instead of silently ignoring the whole stream.
+        let fallback;
+        let name = match event.event {
+            Some(name) => name,
+            None => {
+                fallback = serde_json::from_str::<TypeOnly<'_>>(event.data)
+                    .map(|t| t.kind)
+                    .unwrap_or_default();
+                fallback.as_ref()
+            }
+        };
         if name == "error" {
             return Err(Halt::Fail(event.data.to_string()));
         }

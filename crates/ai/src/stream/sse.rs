@@ -32,6 +32,8 @@ pub struct SseDecoder {
     raw: String,
     /// Whether to keep raw lines (only needed for error messages that quote them).
     keep_raw: bool,
+    /// The first bytes were seen (BOM check done).
+    started: bool,
 }
 
 impl SseDecoder {
@@ -56,6 +58,17 @@ impl SseDecoder {
         mut bytes: &[u8],
         on_event: &mut dyn FnMut(SseEvent<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
+        if !self.started && !bytes.is_empty() {
+            // A UTF-8 byte-order mark before the first line is not part of the stream.
+            self.pending.extend_from_slice(bytes);
+            if self.pending.len() < 3 && b"\xEF\xBB\xBF".starts_with(&self.pending) {
+                return Ok(());
+            }
+            self.started = true;
+            let pending = std::mem::take(&mut self.pending);
+            let body = pending.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&pending);
+            return self.feed(body, on_event);
+        }
         if self.skip_lf {
             if let Some(rest) = bytes.strip_prefix(b"\n") {
                 bytes = rest;
@@ -93,6 +106,12 @@ impl SseDecoder {
         &mut self,
         on_event: &mut dyn FnMut(SseEvent<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
+        if !self.started {
+            self.started = true;
+            if b"\xEF\xBB\xBF".starts_with(&self.pending) {
+                self.pending.clear();
+            }
+        }
         if !self.pending.is_empty() {
             let line = std::mem::take(&mut self.pending);
             self.line(&line, on_event)?;
@@ -219,6 +238,15 @@ mod tests {
         assert_eq!(got[0].1, "héllo");
         assert_eq!(got[1].1, "tail");
         assert_eq!(got.len(), 2);
+    }
+
+    #[test]
+    fn leading_bom_is_skipped_even_when_split() {
+        let got = decode(&[b"\xEF", b"\xBB\xBFdata: a\n\n"]);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].1, "a");
+        let got = decode(&[b"\xEF\xBB\xBFevent: x\ndata: b\n\n"]);
+        assert_eq!(got[0].0.as_deref(), Some("x"));
     }
 
     #[test]

@@ -560,3 +560,21 @@ async fn tool_use_with_complete_input_and_no_deltas_keeps_input() {
         Some(json!({"path": "a"}))
     );
 }
+
+#[tokio::test]
+async fn events_without_names_fall_back_to_the_data_type() {
+    // Some gateways drop the `event:` lines; the payload's `type` still identifies the event.
+    let named = text_turn(&["Hi"], "end_turn");
+    let nameless: String = named
+        .lines()
+        .filter(|l| !l.starts_with("event:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let server = server_with(MockResponse::sse().body(nameless)).await;
+    let model = anthropic_model(&server.url());
+    let last = check_contract(&collect(stream(&model, &simple_context(), opts())).await);
+    assert_eq!(
+        (last.stop_reason, last.text()),
+        (StopReason::Stop, "Hi".to_string())
+    );
+}
