@@ -3,6 +3,7 @@ mod models;
 mod overflow;
 mod providers_anthropic;
 mod providers_common;
+mod providers_decoding;
 mod providers_google;
 mod providers_openai_completions;
 mod providers_openai_responses;
