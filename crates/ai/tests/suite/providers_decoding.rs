@@ -27,7 +27,7 @@ fn arb_json() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
-        any::<i32>().prop_map(|n| Value::from(n)),
+        any::<i32>().prop_map(Value::from),
         (-1000.0f64..1000.0).prop_map(|f| serde_json::json!(f)),
         "[ -~é日\\n\\t\"\\\\]{0,12}".prop_map(Value::String),
     ];
