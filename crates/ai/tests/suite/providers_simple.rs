@@ -242,3 +242,52 @@ fn caller_budgets_win() {
         json!(777)
     );
 }
+
+#[tokio::test]
+async fn stream_simple_sends_the_mapped_parameters() {
+    use arbor_test_support::{sse_events, MockResponse};
+    let events = [
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "m", "model": "claude-budget", "usage": {"input_tokens": 3, "output_tokens": 1}}}),
+        ),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ];
+    let data: Vec<(Option<&str>, String)> = events
+        .iter()
+        .map(|(n, v)| (Some(*n), v.to_string()))
+        .collect();
+    let body = sse_events(data.iter().map(|(n, d)| (*n, d.as_str())));
+    let server = server_with(MockResponse::sse().body(body)).await;
+    let m = model(
+        "anthropic-messages",
+        "anthropic",
+        "claude-budget",
+        &server.url(),
+    );
+    let ctx = Context {
+        messages: vec![user("hi")],
+        ..Context::default()
+    };
+    let mut options = simple(Some(ThinkingLevel::Low));
+    options.base.max_tokens = Some(1000);
+    let message = complete_simple(&m, &ctx, options).await;
+    assert_eq!(message.stop_reason, StopReason::Stop);
+    let request = server.single_request();
+    let body = body_of(&request);
+    // 1000 + low budget 2048 (within the model's 8192); the budget then leaves 1024 answer
+    // tokens: min(2048, 3048 - 1024) = 2024.
+    assert_eq!(body["max_tokens"], json!(3048));
+    assert_eq!(
+        body["thinking"],
+        json!({"type": "enabled", "budget_tokens": 2024, "display": "summarized"})
+    );
+    assert_eq!(
+        request.header("anthropic-beta"),
+        Some("interleaved-thinking-2025-05-14")
+    );
+}
