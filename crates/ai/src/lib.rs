@@ -1,7 +1,7 @@
 //! `arbor-ai`: the LLM layer of Arbor.
 //!
 //! Provider-neutral message types in pi's exact JSON shape ([`types`]), the streaming event
-//! protocol ([`event`]), streaming provider clients ([`stream`], [`providers`]) and
+//! protocol ([`event`]), streaming provider clients ([`mod@stream`], [`providers`]) and
 //! cross-provider history transforms. This crate knows nothing of sessions, terminals or tools'
 //! implementations.
 

@@ -5,7 +5,7 @@
 //!   [`PreparedRequest`] (URL, headers, JSON body) — snapshot-tested byte for byte;
 //! * a [`StreamParser`] turning decoded SSE events into content updates on an [`Output`] — the
 //!   same code the benchmark feeds from memory;
-//! * [`run`], which sends the request (with optional retries), emits `start` once the headers
+//! * `run`, which sends the request (with optional retries), emits `start` once the headers
 //!   are in, pumps body bytes through the SSE decoder into the parser, honours cancellation and
 //!   turns every failure into the terminal `error` event.
 
@@ -460,7 +460,8 @@ pub(crate) fn prepare_messages(messages: Vec<Message>, model: &Model) -> Vec<Mes
     crate::transform::transform_messages(&messages, model)
 }
 
-/// API key from the options, else (seam) the provider's environment variable.
+/// API key from the options, else the provider's environment variable. Callers holding a
+/// `models::ModelRegistry` pass `registry.api_key(..)` (models.json keys) as `options.api_key`.
 fn resolve_api_key(model: &Model, options: &StreamOptions) -> Result<Option<String>, String> {
     if let Some(key) = options.api_key.as_ref().filter(|k| !k.is_empty()) {
         return Ok(Some(key.clone()));
