@@ -327,7 +327,7 @@ pub(crate) fn now_ms() -> i64 {
 /// A stream holding a single `error` event (request-setup failures).
 pub(crate) fn error_stream(model: &Model, message: String) -> AssistantMessageEventStream {
     let model = model.clone();
-    spawn_stream(empty_message(&model), move |mut emitter| async move {
+    lazy_event_stream(empty_message(&model), move |mut emitter| async move {
         let mut msg = empty_message(&model);
         msg.error_message = Some(message);
         emitter.error(msg, StopReason::Error);
@@ -410,9 +410,10 @@ const PANIC_MESSAGE: &str = "Internal error: provider stream panicked";
 /// The text of every abort error.
 pub(crate) const ABORTED_MESSAGE: &str = "Request was aborted";
 
-/// Builds a lazily driven event stream from a producer future. A panic in the producer becomes
+/// Builds an event stream driven by polling it (no task is spawned, so dropping the stream
+/// cancels the producer and its HTTP connection). A panic in the producer becomes
 /// an `error` event instead of unwinding into the consumer.
-pub(crate) fn spawn_stream<F, Fut>(
+pub(crate) fn lazy_event_stream<F, Fut>(
     template: AssistantMessage,
     producer: F,
 ) -> AssistantMessageEventStream
@@ -536,7 +537,7 @@ mod tests {
     #[tokio::test]
     async fn a_panicking_provider_ends_with_one_error_event() {
         let m = model();
-        let s = spawn_stream(empty_message(&m), |mut emitter: Emitter| async move {
+        let s = lazy_event_stream(empty_message(&m), |mut emitter: Emitter| async move {
             emitter.push(AssistantMessageEvent::Start {
                 partial: AssistantMessage::default(),
             });
@@ -559,14 +560,14 @@ mod tests {
     #[tokio::test]
     async fn a_producer_without_terminal_event_gets_one_and_later_events_are_dropped() {
         let m = model();
-        let s = spawn_stream(empty_message(&m), |mut emitter: Emitter| async move {
+        let s = lazy_event_stream(empty_message(&m), |mut emitter: Emitter| async move {
             emitter.push(AssistantMessageEvent::TextStart { content_index: 0 });
         });
         let events = drain(s).await;
         assert_eq!(events.len(), 2);
         assert!(events[1].is_terminal());
 
-        let s = spawn_stream(empty_message(&m), |mut emitter: Emitter| async move {
+        let s = lazy_event_stream(empty_message(&m), |mut emitter: Emitter| async move {
             let mut done = empty_message(&model());
             done.stop_reason = StopReason::Stop;
             emitter.done(done.clone());

@@ -24,7 +24,7 @@ use crate::event::{AssistantMessageEvent, AssistantMessageEventStream};
 use crate::json_stream::{parse_partial_json, parse_tool_arguments};
 use crate::retry::{is_retryable_request_failure, request_retry_delay, RetryAfterHeaders};
 use crate::stream::sse::{SseDecoder, SseEvent};
-use crate::stream::{empty_message, spawn_stream, Emitter, StreamOptions, ABORTED_MESSAGE};
+use crate::stream::{empty_message, lazy_event_stream, Emitter, StreamOptions, ABORTED_MESSAGE};
 use crate::types::{
     AssistantMessage, Content, ContentBlock, Context, Message, Model, StopReason, TextContent,
     ThinkingContent, Tool, ToolCall, Usage,
@@ -149,7 +149,7 @@ pub(crate) fn stream_builtin(
             .collect(),
         tools: context.tools.clone(),
     };
-    spawn_stream(empty_message(&model), move |mut emitter| async move {
+    lazy_event_stream(empty_message(&model), move |mut emitter| async move {
         let request = match request {
             Ok(request) => request,
             Err(message) => {
