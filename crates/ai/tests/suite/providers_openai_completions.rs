@@ -673,3 +673,32 @@ async fn header_overrides_model_headers_and_removal() {
     assert_eq!(request.header("x-extra"), Some("e"));
     assert_eq!(request.header("authorization"), Some("Bearer sk-test"));
 }
+
+/// Message-conversion quirks switched on through `model.compat`.
+#[test]
+fn conversion_quirks_from_compat() {
+    let mut m = model(
+        "openai-completions",
+        "custom",
+        "m",
+        "https://example.test/v1",
+    );
+    m.input = vec!["text".into()];
+    m.compat = Some(json!({
+        "requiresAssistantAfterToolResult": true,
+        "requiresToolResultName": true,
+        "requiresThinkingAsText": true,
+        "requiresToolsWithToolHistory": true,
+        "supportsStrictMode": true,
+        "supportsUsageInStreaming": false,
+        "supportsStore": false
+    }));
+    let mut ctx = history_context(&m, "reasoning_content", "call_1");
+    ctx.tools = None;
+    let options = StreamOptions {
+        api_key: Some("k".into()),
+        ..StreamOptions::default()
+    };
+    let request = build_request(&m, &ctx, &options).unwrap();
+    insta::assert_json_snapshot!("completions_compat_quirks_request", request.body);
+}
