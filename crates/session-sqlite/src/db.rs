@@ -81,7 +81,9 @@ impl Db {
                     job(&mut conn);
                 }
             })
-            .map_err(|e| SessionError::Storage(format!("cannot start SQLite worker thread: {e}")))?;
+            .map_err(|e| {
+                SessionError::Storage(format!("cannot start SQLite worker thread: {e}"))
+            })?;
         ready_rx
             .await
             .map_err(|_| worker_gone(path))

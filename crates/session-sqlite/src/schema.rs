@@ -56,8 +56,8 @@ CREATE TABLE session_state (
 );
 ";
 
-/// Version 2: session statistics and the latest compaction join the materialized state, so
-/// `stats()` is one row read instead of a scan of every payload.
+/// Version 2: session statistics, the latest compaction and the first prompt join the
+/// materialized state, so `stats()` and listings are one row read instead of a payload scan.
 const V2: &str = "
 ALTER TABLE session_state ADD COLUMN message_count INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE session_state ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
@@ -65,6 +65,7 @@ ALTER TABLE session_state ADD COLUMN uncached_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE session_state ADD COLUMN total_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE session_state ADD COLUMN cost_total REAL NOT NULL DEFAULT 0;
 ALTER TABLE session_state ADD COLUMN latest_compaction_id TEXT;
+ALTER TABLE session_state ADD COLUMN first_message TEXT;
 ";
 
 struct Migration {
@@ -94,7 +95,8 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<u32> {
     let tx = conn
         .transaction_with_behavior(TransactionBehavior::Immediate)
         .map_err(err("cannot start schema migration"))?;
-    let has_version_table = table_exists(&tx, "schema_version").map_err(err("cannot read schema"))?;
+    let has_version_table =
+        table_exists(&tx, "schema_version").map_err(err("cannot read schema"))?;
     let from = if has_version_table {
         tx.query_row("SELECT MAX(version) FROM schema_version", [], |r| {
             r.get::<_, Option<u32>>(0)
@@ -129,7 +131,11 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<u32> {
     }
     for m in MIGRATIONS.iter().filter(|m| m.version > from) {
         tx.execute_batch(m.sql).map_err(|e| {
-            sql_error(path, &format!("schema migration to version {} failed", m.version), e)
+            sql_error(
+                path,
+                &format!("schema migration to version {} failed", m.version),
+                e,
+            )
         })?;
         if let Some(backfill) = m.backfill {
             backfill(&tx, path)?;
@@ -173,7 +179,8 @@ fn backfill_v2(conn: &Connection, path: &Path) -> Result<()> {
     let mut update = conn
         .prepare(
             "UPDATE session_state SET message_count = ?2, cached_tokens = ?3, uncached_tokens = ?4,
-             total_tokens = ?5, cost_total = ?6, latest_compaction_id = ?7 WHERE sid = ?1",
+             total_tokens = ?5, cost_total = ?6, latest_compaction_id = ?7, first_message = ?8
+             WHERE sid = ?1",
         )
         .map_err(err("v2 back-fill"))?;
     for (sid, session_id) in sessions {
@@ -184,8 +191,8 @@ fn backfill_v2(conn: &Connection, path: &Path) -> Result<()> {
             let key: i64 = row.get(0).map_err(err("v2 back-fill"))?;
             let id: String = row.get(1).map_err(err("v2 back-fill"))?;
             let payload: String = row.get(2).map_err(err("v2 back-fill"))?;
-            let entry = crate::rows::decode_payload(&session_id, key, &id, &payload)
-                .map_err(|e| {
+            let entry =
+                crate::rows::decode_payload(&session_id, key, &id, &payload).map_err(|e| {
                     SessionError::Storage(format!(
                         "schema migration to version 2 of {} failed: {e}",
                         path.display()
@@ -203,6 +210,7 @@ fn backfill_v2(conn: &Connection, path: &Path) -> Result<()> {
                 s.total_tokens as i64,
                 s.cost_total,
                 state.latest_compaction_id,
+                state.first_message,
             ])
             .map_err(err("v2 back-fill"))?;
     }
