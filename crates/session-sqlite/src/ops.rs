@@ -1,5 +1,5 @@
-//! The SQL behind every storage and repository operation. Everything here runs on the
-//! connection worker thread (see `db.rs`); writes are one `BEGIN IMMEDIATE` transaction each, so
+//! The SQL behind every storage and repository operation. Everything here runs with the
+//! connection held (see `db.rs`); writes are one `BEGIN IMMEDIATE` transaction each, so
 //! a failure anywhere rolls back the entry row and the `session_state` update together.
 
 use std::path::Path;

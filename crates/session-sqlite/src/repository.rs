@@ -15,8 +15,8 @@ use crate::db::{Db, SqliteOptions};
 use crate::ops::{commit, immediate, Ctx};
 use crate::storage::{location, SqliteStorage};
 
-/// Sessions stored in one SQLite database file (created on first open). Every operation runs on
-/// the file's connection thread; handles returned by `create`/`open`/`fork` share it.
+/// Sessions stored in one SQLite database file (created on first open). Handles returned by
+/// `create`/`open`/`fork` share the repository's connection.
 #[derive(Clone)]
 pub struct SqliteRepository {
     db: Arc<Db>,

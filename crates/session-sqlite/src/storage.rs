@@ -12,8 +12,7 @@ use async_trait::async_trait;
 use crate::db::{Db, Synchronous};
 use crate::ops::{commit, immediate, Ctx, Sid};
 
-/// One session in a SQLite database. Cheap to clone handles share the database's worker thread;
-/// nothing but the (immutable) header is cached, so several handles and other processes see
+/// One session in a SQLite database. Handles share the database's connection; nothing but the (immutable) header is cached, so several handles and other processes see
 /// each other's appends immediately.
 pub struct SqliteStorage {
     db: Arc<Db>,
@@ -35,7 +34,7 @@ impl SqliteStorage {
         &self.sid.id
     }
 
-    /// Runs a read on the worker thread.
+    /// Runs a read with the connection held.
     async fn read<R, F>(&self, f: F) -> Result<R>
     where
         F: FnOnce(&Ctx<'_>, &Sid) -> Result<R> + Send + 'static,

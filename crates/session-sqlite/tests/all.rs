@@ -1,0 +1,2 @@
+//! Integration tests of the SQLite session backend.
+mod suite;
