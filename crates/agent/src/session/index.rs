@@ -83,7 +83,10 @@ enum LeafTarget {
     None,
     At(u32),
     /// A `leaf` entry (slot `by`) named an id not seen yet; resolved when loading finishes.
-    Pending { target: Box<str>, by: u32 },
+    Pending {
+        target: Box<str>,
+        by: u32,
+    },
 }
 
 pub(crate) struct Index {
@@ -102,37 +105,16 @@ pub(crate) struct Index {
     stats: StatsAcc,
 }
 
-/// The envelope facts of one line, detached from the line's lifetime.
-pub(crate) struct Facts {
-    pub ty: String,
-    pub id: String,
-    pub parent_id: Option<String>,
-    pub target_id: Option<Option<String>>,
-    pub role: Option<String>,
-}
-
-impl Facts {
-    pub fn of(env: &Envelope<'_>) -> Facts {
-        Facts {
-            ty: env.ty.to_string(),
-            id: env.id.to_string(),
-            parent_id: env.parent_id.clone().flatten().map(|p| p.into_owned()),
-            target_id: env
-                .target_id
-                .as_ref()
-                .map(|t| t.as_ref().map(|s| s.to_string())),
-            role: env.message.role.clone(),
-        }
-    }
-}
-
 /// Checks the envelope rules of DECISIONS §4.1 and returns a reason when they fail.
 pub(crate) fn envelope_problem(env: &Envelope<'_>) -> Option<String> {
     if env.id.is_empty() {
         return Some("entry id is empty".into());
     }
     if env.parent_id.is_none() {
-        return Some(format!("entry {} has no parentId (must be a string or null)", env.id));
+        return Some(format!(
+            "entry {} has no parentId (must be a string or null)",
+            env.id
+        ));
     }
     if env.ty == "leaf" && env.target_id.is_none() {
         return Some(format!("leaf entry {} has no targetId", env.id));
@@ -432,10 +414,7 @@ impl Index {
                 self.origin,
                 self.slots[ix as usize].id,
                 self.at_line(ix),
-                self.missing_parents
-                    .get(&ix)
-                    .map(|s| &**s)
-                    .unwrap_or("?")
+                self.missing_parents.get(&ix).map(|s| &**s).unwrap_or("?")
             ))),
         }
     }

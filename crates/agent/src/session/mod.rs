@@ -1,7 +1,16 @@
 //! The session: an append-only entry tree behind one async storage contract.
 
+mod common;
 pub mod entry;
+mod index;
+pub mod jsonl;
+pub mod memory;
+mod probe;
 pub mod storage;
 
+#[cfg(feature = "conformance")]
+pub mod conformance;
+
 pub use entry::*;
+pub use memory::{MemoryRepository, MemoryStorage};
 pub use storage::*;

@@ -35,7 +35,13 @@ pub fn encode_cwd(cwd: &str) -> String {
         .unwrap_or(cwd);
     let body: String = trimmed
         .chars()
-        .map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c })
+        .map(|c| {
+            if matches!(c, '/' | '\\' | ':') {
+                '-'
+            } else {
+                c
+            }
+        })
         .collect();
     format!("--{body}--")
 }
@@ -124,7 +130,10 @@ mod tests {
     #[test]
     fn file_names_match_pi() {
         assert_eq!(
-            session_file_name("2026-11-30T12:35:22.918Z", "01a22c73-e6a6-7170-a67f-ada77ed849fa"),
+            session_file_name(
+                "2026-11-30T12:35:22.918Z",
+                "01a22c73-e6a6-7170-a67f-ada77ed849fa"
+            ),
             "2026-11-30T12-35-22-918Z_01a22c73-e6a6-7170-a67f-ada77ed849fa.jsonl"
         );
         assert_eq!(

@@ -107,8 +107,12 @@ mod tests {
         let mut header = obj(json!({"type":"session","id":"s","timestamp":"t","cwd":"/"}));
         let mut entries = vec![
             obj(json!({"type":"message","timestamp":"a","message":{"role":"user","content":"x"}})),
-            obj(json!({"type":"message","timestamp":"b","message":{"role":"assistant","content":[]}})),
-            obj(json!({"type":"compaction","timestamp":"c","summary":"s","firstKeptEntryIndex":2,"tokensBefore":5})),
+            obj(
+                json!({"type":"message","timestamp":"b","message":{"role":"assistant","content":[]}}),
+            ),
+            obj(
+                json!({"type":"compaction","timestamp":"c","summary":"s","firstKeptEntryIndex":2,"tokensBefore":5}),
+            ),
         ];
         assert_eq!(header_version(&header), Some(1));
         migrate_to_v3(1, &mut header, &mut entries, counter());
@@ -143,10 +147,15 @@ mod tests {
 
     #[test]
     fn v2_renames_hook_messages_only() {
-        let mut header = obj(json!({"type":"session","version":2,"id":"s","timestamp":"t","cwd":"/"}));
+        let mut header =
+            obj(json!({"type":"session","version":2,"id":"s","timestamp":"t","cwd":"/"}));
         let mut entries = vec![
-            obj(json!({"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"hookMessage","customType":"x","content":"c","display":true}})),
-            obj(json!({"type":"custom","id":"b","parentId":"a","timestamp":"t","message":{"role":"hookMessage"}})),
+            obj(
+                json!({"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"hookMessage","customType":"x","content":"c","display":true}}),
+            ),
+            obj(
+                json!({"type":"custom","id":"b","parentId":"a","timestamp":"t","message":{"role":"hookMessage"}}),
+            ),
         ];
         assert_eq!(header_version(&header), Some(2));
         migrate_to_v3(2, &mut header, &mut entries, counter());
