@@ -12,5 +12,6 @@ pub mod storage;
 pub mod conformance;
 
 pub use entry::*;
+pub use jsonl::{JsonlRepository, JsonlStorage, SyncPolicy};
 pub use memory::{MemoryRepository, MemoryStorage};
 pub use storage::*;

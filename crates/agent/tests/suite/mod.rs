@@ -1,5 +1,6 @@
 //! Integration tests, one module per topic, plus shared helpers.
 
+mod conformance_jsonl;
 mod conformance_memory;
 mod roundtrip;
 
