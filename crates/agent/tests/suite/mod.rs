@@ -3,6 +3,7 @@
 mod conformance_jsonl;
 mod conformance_memory;
 mod roundtrip;
+mod store_jsonl;
 
 use std::path::{Path, PathBuf};
 
