@@ -1,7 +1,17 @@
 //! The session: an append-only entry tree behind one async storage contract.
 
+mod common;
 pub mod entry;
+mod index;
+pub mod jsonl;
+pub mod memory;
+mod probe;
 pub mod storage;
 
+#[cfg(feature = "conformance")]
+pub mod conformance;
+
 pub use entry::*;
+pub use jsonl::{JsonlRepository, JsonlStorage, SyncPolicy};
+pub use memory::{MemoryRepository, MemoryStorage};
 pub use storage::*;
