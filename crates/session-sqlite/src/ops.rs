@@ -11,13 +11,15 @@ use arbor_agent::session::{
     EntryDraft, EntryKind, EntryPage, ListResult, SessionEntry, SessionHeader, SessionInfo,
 };
 use arbor_agent::time;
+use arbor_ai::json::Nullable;
 use arbor_ai::types::Message;
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction, TransactionBehavior};
 
 use crate::db::sql_error;
 use crate::keys;
 use crate::rows::decode_payload;
-use crate::state::MaterializedState;
+use crate::state::{normalize_name, MaterializedState};
+use serde_json::Value;
 
 type Result<T> = std::result::Result<T, SessionError>;
 
@@ -155,7 +157,7 @@ impl<'a> Ctx<'a> {
             .conn
             .prepare_cached(
                 "SELECT leaf_id, name, entry_count, message_count, cached_tokens, uncached_tokens,
-                        total_tokens, cost_total, latest_compaction_id, first_message, updated_at
+                        total_tokens, cost_total, latest_compaction_id, first_message
                  FROM session_state WHERE sid = ?1",
             )
             .and_then(|mut st| st.query_row([s.sid], state_from_row).optional())
@@ -186,7 +188,7 @@ impl<'a> Ctx<'a> {
                     st.stats.cost_total,
                     st.latest_compaction_id,
                     st.first_message,
-                    st.updated_at,
+                    time::now_iso(),
                 ])
             })
             .map_err(self.err("cannot update session state"))?;
@@ -269,10 +271,82 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// DECISIONS §3.5: the replacement is `null` or `{content}`, and the target is a user,
+    /// assistant or toolResult message or a custom_message on the active branch.
+    fn check_context_edit(
+        &self,
+        s: &Sid,
+        state: &MaterializedState,
+        target: &str,
+        replacement: &Value,
+    ) -> Result<()> {
+        let Some(entry) = self.get_entry(s, target)? else {
+            return Err(SessionError::NotFound(format!("Entry not found: {target}")));
+        };
+        match replacement {
+            Value::Null => {}
+            Value::Object(m)
+                if matches!(m.get("content"), Some(Value::String(_) | Value::Array(_))) => {}
+            _ => {
+                return Err(SessionError::InvalidEntry(format!(
+                    "context_edit for {target}: replacement must be null or {{content: string | blocks}}"
+                )))
+            }
+        }
+        let on_branch = match &state.leaf_id {
+            Some(leaf) => self.is_ancestor(s, target, leaf, state.entry_count)?,
+            None => false,
+        };
+        if !on_branch {
+            return Err(SessionError::InvalidEntry(format!(
+                "context_edit target {target} is not on the active branch"
+            )));
+        }
+        let editable = match &entry.kind {
+            EntryKind::CustomMessage(_) => true,
+            EntryKind::Message(m) => matches!(m.message.role(), "user" | "assistant" | "toolResult"),
+            _ => false,
+        };
+        if !editable {
+            return Err(SessionError::InvalidEntry(format!(
+                "context_edit target {target} must be a user, assistant or toolResult message or a custom_message (it is a {} entry)",
+                entry.entry_type()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Whether `ancestor` is on the path root..=`from`. Reads only the envelope columns (the
+    /// payload is the row's last column, so large payloads are never touched).
+    fn is_ancestor(&self, s: &Sid, ancestor: &str, from: &str, bound: u64) -> Result<bool> {
+        self.conn
+            .prepare_cached(
+                "WITH RECURSIVE up(id, parent_id, n) AS (
+                     SELECT id, parent_id, 1 FROM entries WHERE sid = ?1 AND id = ?2
+                     UNION ALL
+                     SELECT e.id, e.parent_id, up.n + 1
+                     FROM up JOIN entries e ON e.sid = ?1 AND e.id = up.parent_id
+                     WHERE up.n <= ?3
+                 )
+                 SELECT 1 FROM up WHERE id = ?4 LIMIT 1",
+            )
+            .and_then(|mut st| st.exists(params![s.sid, from, to_i64(bound), ancestor]))
+            .map_err(self.err("cannot walk entry path"))
+    }
+
     /// The body of `SessionStorage::append` (run inside a transaction).
     pub(crate) fn append(&self, s: &Sid, draft: EntryDraft) -> Result<SessionEntry> {
         let mut state = self.state(s)?;
-        self.check_target(s, &draft.kind)?;
+        let mut kind = draft.kind;
+        if let EntryKind::SessionInfo(info) = &mut kind {
+            if let Nullable::Value(name) = &info.name {
+                info.name = Nullable::Value(normalize_name(name));
+            }
+        }
+        self.check_target(s, &kind)?;
+        if let EntryKind::ContextEdit(edit) = &kind {
+            self.check_context_edit(s, &state, &edit.target_id, &edit.replacement)?;
+        }
         let id = match draft.id {
             Some(id) if id.is_empty() => {
                 return Err(SessionError::InvalidEntry(
@@ -294,7 +368,7 @@ impl<'a> Ctx<'a> {
             id,
             parent_id: state.leaf_id.clone(),
             timestamp: draft.timestamp.unwrap_or_else(time::now_iso),
-            kind: draft.kind,
+            kind,
         };
         let payload = entry.to_json();
         self.insert_entry(s, state.entry_count + 1, &entry, &payload)?;
@@ -395,6 +469,11 @@ impl<'a> Ctx<'a> {
     }
 
     pub(crate) fn children(&self, s: &Sid, parent: Option<&str>) -> Result<Vec<SessionEntry>> {
+        if let Some(p) = parent {
+            if !self.entry_exists(s, p)? {
+                return Err(SessionError::NotFound(format!("Entry not found: {p}")));
+            }
+        }
         let (lo, hi) = keys::range(s.sid);
         Ok(self
             .decode_rows(
@@ -408,34 +487,37 @@ impl<'a> Ctx<'a> {
             .collect())
     }
 
+    /// Log positions `after_seq + 1 ..= after_seq + limit`; `next_after_seq` is set while
+    /// entries remain. Rows past the page are never decoded.
     pub(crate) fn entries_page(
         &self,
         s: &Sid,
         after_seq: Option<u64>,
         limit: Option<usize>,
     ) -> Result<EntryPage> {
-        let (_, hi) = keys::range(s.sid);
-        let after = after_seq.unwrap_or(0).min(keys::MAX_SEQ as u64) as i64;
-        let lo = keys::key(s.sid, after);
-        // Ask for one row more than the page to learn whether another page follows.
-        let want = limit.map(|l| l as i64 + 1).unwrap_or(-1);
-        let mut entries = self.decode_rows(
-            s,
-            "SELECT key, id, payload FROM entries WHERE key > ?1 AND key <= ?2 ORDER BY key LIMIT ?3",
-            params![lo, hi, want],
-        )?;
-        let more = limit.is_some_and(|l| entries.len() > l);
-        if let Some(l) = limit {
-            entries.truncate(l);
+        if limit == Some(0) {
+            return Err(SessionError::InvalidEntry(
+                "limit must be a positive integer".into(),
+            ));
         }
-        let next_after_seq = if more {
-            entries.last().map(|(seq, _)| *seq)
-        } else {
-            None
+        let total = self.state(s)?.entry_count;
+        let start = after_seq.unwrap_or(0).min(total);
+        let end = match limit {
+            Some(l) => start.saturating_add(l as u64).min(total),
+            None => total,
         };
+        let (lo, hi) = (
+            keys::key(s.sid, to_i64(start)),
+            keys::key(s.sid, to_i64(end)),
+        );
+        let entries = self.decode_rows(
+            s,
+            "SELECT key, id, payload FROM entries WHERE key > ?1 AND key <= ?2 ORDER BY key",
+            params![lo, hi],
+        )?;
         Ok(EntryPage {
             entries,
-            next_after_seq,
+            next_after_seq: (end < total).then_some(end),
         })
     }
 
@@ -571,7 +653,7 @@ impl<'a> Ctx<'a> {
             .prepare(
                 "SELECT s.id, s.header, st.name, st.entry_count, st.updated_at, st.first_message
                  FROM sessions s LEFT JOIN session_state st ON st.sid = s.sid
-                 ORDER BY s.created_at DESC, s.sid DESC",
+                 ORDER BY st.updated_at DESC, s.sid DESC",
             )
             .map_err(self.err("cannot list sessions"))?;
         let mut rows = st.query([]).map_err(self.err("cannot list sessions"))?;
@@ -613,7 +695,7 @@ impl<'a> Ctx<'a> {
                 name,
                 created: header.timestamp,
                 modified_ms,
-                entry_count: count.max(0) as u64,
+                entry_count: Some(count.max(0) as u64),
                 first_message,
                 parent_session: header.parent_session,
             });
@@ -706,7 +788,6 @@ fn state_from_row(r: &Row<'_>) -> rusqlite::Result<MaterializedState> {
         },
         latest_compaction_id: r.get(8)?,
         first_message: r.get(9)?,
-        updated_at: r.get(10)?,
     })
 }
 

@@ -138,8 +138,15 @@ impl SessionRepository for SqliteRepository {
                 let src = c.require_session(&source_id)?;
                 let src_header = c.header(&src)?;
                 let rows = c.fork_rows(&src, opts.entry_id.as_deref(), opts.position)?;
+                let id = match opts.id {
+                    Some(id) => {
+                        ids::validate_session_id(&id).map_err(SessionError::InvalidSession)?;
+                        id
+                    }
+                    None => ids::new_session_id(),
+                };
                 let mut header = SessionHeader::new(
-                    ids::new_session_id(),
+                    id,
                     time::now_iso(),
                     opts.cwd.unwrap_or(src_header.cwd),
                 );

@@ -3,7 +3,7 @@
 
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::{EntryKind, SessionEntry, SessionStats};
-use arbor_ai::types::{Message, Usage};
+use arbor_ai::types::{Content, ContentBlock, Message, Usage};
 
 /// Mirrors the `session_state` row.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -17,8 +17,6 @@ pub(crate) struct MaterializedState {
     pub latest_compaction_id: Option<String>,
     /// Text of the first user message in log order, shortened, for listings.
     pub first_message: Option<String>,
-    /// Timestamp of the last entry (the header's before the first one).
-    pub updated_at: String,
 }
 
 impl MaterializedState {
@@ -30,7 +28,6 @@ impl MaterializedState {
             EntryKind::Leaf(l) => l.target_id.clone(),
             _ => Some(entry.id.clone()),
         };
-        self.updated_at.clone_from(&entry.timestamp);
         match &entry.kind {
             EntryKind::Message(m) => {
                 self.stats.message_count += 1;
@@ -39,7 +36,7 @@ impl MaterializedState {
                         add_usage(&mut self.stats, &a.usage)
                     }
                     AgentMessage::Llm(Message::User(u)) if self.first_message.is_none() => {
-                        self.first_message = Some(preview(&u.content.joined_text("\n")));
+                        self.first_message = Some(preview(&user_text(&u.content)));
                     }
                     _ => {}
                 }
@@ -77,8 +74,41 @@ fn add_usage(stats: &mut SessionStats, u: &Usage) {
     stats.cost_total += u.cost.total.get();
 }
 
+/// A string content as is, or the text blocks joined by spaces (as the other backends list it).
+fn user_text(content: &Content) -> String {
+    match content {
+        Content::Text(t) => t.clone(),
+        Content::Blocks(blocks) => blocks
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+/// pi's session-name rule: every run of CR/LF becomes one space, then trim.
+pub(crate) fn normalize_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut in_break = false;
+    for c in name.chars() {
+        if c == '\r' || c == '\n' {
+            if !in_break {
+                out.push(' ');
+            }
+            in_break = true;
+        } else {
+            out.push(c);
+            in_break = false;
+        }
+    }
+    out.trim().to_owned()
+}
+
 /// Listings show the start of the first prompt; a pasted file must not bloat the state row.
-const PREVIEW_CHARS: usize = 200;
+const PREVIEW_CHARS: usize = 500;
 
 fn preview(text: &str) -> String {
     match text.char_indices().nth(PREVIEW_CHARS) {

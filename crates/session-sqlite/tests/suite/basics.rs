@@ -31,7 +31,7 @@ async fn create_open_list_delete() {
     );
     let info = &listed.sessions[1];
     assert_eq!(info.cwd, "/a");
-    assert_eq!(info.entry_count, 1);
+    assert_eq!(info.entry_count, Some(1));
     assert_eq!(info.first_message.as_deref(), Some("hello there"));
     assert_eq!(info.location, a.location());
 
@@ -190,6 +190,7 @@ async fn cursor_pages_and_type_queries() {
     let p2 = s.entries(p1.next_after_seq, Some(2)).await.unwrap();
     assert_eq!(p2.entries.iter().map(|(q, _)| *q).collect::<Vec<_>>(), vec![3, 4]);
     let p3 = s.entries(p2.next_after_seq, Some(2)).await.unwrap();
+    assert_eq!(p3.entries[0].0, 5);
     assert_eq!(p3.entries.len(), 1);
     assert_eq!(p3.entries[0].1.id, made[4]);
     assert_eq!(p3.next_after_seq, None);
@@ -197,7 +198,8 @@ async fn cursor_pages_and_type_queries() {
     assert_eq!(all.entries.len(), 5);
     assert_eq!(all.next_after_seq, None);
     assert!(s.entries(Some(5), Some(10)).await.unwrap().entries.is_empty());
-    assert!(s.entries(Some(0), Some(0)).await.unwrap().entries.is_empty());
+    assert!(s.entries(Some(99), None).await.unwrap().entries.is_empty());
+    assert_eq!(s.entries(None, Some(0)).await.unwrap_err().code(), "invalid_entry");
 
     let customs = s.find_entries("custom").await.unwrap();
     assert_eq!(ids(&customs), vec![made[1].as_str(), made[3].as_str()]);

@@ -67,6 +67,7 @@ async fn fork_before_and_at_copy_the_path_only() {
                 entry_id: Some(a2.id.clone()),
                 position: ForkPosition::At,
                 cwd: Some("/elsewhere".into()),
+                id: Some("fork-at".into()),
             },
         )
         .await
@@ -76,6 +77,7 @@ async fn fork_before_and_at_copy_the_path_only() {
         vec![u1.id.as_str(), a1.id.as_str(), u2.id.as_str(), a2.id.as_str()]
     );
     assert_eq!(at.header().await.unwrap().cwd, "/elsewhere");
+    assert_eq!(at.id(), "fork-at");
     assert_eq!(at.stats().await.unwrap().message_count, 4);
 
     // Before the first user message: an empty session.
@@ -110,7 +112,7 @@ async fn invalid_fork_targets() {
             ForkOptions {
                 entry_id: Some(a.id.clone()),
                 position: ForkPosition::Before,
-                cwd: None,
+                ..Default::default()
             },
         )
         .await

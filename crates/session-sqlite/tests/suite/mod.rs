@@ -2,6 +2,7 @@
 
 mod basics;
 mod concurrency;
+mod conformance;
 mod faults;
 mod fidelity;
 mod forks;
