@@ -304,7 +304,9 @@ impl<'a> Ctx<'a> {
         }
         let editable = match &entry.kind {
             EntryKind::CustomMessage(_) => true,
-            EntryKind::Message(m) => matches!(m.message.role(), "user" | "assistant" | "toolResult"),
+            EntryKind::Message(m) => {
+                matches!(m.message.role(), "user" | "assistant" | "toolResult")
+            }
             _ => false,
         };
         if !editable {

@@ -145,11 +145,8 @@ impl SessionRepository for SqliteRepository {
                     }
                     None => ids::new_session_id(),
                 };
-                let mut header = SessionHeader::new(
-                    id,
-                    time::now_iso(),
-                    opts.cwd.unwrap_or(src_header.cwd),
-                );
+                let mut header =
+                    SessionHeader::new(id, time::now_iso(), opts.cwd.unwrap_or(src_header.cwd));
                 header.parent_session = Some(src.id.clone());
                 header.metadata = src_header.metadata;
                 let sid = c.insert_session(&header)?;

@@ -25,7 +25,11 @@ async fn create_open_list_delete() {
     let listed = repo.list().await.unwrap();
     assert!(listed.skipped.is_empty());
     assert_eq!(
-        listed.sessions.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
+        listed
+            .sessions
+            .iter()
+            .map(|s| s.id.as_str())
+            .collect::<Vec<_>>(),
         vec![b.id(), "alpha"],
         "newest first"
     );
@@ -64,7 +68,10 @@ async fn caller_ids_are_validated_and_unique() {
             .await
             .err()
             .unwrap();
-        assert!(err.to_string().contains("invalid session id"), "{bad}: {err}");
+        assert!(
+            err.to_string().contains("invalid session id"),
+            "{bad}: {err}"
+        );
     }
     repo.create(CreateOptions {
         id: Some("same".into()),
@@ -94,15 +101,32 @@ async fn appends_chain_on_the_leaf_and_leaf_entries_move_it() {
     assert_eq!(a.parent_id, None);
     assert_eq!(b.parent_id.as_deref(), Some(a.id.as_str()));
     assert_eq!(a.id.len(), 8);
-    assert!(a.timestamp.ends_with('Z') && a.timestamp.len() == 24, "{}", a.timestamp);
+    assert!(
+        a.timestamp.ends_with('Z') && a.timestamp.len() == 24,
+        "{}",
+        a.timestamp
+    );
 
     let leaf = s.set_leaf(Some(&a.id)).await.unwrap();
-    assert!(matches!(&leaf.kind, EntryKind::Leaf(l) if l.target_id.as_deref() == Some(a.id.as_str())));
-    assert_eq!(leaf.parent_id.as_deref(), Some(b.id.as_str()), "parent = old leaf");
+    assert!(
+        matches!(&leaf.kind, EntryKind::Leaf(l) if l.target_id.as_deref() == Some(a.id.as_str()))
+    );
+    assert_eq!(
+        leaf.parent_id.as_deref(),
+        Some(b.id.as_str()),
+        "parent = old leaf"
+    );
     assert_eq!(s.leaf_id().await.unwrap().as_deref(), Some(a.id.as_str()));
     let c = s.append(user("c")).await.unwrap();
-    assert_eq!(c.parent_id.as_deref(), Some(a.id.as_str()), "a sibling of b");
-    assert_eq!(ids(&s.children(Some(&a.id)).await.unwrap()), vec![b.id.as_str(), c.id.as_str()]);
+    assert_eq!(
+        c.parent_id.as_deref(),
+        Some(a.id.as_str()),
+        "a sibling of b"
+    );
+    assert_eq!(
+        ids(&s.children(Some(&a.id)).await.unwrap()),
+        vec![b.id.as_str(), c.id.as_str()]
+    );
 
     s.set_leaf(None).await.unwrap();
     assert_eq!(s.leaf_id().await.unwrap(), None);
@@ -113,7 +137,10 @@ async fn appends_chain_on_the_leaf_and_leaf_entries_move_it() {
     let err = s.set_leaf(Some("missing")).await.unwrap_err();
     assert_eq!(err.code(), "not_found", "{err}");
     assert_eq!(s.entry_count().await.unwrap(), before);
-    assert_eq!(s.leaf_id().await.unwrap().as_deref(), Some(root2.id.as_str()));
+    assert_eq!(
+        s.leaf_id().await.unwrap().as_deref(),
+        Some(root2.id.as_str())
+    );
 }
 
 #[tokio::test]
@@ -142,8 +169,13 @@ async fn labels_and_names() {
     let s = session(&repo).await;
     let a = s.append(user("a")).await.unwrap();
     assert_eq!(s.get_label(&a.id).await.unwrap(), None);
-    s.append(label(&a.id, Some("  checkpoint  "))).await.unwrap();
-    assert_eq!(s.get_label(&a.id).await.unwrap().as_deref(), Some("checkpoint"));
+    s.append(label(&a.id, Some("  checkpoint  ")))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.get_label(&a.id).await.unwrap().as_deref(),
+        Some("checkpoint")
+    );
     s.append(label(&a.id, Some("   "))).await.unwrap();
     assert_eq!(s.get_label(&a.id).await.unwrap(), None, "blank clears");
     s.append(label(&a.id, Some("again"))).await.unwrap();
@@ -154,7 +186,10 @@ async fn labels_and_names() {
 
     assert_eq!(s.session_name().await.unwrap(), None);
     s.append(name("  My session \n")).await.unwrap();
-    assert_eq!(s.session_name().await.unwrap().as_deref(), Some("My session"));
+    assert_eq!(
+        s.session_name().await.unwrap().as_deref(),
+        Some("My session")
+    );
     s.append(name("")).await.unwrap();
     assert_eq!(s.session_name().await.unwrap(), None);
 }
@@ -165,7 +200,9 @@ async fn stats_are_materialized() {
     let s = session(&repo).await;
     s.append(user("q")).await.unwrap();
     s.append(assistant(10, 5, 3, 2, 0.5)).await.unwrap();
-    s.append(custom("note", serde_json::json!(1))).await.unwrap();
+    s.append(custom("note", serde_json::json!(1)))
+        .await
+        .unwrap();
     s.append(assistant(1, 1, 0, 0, 0.25)).await.unwrap();
     let st = s.stats().await.unwrap();
     assert_eq!(st.message_count, 3);
@@ -181,14 +218,24 @@ async fn cursor_pages_and_type_queries() {
     let s = session(&repo).await;
     let mut made = Vec::new();
     for i in 0..5 {
-        let d = if i % 2 == 0 { user("u") } else { custom("n", serde_json::json!(i)) };
+        let d = if i % 2 == 0 {
+            user("u")
+        } else {
+            custom("n", serde_json::json!(i))
+        };
         made.push(s.append(d).await.unwrap().id);
     }
     let p1 = s.entries(None, Some(2)).await.unwrap();
-    assert_eq!(p1.entries.iter().map(|(q, _)| *q).collect::<Vec<_>>(), vec![1, 2]);
+    assert_eq!(
+        p1.entries.iter().map(|(q, _)| *q).collect::<Vec<_>>(),
+        vec![1, 2]
+    );
     assert_eq!(p1.next_after_seq, Some(2));
     let p2 = s.entries(p1.next_after_seq, Some(2)).await.unwrap();
-    assert_eq!(p2.entries.iter().map(|(q, _)| *q).collect::<Vec<_>>(), vec![3, 4]);
+    assert_eq!(
+        p2.entries.iter().map(|(q, _)| *q).collect::<Vec<_>>(),
+        vec![3, 4]
+    );
     let p3 = s.entries(p2.next_after_seq, Some(2)).await.unwrap();
     assert_eq!(p3.entries[0].0, 5);
     assert_eq!(p3.entries.len(), 1);
@@ -197,14 +244,25 @@ async fn cursor_pages_and_type_queries() {
     let all = s.entries(None, None).await.unwrap();
     assert_eq!(all.entries.len(), 5);
     assert_eq!(all.next_after_seq, None);
-    assert!(s.entries(Some(5), Some(10)).await.unwrap().entries.is_empty());
+    assert!(s
+        .entries(Some(5), Some(10))
+        .await
+        .unwrap()
+        .entries
+        .is_empty());
     assert!(s.entries(Some(99), None).await.unwrap().entries.is_empty());
-    assert_eq!(s.entries(None, Some(0)).await.unwrap_err().code(), "invalid_entry");
+    assert_eq!(
+        s.entries(None, Some(0)).await.unwrap_err().code(),
+        "invalid_entry"
+    );
 
     let customs = s.find_entries("custom").await.unwrap();
     assert_eq!(ids(&customs), vec![made[1].as_str(), made[3].as_str()]);
     assert!(s.find_entries("nothing").await.unwrap().is_empty());
-    assert_eq!(ids(&s.children(None).await.unwrap()), vec![made[0].as_str()]);
+    assert_eq!(
+        ids(&s.children(None).await.unwrap()),
+        vec![made[0].as_str()]
+    );
     assert_eq!(s.get_entry(&made[2]).await.unwrap().unwrap().id, made[2]);
     assert!(s.get_entry("missing").await.unwrap().is_none());
 }
@@ -222,10 +280,16 @@ async fn path_stops_at_the_newest_compaction_boundary() {
     let c2 = s.append(compaction(Some(&c.id), false)).await.unwrap();
     let e = s.append(user("e")).await.unwrap();
     let path = s.path_to_root_or_compaction(None).await.unwrap();
-    assert_eq!(ids(&path), vec![c.id.as_str(), d.id.as_str(), c2.id.as_str(), e.id.as_str()]);
+    assert_eq!(
+        ids(&path),
+        vec![c.id.as_str(), d.id.as_str(), c2.id.as_str(), e.id.as_str()]
+    );
     // From an earlier point the older compaction is the newest one met.
     let path = s.path_to_root_or_compaction(Some(&c.id)).await.unwrap();
-    assert_eq!(ids(&path), vec![a.id.as_str(), b.id.as_str(), c1.id.as_str(), c.id.as_str()]);
+    assert_eq!(
+        ids(&path),
+        vec![a.id.as_str(), b.id.as_str(), c1.id.as_str(), c.id.as_str()]
+    );
     let full = s.ancestry(None).await.unwrap();
     assert_eq!(full.len(), 7);
     assert_eq!(full[0].id, a.id);
@@ -236,7 +300,10 @@ async fn path_stops_at_the_newest_compaction_boundary() {
     let path = s.path_to_root_or_compaction(None).await.unwrap();
     assert_eq!(ids(&path), vec![c3.id.as_str(), f.id.as_str()]);
 
-    let err = s.path_to_root_or_compaction(Some("missing")).await.unwrap_err();
+    let err = s
+        .path_to_root_or_compaction(Some("missing"))
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), "not_found");
     s.set_leaf(None).await.unwrap();
     assert!(s.ancestry(None).await.unwrap().is_empty());

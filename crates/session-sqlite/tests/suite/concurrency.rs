@@ -13,7 +13,11 @@ async fn assert_single_chain(s: &SqliteStorage, expected: usize) {
     let all = s.entries(None, None).await.unwrap().entries;
     assert_eq!(all.len(), expected);
     let parents: HashSet<Option<String>> = all.iter().map(|(_, e)| e.parent_id.clone()).collect();
-    assert_eq!(parents.len(), expected, "two entries share a parent: accidental siblings");
+    assert_eq!(
+        parents.len(),
+        expected,
+        "two entries share a parent: accidental siblings"
+    );
     assert_eq!(s.ancestry(None).await.unwrap().len(), expected);
 }
 
@@ -23,7 +27,9 @@ async fn hammer(s: Arc<SqliteStorage>, tasks: usize, per_task: usize) {
         let s = Arc::clone(&s);
         handles.push(tokio::spawn(async move {
             for i in 0..per_task {
-                s.append(custom("c", serde_json::json!([t, i]))).await.unwrap();
+                s.append(custom("c", serde_json::json!([t, i])))
+                    .await
+                    .unwrap();
             }
         }));
     }
@@ -53,7 +59,9 @@ async fn two_connections_to_one_file_serialize_through_sqlite() {
     let (dir, repo) = repo().await;
     let first = session(&repo).await;
     // A second repository is a second connection, like another process.
-    let repo2 = SqliteRepository::open(dir.path().join("sessions.db")).await.unwrap();
+    let repo2 = SqliteRepository::open(dir.path().join("sessions.db"))
+        .await
+        .unwrap();
     let second = repo2.open(first.id()).await.unwrap();
     let (a, b) = (Arc::new(first), Arc::new(second));
     tokio::join!(hammer(Arc::clone(&a), 4, 25), hammer(Arc::clone(&b), 4, 25));

@@ -22,7 +22,11 @@ async fn every_case_passes_on_a_multi_thread_runtime() {
     let failed: Vec<String> = run_all(fixture)
         .await
         .into_iter()
-        .filter_map(|o| o.result.err().map(|e| format!("{}::{}: {e}", o.group, o.name)))
+        .filter_map(|o| {
+            o.result
+                .err()
+                .map(|e| format!("{}::{}: {e}", o.group, o.name))
+        })
         .collect();
     assert!(failed.is_empty(), "failed cases:\n{}", failed.join("\n"));
 }

@@ -17,22 +17,35 @@ async fn a_failed_insert_changes_nothing_and_later_appends_work() {
     let (dir, repo) = repo().await;
     let s = session(&repo).await;
     let a = s.append(user("a")).await.unwrap();
-    let before = (s.leaf_id().await.unwrap(), s.entry_count().await.unwrap(), s.stats().await.unwrap());
+    let before = (
+        s.leaf_id().await.unwrap(),
+        s.entry_count().await.unwrap(),
+        s.stats().await.unwrap(),
+    );
     raw(&db_path(&dir))
         .execute_batch(
             "CREATE TRIGGER fail_custom BEFORE INSERT ON entries WHEN NEW.type = 'custom'
              BEGIN SELECT RAISE(ABORT, 'injected failure'); END;",
         )
         .unwrap();
-    let err = s.append(custom("x", serde_json::json!(1))).await.unwrap_err();
+    let err = s
+        .append(custom("x", serde_json::json!(1)))
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), "storage");
     assert!(err.to_string().contains("injected failure"), "{err}");
-    let after = (s.leaf_id().await.unwrap(), s.entry_count().await.unwrap(), s.stats().await.unwrap());
+    let after = (
+        s.leaf_id().await.unwrap(),
+        s.entry_count().await.unwrap(),
+        s.stats().await.unwrap(),
+    );
     assert_eq!(before, after);
     // Not blocked: other appends go on, chained on the unchanged leaf.
     let b = s.append(user("b")).await.unwrap();
     assert_eq!(b.parent_id.as_deref(), Some(a.id.as_str()));
-    raw(&db_path(&dir)).execute_batch("DROP TRIGGER fail_custom").unwrap();
+    raw(&db_path(&dir))
+        .execute_batch("DROP TRIGGER fail_custom")
+        .unwrap();
     s.append(custom("x", serde_json::json!(2))).await.unwrap();
     assert_eq!(s.entry_count().await.unwrap(), 3);
 }
@@ -50,11 +63,16 @@ async fn a_failed_state_update_rolls_back_the_entry_row() {
         .unwrap();
     let err = s.append(user("b")).await.unwrap_err();
     assert!(err.to_string().contains("state write failed"), "{err}");
-    raw(&db_path(&dir)).execute_batch("DROP TRIGGER fail_state").unwrap();
+    raw(&db_path(&dir))
+        .execute_batch("DROP TRIGGER fail_state")
+        .unwrap();
     let rows: i64 = raw(&db_path(&dir))
         .query_row("SELECT COUNT(*) FROM entries", [], |r| r.get(0))
         .unwrap();
-    assert_eq!(rows, 1, "the entry row of the failed append was rolled back");
+    assert_eq!(
+        rows, 1,
+        "the entry row of the failed append was rolled back"
+    );
     assert_eq!(s.entry_count().await.unwrap(), 1);
     assert_eq!(s.entries(None, None).await.unwrap().entries.len(), 1);
 }
@@ -97,13 +115,22 @@ async fn a_corrupt_payload_row_is_named_when_read() {
     let a = s.append(user("a")).await.unwrap();
     let b = s.append(user("b")).await.unwrap();
     raw(&db_path(&dir))
-        .execute("UPDATE entries SET payload = '{\"type\":\"message\",' WHERE id = ?1", [&b.id])
+        .execute(
+            "UPDATE entries SET payload = '{\"type\":\"message\",' WHERE id = ?1",
+            [&b.id],
+        )
         .unwrap();
     let err = s.get_entry(&b.id).await.unwrap_err();
     assert_eq!(err.code(), "invalid_session");
     let msg = err.to_string();
-    assert!(msg.contains(&b.id) && msg.contains("seq 2") && msg.contains(s.id()), "{msg}");
-    assert_eq!(s.ancestry(None).await.unwrap_err().code(), "invalid_session");
+    assert!(
+        msg.contains(&b.id) && msg.contains("seq 2") && msg.contains(s.id()),
+        "{msg}"
+    );
+    assert_eq!(
+        s.ancestry(None).await.unwrap_err().code(),
+        "invalid_session"
+    );
     // Entries before the corrupt one still read; nothing else was lost.
     assert_eq!(s.get_entry(&a.id).await.unwrap().unwrap(), a);
     let page = s.entries(None, Some(1)).await.unwrap();
@@ -111,7 +138,10 @@ async fn a_corrupt_payload_row_is_named_when_read() {
 
     // A payload that parses but belongs to another id is just as corrupt.
     raw(&db_path(&dir))
-        .execute("UPDATE entries SET payload = ?1 WHERE id = ?2", [&a.to_json(), &b.id])
+        .execute(
+            "UPDATE entries SET payload = ?1 WHERE id = ?2",
+            [&a.to_json(), &b.id],
+        )
         .unwrap();
     let err = s.get_entry(&b.id).await.unwrap_err();
     assert!(err.to_string().contains("holds a payload for id"), "{err}");
@@ -130,8 +160,14 @@ async fn a_dangling_parent_is_reported_by_path_walks() {
         .unwrap();
     let err = s.ancestry(None).await.unwrap_err();
     assert_eq!(err.code(), "invalid_session");
-    assert!(err.to_string().contains(&c.id) && err.to_string().contains(&b.id), "{err}");
-    assert_eq!(s.path_to_root_or_compaction(None).await.unwrap_err().code(), "invalid_session");
+    assert!(
+        err.to_string().contains(&c.id) && err.to_string().contains(&b.id),
+        "{err}"
+    );
+    assert_eq!(
+        s.path_to_root_or_compaction(None).await.unwrap_err().code(),
+        "invalid_session"
+    );
 }
 
 #[tokio::test]
@@ -143,7 +179,10 @@ async fn a_parent_cycle_is_an_error_not_a_hang() {
     let c = s.append(user("c")).await.unwrap();
     // a -> c -> b -> a
     raw(&db_path(&dir))
-        .execute("UPDATE entries SET parent_id = ?1 WHERE id = ?2", [&c.id, &a.id])
+        .execute(
+            "UPDATE entries SET parent_id = ?1 WHERE id = ?2",
+            [&c.id, &a.id],
+        )
         .unwrap();
     let t = Instant::now();
     let err = s.ancestry(None).await.unwrap_err();
@@ -165,7 +204,12 @@ async fn a_leaf_pointing_nowhere_is_reported() {
     let err = s.leaf_id().await.unwrap_err();
     assert_eq!(err.code(), "invalid_session");
     assert!(err.to_string().contains("ghost"), "{err}");
-    assert!(s.ancestry(None).await.unwrap_err().to_string().contains("ghost"));
+    assert!(s
+        .ancestry(None)
+        .await
+        .unwrap_err()
+        .to_string()
+        .contains("ghost"));
 }
 
 #[tokio::test]
@@ -189,7 +233,10 @@ async fn a_database_locked_by_another_writer_fails_clearly_then_recovers() {
     let err = s.append(user("b")).await.unwrap_err();
     assert_eq!(err.code(), "storage");
     let msg = err.to_string();
-    assert!(msg.contains("locked by another writer") && msg.contains("sessions.db"), "{msg}");
+    assert!(
+        msg.contains("locked by another writer") && msg.contains("sessions.db"),
+        "{msg}"
+    );
     // Readers are not blocked by the other writer.
     assert_eq!(s.leaf_id().await.unwrap().as_deref(), Some(a.id.as_str()));
     other.execute_batch("ROLLBACK").unwrap();
@@ -206,14 +253,21 @@ async fn files_that_are_not_session_databases_are_refused() {
     std::fs::write(&garbage, vec![b'x'; 8192]).unwrap();
     let err = SqliteRepository::open(&garbage).await.err().unwrap();
     assert_eq!(err.code(), "storage");
-    assert!(err.to_string().contains("not a SQLite database") || err.to_string().contains("not a database"), "{err}");
+    assert!(
+        err.to_string().contains("not a SQLite database")
+            || err.to_string().contains("not a database"),
+        "{err}"
+    );
 
     let foreign = dir.path().join("foreign.db");
     raw(&foreign)
         .execute_batch("CREATE TABLE sessions (id TEXT)")
         .unwrap();
     let err = SqliteRepository::open(&foreign).await.err().unwrap();
-    assert!(err.to_string().contains("not an Arbor session database"), "{err}");
+    assert!(
+        err.to_string().contains("not an Arbor session database"),
+        "{err}"
+    );
 
     let newer = dir.path().join("newer.db");
     drop(SqliteRepository::open(&newer).await.unwrap());
@@ -225,5 +279,8 @@ async fn files_that_are_not_session_databases_are_refused() {
 
     let missing_dir = dir.path().join("no/such/dir/s.db");
     let err = SqliteRepository::open(&missing_dir).await.err().unwrap();
-    assert!(err.to_string().contains("cannot open session database"), "{err}");
+    assert!(
+        err.to_string().contains("cannot open session database"),
+        "{err}"
+    );
 }

@@ -27,7 +27,11 @@ fn fixture_files() -> Vec<std::path::PathBuf> {
 
 fn expected_leaf(file: &Path) -> Option<Value> {
     let stem = file.file_stem()?.to_string_lossy().to_string();
-    let expected = file.parent()?.parent()?.join("expected").join(format!("{stem}.json"));
+    let expected = file
+        .parent()?
+        .parent()?
+        .join("expected")
+        .join(format!("{stem}.json"));
     let expected = if expected.exists() {
         expected
     } else {
@@ -72,7 +76,10 @@ async fn fixture_sessions_round_trip_entry_by_entry() {
             // A whole-tree fork is the same tree.
             let f = repo.fork(s.id(), Default::default()).await.unwrap();
             assert_eq!(f.entries(None, None).await.unwrap().entries, stored);
-            assert_eq!(f.ancestry(None).await.unwrap(), s.ancestry(None).await.unwrap());
+            assert_eq!(
+                f.ancestry(None).await.unwrap(),
+                s.ancestry(None).await.unwrap()
+            );
             checked += 1;
         }
     }
@@ -97,7 +104,14 @@ async fn stored_payloads_are_the_json_lines_pi_would_write() {
         .collect::<Result<_, _>>()
         .unwrap();
     assert_eq!(payloads, vec![e.to_json(), unknown.to_json()]);
-    assert!(payloads[1].contains(r#""x":{"deep":[1,2]},"y":null"#), "{}", payloads[1]);
-    assert_eq!(s.find_entries("future_kind").await.unwrap(), vec![unknown.clone()]);
+    assert!(
+        payloads[1].contains(r#""x":{"deep":[1,2]},"y":null"#),
+        "{}",
+        payloads[1]
+    );
+    assert_eq!(
+        s.find_entries("future_kind").await.unwrap(),
+        vec![unknown.clone()]
+    );
     assert_eq!(s.leaf_id().await.unwrap().as_deref(), Some("f0000001"));
 }

@@ -30,7 +30,9 @@ async fn fork_whole_tree_copies_every_entry_verbatim() {
     // Payload bytes are identical.
     let c = raw(&dir.path().join("sessions.db"));
     let distinct: i64 = c
-        .query_row("SELECT COUNT(DISTINCT payload) FROM entries", [], |r| r.get(0))
+        .query_row("SELECT COUNT(DISTINCT payload) FROM entries", [], |r| {
+            r.get(0)
+        })
         .unwrap();
     assert_eq!(distinct as usize, src.len());
 }
@@ -56,9 +58,15 @@ async fn fork_before_and_at_copy_the_path_only() {
         )
         .await
         .unwrap();
-    assert_eq!(ids(&before.ancestry(None).await.unwrap()), vec![u1.id.as_str(), a1.id.as_str()]);
+    assert_eq!(
+        ids(&before.ancestry(None).await.unwrap()),
+        vec![u1.id.as_str(), a1.id.as_str()]
+    );
     assert_eq!(before.entry_count().await.unwrap(), 2);
-    assert_eq!(before.leaf_id().await.unwrap().as_deref(), Some(a1.id.as_str()));
+    assert_eq!(
+        before.leaf_id().await.unwrap().as_deref(),
+        Some(a1.id.as_str())
+    );
 
     let at = repo
         .fork(
@@ -73,8 +81,20 @@ async fn fork_before_and_at_copy_the_path_only() {
         .await
         .unwrap();
     assert_eq!(
-        ids(&at.entries(None, None).await.unwrap().entries.into_iter().map(|(_, e)| e).collect::<Vec<_>>()),
-        vec![u1.id.as_str(), a1.id.as_str(), u2.id.as_str(), a2.id.as_str()]
+        ids(&at
+            .entries(None, None)
+            .await
+            .unwrap()
+            .entries
+            .into_iter()
+            .map(|(_, e)| e)
+            .collect::<Vec<_>>()),
+        vec![
+            u1.id.as_str(),
+            a1.id.as_str(),
+            u2.id.as_str(),
+            a2.id.as_str()
+        ]
     );
     assert_eq!(at.header().await.unwrap().cwd, "/elsewhere");
     assert_eq!(at.id(), "fork-at");
@@ -95,7 +115,10 @@ async fn fork_before_and_at_copy_the_path_only() {
     assert_eq!(empty.leaf_id().await.unwrap(), None);
 
     // The source is untouched.
-    assert_eq!(s.leaf_id().await.unwrap().as_deref(), Some(side.id.as_str()));
+    assert_eq!(
+        s.leaf_id().await.unwrap().as_deref(),
+        Some(side.id.as_str())
+    );
     assert_eq!(s.entry_count().await.unwrap(), 6);
 }
 
@@ -132,7 +155,15 @@ async fn invalid_fork_targets() {
         .err()
         .unwrap();
     assert_eq!(err.code(), "invalid_fork_target");
-    let err = repo.fork("no-such-session", ForkOptions::default()).await.err().unwrap();
+    let err = repo
+        .fork("no-such-session", ForkOptions::default())
+        .await
+        .err()
+        .unwrap();
     assert_eq!(err.code(), "not_found");
-    assert_eq!(repo.list().await.unwrap().sessions.len(), sessions_before, "no half-made fork");
+    assert_eq!(
+        repo.list().await.unwrap().sessions.len(),
+        sessions_before,
+        "no half-made fork"
+    );
 }

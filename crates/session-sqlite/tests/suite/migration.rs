@@ -85,14 +85,19 @@ async fn a_v1_database_is_migrated_forward_with_backfilled_state() {
     let s = repo.open("old-session").await.unwrap();
     let st = s.stats().await.unwrap();
     assert_eq!(st.message_count, 2);
-    assert_eq!((st.cached_tokens, st.uncached_tokens, st.total_tokens), (3, 12, 20));
+    assert_eq!(
+        (st.cached_tokens, st.uncached_tokens, st.total_tokens),
+        (3, 12, 20)
+    );
     assert!((st.cost_total - 0.5).abs() < 1e-9);
     assert_eq!(s.session_name().await.unwrap().as_deref(), Some("old"));
     assert_eq!(s.leaf_id().await.unwrap().as_deref(), Some("n1"));
     let listed = repo.list().await.unwrap().sessions;
     assert_eq!(listed[0].first_message.as_deref(), Some("fix the bug"));
     let latest: Option<String> = raw(&path)
-        .query_row("SELECT latest_compaction_id FROM session_state", [], |r| r.get(0))
+        .query_row("SELECT latest_compaction_id FROM session_state", [], |r| {
+            r.get(0)
+        })
         .unwrap();
     assert_eq!(latest.as_deref(), Some("c1"));
 
@@ -118,17 +123,27 @@ async fn a_failing_migration_leaves_the_v1_file_untouched() {
     let path = dir.path().join("v1.db");
     write_v1(&path);
     raw(&path)
-        .execute("UPDATE entries SET payload = 'not json' WHERE id = 'a1'", [])
+        .execute(
+            "UPDATE entries SET payload = 'not json' WHERE id = 'a1'",
+            [],
+        )
         .unwrap();
     let err = SqliteRepository::open(&path).await.err().unwrap();
     let msg = err.to_string();
-    assert!(msg.contains("migration to version 2") && msg.contains("a1") && msg.contains("old-session"), "{msg}");
+    assert!(
+        msg.contains("migration to version 2") && msg.contains("a1") && msg.contains("old-session"),
+        "{msg}"
+    );
     let max: i64 = raw(&path)
         .query_row("SELECT MAX(version) FROM schema_version", [], |r| r.get(0))
         .unwrap();
     assert_eq!(max, 1, "rolled back");
     let cols: i64 = raw(&path)
-        .query_row("SELECT COUNT(*) FROM pragma_table_info('session_state')", [], |r| r.get(0))
+        .query_row(
+            "SELECT COUNT(*) FROM pragma_table_info('session_state')",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(cols, 5, "no v2 columns were added");
 }

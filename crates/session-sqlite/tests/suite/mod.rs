@@ -61,7 +61,13 @@ pub fn user(text: &str) -> EntryDraft {
     })))
 }
 
-pub fn assistant(input: u64, output: u64, cache_read: u64, cache_write: u64, cost: f64) -> EntryDraft {
+pub fn assistant(
+    input: u64,
+    output: u64,
+    cache_read: u64,
+    cache_write: u64,
+    cost: f64,
+) -> EntryDraft {
     EntryDraft::new(EntryKind::message(Message::Assistant(AssistantMessage {
         api: "anthropic-messages".into(),
         provider: "anthropic".into(),
@@ -132,5 +138,8 @@ pub fn shared_dir() -> PathBuf {
         }
         dir = d.parent();
     }
-    panic!("shared/fixtures not found above {}", env!("CARGO_MANIFEST_DIR"));
+    panic!(
+        "shared/fixtures not found above {}",
+        env!("CARGO_MANIFEST_DIR")
+    );
 }
