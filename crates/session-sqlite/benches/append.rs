@@ -185,19 +185,23 @@ where
 #[tokio::main]
 async fn main() -> Result<(), BoxError> {
     let n = scale(20_000);
+    // BENCH_ONLY=append: only the sequential append rate; BENCH_ONLY=large: only the large session.
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
     println!("# arbor-session-sqlite benchmarks (median of runs)");
-    let (normal, cpu) = sequential_rate(Synchronous::Normal, n, 5).await?;
-    println!(
+    if only != "large" {
+        let (normal, cpu) = sequential_rate(Synchronous::Normal, n, 5).await?;
+        println!(
         "append, small custom entries, synchronous=NORMAL: {normal:>9.0} entries/s (n={n}), {cpu:.1} us CPU/append (= {:.0}/s on one free core)",
         1e6 / cpu
     );
-    if std::env::var("BENCH_ONLY").as_deref() == Ok("append") {
-        return Ok(());
+        if only == "append" {
+            return Ok(());
+        }
+        let (full, _) = sequential_rate(Synchronous::Full, scale(1_000), 3).await?;
+        println!("append, small custom entries, synchronous=FULL:   {full:>9.0} entries/s");
+        let conc = concurrent_rate(n, 8, 3).await?;
+        println!("append, 8 concurrent tasks, one session, NORMAL:  {conc:>9.0} entries/s");
     }
-    let (full, _) = sequential_rate(Synchronous::Full, scale(1_000), 3).await?;
-    println!("append, small custom entries, synchronous=FULL:   {full:>9.0} entries/s");
-    let conc = concurrent_rate(n, 8, 3).await?;
-    println!("append, 8 concurrent tasks, one session, NORMAL:  {conc:>9.0} entries/s");
 
     let large = scale(100_000);
     let dir = tempfile::tempdir()?;
@@ -252,6 +256,12 @@ async fn main() -> Result<(), BoxError> {
         "ancestry ({} entries):                   {:>9.3} ms",
         a.len(),
         ms(anc)
+    );
+    let (log, l) = time_it(5, || async { Ok(s.entries(None, None).await?) }).await?;
+    println!(
+        "entries (whole log, {} entries):          {:>9.3} ms",
+        l.entries.len(),
+        ms(log)
     );
     Ok(())
 }

@@ -566,6 +566,17 @@ impl<'a> Ctx<'a> {
         from: Option<&str>,
         stop_at_compaction: bool,
     ) -> Result<Vec<SessionEntry>> {
+        self.walk_with(s, from, stop_at_compaction, |entry, _| entry)
+    }
+
+    /// [`Ctx::walk`], handing each entry and its stored payload to `keep`.
+    fn walk_with<T>(
+        &self,
+        s: &Sid,
+        from: Option<&str>,
+        stop_at_compaction: bool,
+        mut keep: impl FnMut(SessionEntry, String) -> T,
+    ) -> Result<Vec<T>> {
         let state = self.state(s)?;
         let start = match from {
             Some(id) => id.to_owned(),
@@ -578,26 +589,37 @@ impl<'a> Ctx<'a> {
         let mut st = self
             .conn
             .prepare_cached(
-                "WITH RECURSIVE up(key, id, parent_id, payload, n) AS (
-                     SELECT key, id, parent_id, payload, 1 FROM entries WHERE sid = ?1 AND id = ?2
+                "WITH RECURSIVE up(key, id, parent_id, n) AS (
+                     SELECT key, id, parent_id, 1 FROM entries WHERE sid = ?1 AND id = ?2
                      UNION ALL
-                     SELECT e.key, e.id, e.parent_id, e.payload, up.n + 1
+                     SELECT e.key, e.id, e.parent_id, up.n + 1
                      FROM up JOIN entries e ON e.sid = ?1 AND e.id = up.parent_id
                      WHERE up.n <= ?3
                  )
-                 SELECT key, id, payload FROM up",
+                 SELECT key, id FROM up",
             )
             .map_err(self.err("cannot walk entry path"))?;
         let mut rows = st
             .query(params![s.sid, start, bound])
             .map_err(self.err("cannot walk entry path"))?;
-        let mut out: Vec<SessionEntry> = Vec::new();
+        let mut out: Vec<T> = Vec::new();
         let mut boundary_fixed = !stop_at_compaction;
         let mut stop_at: Option<String> = None;
         let mut stopped = false;
+        // The last entry kept: its parent must exist unless the walk stopped at a boundary.
+        let mut last: Option<(String, Option<String>)> = None;
+        // The recursive query carries only envelope columns (payloads would be copied through
+        // its queue); each payload is then one rowid lookup.
+        let mut payload_of = self
+            .conn
+            .prepare_cached("SELECT payload FROM entries WHERE key = ?1")
+            .map_err(self.err("cannot walk entry path"))?;
         while let Some(row) = rows.next().map_err(self.err("cannot walk entry path"))? {
-            let (key, id, payload) =
-                key_id_payload(row).map_err(self.err("cannot walk entry path"))?;
+            let (key, id): (i64, String) = (|| Ok((row.get(0)?, row.get(1)?)))()
+                .map_err(self.err("cannot walk entry path"))?;
+            let payload: String = payload_of
+                .query_row([key], |r| r.get(0))
+                .map_err(self.err("cannot read entry payload"))?;
             if out.len() as u64 >= state.entry_count {
                 return Err(SessionError::InvalidSession(format!(
                     "session {}: the parentId chain through entry {id} forms a cycle",
@@ -605,19 +627,21 @@ impl<'a> Ctx<'a> {
                 )));
             }
             let entry = decode_payload(&s.id, key, &id, &payload)?;
+            let mut at_boundary = false;
             if !boundary_fixed {
                 if let EntryKind::Compaction(c) = &entry.kind {
                     boundary_fixed = true;
                     if c.retained_tail.is_some() {
-                        out.push(entry);
-                        stopped = true;
-                        break;
+                        at_boundary = true;
+                    } else {
+                        stop_at = c.first_kept_entry_id.clone();
                     }
-                    stop_at = c.first_kept_entry_id.clone();
                 }
             }
-            let at_boundary = stop_at.as_deref() == Some(entry.id.as_str());
-            out.push(entry);
+            // A compaction that kept nothing names itself as the first kept entry.
+            at_boundary |= stop_at.as_deref() == Some(entry.id.as_str());
+            last = Some((entry.id.clone(), entry.parent_id.clone()));
+            out.push(keep(entry, payload));
             if at_boundary {
                 stopped = true;
                 break;
@@ -632,15 +656,11 @@ impl<'a> Ctx<'a> {
                 )),
             });
         }
-        if !stopped {
-            if let Some(last) = out.last() {
-                if let Some(parent) = &last.parent_id {
-                    return Err(SessionError::InvalidSession(format!(
-                        "session {}: entry {} has parentId {parent}, which is not in the session",
-                        s.id, last.id
-                    )));
-                }
-            }
+        if let (false, Some((id, Some(parent)))) = (stopped, &last) {
+            return Err(SessionError::InvalidSession(format!(
+                "session {}: entry {id} has parentId {parent}, which is not in the session",
+                s.id
+            )));
         }
         out.reverse();
         Ok(out)
@@ -750,13 +770,7 @@ impl<'a> Ctx<'a> {
         let Some(last) = last else {
             return Ok(Vec::new());
         };
-        self.walk(s, Some(&last), false)?
-            .into_iter()
-            .map(|e| {
-                let payload = e.to_json();
-                Ok((e, payload))
-            })
-            .collect()
+        self.walk_with(s, Some(&last), false, |entry, payload| (entry, payload))
     }
 }
 

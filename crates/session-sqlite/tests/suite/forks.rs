@@ -39,7 +39,7 @@ async fn fork_whole_tree_copies_every_entry_verbatim() {
 
 #[tokio::test]
 async fn fork_before_and_at_copy_the_path_only() {
-    let (_dir, repo) = repo().await;
+    let (dir, repo) = repo().await;
     let s = session(&repo).await;
     let u1 = s.append(user("one")).await.unwrap();
     let a1 = s.append(assistant(1, 1, 0, 0, 0.0)).await.unwrap();
@@ -97,6 +97,22 @@ async fn fork_before_and_at_copy_the_path_only() {
         ]
     );
     assert_eq!(at.header().await.unwrap().cwd, "/elsewhere");
+    // Path forks copy the stored bytes too.
+    let c = raw(&dir.path().join("sessions.db"));
+    let identical: i64 = c
+        .query_row(
+            "SELECT COUNT(*) FROM entries f JOIN entries src
+             ON src.sid = (SELECT sid FROM sessions WHERE id = ?1)
+                AND f.sid <> src.sid AND f.id = src.id AND f.payload = src.payload",
+            [s.id()],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        identical,
+        2 + 4,
+        "every copied row equals its source row byte for byte"
+    );
     assert_eq!(at.id(), "fork-at");
     assert_eq!(at.stats().await.unwrap().message_count, 4);
 
