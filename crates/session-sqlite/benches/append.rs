@@ -56,6 +56,23 @@ fn opts() -> CreateOptions {
     }
 }
 
+/// Default options, with `BENCH_PAGE_SIZE` / `BENCH_CKPT` overriding page size and WAL
+/// auto-checkpoint (pages) for tuning runs.
+fn bench_options() -> SqliteOptions {
+    let d = SqliteOptions::default();
+    let env = |k: &str, v: u32| {
+        std::env::var(k)
+            .ok()
+            .and_then(|x| x.parse().ok())
+            .unwrap_or(v)
+    };
+    SqliteOptions {
+        page_size: env("BENCH_PAGE_SIZE", d.page_size),
+        wal_autocheckpoint: env("BENCH_CKPT", d.wal_autocheckpoint),
+        ..d
+    }
+}
+
 /// Process CPU time (user + system, all threads) in seconds, from `/proc/self/stat`; `None`
 /// where that file does not exist. Load-independent, unlike wall-clock rates on a shared box.
 fn cpu_seconds() -> Option<f64> {
@@ -110,7 +127,7 @@ async fn concurrent_rate(n: usize, tasks: usize, runs: usize) -> Result<f64, Box
     let mut rates = Vec::new();
     for _ in 0..runs {
         let dir = tempfile::tempdir()?;
-        let repo = SqliteRepository::open(dir.path().join("s.db")).await?;
+        let repo = SqliteRepository::open_with(dir.path().join("s.db"), bench_options()).await?;
         let s = Arc::new(repo.create(opts()).await?);
         let t = Instant::now();
         let mut handles = Vec::new();
@@ -208,7 +225,7 @@ async fn main() -> Result<(), BoxError> {
     let path = dir.path().join("large.db");
     let build = Instant::now();
     let id = {
-        let repo = SqliteRepository::open(&path).await?;
+        let repo = SqliteRepository::open_with(&path, bench_options()).await?;
         build_large(&repo, large, 10_000).await?
     };
     let db_mb = std::fs::metadata(&path)?.len() as f64 / 1e6;

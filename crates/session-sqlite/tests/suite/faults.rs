@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use arbor_agent::session::SessionStorage;
+use arbor_agent::session::{SessionRepository, SessionStorage};
 use arbor_session_sqlite::{SqliteOptions, SqliteRepository};
 
 use super::*;
@@ -283,4 +283,30 @@ async fn files_that_are_not_session_databases_are_refused() {
         err.to_string().contains("cannot open session database"),
         "{err}"
     );
+}
+
+#[tokio::test]
+async fn a_session_with_an_unusable_header_is_skipped_by_list_and_refused_by_open() {
+    let (dir, repo) = repo().await;
+    let good = session(&repo).await;
+    let bad = session(&repo).await;
+    raw(&db_path(&dir))
+        .execute(
+            "UPDATE sessions SET header = '{\"type\":\"nope\"}' WHERE id = ?1",
+            [bad.id()],
+        )
+        .unwrap();
+    let listed = repo.list().await.unwrap();
+    assert_eq!(listed.sessions.len(), 1);
+    assert_eq!(listed.sessions[0].id, good.id());
+    assert_eq!(listed.skipped.len(), 1);
+    assert_eq!(listed.skipped[0].0, bad.location());
+    assert!(
+        listed.skipped[0].1.contains("header"),
+        "{:?}",
+        listed.skipped
+    );
+    let err = repo.open(bad.id()).await.err().unwrap();
+    assert_eq!(err.code(), "invalid_session");
+    assert!(err.to_string().contains(bad.id()), "{err}");
 }
