@@ -23,10 +23,11 @@ pub const CURRENT_VERSION: u32 = 2;
 /// `entries.key` is `sid * 2^32 + seq`: the table b-tree itself is the per-session log order, so
 /// a cursor read is a rowid range scan and no separate `(sid, seq)` index has to be maintained on
 /// every append. The single-column indexes get the session filter from the same rowid range
-/// (SQLite keeps the rowid as the last index column).
+/// (SQLite keeps the rowid as the last index column). `sid` is AUTOINCREMENT so a deleted
+/// session's number is never reused: a stale handle can only ever see "not found".
 const V1: &str = "
 CREATE TABLE sessions (
-    sid            INTEGER PRIMARY KEY,
+    sid            INTEGER PRIMARY KEY AUTOINCREMENT,
     id             TEXT NOT NULL UNIQUE,
     created_at     TEXT NOT NULL,
     cwd            TEXT NOT NULL,

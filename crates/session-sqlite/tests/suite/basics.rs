@@ -352,3 +352,20 @@ async fn works_on_a_multi_thread_runtime() {
     }
     assert_eq!(s.ancestry(None).await.unwrap().len(), 20);
 }
+
+#[tokio::test]
+async fn a_stale_handle_never_reaches_a_later_session() {
+    let (_dir, repo) = repo().await;
+    let old = session(&repo).await;
+    old.append(user("old")).await.unwrap();
+    repo.delete(old.id()).await.unwrap();
+    // The newest session was deleted; the next one must not inherit its internal number.
+    let new = session(&repo).await;
+    new.append(user("new")).await.unwrap();
+    assert_eq!(old.entry_count().await.unwrap_err().code(), "not_found");
+    assert_eq!(
+        old.append(user("lost?")).await.unwrap_err().code(),
+        "not_found"
+    );
+    assert_eq!(new.entry_count().await.unwrap(), 1);
+}

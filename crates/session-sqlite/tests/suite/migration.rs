@@ -11,7 +11,7 @@ const V1_SCHEMA: &str = "
 CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL);
 INSERT INTO schema_version VALUES (1, '2026-06-01T00:00:00.000Z');
 CREATE TABLE sessions (
-    sid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL,
+    sid INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL,
     cwd TEXT NOT NULL, parent_session TEXT, header TEXT NOT NULL
 );
 CREATE INDEX sessions_created ON sessions(created_at);
