@@ -59,6 +59,27 @@ pub(crate) struct Db {
     conn: Arc<Mutex<Connection>>,
     path: PathBuf,
     options: SqliteOptions,
+    /// The opened file's absolute path and identity, to notice it being deleted or replaced
+    /// (`None` for databases without a file, e.g. `:memory:`).
+    file: Option<(PathBuf, FileId)>,
+}
+
+/// Device and inode (Unix); elsewhere only existence is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileId(u64, u64);
+
+fn file_id(path: &Path) -> std::io::Result<FileId> {
+    let meta = std::fs::metadata(path)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        Ok(FileId(meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        Ok(FileId(0, 0))
+    }
 }
 
 impl Db {
@@ -66,14 +87,42 @@ impl Db {
     pub(crate) async fn open(path: &Path, options: SqliteOptions) -> Result<Db> {
         let p = path.to_path_buf();
         let o = options.clone();
-        let conn = tokio::task::spawn_blocking(move || open_connection(&p, &o))
-            .await
-            .map_err(|_| task_gone(path))??;
+        let (conn, file) = tokio::task::spawn_blocking(move || {
+            let conn = open_connection(&p, &o)?;
+            let file = std::fs::canonicalize(&p)
+                .and_then(|abs| Ok((file_id(&abs)?, abs)))
+                .ok()
+                .map(|(id, abs)| (abs, id));
+            Ok::<_, SessionError>((conn, file))
+        })
+        .await
+        .map_err(|_| task_gone(path))??;
         Ok(Db {
             conn: Arc::new(Mutex::new(conn)),
             path: path.to_path_buf(),
             options,
+            file,
         })
+    }
+
+    /// Writes into a database file that was deleted or replaced since it was opened would
+    /// succeed and then vanish with the last connection; refuse them instead. One `stat` per
+    /// write transaction.
+    pub(crate) fn check_file(&self) -> Result<()> {
+        let Some((abs, id)) = &self.file else {
+            return Ok(());
+        };
+        match file_id(abs) {
+            Ok(now) if now == *id => Ok(()),
+            Ok(_) => Err(SessionError::Storage(format!(
+                "session database {} was replaced by another file while open; reopen it (writes to the old file would be lost)",
+                self.path.display()
+            ))),
+            Err(e) => Err(SessionError::Storage(format!(
+                "session database {} was deleted while open ({e}); writes would be lost",
+                self.path.display()
+            ))),
+        }
     }
 
     pub(crate) fn path(&self) -> &Path {

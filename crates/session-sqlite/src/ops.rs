@@ -15,7 +15,7 @@ use arbor_ai::json::Nullable;
 use arbor_ai::types::Message;
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction, TransactionBehavior};
 
-use crate::db::sql_error;
+use crate::db::{sql_error, Db};
 use crate::keys;
 use crate::rows::decode_payload;
 use crate::state::{normalize_name, MaterializedState};
@@ -774,10 +774,11 @@ impl<'a> Ctx<'a> {
     }
 }
 
-/// Starts the one transaction an operation runs in.
-pub(crate) fn immediate<'c>(conn: &'c mut Connection, path: &Path) -> Result<Transaction<'c>> {
+/// Starts the one transaction a write runs in, after checking the file is still the one opened.
+pub(crate) fn immediate<'c>(conn: &'c mut Connection, db: &Db) -> Result<Transaction<'c>> {
+    db.check_file()?;
     conn.transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(|e| sql_error(path, "cannot start transaction", e))
+        .map_err(|e| sql_error(db.path(), "cannot start transaction", e))
 }
 
 pub(crate) fn commit(tx: Transaction<'_>, path: &Path) -> Result<()> {

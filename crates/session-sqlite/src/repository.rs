@@ -57,7 +57,7 @@ impl SqliteRepository {
             .db
             .call(move |conn| {
                 let path: PathBuf = db.path().to_path_buf();
-                let tx = immediate(conn, &path)?;
+                let tx = immediate(conn, &db)?;
                 let sid = Ctx::new(&tx, &path).insert_session(&header)?;
                 commit(tx, &path)?;
                 Ok((sid, header))
@@ -117,7 +117,7 @@ impl SessionRepository for SqliteRepository {
         let db = Arc::clone(&self.db);
         self.db
             .call(move |conn| {
-                let tx = immediate(conn, db.path())?;
+                let tx = immediate(conn, &db)?;
                 Ctx::new(&tx, db.path()).delete_session(&id)?;
                 commit(tx, db.path())
             })
@@ -133,7 +133,7 @@ impl SessionRepository for SqliteRepository {
             .db
             .call(move |conn| {
                 let path = db.path();
-                let tx = immediate(conn, path)?;
+                let tx = immediate(conn, &db)?;
                 let c = Ctx::new(&tx, path);
                 let src = c.require_session(&source_id)?;
                 let src_header = c.header(&src)?;

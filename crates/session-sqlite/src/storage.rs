@@ -58,7 +58,7 @@ impl SqliteStorage {
         self.db
             .call(move |conn| {
                 let path = db.path();
-                let tx = immediate(conn, path)?;
+                let tx = immediate(conn, &db)?;
                 let out = f(&Ctx::new(&tx, path), &sid)?;
                 commit(tx, path)?;
                 Ok(out)
@@ -158,6 +158,8 @@ impl SessionStorage for SqliteStorage {
     /// passive checkpoint, which fsyncs the WAL (making every earlier commit durable) and copies
     /// it into the database file. Under `Full` every commit is already durable.
     async fn save_point(&self) -> Result<()> {
+        // A durability point on a file that is no longer reachable would be a lie.
+        self.db.check_file()?;
         if self.db.options().synchronous == Synchronous::Full {
             return Ok(());
         }

@@ -310,3 +310,27 @@ async fn a_session_with_an_unusable_header_is_skipped_by_list_and_refused_by_ope
     assert_eq!(err.code(), "invalid_session");
     assert!(err.to_string().contains(bad.id()), "{err}");
 }
+
+#[tokio::test]
+async fn a_database_deleted_or_replaced_while_open_refuses_writes() {
+    let (dir, repo) = repo().await;
+    let s = session(&repo).await;
+    let a = s.append(user("a")).await.unwrap();
+    s.save_point().await.unwrap();
+    std::fs::remove_file(db_path(&dir)).unwrap();
+    let err = s.append(user("b")).await.unwrap_err();
+    assert_eq!(err.code(), "storage");
+    assert!(err.to_string().contains("was deleted while open"), "{err}");
+    assert!(s.save_point().await.is_err());
+    assert!(repo.create(Default::default()).await.is_err());
+    // Reads still see what the open file holds; nothing appended before is lost from view.
+    assert_eq!(s.leaf_id().await.unwrap().as_deref(), Some(a.id.as_str()));
+
+    // A different file at the same path is not ours either.
+    std::fs::write(db_path(&dir), b"").unwrap();
+    let err = s.append(user("c")).await.unwrap_err();
+    assert!(
+        err.to_string().contains("replaced by another file"),
+        "{err}"
+    );
+}
