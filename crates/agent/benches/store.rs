@@ -123,11 +123,11 @@ async fn open_and_path(path: &Path) -> (Duration, Duration, usize, u64) {
         .path_to_root_or_compaction(None)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let _ = s
-        .ancestry(None)
+    let settings = s
+        .derived_settings(None)
         .await
-        .unwrap_or_else(|e| panic!("{e}"))
-        .len();
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(settings.model.is_some(), "gen_big sessions name a model");
     let count = s.entry_count().await.unwrap_or(0);
     (opened, start.elapsed(), branch.len(), count)
 }
