@@ -274,6 +274,12 @@ async fn main() -> Result<(), BoxError> {
         a.len(),
         ms(anc)
     );
+    let (derived, _) = time_it(21, || async { Ok(s.derived_settings(None).await?) }).await?;
+    println!(
+        "derived_settings (walks {} entries):     {:>9.3} ms",
+        a.len(),
+        ms(derived)
+    );
     let (log, l) = time_it(5, || async { Ok(s.entries(None, None).await?) }).await?;
     println!(
         "entries (whole log, {} entries):          {:>9.3} ms",

@@ -8,7 +8,8 @@ use arbor_agent::error::SessionError;
 use arbor_agent::ids;
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::{
-    EntryDraft, EntryKind, EntryPage, ListResult, SessionEntry, SessionHeader, SessionInfo,
+    DerivedSettings, EntryDraft, EntryKind, EntryPage, ListResult, SessionEntry, SessionHeader,
+    SessionInfo,
 };
 use arbor_agent::time;
 use arbor_ai::json::Nullable;
@@ -666,6 +667,119 @@ impl<'a> Ctx<'a> {
         Ok(out)
     }
 
+    /// The envelope chain from `from` (default: the leaf) to the root, leaf first:
+    /// `(key, type)` per entry. Validated like [`Ctx::walk`] (missing start, dangling parent,
+    /// cycle) without reading any payload.
+    fn envelope_chain(&self, s: &Sid, from: Option<&str>) -> Result<Vec<(i64, String)>> {
+        let state = self.state(s)?;
+        let start = match from {
+            Some(id) => id.to_owned(),
+            None => match state.leaf_id {
+                Some(leaf) => leaf,
+                None => return Ok(Vec::new()),
+            },
+        };
+        let mut st = self
+            .conn
+            .prepare_cached(
+                "WITH RECURSIVE up(key, id, parent_id, type, n) AS (
+                     SELECT key, id, parent_id, type, 1 FROM entries WHERE sid = ?1 AND id = ?2
+                     UNION ALL
+                     SELECT e.key, e.id, e.parent_id, e.type, up.n + 1
+                     FROM up JOIN entries e ON e.sid = ?1 AND e.id = up.parent_id
+                     WHERE up.n <= ?3
+                 )
+                 SELECT key, id, parent_id, type FROM up",
+            )
+            .map_err(self.err("cannot walk entry path"))?;
+        let mut rows = st
+            .query(params![s.sid, start, to_i64(state.entry_count)])
+            .map_err(self.err("cannot walk entry path"))?;
+        let mut out = Vec::new();
+        let mut last: Option<(String, Option<String>)> = None;
+        while let Some(row) = rows.next().map_err(self.err("cannot walk entry path"))? {
+            let read = || -> rusqlite::Result<(i64, String, Option<String>, String)> {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+            };
+            let (key, id, parent, ty) = read().map_err(self.err("cannot walk entry path"))?;
+            if out.len() as u64 >= state.entry_count {
+                return Err(SessionError::InvalidSession(format!(
+                    "session {}: the parentId chain through entry {id} forms a cycle",
+                    s.id
+                )));
+            }
+            out.push((key, ty));
+            last = Some((id, parent));
+        }
+        match last {
+            None => Err(match from {
+                Some(id) => SessionError::NotFound(format!("Entry not found: {id}")),
+                None => SessionError::InvalidSession(format!(
+                    "session {}: the leaf points at entry {start}, which does not exist",
+                    s.id
+                )),
+            }),
+            Some((id, Some(parent))) => Err(SessionError::InvalidSession(format!(
+                "session {}: entry {id} has parentId {parent}, which is not in the session",
+                s.id
+            ))),
+            Some((_, None)) => Ok(out),
+        }
+    }
+
+    /// DECISIONS §3.2 without parsing the whole path: walk the (validated) envelope chain from
+    /// the leaf and parse only rows that can still decide a setting; message rows are first
+    /// probed for their role, so only assistant messages are built.
+    pub(crate) fn derived_settings(&self, s: &Sid, from: Option<&str>) -> Result<DerivedSettings> {
+        let chain = self.envelope_chain(s, from)?;
+        let mut payload_of = self
+            .conn
+            .prepare_cached("SELECT id, payload FROM entries WHERE key = ?1")
+            .map_err(self.err("cannot read entry payload"))?;
+        let mut out = DerivedSettings::default();
+        let (mut model, mut thinking, mut tools) = (false, false, false);
+        for (key, ty) in chain {
+            if model && thinking && tools {
+                break;
+            }
+            let wanted = match ty.as_str() {
+                "model_change" | "message" => !model,
+                "thinking_level_change" => !thinking,
+                "active_tools_change" => !tools,
+                _ => false,
+            };
+            if !wanted {
+                continue;
+            }
+            let (id, payload): (String, String) = payload_of
+                .query_row([key], |r| Ok((r.get(0)?, r.get(1)?)))
+                .map_err(self.err("cannot read entry payload"))?;
+            if ty == "message" && !probe_is_assistant(&payload) {
+                continue;
+            }
+            let entry = decode_payload(&s.id, key, &id, &payload)?;
+            let mut single = DerivedSettings::default();
+            if !single.apply(&entry) {
+                continue;
+            }
+            match ty.as_str() {
+                "thinking_level_change" => {
+                    out.thinking_level = single.thinking_level;
+                    thinking = true;
+                }
+                "active_tools_change" => {
+                    out.active_tool_names = single.active_tool_names;
+                    tools = true;
+                }
+                _ => {
+                    out.model = single.model;
+                    model = true;
+                }
+            }
+        }
+        Ok(out)
+    }
+
     // ---- repository ------------------------------------------------------------------------
 
     /// Every session, newest first; a session whose header row is unusable is reported.
@@ -784,6 +898,28 @@ pub(crate) fn immediate<'c>(conn: &'c mut Connection, db: &Db) -> Result<Transac
 pub(crate) fn commit(tx: Transaction<'_>, path: &Path) -> Result<()> {
     tx.commit()
         .map_err(|e| sql_error(path, "cannot commit transaction", e))
+}
+
+/// Whether a message payload's `message.role` is `assistant`, skipping everything else without
+/// building it. A payload this cannot read counts as a candidate, so the full parse reports it.
+fn probe_is_assistant(payload: &str) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Entry<'a> {
+        #[serde(borrow, default)]
+        message: Option<Role<'a>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Role<'a> {
+        #[serde(borrow, default)]
+        role: Option<std::borrow::Cow<'a, str>>,
+    }
+    match serde_json::from_str::<Entry<'_>>(payload) {
+        Ok(e) => e
+            .message
+            .and_then(|m| m.role)
+            .is_some_and(|r| r == "assistant"),
+        Err(_) => true,
+    }
 }
 
 fn key_id_payload(row: &Row<'_>) -> rusqlite::Result<(i64, String, String)> {

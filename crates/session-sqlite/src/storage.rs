@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use arbor_agent::error::Result;
 use arbor_agent::session::{
-    EntryDraft, EntryKind, EntryPage, LeafEntry, SessionEntry, SessionHeader, SessionStats,
-    SessionStorage,
+    DerivedSettings, EntryDraft, EntryKind, EntryPage, LeafEntry, SessionEntry, SessionHeader,
+    SessionStats, SessionStorage,
 };
 use async_trait::async_trait;
 
@@ -148,6 +148,12 @@ impl SessionStorage for SqliteStorage {
     async fn children(&self, id: Option<&str>) -> Result<Vec<SessionEntry>> {
         let id = id.map(str::to_owned);
         self.read(move |c, s| c.children(s, id.as_deref())).await
+    }
+
+    async fn derived_settings(&self, leaf: Option<&str>) -> Result<DerivedSettings> {
+        let leaf = leaf.map(str::to_owned);
+        self.read(move |c, s| c.derived_settings(s, leaf.as_deref()))
+            .await
     }
 
     async fn entry_count(&self) -> Result<u64> {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use arbor_agent::session::{SessionEntry, SessionRepository, SessionStorage};
+use arbor_agent::session::{DerivedSettings, SessionEntry, SessionRepository, SessionStorage};
 use serde_json::Value;
 
 use super::*;
@@ -25,7 +25,8 @@ fn fixture_files() -> Vec<std::path::PathBuf> {
     files
 }
 
-fn expected_leaf(file: &Path) -> Option<Value> {
+/// The `expected/<name>.json` of a fixture when pi could open it (`ok: true`).
+fn expected(file: &Path) -> Option<Value> {
     let stem = file.file_stem()?.to_string_lossy().to_string();
     let expected = file
         .parent()?
@@ -38,7 +39,7 @@ fn expected_leaf(file: &Path) -> Option<Value> {
         file.parent()?.join("expected").join(format!("{stem}.json"))
     };
     let v: Value = serde_json::from_str(&std::fs::read_to_string(expected).ok()?).ok()?;
-    (v["ok"] == Value::Bool(true)).then(|| v["leafId"].clone())
+    (v["ok"] == Value::Bool(true)).then_some(v)
 }
 
 #[tokio::test]
@@ -65,14 +66,48 @@ async fn fixture_sessions_round_trip_entry_by_entry() {
             let got: Value = serde_json::from_str(&entry.to_json()).unwrap();
             assert_eq!(got, want, "{} seq {seq}", file.display());
         }
-        if let Some(leaf) = expected_leaf(file) {
+        if let Some(want) = expected(file) {
             let ours = s.leaf_id().await.unwrap();
             assert_eq!(
                 ours.map(Value::String).unwrap_or(Value::Null),
-                leaf,
+                want["leafId"],
                 "{}",
                 file.display()
             );
+            // Derived settings (DECISIONS §3.2) agree with pi's and with a full replay.
+            let derived = s.derived_settings(None).await.unwrap();
+            let model = derived
+                .model
+                .clone()
+                .map(|(p, m)| serde_json::json!({"provider": p, "modelId": m}))
+                .unwrap_or(Value::Null);
+            assert_eq!(model, want["model"], "{}", file.display());
+            let level = derived
+                .thinking_level
+                .clone()
+                .unwrap_or_else(|| "off".into());
+            assert_eq!(
+                Value::String(level),
+                want["thinkingLevel"],
+                "{}",
+                file.display()
+            );
+            assert_eq!(
+                serde_json::to_value(&derived.active_tool_names).unwrap(),
+                want["activeToolNames"],
+                "{}",
+                file.display()
+            );
+            for (_, e) in stored.iter().step_by(stored.len().div_ceil(20).max(1)) {
+                let replay = DerivedSettings::from_entries(&s.ancestry(Some(&e.id)).await.unwrap());
+                assert_eq!(
+                    s.derived_settings(Some(&e.id)).await.unwrap(),
+                    replay,
+                    "{} at {}",
+                    file.display(),
+                    e.id
+                );
+            }
             // A whole-tree fork is the same tree.
             let f = repo.fork(s.id(), Default::default()).await.unwrap();
             assert_eq!(f.entries(None, None).await.unwrap().entries, stored);
