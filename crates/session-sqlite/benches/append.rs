@@ -13,9 +13,11 @@ use std::time::{Duration, Instant};
 
 use arbor_agent::session::{
     CompactionEntry, CreateOptions, CustomEntry, EntryDraft, EntryKind, SessionRepository,
-    SessionStorage,
+    SessionStorage, ThinkingLevelChangeEntry,
 };
-use arbor_ai::types::{Content, Message, UserMessage};
+use arbor_ai::types::{
+    AssistantMessage, Content, ContentBlock, Message, StopReason, TextContent, UserMessage,
+};
 use arbor_session_sqlite::{SqliteOptions, SqliteRepository, Synchronous};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -46,6 +48,22 @@ fn user(text: String) -> EntryDraft {
         content: Content::text(text),
         timestamp: 1,
         extra: Default::default(),
+    })))
+}
+
+fn reply(text: String) -> EntryDraft {
+    EntryDraft::new(EntryKind::message(Message::Assistant(AssistantMessage {
+        content: vec![ContentBlock::Text(TextContent {
+            text,
+            text_signature: None,
+            extra: Default::default(),
+        })],
+        api: "anthropic-messages".into(),
+        provider: "anthropic".into(),
+        model: "claude-sonnet-4-5".into(),
+        stop_reason: StopReason::Stop,
+        timestamp: 2,
+        ..Default::default()
     })))
 }
 
@@ -150,8 +168,9 @@ async fn concurrent_rate(n: usize, tasks: usize, runs: usize) -> Result<f64, Box
     Ok(median(rates))
 }
 
-/// A session shaped like a long coding session: user/assistant-sized messages, a compaction
-/// every `compact_every` entries, and a branch (leaf moved back) every 500 entries.
+/// A session shaped like a long coding session: alternating user and assistant messages of
+/// ~400 characters, one thinking-level change at the start, a compaction every `compact_every`
+/// entries, and a branch (leaf moved back) every 500 entries.
 async fn build_large(
     repo: &SqliteRepository,
     n: usize,
@@ -175,6 +194,16 @@ async fn build_large(
         } else if i > 0 && i % 500 == 0 {
             let back: &String = &ids[i - 3];
             s.set_leaf(Some(back)).await?
+        } else if i == 1 {
+            s.append(EntryDraft::new(EntryKind::ThinkingLevelChange(
+                ThinkingLevelChangeEntry {
+                    thinking_level: "high".into(),
+                    extra: Default::default(),
+                },
+            )))
+            .await?
+        } else if i % 2 == 1 {
+            s.append(reply(format!("{i} {body}"))).await?
         } else {
             s.append(user(format!("{i} {body}"))).await?
         };
