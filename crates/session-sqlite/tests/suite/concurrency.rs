@@ -80,3 +80,59 @@ async fn sessions_in_one_file_do_not_interfere() {
     assert_eq!(a.find_entries("custom").await.unwrap().len(), 80);
     assert_eq!(b.children(None).await.unwrap().len(), 1);
 }
+
+/// An append waiting ~300 ms for another connection's write lock must leave the runtime free:
+/// a ticker task on the same runtime keeps running meanwhile.
+async fn waiting_append_does_not_stall_the_runtime() {
+    let (dir, repo) = repo().await;
+    let s = session(&repo).await;
+    s.append(user("a")).await.unwrap();
+    let path = dir.path().join("sessions.db");
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let holder = std::thread::spawn(move || {
+        let c = raw(&path);
+        c.execute_batch("BEGIN IMMEDIATE").unwrap();
+        locked_tx.send(()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        c.execute_batch("ROLLBACK").unwrap();
+    });
+    locked_rx.recv().unwrap();
+    let ticks = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let ticker = {
+        let ticks = Arc::clone(&ticks);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                ticks.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
+        })
+    };
+    let started = std::time::Instant::now();
+    s.append(user("b")).await.unwrap();
+    let waited = started.elapsed();
+    let n = ticks.load(std::sync::atomic::Ordering::Relaxed);
+    ticker.abort();
+    holder.join().unwrap();
+    assert!(
+        waited >= std::time::Duration::from_millis(200),
+        "the append did wait: {waited:?}"
+    );
+    assert!(
+        n >= 5,
+        "only {n} ticks during a {waited:?} wait: the runtime was stalled"
+    );
+}
+
+#[tokio::test]
+async fn a_waiting_append_leaves_a_current_thread_runtime_free() {
+    waiting_append_does_not_stall_the_runtime().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_waiting_append_leaves_a_multi_thread_runtime_free() {
+    // Spawned, so the append runs on the runtime's only worker (the test body itself runs on
+    // the main thread): the ticker can only run if the blocking call hands the worker off.
+    tokio::spawn(waiting_append_does_not_stall_the_runtime())
+        .await
+        .unwrap();
+}
