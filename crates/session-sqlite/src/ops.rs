@@ -24,6 +24,9 @@ use serde_json::Value;
 
 type Result<T> = std::result::Result<T, SessionError>;
 
+/// Random short ids tried before falling back to a UUID (as `ids::new_entry_id` does).
+const ENTRY_ID_TRIES: u32 = 100;
+
 /// The identity of one session inside the database.
 #[derive(Debug, Clone)]
 pub(crate) struct Sid {
@@ -249,15 +252,18 @@ impl<'a> Ctx<'a> {
                     payload,
                 ])
             })
-            .map_err(|e| {
-                if is_unique_violation(&e) {
-                    SessionError::InvalidEntry(format!(
-                        "duplicate entry id {} in session {}",
-                        entry.id, s.id
+            .map_err(|e| match constraint(&e) {
+                Some(rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE) => SessionError::InvalidEntry(format!(
+                    "duplicate entry id {} in session {}",
+                    entry.id, s.id
+                )),
+                Some(rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY) => {
+                    SessionError::InvalidSession(format!(
+                        "session {}: log position {seq} is already taken (its entry count is out of step with its entries)",
+                        s.id
                     ))
-                } else {
-                    sql_error(self.path, &format!("cannot append entry {}", entry.id), e)
                 }
+                _ => sql_error(self.path, &format!("cannot append entry {}", entry.id), e),
             })?;
         Ok(())
     }
@@ -350,31 +356,39 @@ impl<'a> Ctx<'a> {
         if let EntryKind::ContextEdit(edit) = &kind {
             self.check_context_edit(s, &state, &edit.target_id, &edit.replacement)?;
         }
-        let id = match draft.id {
+        let given = match draft.id {
             Some(id) if id.is_empty() => {
                 return Err(SessionError::InvalidEntry(
                     "entry id must not be empty".to_owned(),
                 ))
             }
-            Some(id) => {
-                if self.entry_exists(s, &id)? {
-                    return Err(SessionError::InvalidEntry(format!(
-                        "duplicate entry id {id} in session {}",
-                        s.id
-                    )));
-                }
-                id
-            }
-            None => self.new_entry_id(s)?,
+            other => other,
         };
-        let entry = SessionEntry {
-            id,
+        let generated = given.is_none();
+        let mut entry = SessionEntry {
+            id: given.unwrap_or_else(|| ids::new_entry_id(|_| false)),
             parent_id: state.leaf_id.clone(),
             timestamp: draft.timestamp.unwrap_or_else(time::now_iso),
             kind,
         };
-        let payload = entry.to_json();
-        self.insert_entry(s, state.entry_count + 1, &entry, &payload)?;
+        // The (sid, id) UNIQUE index is the existence check: a duplicate given id fails the
+        // insert (`invalid_entry`, the transaction rolls back); a generated id that collides is
+        // drawn again, falling back to a UUID like `ids::new_entry_id`.
+        let mut collisions = 0;
+        loop {
+            match self.insert_entry(s, state.entry_count + 1, &entry, &entry.to_json()) {
+                Ok(()) => break,
+                Err(SessionError::InvalidEntry(_)) if generated && collisions < ENTRY_ID_TRIES => {
+                    collisions += 1;
+                    entry.id = if collisions < ENTRY_ID_TRIES {
+                        ids::new_entry_id(|_| false)
+                    } else {
+                        ids::new_entry_id(|_| true)
+                    };
+                }
+                Err(e) => return Err(e),
+            }
+        }
         state.apply(&entry);
         self.write_state(s, &state)?;
         Ok(entry)
@@ -503,7 +517,16 @@ impl<'a> Ctx<'a> {
                 "limit must be a positive integer".into(),
             ));
         }
-        let total = self.state(s)?.entry_count;
+        self.state(s)?; // not_found once deleted
+                        // The table's own last position (one rowid lookup), so a state row that is out of step
+                        // never hides entries.
+        let (lo_all, hi_all) = keys::range(s.sid);
+        let last: Option<i64> = self
+            .conn
+            .prepare_cached("SELECT MAX(key) FROM entries WHERE key BETWEEN ?1 AND ?2")
+            .and_then(|mut st| st.query_row(params![lo_all, hi_all], |r| r.get(0)))
+            .map_err(self.err("cannot read entries"))?;
+        let total = last.map(|k| keys::seq(k) as u64).unwrap_or(0);
         let start = after_seq.unwrap_or(0).min(total);
         let end = match limit {
             Some(l) => start.saturating_add(l as u64).min(total),
@@ -952,8 +975,14 @@ fn gone(s: &Sid) -> SessionError {
     SessionError::NotFound(format!("Session not found: {} (it was deleted)", s.id))
 }
 
-fn is_unique_violation(e: &rusqlite::Error) -> bool {
-    matches!(e, rusqlite::Error::SqliteFailure(f, _)
-        if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
-            || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
+/// The extended result code of a constraint failure.
+fn constraint(e: &rusqlite::Error) -> Option<std::ffi::c_int> {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
+            Some(f.extended_code)
+        }
+        _ => None,
+    }
 }

@@ -334,3 +334,25 @@ async fn a_database_deleted_or_replaced_while_open_refuses_writes() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn a_state_row_out_of_step_with_the_entries_is_reported() {
+    let (dir, repo) = repo().await;
+    let s = session(&repo).await;
+    s.append(user("a")).await.unwrap();
+    s.append(user("b")).await.unwrap();
+    raw(&db_path(&dir))
+        .execute("UPDATE session_state SET entry_count = 1", [])
+        .unwrap();
+    let err = s.append(user("c")).await.unwrap_err();
+    assert_eq!(err.code(), "invalid_session");
+    assert!(
+        err.to_string().contains("log position 2 is already taken"),
+        "{err}"
+    );
+    assert_eq!(
+        s.entries(None, None).await.unwrap().entries.len(),
+        2,
+        "no entry is hidden"
+    );
+}
