@@ -12,8 +12,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arbor_agent::session::{
-    CompactionEntry, CreateOptions, CustomEntry, EntryDraft, EntryKind, SessionRepository,
-    SessionStorage, ThinkingLevelChangeEntry,
+    CompactionEntry, CreateOptions, CustomEntry, EntryDraft, EntryKind, ForkOptions, ForkPosition,
+    SessionRepository, SessionStorage, ThinkingLevelChangeEntry,
 };
 use arbor_ai::types::{
     AssistantMessage, Content, ContentBlock, Message, StopReason, TextContent, UserMessage,
@@ -308,6 +308,35 @@ async fn main() -> Result<(), BoxError> {
         "derived_settings (walks {} entries):     {:>9.3} ms",
         a.len(),
         ms(derived)
+    );
+    let (fork_all, _) = time_it(3, || async {
+        let f = repo.fork(&id, ForkOptions::default()).await?;
+        Ok(f.entry_count().await?)
+    })
+    .await?;
+    println!(
+        "fork, whole tree ({large} entries):       {:>9.3} ms",
+        ms(fork_all)
+    );
+    let leaf = s.leaf_id().await?.ok_or("no leaf")?;
+    let (fork_at, _) = time_it(3, || async {
+        let f = repo
+            .fork(
+                &id,
+                ForkOptions {
+                    entry_id: Some(leaf.clone()),
+                    position: ForkPosition::At,
+                    ..Default::default()
+                },
+            )
+            .await?;
+        Ok(f.entry_count().await?)
+    })
+    .await?;
+    println!(
+        "fork, at the leaf ({} entries):        {:>9.3} ms",
+        a.len(),
+        ms(fork_at)
     );
     let (log, l) = time_it(5, || async { Ok(s.entries(None, None).await?) }).await?;
     println!(

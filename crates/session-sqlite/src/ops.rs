@@ -432,6 +432,41 @@ impl<'a> Ctx<'a> {
         self.write_state(s, &state)
     }
 
+    /// A whole-tree fork inside SQLite: every row of `src` re-keyed into `dst` (payload bytes
+    /// untouched, same seqs), and `src`'s materialized state copied — the same entries in the same
+    /// order fold to the same state. Corrupt rows are copied as they are, like any verbatim copy.
+    pub(crate) fn copy_whole(&self, src: &Sid, dst: &Sid) -> Result<()> {
+        let (src_lo, src_hi) = keys::range(src.sid);
+        let (dst_lo, _) = keys::range(dst.sid);
+        self.conn
+            .prepare_cached(
+                "INSERT INTO entries (key, sid, id, parent_id, type, target_id, payload)
+                 SELECT key - ?1 + ?3, ?4, id, parent_id, type, target_id, payload
+                 FROM entries WHERE key BETWEEN ?1 AND ?2 ORDER BY key",
+            )
+            .and_then(|mut st| st.execute(params![src_lo, src_hi, dst_lo, dst.sid]))
+            .map_err(self.err("cannot copy entries"))?;
+        let changed = self
+            .conn
+            .prepare_cached(
+                "UPDATE session_state SET (leaf_id, name, entry_count, message_count, cached_tokens,
+                        uncached_tokens, total_tokens, cost_total, latest_compaction_id,
+                        first_message, updated_at) =
+                    (SELECT leaf_id, name, entry_count, message_count, cached_tokens,
+                            uncached_tokens, total_tokens, cost_total, latest_compaction_id,
+                            first_message, ?3
+                     FROM session_state WHERE sid = ?1)
+                 WHERE sid = ?2",
+            )
+            .and_then(|mut st| st.execute(params![src.sid, dst.sid, time::now_iso()]))
+            .map_err(self.err("cannot copy session state"))?;
+        if changed == 1 {
+            Ok(())
+        } else {
+            Err(gone(dst))
+        }
+    }
+
     pub(crate) fn get_entry(&self, s: &Sid, id: &str) -> Result<Option<SessionEntry>> {
         let row = self
             .conn
@@ -862,33 +897,15 @@ impl<'a> Ctx<'a> {
         Ok(ListResult { sessions, skipped })
     }
 
-    /// The entries a fork copies, with their stored payloads (copied byte for byte).
+    /// The root→target path a fork copies (DECISIONS §5), with the stored payloads (copied byte
+    /// for byte).
     pub(crate) fn fork_rows(
         &self,
         s: &Sid,
-        entry_id: Option<&str>,
+        target_id: &str,
         position: arbor_agent::session::ForkPosition,
     ) -> Result<Vec<(SessionEntry, String)>> {
         use arbor_agent::session::ForkPosition;
-        let Some(target_id) = entry_id else {
-            let (lo, hi) = keys::range(s.sid);
-            let mut st = self
-                .conn
-                .prepare_cached(
-                    "SELECT key, id, payload FROM entries WHERE key BETWEEN ?1 AND ?2 ORDER BY key",
-                )
-                .map_err(self.err("cannot read entries"))?;
-            let mut rows = st
-                .query(params![lo, hi])
-                .map_err(self.err("cannot read entries"))?;
-            let mut out = Vec::new();
-            while let Some(row) = rows.next().map_err(self.err("cannot read entries"))? {
-                let (key, id, payload) =
-                    key_id_payload(row).map_err(self.err("cannot read entries"))?;
-                out.push((decode_payload(&s.id, key, &id, &payload)?, payload));
-            }
-            return Ok(out);
-        };
         let target = self.get_entry(s, target_id)?.ok_or_else(|| {
             SessionError::InvalidForkTarget(format!("Entry {target_id} not found"))
         })?;

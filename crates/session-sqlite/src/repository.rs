@@ -137,7 +137,10 @@ impl SessionRepository for SqliteRepository {
                 let c = Ctx::new(&tx, path);
                 let src = c.require_session(&source_id)?;
                 let src_header = c.header(&src)?;
-                let rows = c.fork_rows(&src, opts.entry_id.as_deref(), opts.position)?;
+                let rows = match opts.entry_id.as_deref() {
+                    Some(target) => Some(c.fork_rows(&src, target, opts.position)?),
+                    None => None,
+                };
                 let id = match opts.id {
                     Some(id) => {
                         ids::validate_session_id(&id).map_err(SessionError::InvalidSession)?;
@@ -150,7 +153,10 @@ impl SessionRepository for SqliteRepository {
                 header.parent_session = Some(src.id.clone());
                 header.metadata = src_header.metadata;
                 let sid = c.insert_session(&header)?;
-                c.copy_entries(&sid, &rows)?;
+                match rows {
+                    Some(rows) => c.copy_entries(&sid, &rows)?,
+                    None => c.copy_whole(&src, &sid)?,
+                }
                 commit(tx, path)?;
                 Ok((sid, header))
             })

@@ -183,3 +183,40 @@ async fn invalid_fork_targets() {
         "no half-made fork"
     );
 }
+
+#[tokio::test]
+async fn a_whole_tree_fork_copies_even_a_corrupt_row_verbatim() {
+    let (dir, repo) = repo().await;
+    let s = session(&repo).await;
+    let a = s.append(user("a")).await.unwrap();
+    let b = s.append(user("b")).await.unwrap();
+    raw(&dir.path().join("sessions.db"))
+        .execute(
+            "UPDATE entries SET payload = 'garbage' WHERE id = ?1",
+            [&b.id],
+        )
+        .unwrap();
+    let f = repo.fork(s.id(), ForkOptions::default()).await.unwrap();
+    assert_eq!(f.entry_count().await.unwrap(), 2);
+    assert_eq!(f.leaf_id().await.unwrap().as_deref(), Some(b.id.as_str()));
+    assert_eq!(f.get_entry(&a.id).await.unwrap().unwrap(), a);
+    let err = f.get_entry(&b.id).await.unwrap_err();
+    assert_eq!(err.code(), "invalid_session");
+    assert!(err.to_string().contains(f.id()), "names the fork: {err}");
+    // A path fork through the corrupt row cannot build its copy and creates nothing.
+    let before = repo.list().await.unwrap().sessions.len();
+    let err = repo
+        .fork(
+            s.id(),
+            ForkOptions {
+                entry_id: Some(b.id.clone()),
+                position: ForkPosition::At,
+                ..Default::default()
+            },
+        )
+        .await
+        .err()
+        .unwrap();
+    assert_eq!(err.code(), "invalid_session");
+    assert_eq!(repo.list().await.unwrap().sessions.len(), before);
+}
