@@ -14,6 +14,7 @@ use crate::ops::{commit, immediate, Ctx, Sid};
 
 /// One session in a SQLite database. Handles share the database's connection; nothing but the (immutable) header is cached, so several handles and other processes see
 /// each other's appends immediately.
+#[derive(Clone)]
 pub struct SqliteStorage {
     db: Arc<Db>,
     sid: Arc<Sid>,
