@@ -7,6 +7,7 @@ pub mod jsonl;
 pub mod memory;
 mod probe;
 pub mod storage;
+mod utf8;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;

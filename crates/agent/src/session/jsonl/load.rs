@@ -101,7 +101,7 @@ pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
             // UTF-8 validation of the whole region runs beside the envelope scan.
             let (bad_utf8, scanned) = std::thread::scope(|scope| {
                 let check = std::thread::Builder::new()
-                    .spawn_scoped(scope, || std::str::from_utf8(region).err());
+                    .spawn_scoped(scope, || crate::session::utf8::first_invalid(region));
                 let scanned = scan_region(
                     origin,
                     region,
@@ -113,12 +113,11 @@ pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
                 );
                 let bad = match check {
                     Ok(handle) => handle.join().ok().flatten(),
-                    Err(_) => std::str::from_utf8(region).err(),
+                    Err(_) => crate::session::utf8::first_invalid(region),
                 };
                 (bad, scanned)
             });
-            if let Some(e) = bad_utf8 {
-                let at = e.valid_up_to();
+            if let Some(at) = bad_utf8 {
                 let line = first_line + memchr::memchr_iter(b'\n', &region[..at]).count() as u32;
                 let line_start = memchr::memrchr(b'\n', &region[..at]).map_or(0, |p| p + 1);
                 let utf8_err = line_err(
