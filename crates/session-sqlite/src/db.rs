@@ -37,7 +37,9 @@ pub struct SqliteOptions {
     pub synchronous: Synchronous,
     /// How long a write waits for another connection's write lock before failing.
     pub busy_timeout: Duration,
-    /// WAL size (in pages) that triggers an automatic checkpoint.
+    /// WAL size (in pages) that triggers an automatic checkpoint. Each checkpoint costs two
+    /// fsyncs; in agent use every turn's `save_point` checkpoints anyway, so this only paces
+    /// bulk writes (imports, forks of large sessions).
     pub wal_autocheckpoint: u32,
     /// Page size of a newly created database file (ignored for existing files).
     pub page_size: u32,
@@ -48,11 +50,14 @@ impl Default for SqliteOptions {
         Self {
             synchronous: Synchronous::Normal,
             busy_timeout: Duration::from_secs(5),
-            wal_autocheckpoint: 4000,
+            wal_autocheckpoint: 16_000,
             page_size: 4096,
         }
     }
 }
+
+/// After a burst grew the WAL, it is cut back to this size when it restarts.
+const WAL_KEEP_BYTES: u64 = 16 << 20;
 
 /// Handle to one database file's connection.
 pub(crate) struct Db {
@@ -191,7 +196,8 @@ fn open_connection(path: &Path, options: &SqliteOptions) -> Result<Connection> {
         Synchronous::Full => "FULL",
     };
     conn.execute_batch(&format!(
-        "PRAGMA synchronous={sync}; PRAGMA wal_autocheckpoint={}; PRAGMA temp_store=MEMORY;",
+        "PRAGMA synchronous={sync}; PRAGMA wal_autocheckpoint={}; PRAGMA temp_store=MEMORY;
+         PRAGMA journal_size_limit={WAL_KEEP_BYTES};",
         options.wal_autocheckpoint
     ))
     .map_err(|e| sql_error(path, "cannot apply pragmas", e))?;
