@@ -1011,3 +1011,30 @@ async fn listing_large_files_reads_names_from_both_ends() {
     assert_eq!(info.first_message.as_deref(), Some("the first prompt"));
     assert_eq!(info.entry_count, None, "large files are not counted");
 }
+
+const HOME_CHILD_ENV: &str = "ARBOR_STORE_HOME_CHILD";
+
+/// `ARBOR_HOME` moves `~/.arbor` (checked in a child process so no test shares the variable).
+#[tokio::test]
+async fn arbor_home_moves_the_default_root() {
+    if std::env::var_os(HOME_CHILD_ENV).is_some() {
+        let repo = JsonlRepository::default_location();
+        println!("CHILD-LAYOUT: {:?}", repo.layout());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "suite::store_jsonl::arbor_home_moves_the_default_root",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(HOME_CHILD_ENV, "1")
+        .env("ARBOR_HOME", dir.path())
+        .output()
+        .expect("spawn child");
+    let out = String::from_utf8_lossy(&out.stdout);
+    let want = format!("CHILD-LAYOUT: PerCwd({:?})", dir.path().join("sessions"));
+    assert!(out.contains(&want), "{out}");
+}

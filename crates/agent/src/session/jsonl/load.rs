@@ -101,7 +101,13 @@ pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
             // Chunks are small enough to stay in cache between the UTF-8 check and the scan.
             let bad_utf8 = crate::session::utf8::first_invalid(region);
             let scanned = scan_region(
-                origin, region, base, &mut line_no, &mut header, &mut index, &mut tail,
+                origin,
+                region,
+                base,
+                &mut line_no,
+                &mut header,
+                &mut index,
+                &mut tail,
             );
             if let Some(at) = bad_utf8 {
                 let line = first_line + memchr::memchr_iter(b'\n', &region[..at]).count() as u32;
