@@ -1,1 +1,41 @@
-//! SQLite backend
+//! SQLite session storage for Arbor: many sessions in one database file.
+//!
+//! Each entry is one row holding the exact JSON line pi would write, with `parent_id`, `type`
+//! and `target_id` copied into indexed columns; a `session_state` row per session materializes
+//! the leaf, name, counts, statistics and latest compaction and is updated in the same
+//! transaction as the entry (one transaction per append, WAL journal). See `docs/parts/sqlite.md`.
+//!
+//! Kept in its own crate so users of `arbor-agent` who do not want a C build don't pay for it.
+//!
+//! ```no_run
+//! # async fn demo() -> arbor_agent::Result<()> {
+//! use arbor_agent::session::{CreateOptions, EntryKind, SessionRepository, SessionStorage};
+//! use arbor_session_sqlite::SqliteRepository;
+//!
+//! let repo = SqliteRepository::open("sessions.db").await?;
+//! let session = repo
+//!     .create(CreateOptions { cwd: "/work/project".into(), ..Default::default() })
+//!     .await?;
+//! let user: arbor_agent::AgentMessage = serde_json::from_value(serde_json::json!(
+//!     {"role": "user", "content": "hello", "timestamp": 1}
+//! ))
+//! .map_err(|e| arbor_agent::SessionError::InvalidEntry(e.to_string()))?;
+//! let entry = session.append(EntryKind::message(user).into()).await?;
+//! session.save_point().await?; // turn end: everything so far is durable
+//! let reopened = repo.open(&session.location()).await?;
+//! assert_eq!(reopened.leaf_id().await?, Some(entry.id));
+//! # Ok(()) }
+//! ```
+
+mod db;
+mod keys;
+mod ops;
+mod repository;
+mod rows;
+pub mod schema;
+mod state;
+mod storage;
+
+pub use db::{SqliteOptions, Synchronous};
+pub use repository::SqliteRepository;
+pub use storage::SqliteStorage;

@@ -1,7 +1,18 @@
 //! The session: an append-only entry tree behind one async storage contract.
 
+mod common;
 pub mod entry;
+mod index;
+pub mod jsonl;
+pub mod memory;
+mod probe;
 pub mod storage;
+mod utf8;
+
+#[cfg(feature = "conformance")]
+pub mod conformance;
 
 pub use entry::*;
+pub use jsonl::{JsonlRepository, JsonlStorage, SyncPolicy};
+pub use memory::{MemoryRepository, MemoryStorage};
 pub use storage::*;

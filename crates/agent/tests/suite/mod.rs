@@ -1,6 +1,9 @@
 //! Integration tests, one module per topic, plus shared helpers.
 
+mod conformance_jsonl;
+mod conformance_memory;
 mod roundtrip;
+mod store_jsonl;
 
 use std::path::{Path, PathBuf};
 
