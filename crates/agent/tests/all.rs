@@ -1,0 +1,2 @@
+//! The single integration-test binary of arbor-agent.
+mod suite;

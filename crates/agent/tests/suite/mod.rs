@@ -1,0 +1,5 @@
+mod agreement;
+mod context_support;
+mod projection;
+mod proptests;
+mod session;
