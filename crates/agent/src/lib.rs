@@ -1,1 +1,15 @@
-//! arbor-agent
+//! `arbor-agent`: sessions as append-only entry trees, their storage, context projection,
+//! compaction and the agent loop.
+//!
+//! Layering: depends on `arbor-ai` for message types only; storage, projection and compaction
+//! hold no provider or terminal details.
+
+pub mod context;
+pub mod error;
+pub mod ids;
+pub mod message;
+pub mod session;
+pub mod time;
+
+pub use error::{Result, SessionError};
+pub use message::AgentMessage;

@@ -1,1 +1,14 @@
-//! arbor-ai
+//! `arbor-ai`: the LLM layer of Arbor.
+//!
+//! Provider-neutral message types in pi's exact JSON shape ([`types`]), the streaming event
+//! protocol ([`event`]), and (in later modules) provider clients and cross-provider history
+//! transforms. This crate knows nothing of sessions, terminals or tools' implementations.
+
+pub mod error;
+pub mod event;
+pub mod json;
+pub mod types;
+
+pub use error::{AiError, Result};
+pub use event::{AssistantMessageEvent, AssistantMessageEventStream, MessageAccumulator};
+pub use types::*;

@@ -1,7 +1,7 @@
 //! `convert_to_llm`: turns the agent-level messages of a projected context into the plain
 //! provider-neutral messages a model sees (DECISIONS §3.6).
 
-use arbor_ai::{Content, ContentBlock, Message, TextContent, UserMessage};
+use arbor_ai::{Content, ContentBlock, Message, UserMessage};
 
 use crate::message::{AgentMessage, BashExecutionMessage};
 
@@ -76,11 +76,7 @@ pub fn bash_execution_text(b: &BashExecutionMessage) -> String {
 }
 
 pub(crate) fn text_block(text: String) -> ContentBlock {
-    ContentBlock::Text(TextContent {
-        text,
-        text_signature: None,
-        extra: Default::default(),
-    })
+    ContentBlock::text(text)
 }
 
 fn user(content: Content, timestamp: i64) -> Message {

@@ -124,7 +124,7 @@ impl DerivedState {
                 })
             }
             EntryKind::ActiveToolsChange(e) => {
-                self.active_tool_names = Some(e.active_tool_names.clone())
+                self.active_tool_names = e.active_tool_names.get().cloned()
             }
             EntryKind::Message(m) => {
                 if let AgentMessage::Llm(Message::Assistant(a)) = &m.message {
@@ -285,7 +285,7 @@ pub fn entry_messages(
         EntryKind::Compaction(c) if position == 0 => {
             let mut out = Vec::with_capacity(2 + c.retained_tail.as_ref().map_or(0, Vec::len));
             if let Some(sys) = &c.system_message {
-                out.push(system_snapshot(sys));
+                out.push(sys.clone());
             }
             out.push(AgentMessage::CompactionSummary(CompactionSummaryMessage {
                 summary: c.summary.clone(),
@@ -306,27 +306,14 @@ pub fn entry_messages(
     }
 }
 
-/// A compaction's `systemMessage` snapshot as an agent message (kept verbatim when it is not
-/// a recognizable message, so nothing is lost).
-fn system_snapshot(value: &Value) -> AgentMessage {
-    serde_json::from_value::<AgentMessage>(value.clone()).unwrap_or_else(|_| match value {
-        Value::Object(map) => AgentMessage::Other(map.clone()),
-        other => {
-            let mut map = serde_json::Map::new();
-            map.insert("value".to_string(), other.clone());
-            AgentMessage::Other(map)
-        }
-    })
-}
-
 /// Applies a `context_edit` replacement to a target's projected messages (DECISIONS §3.5):
 /// `null` removes them; otherwise user/assistant/toolResult/custom messages get the new
 /// content with role and metadata kept. A replacement without usable `content` changes
 /// nothing (appends never write one).
-pub fn apply_edit(messages: Vec<AgentMessage>, replacement: Option<&Value>) -> Vec<AgentMessage> {
-    let Some(replacement) = replacement.filter(|r| !r.is_null()) else {
+pub fn apply_edit(messages: Vec<AgentMessage>, replacement: &Value) -> Vec<AgentMessage> {
+    if replacement.is_null() {
         return Vec::new();
-    };
+    }
     let Some(content) = replacement.get("content") else {
         return messages;
     };
@@ -390,11 +377,11 @@ pub fn latest_edits<E: Borrow<SessionEntry>>(entries: &[E]) -> HashMap<&str, &Se
     edits
 }
 
-/// The replacement carried by a `context_edit` entry (`None` = remove).
-pub fn edit_replacement(edit: &SessionEntry) -> Option<&Value> {
+/// The replacement carried by a `context_edit` entry (`null` = remove).
+pub fn edit_replacement(edit: &SessionEntry) -> &Value {
     match &edit.kind {
-        EntryKind::ContextEdit(e) => e.replacement.as_ref(),
-        _ => None,
+        EntryKind::ContextEdit(e) => &e.replacement,
+        _ => &Value::Null,
     }
 }
 

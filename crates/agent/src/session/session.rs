@@ -255,7 +255,7 @@ impl Session {
 
     pub async fn append_active_tools_change(&self, names: &[String]) -> Result<String> {
         self.append(EntryKind::ActiveToolsChange(ActiveToolsChangeEntry {
-            active_tool_names: names.to_vec(),
+            active_tool_names: Some(names.to_vec()).into(),
             extra: Default::default(),
         }))
         .await
@@ -273,9 +273,7 @@ impl Session {
             }
         }
         let system_message = match draft.system_message {
-            Some(m @ Message::System(_)) => Some(serde_json::to_value(&m).map_err(|e| {
-                SessionError::InvalidEntry(format!("compaction: systemMessage: {e}"))
-            })?),
+            Some(m @ Message::System(_)) => Some(AgentMessage::Llm(m)),
             Some(_) => {
                 return Err(SessionError::InvalidEntry(
                     "compaction: systemMessage must have role system".to_string(),
@@ -339,7 +337,7 @@ impl Session {
         let label = label.map(str::trim).filter(|l| !l.is_empty());
         self.append(EntryKind::Label(LabelEntry {
             target_id: target_id.to_string(),
-            label: label.map(str::to_string),
+            label: label.map(str::to_string).into(),
             extra: Default::default(),
         }))
         .await
@@ -348,7 +346,7 @@ impl Session {
     /// Names the session; CR/LF runs become one space, the result is trimmed (empty clears).
     pub async fn append_session_name(&self, name: &str) -> Result<String> {
         self.append(EntryKind::SessionInfo(SessionInfoEntry {
-            name: Some(sanitize_session_name(name)),
+            name: Some(sanitize_session_name(name)).into(),
             extra: Default::default(),
         }))
         .await
@@ -394,7 +392,7 @@ impl Session {
             }
         };
         let replacement = match replacement {
-            None => None,
+            None => Value::Null,
             Some(content) => {
                 let content = match (target_kind, content) {
                     (EditTarget::Assistant | EditTarget::ToolResult, Content::Text(t)) => {
@@ -406,7 +404,7 @@ impl Session {
                     }
                     (_, c) => c,
                 };
-                Some(json!({ "content": content }))
+                json!({ "content": content })
             }
         };
         let kind = EntryKind::ContextEdit(ContextEditEntry {

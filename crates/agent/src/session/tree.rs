@@ -56,7 +56,7 @@ impl SessionTree {
         let mut labels: HashMap<String, (String, String)> = HashMap::new();
         for e in &entries {
             if let EntryKind::Label(l) = &e.kind {
-                match l.label.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+                match l.label.get().map(|s| s.trim()).filter(|s| !s.is_empty()) {
                     Some(text) => {
                         labels.insert(l.target_id.clone(), (text.to_string(), e.timestamp.clone()));
                     }

@@ -2,32 +2,14 @@
 //! pure-projection checks, message builders and snapshot normalization.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::entry::SessionEntry;
 use serde_json::{json, Value};
 
-/// `shared/` next to the checkout: `ARBOR_SHARED_DIR`, else the first ancestor of the crate
-/// directory that has `shared/fixtures`.
-pub fn shared_dir() -> PathBuf {
-    if let Ok(d) = std::env::var("ARBOR_SHARED_DIR") {
-        return PathBuf::from(d);
-    }
-    let mut dir = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
-    loop {
-        let candidate = dir.join("shared");
-        if candidate.join("fixtures").is_dir() {
-            return candidate;
-        }
-        if !dir.pop() {
-            panic!("no shared/fixtures above {}; set ARBOR_SHARED_DIR", env!("CARGO_MANIFEST_DIR"));
-        }
-    }
-}
-
 pub fn fixtures_dir() -> PathBuf {
-    shared_dir().join("fixtures")
+    super::shared_dir().join("fixtures")
 }
 
 /// Entries of a JSON-lines string (one entry per non-blank line, no header).

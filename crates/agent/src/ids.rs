@@ -1,0 +1,76 @@
+//! Identifiers: short random entry ids, UUIDv7 session ids, caller-id validation.
+
+use rand::RngCore;
+
+/// Entry ids are 8 lowercase hex characters; after this many collisions we fall back to a UUID.
+const ENTRY_ID_TRIES: usize = 100;
+
+/// A fresh entry id not accepted by `exists`: 8 random lowercase hex characters, or a full
+/// UUIDv7 when 100 tries all collide (a session with billions of entries, or a broken RNG).
+pub fn new_entry_id(exists: impl Fn(&str) -> bool) -> String {
+    let mut rng = rand::thread_rng();
+    for _ in 0..ENTRY_ID_TRIES {
+        let id = format!("{:08x}", rng.next_u32());
+        if !exists(&id) {
+            return id;
+        }
+    }
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// A new session id (UUIDv7: time-ordered, so ids sort by creation).
+pub fn new_session_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// Checks a caller-given session id against `^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$`
+/// (safe as a file name on every platform, no leading dot or dash).
+pub fn validate_session_id(id: &str) -> Result<(), String> {
+    let bytes = id.as_bytes();
+    let alnum = |b: &u8| b.is_ascii_alphanumeric();
+    let inner = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-');
+    let ok = match bytes {
+        [] => false,
+        [one] => alnum(one),
+        [first, middle @ .., last] => alnum(first) && alnum(last) && middle.iter().all(inner),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid session id {id:?}: use letters, digits, '.', '_' or '-', starting and ending with a letter or digit"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_ids_are_8_hex_and_avoid_existing() {
+        let id = new_entry_id(|_| false);
+        assert_eq!(id.len(), 8);
+        assert!(id
+            .bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()));
+        let fallback = new_entry_id(|_| true);
+        assert_eq!(fallback.len(), 36, "falls back to a UUID: {fallback}");
+    }
+
+    #[test]
+    fn session_id_validation() {
+        for ok in [
+            "a",
+            "abc",
+            "a.b-c_d",
+            "01a22c74-06be-7675-8af3-d71302c7ca5f",
+            "X9",
+        ] {
+            assert!(validate_session_id(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "-a", "a-", ".a", "a b", "a/b", "ä", "a..b/"] {
+            assert!(validate_session_id(bad).is_err(), "{bad}");
+        }
+    }
+}

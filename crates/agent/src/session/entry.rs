@@ -1,0 +1,544 @@
+//! Session entries: the nodes of the append-only tree, in pi's v3 JSONL shape.
+//!
+//! Every entry is `{type, id, parentId, timestamp, ...}`. Known entry types are typed; unknown
+//! ones ([`EntryKind::Other`]) and unknown fields on known ones (`extra`) are kept verbatim so
+//! that opening, forking or migrating a file never loses data a newer writer put there.
+//! Output key order follows pi (`type, id, parentId, timestamp`, then the type's fields) so files
+//! diff cleanly against pi's.
+
+use arbor_ai::json::{describe, deserialize_count, from_object, Nullable};
+use arbor_ai::types::{Content, Extra, Usage};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use crate::message::AgentMessage;
+
+/// `type:"message"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageEntry {
+    pub message: AgentMessage,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `type:"thinking_level_change"`. The level is a free string at this layer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ThinkingLevelChangeEntry {
+    pub thinking_level: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `type:"model_change"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelChangeEntry {
+    pub provider: String,
+    pub model_id: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `type:"active_tools_change"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActiveToolsChangeEntry {
+    /// `null` (or absent) means "all tools".
+    #[serde(default, skip_serializing_if = "Nullable::is_absent")]
+    pub active_tool_names: Nullable<Vec<String>>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `type:"compaction"`: a summary that replaces older history in the projection (never in the
+/// log).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionEntry {
+    pub summary: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_kept_entry_id: Option<String>,
+    #[serde(default, deserialize_with = "deserialize_count")]
+    pub tokens_before: u64,
+    /// Messages kept verbatim after the summary (newer harness); when present the projection
+    /// starts at the compaction itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retained_tail: Option<Vec<AgentMessage>>,
+    /// The full system-prompt checkpoint; supersedes earlier `system` messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_message: Option<AgentMessage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_hook: Option<bool>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `type:"branch_summary"`: what an abandoned branch did, placed under the navigation target.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchSummaryEntry {
+    /// The leaf navigated away from (`"root"` when there was none).
+    pub from_id: String,
+    pub summary: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_hook: Option<bool>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `type:"custom"`: extension state; reaches the model only through a registered projector.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomEntry {
+    pub custom_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `type:"custom_message"`: extension content projected as a `custom` message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomMessageEntry {
+    pub custom_type: String,
+    #[serde(default)]
+    pub content: Content,
+    #[serde(default)]
+    pub display: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `type:"label"`: a bookmark on another entry; an absent label clears it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LabelEntry {
+    pub target_id: String,
+    #[serde(default, skip_serializing_if = "Nullable::is_absent")]
+    pub label: Nullable<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `type:"session_info"`: the session's display name (absent or empty clears it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionInfoEntry {
+    #[serde(default, skip_serializing_if = "Nullable::is_absent")]
+    pub name: Nullable<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `type:"leaf"`: moves the current position; `null` moves it before the first entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeafEntry {
+    #[serde(default)]
+    pub target_id: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `type:"context_edit"`: changes how one entry projects on this branch. `replacement` is
+/// `null` (omit the target) or `{content}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextEditEntry {
+    pub target_id: String,
+    #[serde(default)]
+    pub replacement: Value,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// `type:"usage"`: tokens spent outside a message (e.g. cache warming); counted, never projected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UsageEntry {
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub provider: String,
+    #[serde(default)]
+    pub model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// What an entry is, by its `type`.
+// Messages are built and matched far more often than moved; boxing would only add noise.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum EntryKind {
+    Message(MessageEntry),
+    ThinkingLevelChange(ThinkingLevelChangeEntry),
+    ModelChange(ModelChangeEntry),
+    ActiveToolsChange(ActiveToolsChangeEntry),
+    Compaction(CompactionEntry),
+    BranchSummary(BranchSummaryEntry),
+    Custom(CustomEntry),
+    CustomMessage(CustomMessageEntry),
+    Label(LabelEntry),
+    SessionInfo(SessionInfoEntry),
+    Leaf(LeafEntry),
+    ContextEdit(ContextEditEntry),
+    Usage(UsageEntry),
+    /// An entry type this version does not know: stored, listed and copied verbatim, never
+    /// projected. `fields` excludes the envelope (`type`, `id`, `parentId`, `timestamp`).
+    Other {
+        entry_type: String,
+        fields: Map<String, Value>,
+    },
+}
+
+impl EntryKind {
+    /// The JSON `type` of this kind.
+    pub fn entry_type(&self) -> &str {
+        match self {
+            EntryKind::Message(_) => "message",
+            EntryKind::ThinkingLevelChange(_) => "thinking_level_change",
+            EntryKind::ModelChange(_) => "model_change",
+            EntryKind::ActiveToolsChange(_) => "active_tools_change",
+            EntryKind::Compaction(_) => "compaction",
+            EntryKind::BranchSummary(_) => "branch_summary",
+            EntryKind::Custom(_) => "custom",
+            EntryKind::CustomMessage(_) => "custom_message",
+            EntryKind::Label(_) => "label",
+            EntryKind::SessionInfo(_) => "session_info",
+            EntryKind::Leaf(_) => "leaf",
+            EntryKind::ContextEdit(_) => "context_edit",
+            EntryKind::Usage(_) => "usage",
+            EntryKind::Other { entry_type, .. } => entry_type,
+        }
+    }
+
+    /// A `message` kind holding `message`.
+    pub fn message(message: impl Into<AgentMessage>) -> Self {
+        EntryKind::Message(MessageEntry {
+            message: message.into(),
+            extra: Extra::new(),
+        })
+    }
+
+    /// The entry another entry points at (`leaf`, `label`, `context_edit`).
+    pub fn target_id(&self) -> Option<&str> {
+        match self {
+            EntryKind::Leaf(e) => e.target_id.as_deref(),
+            EntryKind::Label(e) => Some(&e.target_id),
+            EntryKind::ContextEdit(e) => Some(&e.target_id),
+            _ => None,
+        }
+    }
+
+    /// Parses the type-specific fields (the envelope already removed from `fields`).
+    pub fn from_fields(entry_type: &str, fields: Map<String, Value>) -> Result<Self, String> {
+        Ok(match entry_type {
+            "message" => EntryKind::Message(from_object(fields)?),
+            "thinking_level_change" => EntryKind::ThinkingLevelChange(from_object(fields)?),
+            "model_change" => EntryKind::ModelChange(from_object(fields)?),
+            "active_tools_change" => EntryKind::ActiveToolsChange(from_object(fields)?),
+            "compaction" => EntryKind::Compaction(from_object(fields)?),
+            "branch_summary" => EntryKind::BranchSummary(from_object(fields)?),
+            "custom" => EntryKind::Custom(from_object(fields)?),
+            "custom_message" => EntryKind::CustomMessage(from_object(fields)?),
+            "label" => EntryKind::Label(from_object(fields)?),
+            "session_info" => EntryKind::SessionInfo(from_object(fields)?),
+            "leaf" => EntryKind::Leaf(from_object(fields)?),
+            "context_edit" => EntryKind::ContextEdit(from_object(fields)?),
+            "usage" => EntryKind::Usage(from_object(fields)?),
+            other => EntryKind::Other {
+                entry_type: other.to_owned(),
+                fields,
+            },
+        })
+    }
+}
+
+/// One node of the session tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionEntry {
+    pub id: String,
+    /// `None` for a root.
+    pub parent_id: Option<String>,
+    /// ISO-8601 UTC with milliseconds.
+    pub timestamp: String,
+    pub kind: EntryKind,
+}
+
+/// The envelope every entry line carries, as the strict loader checks it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope {
+    pub entry_type: String,
+    pub id: String,
+    pub parent_id: Option<String>,
+    pub timestamp: String,
+}
+
+impl Envelope {
+    /// Takes and checks the envelope fields out of an entry object: `type` a string, `id` a
+    /// non-empty string, `parentId` a string or null, `timestamp` a string.
+    pub fn take(map: &mut Map<String, Value>) -> Result<Self, String> {
+        let entry_type = match map.remove("type") {
+            Some(Value::String(s)) => s,
+            Some(other) => {
+                return Err(format!(
+                    "`type` must be a string, found {}",
+                    describe(&other)
+                ))
+            }
+            None => return Err("missing `type`".to_owned()),
+        };
+        let id = match map.remove("id") {
+            Some(Value::String(s)) if !s.is_empty() => s,
+            Some(Value::String(_)) => return Err(format!("{entry_type} entry has an empty `id`")),
+            Some(other) => {
+                return Err(format!(
+                    "{entry_type} entry: `id` must be a string, found {}",
+                    describe(&other)
+                ))
+            }
+            None => return Err(format!("{entry_type} entry has no `id`")),
+        };
+        let parent_id = match map.remove("parentId") {
+            Some(Value::String(s)) => Some(s),
+            Some(Value::Null) => None,
+            Some(other) => {
+                return Err(format!(
+                    "entry {id}: `parentId` must be a string or null, found {}",
+                    describe(&other)
+                ))
+            }
+            None => return Err(format!("entry {id}: missing `parentId`")),
+        };
+        let timestamp = match map.remove("timestamp") {
+            Some(Value::String(s)) => s,
+            Some(other) => {
+                return Err(format!(
+                    "entry {id}: `timestamp` must be a string, found {}",
+                    describe(&other)
+                ))
+            }
+            None => return Err(format!("entry {id}: missing `timestamp`")),
+        };
+        Ok(Envelope {
+            entry_type,
+            id,
+            parent_id,
+            timestamp,
+        })
+    }
+}
+
+impl SessionEntry {
+    pub fn new(
+        id: impl Into<String>,
+        parent_id: Option<String>,
+        timestamp: impl Into<String>,
+        kind: EntryKind,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            parent_id,
+            timestamp: timestamp.into(),
+            kind,
+        }
+    }
+
+    pub fn entry_type(&self) -> &str {
+        self.kind.entry_type()
+    }
+
+    /// Parses an entry from a JSON object; errors name the entry id and the failing field.
+    pub fn from_map(mut map: Map<String, Value>) -> Result<Self, String> {
+        let env = Envelope::take(&mut map)?;
+        let kind = EntryKind::from_fields(&env.entry_type, map)
+            .map_err(|e| format!("{} entry {}: {e}", env.entry_type, env.id))?;
+        Ok(SessionEntry {
+            id: env.id,
+            parent_id: env.parent_id,
+            timestamp: env.timestamp,
+            kind,
+        })
+    }
+
+    /// Parses one JSONL line.
+    pub fn from_json(line: &str) -> Result<Self, String> {
+        match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(map)) => Self::from_map(map),
+            Ok(other) => Err(format!(
+                "expected a JSON object, found {}",
+                describe(&other)
+            )),
+            Err(e) => Err(format!("invalid JSON: {e}")),
+        }
+    }
+
+    /// The entry as one JSON line (no trailing newline).
+    pub fn to_json(&self) -> String {
+        // Serializing these types cannot fail: keys are strings and values plain JSON.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The `message` of a message entry.
+    pub fn message(&self) -> Option<&AgentMessage> {
+        match &self.kind {
+            EntryKind::Message(m) => Some(&m.message),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct EntryOut<'a, T: ?Sized> {
+    #[serde(rename = "type")]
+    entry_type: &'a str,
+    id: &'a str,
+    #[serde(rename = "parentId")]
+    parent_id: &'a Option<String>,
+    timestamp: &'a str,
+    #[serde(flatten)]
+    fields: &'a T,
+}
+
+impl Serialize for SessionEntry {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        macro_rules! out {
+            ($fields:expr) => {
+                EntryOut {
+                    entry_type: self.kind.entry_type(),
+                    id: &self.id,
+                    parent_id: &self.parent_id,
+                    timestamp: &self.timestamp,
+                    fields: $fields,
+                }
+                .serialize(s)
+            };
+        }
+        match &self.kind {
+            EntryKind::Message(e) => out!(e),
+            EntryKind::ThinkingLevelChange(e) => out!(e),
+            EntryKind::ModelChange(e) => out!(e),
+            EntryKind::ActiveToolsChange(e) => out!(e),
+            EntryKind::Compaction(e) => out!(e),
+            EntryKind::BranchSummary(e) => out!(e),
+            EntryKind::Custom(e) => out!(e),
+            EntryKind::CustomMessage(e) => out!(e),
+            EntryKind::Label(e) => out!(e),
+            EntryKind::SessionInfo(e) => out!(e),
+            EntryKind::Leaf(e) => out!(e),
+            EntryKind::ContextEdit(e) => out!(e),
+            EntryKind::Usage(e) => out!(e),
+            EntryKind::Other { fields, .. } => out!(fields),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SessionEntry {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let map = Map::<String, Value>::deserialize(d)?;
+        SessionEntry::from_map(map).map_err(D::Error::custom)
+    }
+}
+
+/// The first line of a session file (`type:"session"`); not part of the tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionHeader {
+    #[serde(rename = "type")]
+    pub header_type: HeaderTag,
+    /// Absent in v1 files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<u32>,
+    pub id: String,
+    pub timestamp: String,
+    #[serde(default)]
+    pub cwd: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Value>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The literal `"session"` tag of a header line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum HeaderTag {
+    #[default]
+    #[serde(rename = "session")]
+    Session,
+}
+
+/// The session format version Arbor writes.
+pub const CURRENT_VERSION: u32 = 3;
+
+impl SessionHeader {
+    pub fn new(
+        id: impl Into<String>,
+        timestamp: impl Into<String>,
+        cwd: impl Into<String>,
+    ) -> Self {
+        Self {
+            header_type: HeaderTag::Session,
+            version: Some(CURRENT_VERSION),
+            id: id.into(),
+            timestamp: timestamp.into(),
+            cwd: cwd.into(),
+            parent_session: None,
+            metadata: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// The format version (`1` when the field is absent, as in v1 files).
+    pub fn format_version(&self) -> u32 {
+        self.version.unwrap_or(1)
+    }
+
+    /// Parses a header line, naming what is wrong.
+    pub fn from_json(line: &str) -> Result<Self, String> {
+        let map = match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(map)) => map,
+            Ok(other) => {
+                return Err(format!(
+                    "expected a JSON object, found {}",
+                    describe(&other)
+                ))
+            }
+            Err(e) => return Err(format!("invalid JSON: {e}")),
+        };
+        match map.get("type") {
+            Some(Value::String(t)) if t == "session" => {}
+            Some(other) => {
+                return Err(format!(
+                "the first line must be a session header (`type`: \"session\"), found `type` {}",
+                describe(other)
+            ))
+            }
+            None => {
+                return Err("the first line has no `type`; expected a session header".to_owned())
+            }
+        }
+        from_object(map).map_err(|e| format!("session header: {e}"))
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}

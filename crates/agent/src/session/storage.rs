@@ -1,0 +1,168 @@
+//! The storage contract every session backend implements.
+//!
+//! One [`SessionStorage`] is one open session: an append-only log of entries forming a tree, plus
+//! the current leaf. Backends keep the invariants below; the conformance suite checks them:
+//! - appends are serialized per session, and each append's parent is the leaf at that moment, so
+//!   concurrent callers never create accidental siblings;
+//! - a failed append changes nothing (no entry, no leaf move, no id taken) and later appends work;
+//! - the leaf after reopening equals the leaf before closing (log-order leaf recovery).
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::session::entry::{EntryKind, SessionEntry, SessionHeader};
+
+/// What [`SessionStorage::append`] turns into an entry. Id and timestamp are assigned by the
+/// storage unless given; the parent is always the current leaf.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryDraft {
+    pub kind: EntryKind,
+    pub id: Option<String>,
+    pub timestamp: Option<String>,
+}
+
+impl EntryDraft {
+    pub fn new(kind: EntryKind) -> Self {
+        Self {
+            kind,
+            id: None,
+            timestamp: None,
+        }
+    }
+}
+
+impl From<EntryKind> for EntryDraft {
+    fn from(kind: EntryKind) -> Self {
+        Self::new(kind)
+    }
+}
+
+/// One page of the log, in log order. `seq` numbers are positions in the log (1-based).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryPage {
+    pub entries: Vec<(u64, SessionEntry)>,
+    /// Pass as `after_seq` to get the next page; `None` at the end.
+    pub next_after_seq: Option<u64>,
+}
+
+/// Session totals (pi's `SessionStats`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SessionStats {
+    pub message_count: u64,
+    pub cached_tokens: u64,
+    pub uncached_tokens: u64,
+    pub total_tokens: u64,
+    pub cost_total: f64,
+}
+
+/// One open session.
+#[async_trait]
+pub trait SessionStorage: Send + Sync {
+    async fn header(&self) -> Result<SessionHeader>;
+    /// Where the session lives (a file path, or a database path plus id), used as the
+    /// `parentSession` of forks.
+    fn location(&self) -> String;
+    async fn leaf_id(&self) -> Result<Option<String>>;
+    /// Checks that `target` exists (`not_found` otherwise), appends a `leaf` entry and moves the
+    /// leaf there; `None` moves it before the first entry.
+    async fn set_leaf(&self, target: Option<&str>) -> Result<SessionEntry>;
+    /// A fresh id unused in this session.
+    async fn create_entry_id(&self) -> Result<String>;
+    /// Appends under the session's append lock: parent = current leaf, id and timestamp assigned
+    /// unless the draft gives them; then moves the leaf (to the new entry, or for a `leaf` entry
+    /// to its target). A duplicate id is `invalid_entry` and changes nothing.
+    async fn append(&self, draft: EntryDraft) -> Result<SessionEntry>;
+    /// Appends a complete entry verbatim (fork, import): the id must be new and the parent must
+    /// exist; moves the leaf by the log-order recovery rule.
+    async fn append_entry(&self, entry: SessionEntry) -> Result<()>;
+    async fn get_entry(&self, id: &str) -> Result<Option<SessionEntry>>;
+    /// All entries of one `type`, in log order.
+    async fn find_entries(&self, entry_type: &str) -> Result<Vec<SessionEntry>>;
+    /// The current label of an entry (the latest `label` entry for it; cleared labels are None).
+    async fn get_label(&self, id: &str) -> Result<Option<String>>;
+    /// The latest `session_info` name (None when never set or cleared).
+    async fn session_name(&self) -> Result<Option<String>>;
+    async fn stats(&self) -> Result<SessionStats>;
+    /// From the root (or the newest compaction boundary on the way up) to `leaf` (default: the
+    /// current leaf), in root-to-leaf order. See DECISIONS §3.1.
+    async fn path_to_root_or_compaction(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>>;
+    /// The full ancestry root..=leaf (default: the current leaf), in root-to-leaf order.
+    async fn ancestry(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>>;
+    /// A page of the log: entries with `seq > after_seq`, at most `limit` of them.
+    async fn entries(&self, after_seq: Option<u64>, limit: Option<usize>) -> Result<EntryPage>;
+    /// Children of `id` (roots for `None`), in log order.
+    async fn children(&self, id: Option<&str>) -> Result<Vec<SessionEntry>>;
+    async fn entry_count(&self) -> Result<u64>;
+    /// A durability point (turn end): flushes to stable storage under the `save_point` policy.
+    async fn save_point(&self) -> Result<()>;
+}
+
+/// Options for [`SessionRepository::create`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CreateOptions {
+    /// A caller-chosen session id (validated); a UUIDv7 otherwise.
+    pub id: Option<String>,
+    pub cwd: String,
+    pub parent_session: Option<String>,
+    pub metadata: Option<Value>,
+}
+
+/// Which part of the source a fork copies (DECISIONS §5).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ForkPosition {
+    /// Root up to the target's parent; the target must be a user message.
+    #[default]
+    Before,
+    /// Root up to and including the target.
+    At,
+}
+
+/// Options for [`SessionRepository::fork`]. No `entry_id` copies the whole tree.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ForkOptions {
+    pub entry_id: Option<String>,
+    pub position: ForkPosition,
+    /// The new session's working directory (default: the source's).
+    pub cwd: Option<String>,
+}
+
+/// What listings show about a session.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SessionInfo {
+    pub id: String,
+    /// File path or backend location.
+    pub location: String,
+    pub cwd: String,
+    pub name: Option<String>,
+    /// ISO creation time from the header.
+    pub created: String,
+    /// Unix ms of the last modification.
+    pub modified_ms: i64,
+    pub entry_count: u64,
+    pub first_message: Option<String>,
+    pub parent_session: Option<String>,
+}
+
+/// A listing; sessions that could not be read are reported, not fatal.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ListResult {
+    /// Newest first.
+    pub sessions: Vec<SessionInfo>,
+    /// `(location, reason)` of each skipped session.
+    pub skipped: Vec<(String, String)>,
+}
+
+/// Creates, finds and removes sessions of one backend.
+#[async_trait]
+pub trait SessionRepository: Send + Sync {
+    type Storage: SessionStorage;
+    async fn create(&self, opts: CreateOptions) -> Result<Self::Storage>;
+    /// Opens by id or location; `not_found` when absent.
+    async fn open(&self, id_or_location: &str) -> Result<Self::Storage>;
+    async fn list(&self) -> Result<ListResult>;
+    /// Removes a session; deleting a missing one is not an error.
+    async fn delete(&self, id_or_location: &str) -> Result<()>;
+    /// Copies (part of) a session into a new one; the source is never modified.
+    async fn fork(&self, source: &str, opts: ForkOptions) -> Result<Self::Storage>;
+}

@@ -1,0 +1,275 @@
+//! The streaming event protocol shared by every provider client.
+//!
+//! pi hands each event the same live, mutated `partial` message. Cloning the message into every
+//! delta would make streaming quadratic, so Rust events carry only what changed;
+//! [`MessageAccumulator`] rebuilds the live partial for consumers that want it (UIs, JSON mode).
+//!
+//! Contract (checked by the provider tests): `start` comes only after the response headers
+//! arrived; blocks are announced by `*_start`, grown by `*_delta`, closed by `*_end`, each with
+//! the block's index in the message content; exactly one terminal `done` or `error` ends the
+//! stream. Failures after the stream was returned are `error` events, never panics.
+
+use std::pin::Pin;
+
+use futures::Stream;
+use serde::{Deserialize, Serialize};
+
+use crate::types::{
+    AssistantMessage, ContentBlock, StopReason, TextContent, ThinkingContent, ToolCall,
+};
+
+/// An event of one streamed assistant response.
+// Messages are built and matched far more often than moved; boxing would only add noise.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AssistantMessageEvent {
+    /// Headers arrived; `partial` is the empty message being built (api, provider, model set).
+    Start { partial: AssistantMessage },
+    TextStart {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+    },
+    TextDelta {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        delta: String,
+    },
+    TextEnd {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        content: String,
+    },
+    ThinkingStart {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+    },
+    ThinkingDelta {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        delta: String,
+    },
+    ThinkingEnd {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        content: String,
+    },
+    #[serde(rename = "toolcall_start")]
+    ToolcallStart {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+    },
+    /// `delta` is a raw fragment of the arguments' JSON text.
+    #[serde(rename = "toolcall_delta")]
+    ToolcallDelta {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        delta: String,
+    },
+    /// The final, strictly parsed (not schema-validated) tool call.
+    #[serde(rename = "toolcall_end")]
+    ToolcallEnd {
+        #[serde(rename = "contentIndex")]
+        content_index: usize,
+        #[serde(rename = "toolCall")]
+        tool_call: ToolCall,
+    },
+    /// Success: `reason` is `stop`, `length`, `toolUse` or `deferred`.
+    Done {
+        reason: StopReason,
+        message: AssistantMessage,
+    },
+    /// Failure: `reason` is `error` or `aborted`; `error` holds the partial content and
+    /// `errorMessage`.
+    Error {
+        reason: StopReason,
+        error: AssistantMessage,
+    },
+}
+
+impl AssistantMessageEvent {
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            AssistantMessageEvent::Done { .. } | AssistantMessageEvent::Error { .. }
+        )
+    }
+
+    /// The event's `type` name as pi writes it.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            AssistantMessageEvent::Start { .. } => "start",
+            AssistantMessageEvent::TextStart { .. } => "text_start",
+            AssistantMessageEvent::TextDelta { .. } => "text_delta",
+            AssistantMessageEvent::TextEnd { .. } => "text_end",
+            AssistantMessageEvent::ThinkingStart { .. } => "thinking_start",
+            AssistantMessageEvent::ThinkingDelta { .. } => "thinking_delta",
+            AssistantMessageEvent::ThinkingEnd { .. } => "thinking_end",
+            AssistantMessageEvent::ToolcallStart { .. } => "toolcall_start",
+            AssistantMessageEvent::ToolcallDelta { .. } => "toolcall_delta",
+            AssistantMessageEvent::ToolcallEnd { .. } => "toolcall_end",
+            AssistantMessageEvent::Done { .. } => "done",
+            AssistantMessageEvent::Error { .. } => "error",
+        }
+    }
+
+    /// The final message of a terminal event.
+    pub fn final_message(&self) -> Option<&AssistantMessage> {
+        match self {
+            AssistantMessageEvent::Done { message, .. } => Some(message),
+            AssistantMessageEvent::Error { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// The stream every provider returns.
+pub type AssistantMessageEventStream = Pin<Box<dyn Stream<Item = AssistantMessageEvent> + Send>>;
+
+/// Rebuilds pi's live `partial` message from events.
+///
+/// Tool-call arguments stay as the raw JSON text seen so far (available through
+/// [`MessageAccumulator::tool_arguments_text`]) until `toolcall_end` supplies the parsed call.
+#[derive(Debug, Default, Clone)]
+pub struct MessageAccumulator {
+    partial: AssistantMessage,
+    arguments_text: Vec<(usize, String)>,
+    finished: bool,
+}
+
+impl MessageAccumulator {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The message as built so far (the final message once a terminal event was applied).
+    pub fn partial(&self) -> &AssistantMessage {
+        &self.partial
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Raw argument JSON streamed so far for the tool call at `content_index`.
+    pub fn tool_arguments_text(&self, content_index: usize) -> Option<&str> {
+        self.arguments_text
+            .iter()
+            .find(|(i, _)| *i == content_index)
+            .map(|(_, s)| s.as_str())
+    }
+
+    /// The block at `index`, created with `make` when the stream reaches a new index.
+    fn slot(&mut self, index: usize, make: impl FnOnce() -> ContentBlock) -> &mut ContentBlock {
+        let content = &mut self.partial.content;
+        while content.len() < index {
+            // Only a misbehaving provider skips an index; keep positions stable regardless.
+            content.push(ContentBlock::text(""));
+        }
+        if content.len() == index {
+            content.push(make());
+        }
+        &mut content[index]
+    }
+
+    /// Starts a block: whatever stood at `index` is replaced.
+    fn start_block(&mut self, index: usize, block: ContentBlock) {
+        *self.slot(index, || ContentBlock::text("")) = block;
+    }
+
+    /// Applies one event. Events after a terminal one are ignored.
+    pub fn apply(&mut self, event: &AssistantMessageEvent) {
+        if self.finished {
+            return;
+        }
+        match event {
+            AssistantMessageEvent::Start { partial } => self.partial = partial.clone(),
+            AssistantMessageEvent::TextStart { content_index } => {
+                self.start_block(*content_index, ContentBlock::text(""));
+            }
+            AssistantMessageEvent::TextDelta {
+                content_index,
+                delta,
+            } => {
+                if let ContentBlock::Text(t) = self.slot(*content_index, || ContentBlock::text(""))
+                {
+                    t.text.push_str(delta);
+                }
+            }
+            AssistantMessageEvent::TextEnd {
+                content_index,
+                content,
+            } => match self.slot(*content_index, || ContentBlock::text("")) {
+                ContentBlock::Text(t) => t.text.clone_from(content),
+                other => {
+                    *other = ContentBlock::Text(TextContent {
+                        text: content.clone(),
+                        ..TextContent::default()
+                    })
+                }
+            },
+            AssistantMessageEvent::ThinkingStart { content_index } => {
+                self.start_block(*content_index, thinking_block());
+            }
+            AssistantMessageEvent::ThinkingDelta {
+                content_index,
+                delta,
+            } => {
+                if let ContentBlock::Thinking(t) = self.slot(*content_index, thinking_block) {
+                    t.thinking.push_str(delta);
+                }
+            }
+            AssistantMessageEvent::ThinkingEnd {
+                content_index,
+                content,
+            } => {
+                if let ContentBlock::Thinking(t) = self.slot(*content_index, thinking_block) {
+                    t.thinking.clone_from(content);
+                }
+            }
+            AssistantMessageEvent::ToolcallStart { content_index } => {
+                self.start_block(*content_index, pending_tool_call());
+                self.arguments_text.retain(|(i, _)| i != content_index);
+                self.arguments_text.push((*content_index, String::new()));
+            }
+            AssistantMessageEvent::ToolcallDelta {
+                content_index,
+                delta,
+            } => {
+                self.slot(*content_index, pending_tool_call);
+                match self
+                    .arguments_text
+                    .iter_mut()
+                    .find(|(i, _)| i == content_index)
+                {
+                    Some((_, text)) => text.push_str(delta),
+                    None => self.arguments_text.push((*content_index, delta.clone())),
+                }
+            }
+            AssistantMessageEvent::ToolcallEnd {
+                content_index,
+                tool_call,
+            } => {
+                *self.slot(*content_index, pending_tool_call) =
+                    ContentBlock::ToolCall(tool_call.clone());
+            }
+            AssistantMessageEvent::Done { message, .. }
+            | AssistantMessageEvent::Error { error: message, .. } => {
+                self.partial = message.clone();
+                self.finished = true;
+            }
+        }
+    }
+}
+
+fn thinking_block() -> ContentBlock {
+    ContentBlock::Thinking(ThinkingContent::default())
+}
+
+fn pending_tool_call() -> ContentBlock {
+    ContentBlock::ToolCall(ToolCall::new(
+        "",
+        "",
+        serde_json::Value::Object(Default::default()),
+    ))
+}

@@ -1,0 +1,254 @@
+//! JSON helpers shared by the wire types.
+//!
+//! Session files are written by JavaScript, where every number is a double and `JSON.stringify`
+//! prints integral values without a fraction (`0`, not `0.0`). Fields we hold as `f64` (costs,
+//! durations) use [`serialize_js_f64`] so that a file we rewrite compares equal to pi's.
+
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serializer};
+use serde_json::{Map, Value};
+
+/// Largest integer a double represents exactly (2^53 - 1), JavaScript's `Number.MAX_SAFE_INTEGER`.
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// Serializes an `f64` the way JavaScript's `JSON.stringify` would: integral values without a
+/// fractional part, non-finite values as `null`.
+pub fn serialize_js_f64<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    let v = *value;
+    if !v.is_finite() {
+        serializer.serialize_none()
+    } else if v.fract() == 0.0 && v.abs() <= MAX_SAFE_INTEGER {
+        // Exact: the value is integral and within i64's exactly representable range.
+        #[allow(clippy::cast_possible_truncation)]
+        let i = v as i64;
+        serializer.serialize_i64(i)
+    } else {
+        serializer.serialize_f64(v)
+    }
+}
+
+/// [`serialize_js_f64`] for optional fields (used together with `skip_serializing_if`).
+pub fn serialize_js_f64_opt<S: Serializer>(
+    value: &Option<f64>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) => serialize_js_f64(v, serializer),
+        None => serializer.serialize_none(),
+    }
+}
+
+/// Unix-millisecond timestamps: integers in practice, but written by JavaScript, so a file may
+/// hold `1.7e12` or `1733234401000.0`. Accept any number that is integral.
+pub fn deserialize_ms<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64, D::Error> {
+    let n = serde_json::Number::deserialize(deserializer)?;
+    number_to_i64(&n)
+        .ok_or_else(|| D::Error::custom(format!("expected integer milliseconds, found {n}")))
+}
+
+/// Token counts: non-negative integers; integral floats are accepted for the same reason.
+pub fn deserialize_count<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+    let n = serde_json::Number::deserialize(deserializer)?;
+    if let Some(u) = n.as_u64() {
+        return Ok(u);
+    }
+    match n.as_f64() {
+        Some(f) if f.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&f) =>
+        {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            Ok(f as u64)
+        }
+        _ => Err(D::Error::custom(format!(
+            "expected a non-negative integer count, found {n}"
+        ))),
+    }
+}
+
+fn number_to_i64(n: &serde_json::Number) -> Option<i64> {
+    if let Some(i) = n.as_i64() {
+        return Some(i);
+    }
+    match n.as_f64() {
+        Some(f) if f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER =>
+        {
+            #[allow(clippy::cast_possible_truncation)]
+            Some(f as i64)
+        }
+        _ => None,
+    }
+}
+
+/// A short description of a JSON value's kind, for error messages ("found integer 42").
+pub fn describe(value: &Value) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("boolean {b}"),
+        Value::Number(n) => format!("number {n}"),
+        Value::String(s) if s.len() <= 40 => format!("string {s:?}"),
+        Value::String(_) => "a string".to_owned(),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Object(_) => "an object".to_owned(),
+    }
+}
+
+/// Deserializes `T` from an owned JSON object, prefixing any error with the path of the failing
+/// field (`content[1].text: invalid type ...`), so a bad value in a session file is named
+/// precisely instead of surfacing as "data did not match any variant".
+pub fn from_object<T: serde::de::DeserializeOwned>(map: Map<String, Value>) -> Result<T, String> {
+    let value = Value::Object(map);
+    serde_path_to_error::deserialize(value).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner().to_string();
+        if path == "." || path.is_empty() {
+            inner
+        } else {
+            format!("{path}: {inner}")
+        }
+    })
+}
+
+/// Takes a required string field out of `map`.
+pub fn take_string(map: &mut Map<String, Value>, key: &str) -> Result<String, String> {
+    match map.remove(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(other) => Err(format!(
+            "{key}: expected a string, found {}",
+            describe(&other)
+        )),
+        None => Err(format!("missing field `{key}`")),
+    }
+}
+
+/// A JSON number held as `f64` that remembers how it was written.
+///
+/// Read from a file, it writes back exactly as read (`0` stays `0`, `0.0` stays `0.0`), so a
+/// rewritten file compares equal to the original. Made in Rust ([`Num::new`], `From<f64>`), it
+/// writes like JavaScript's `JSON.stringify`: integral values without a fraction.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Num {
+    value: f64,
+    /// Written with a fraction or exponent in the source, and so written back as a float.
+    float_repr: bool,
+}
+
+impl Num {
+    pub const ZERO: Num = Num {
+        value: 0.0,
+        float_repr: false,
+    };
+
+    pub fn new(value: f64) -> Self {
+        Num {
+            value,
+            float_repr: false,
+        }
+    }
+
+    pub fn get(self) -> f64 {
+        self.value
+    }
+}
+
+impl PartialEq for Num {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+
+impl From<f64> for Num {
+    fn from(value: f64) -> Self {
+        Num::new(value)
+    }
+}
+
+impl From<Num> for f64 {
+    fn from(n: Num) -> f64 {
+        n.value
+    }
+}
+
+impl std::fmt::Display for Num {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.value)
+    }
+}
+
+impl serde::Serialize for Num {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.float_repr && self.value.is_finite() {
+            serializer.serialize_f64(self.value)
+        } else {
+            serialize_js_f64(&self.value, serializer)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Num {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let n = serde_json::Number::deserialize(deserializer)?;
+        let float_repr = n.is_f64();
+        let value = n
+            .as_f64()
+            .ok_or_else(|| D::Error::custom(format!("number {n} is out of range")))?;
+        Ok(Num { value, float_repr })
+    }
+}
+
+/// An optional field that distinguishes "absent" from an explicit `null`, for fields where
+/// writers use both (a label entry's `label`, `activeToolNames`): a rewrite keeps either form.
+/// Use with `#[serde(default, skip_serializing_if = "Nullable::is_absent")]`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Nullable<T> {
+    #[default]
+    Absent,
+    Null,
+    Value(T),
+}
+
+impl<T> Nullable<T> {
+    pub fn is_absent(&self) -> bool {
+        matches!(self, Nullable::Absent)
+    }
+
+    /// The value, treating absent and null alike.
+    pub fn get(&self) -> Option<&T> {
+        match self {
+            Nullable::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn into_option(self) -> Option<T> {
+        match self {
+            Nullable::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+impl<T> From<Option<T>> for Nullable<T> {
+    fn from(o: Option<T>) -> Self {
+        match o {
+            Some(v) => Nullable::Value(v),
+            None => Nullable::Absent,
+        }
+    }
+}
+
+impl<T: serde::Serialize> serde::Serialize for Nullable<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Nullable::Value(v) => v.serialize(serializer),
+            _ => serializer.serialize_none(),
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Nullable<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(match Option::<T>::deserialize(deserializer)? {
+            Some(v) => Nullable::Value(v),
+            None => Nullable::Null,
+        })
+    }
+}
