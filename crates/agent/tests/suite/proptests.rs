@@ -142,7 +142,7 @@ async fn from_scratch(storage: &MemoryStorage) -> (Option<String>, SessionContex
 
 /// Every `⟦n⟧` token in the context must come from an entry on the active path.
 fn tokens_on_path(ctx: &SessionContext, path: &[SessionEntry]) -> Result<(), String> {
-    let ctx_text = serde_json::to_string(&ctx.messages).unwrap();
+    let ctx_text = serde_json::to_string(ctx.messages.as_slice()).unwrap();
     let path_text = serde_json::to_string(path).unwrap();
     for piece in ctx_text.split('⟦').skip(1) {
         let tok = format!("⟦{}⟧", piece.split('⟧').next().unwrap_or(""));

@@ -54,7 +54,7 @@ fn log_line(e: &SessionEntry, names: &HashMap<String, String>) -> String {
 
 fn context_value(ctx: &SessionContext) -> Value {
     json!({
-        "messages": ctx.messages,
+        "messages": ctx.messages.as_slice(),
         "model": ctx.model,
         "thinkingLevel": ctx.thinking_level,
         "activeToolNames": ctx.active_tool_names,
