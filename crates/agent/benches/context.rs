@@ -89,7 +89,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn fmt(d: Duration) -> String {
-    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
+    format!("{:>10.1} µs", d.as_secs_f64() * 1e6)
 }
 
 async fn run(total: usize, path: usize) {
@@ -112,6 +112,14 @@ async fn run(total: usize, path: usize) {
         let ctx = s.build_context(&opts).await.unwrap();
         cold.push(t.elapsed());
         assert!(!ctx.messages.is_empty());
+    }
+
+    let mut read = Vec::new();
+    for _ in 0..15 {
+        let t = Instant::now();
+        let a = storage.ancestry(leaf.as_deref()).await.unwrap();
+        read.push(t.elapsed());
+        assert_eq!(a.len(), ancestry.len());
     }
 
     let mut pure = Vec::new();
@@ -140,6 +148,7 @@ async fn run(total: usize, path: usize) {
     }
 
     println!("  cold build_context (fresh Session, reads ancestry): {}", fmt(median(cold)));
+    println!("    of which storage.ancestry() (memory backend):     {}", fmt(median(read)));
     println!("  pure build_session_context over the ancestry:       {}", fmt(median(pure)));
     println!("  warm build_context (leaf unchanged):                {}", fmt(median(warm)));
     println!("  build_context after one append (incremental):      {}", fmt(median(after_append)));
