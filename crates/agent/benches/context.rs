@@ -39,10 +39,12 @@ fn message(i: usize) -> AgentMessage {
 
 async fn append(storage: &MemoryStorage, i: usize) -> String {
     storage
-        .append(EntryDraft::new(EntryKind::Message(arbor_agent::session::MessageEntry {
-            message: message(i),
-            extra: Default::default(),
-        })))
+        .append(EntryDraft::new(EntryKind::Message(
+            arbor_agent::session::MessageEntry {
+                message: message(i),
+                extra: Default::default(),
+            },
+        )))
         .await
         .unwrap()
         .id
@@ -147,15 +149,32 @@ async fn run(total: usize, path: usize) {
         after_append.push(t.elapsed());
     }
 
-    println!("  cold build_context (fresh Session, reads ancestry): {}", fmt(median(cold)));
-    println!("    of which storage.ancestry() (memory backend):     {}", fmt(median(read)));
-    println!("  pure build_session_context over the ancestry:       {}", fmt(median(pure)));
-    println!("  warm build_context (leaf unchanged):                {}", fmt(median(warm)));
-    println!("  build_context after one append (incremental):      {}", fmt(median(after_append)));
+    println!(
+        "  cold build_context (fresh Session, reads ancestry): {}",
+        fmt(median(cold))
+    );
+    println!(
+        "    of which storage.ancestry() (memory backend):     {}",
+        fmt(median(read))
+    );
+    println!(
+        "  pure build_session_context over the ancestry:       {}",
+        fmt(median(pure))
+    );
+    println!(
+        "  warm build_context (leaf unchanged):                {}",
+        fmt(median(warm))
+    );
+    println!(
+        "  build_context after one append (incremental):      {}",
+        fmt(median(after_append))
+    );
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     rt.block_on(async {
         run(10_000, 5_000).await;
         run(100_000, 5_000).await;

@@ -187,7 +187,11 @@ impl ProjectionCache {
     fn reproject(&mut self, pos: usize) {
         let msgs = self.project_position(pos);
         let start = self.starts[pos];
-        let end = self.starts.get(pos + 1).copied().unwrap_or(self.messages.len());
+        let end = self
+            .starts
+            .get(pos + 1)
+            .copied()
+            .unwrap_or(self.messages.len());
         let (old_len, new_len) = (end - start, msgs.len());
         Arc::make_mut(&mut self.messages).splice(start..end, msgs);
         if old_len != new_len {

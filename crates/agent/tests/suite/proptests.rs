@@ -57,7 +57,11 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-const PROVIDERS: [(&str, &str); 3] = [("anthropic", "claude-sonnet-4-5"), ("openai", "gpt-5"), ("google", "gemini-2.5-pro")];
+const PROVIDERS: [(&str, &str); 3] = [
+    ("anthropic", "claude-sonnet-4-5"),
+    ("openai", "gpt-5"),
+    ("google", "gemini-2.5-pro"),
+];
 
 /// Applies one op; every piece of text carries a unique `⟦n⟧` token so the context can be
 /// traced back to the entries it came from.
@@ -70,9 +74,14 @@ async fn apply(s: &Session, op: &Op, n: &mut u32) {
         Op::User => s.append_message(user(&tok, i64::from(*n))).await.map(drop),
         Op::Assistant(p) => {
             let (prov, model) = PROVIDERS[*p as usize % 3];
-            s.append_message(assistant(&tok, prov, model, i64::from(*n))).await.map(drop)
+            s.append_message(assistant(&tok, prov, model, i64::from(*n)))
+                .await
+                .map(drop)
         }
-        Op::System => s.append_message(system(&tok, i64::from(*n))).await.map(drop),
+        Op::System => s
+            .append_message(system(&tok, i64::from(*n)))
+            .await
+            .map(drop),
         Op::Model(p) => {
             let (prov, model) = PROVIDERS[*p as usize % 3];
             s.append_model_change(prov, model).await.map(drop)
@@ -82,21 +91,35 @@ async fn apply(s: &Session, op: &Op, n: &mut u32) {
             .await
             .map(drop),
         Op::Tools(k) => {
-            let names: Vec<String> = ["read", "bash", "edit"].iter().take(*k as usize % 4).map(|x| x.to_string()).collect();
+            let names: Vec<String> = ["read", "bash", "edit"]
+                .iter()
+                .take(*k as usize % 4)
+                .map(|x| x.to_string())
+                .collect();
             s.append_active_tools_change(&names).await.map(drop)
         }
-        Op::Custom => s.append_custom_entry("state", Some(json!({"tok": tok}))).await.map(drop),
-        Op::CustomMessage => s.append_custom_message("note", Content::text(&tok), false, None).await.map(drop),
-        Op::Label(i) if !log.is_empty() => {
-            s.append_label(&log[i % log.len()].id, Some(&tok)).await.map(drop)
-        }
+        Op::Custom => s
+            .append_custom_entry("state", Some(json!({"tok": tok})))
+            .await
+            .map(drop),
+        Op::CustomMessage => s
+            .append_custom_message("note", Content::text(&tok), false, None)
+            .await
+            .map(drop),
+        Op::Label(i) if !log.is_empty() => s
+            .append_label(&log[i % log.len()].id, Some(&tok))
+            .await
+            .map(drop),
         Op::Name => s.append_session_name(&tok).await.map(drop),
         Op::MoveTo(t, summarize) => {
             let target = match t {
                 Some(i) if !log.is_empty() => Some(log[i % log.len()].id.clone()),
                 _ => None,
             };
-            let summary = summarize.then(|| BranchSummaryDraft { summary: tok.clone(), ..Default::default() });
+            let summary = summarize.then(|| BranchSummaryDraft {
+                summary: tok.clone(),
+                ..Default::default()
+            });
             s.move_to(target.as_deref(), summary).await.map(drop)
         }
         Op::Compaction(k, retained, sys) if !path.is_empty() => {
@@ -120,7 +143,10 @@ async fn apply(s: &Session, op: &Op, n: &mut u32) {
             let target = &path[k % path.len()];
             // Invalid targets are refused; that is part of what is being exercised.
             let _ = s
-                .append_context_edit(&target.id, replace.then(|| Content::text(format!("edit{tok}"))))
+                .append_context_edit(
+                    &target.id,
+                    replace.then(|| Content::text(format!("edit{tok}"))),
+                )
                 .await;
             Ok(())
         }
@@ -130,12 +156,18 @@ async fn apply(s: &Session, op: &Op, n: &mut u32) {
 }
 
 /// The projection recomputed from nothing but the raw log.
-async fn from_scratch(storage: &MemoryStorage) -> (Option<String>, SessionContext, Vec<SessionEntry>) {
+async fn from_scratch(
+    storage: &MemoryStorage,
+) -> (Option<String>, SessionContext, Vec<SessionEntry>) {
     let page = storage.entries(None, None).await.unwrap();
     let log: Vec<SessionEntry> = page.entries.into_iter().map(|(_, e)| e).collect();
     let leaf = recovered_leaf(&log);
     let by_id: HashMap<&str, &SessionEntry> = log.iter().map(|e| (e.id.as_str(), e)).collect();
-    let path: Vec<SessionEntry> = ancestry_in(&by_id, leaf.as_deref()).unwrap().into_iter().cloned().collect();
+    let path: Vec<SessionEntry> = ancestry_in(&by_id, leaf.as_deref())
+        .unwrap()
+        .into_iter()
+        .cloned()
+        .collect();
     let ctx = build_session_context(&path, &ContextOptions::default());
     (leaf, ctx, path)
 }
@@ -147,14 +179,18 @@ fn tokens_on_path(ctx: &SessionContext, path: &[SessionEntry]) -> Result<(), Str
     for piece in ctx_text.split('⟦').skip(1) {
         let tok = format!("⟦{}⟧", piece.split('⟧').next().unwrap_or(""));
         if !path_text.contains(&tok) {
-            return Err(format!("{tok} is in the context but not on the active path"));
+            return Err(format!(
+                "{tok} is in the context but not on the active path"
+            ));
         }
     }
     Ok(())
 }
 
 fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().build().unwrap()
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
 }
 
 proptest! {
