@@ -8,9 +8,15 @@ use crate::error::{Result, SessionError};
 use arbor_ai::json::Nullable;
 use serde_json::Value;
 
-/// Reads the envelope facts of one line.
-pub(crate) fn probe(line: &str) -> std::result::Result<Envelope<'_>, serde_json::Error> {
-    serde_json::from_str::<Envelope<'_>>(line)
+/// Reads the envelope facts of one line (which must hold a JSON object).
+pub(crate) fn probe(line: &str) -> std::result::Result<Envelope<'_>, String> {
+    if !line.trim_start().starts_with('{') {
+        return Err(match serde_json::from_str::<serde::de::IgnoredAny>(line) {
+            Ok(_) => "the line is not a JSON object".to_owned(),
+            Err(e) => format!("invalid JSON: {e}"),
+        });
+    }
+    serde_json::from_str::<Envelope<'_>>(line).map_err(|e| e.to_string())
 }
 
 /// An entry checked against the index and serialized, ready to be written.
@@ -94,9 +100,11 @@ fn check_context_edit(
         Value::Null => {}
         Value::Object(m)
             if matches!(m.get("content"), Some(Value::String(_) | Value::Array(_))) => {}
-        _ => return Err(SessionError::InvalidEntry(format!(
+        _ => {
+            return Err(SessionError::InvalidEntry(format!(
             "context_edit for {target}: replacement must be null or {{content: string | blocks}}"
-        ))),
+        )))
+        }
     }
     if !index.ancestry(index.leaf())?.contains(&tix) {
         return Err(SessionError::InvalidEntry(format!(
