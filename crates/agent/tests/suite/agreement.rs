@@ -25,7 +25,9 @@ struct Loaded {
 }
 
 fn load(path: &Path) -> Result<Loaded, String> {
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     rt.block_on(async {
         let dir = path.parent().unwrap();
         let repo = JsonlRepository::flat(dir);
@@ -35,13 +37,24 @@ fn load(path: &Path) -> Result<Loaded, String> {
             .map_err(|e| e.to_string())?;
         let migrated = storage.report().await.migrated_from.is_some();
         let leaf = storage.leaf_id().await.map_err(|e| e.to_string())?;
-        let ancestry = storage.ancestry(leaf.as_deref()).await.map_err(|e| e.to_string())?;
+        let ancestry = storage
+            .ancestry(leaf.as_deref())
+            .await
+            .map_err(|e| e.to_string())?;
         let ctx = build_session_context(&ancestry, &ContextOptions::default());
         let projected = expected_json(&ctx, leaf.as_deref());
         let session = Session::new(Arc::new(storage));
-        let ctx = session.build_context(&ContextOptions::default()).await.map_err(|e| e.to_string())?;
+        let ctx = session
+            .build_context(&ContextOptions::default())
+            .await
+            .map_err(|e| e.to_string())?;
         let via_session = expected_json(&ctx, leaf.as_deref());
-        Ok(Loaded { leaf, projected, via_session, migrated })
+        Ok(Loaded {
+            leaf,
+            projected,
+            via_session,
+            migrated,
+        })
     })
 }
 

@@ -260,4 +260,26 @@ proptest! {
             let _ = msg(json!({"role": "user", "content": "", "timestamp": 0}));
         });
     }
+
+    #[test]
+    fn jsonl_sessions_reopen_to_the_same_context(ops in proptest::collection::vec(op(), 1..40)) {
+        use arbor_agent::session::jsonl::JsonlRepository;
+        use arbor_agent::session::{CreateOptions, SessionRepository};
+        rt().block_on(async {
+            let dir = tempfile::tempdir().unwrap();
+            let repo = JsonlRepository::flat(dir.path());
+            let storage = repo.create(CreateOptions { cwd: "/p".into(), ..Default::default() }).await.unwrap();
+            let path = storage.location();
+            let s = Session::new(Arc::new(storage));
+            let mut n = 0;
+            for op in &ops {
+                apply(&s, op, &mut n).await;
+            }
+            let live = s.build_context(&ContextOptions::default()).await.unwrap();
+            let leaf = s.leaf_id().await.unwrap();
+            let reopened = Session::new(Arc::new(repo.open_read_only(&path).await.unwrap()));
+            assert_eq!(reopened.leaf_id().await.unwrap(), leaf);
+            assert_eq!(reopened.build_context(&ContextOptions::default()).await.unwrap(), live);
+        });
+    }
 }
