@@ -76,9 +76,11 @@ impl ProjectionCache {
     }
 
     /// Extends the path by a child of the current leaf. Hands the entry back when its parent
-    /// is not the cached leaf (the caller then rebuilds from storage).
+    /// is not the cached leaf, or when it is a `leaf` control entry (which moves the leaf
+    /// elsewhere instead of extending the path); the caller then re-resolves from storage.
     pub fn push(&mut self, entry: SessionEntry) -> Result<(), Box<SessionEntry>> {
-        if entry.parent_id.as_deref() != self.leaf_id() {
+        if entry.parent_id.as_deref() != self.leaf_id() || matches!(entry.kind, EntryKind::Leaf(_))
+        {
             return Err(Box::new(entry));
         }
         self.state.apply(&entry);

@@ -532,6 +532,12 @@ enum EditTarget {
     Assistant,
 }
 
+/// `Session` is shared across tasks (agent loop, UI, RPC handlers).
+const _: fn() = || {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Session>();
+};
+
 fn role_of(m: &AgentMessage) -> &'static str {
     match m {
         AgentMessage::Llm(Message::User(_)) => "user",

@@ -510,8 +510,11 @@ fn incremental_cache_matches_full_projection_at_every_step() {
     assert!(cache.retreat_to(Some("e2")));
     assert_eq!(cache.context(), build_session_context(&all[..3], &opts));
     assert!(!cache.retreat_to(Some("nope")));
-    // a non-child is handed back
+    // a non-child is handed back, and so is a leaf control entry
     assert!(cache.push(all[5].clone()).is_err());
+    let leaf = log(&[other("l1", Some("e2"), "leaf", json!({"targetId": "e1"}))]);
+    assert!(cache.push(leaf[0].clone()).is_err());
+    assert_eq!(cache.leaf_id(), Some("e2"));
 }
 
 #[test]
