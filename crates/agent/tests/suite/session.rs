@@ -667,10 +667,24 @@ async fn session_name_collapses_line_breaks_and_labels_trim() {
     let u = s.append_message(user("u", 1)).await.unwrap();
     s.append_label(&u, Some("  keep  ")).await.unwrap();
     assert_eq!(s.label(&u).await.unwrap().as_deref(), Some("keep"));
+    let v = s.append_message(user("v", 2)).await.unwrap();
+    s.append_label(&v, Some("second")).await.unwrap();
+    assert_eq!(
+        s.labels().await.unwrap(),
+        [
+            (u.clone(), "keep".to_string()),
+            (v.clone(), "second".to_string())
+        ]
+    );
     s.append_label(&u, None).await.unwrap();
     assert_eq!(s.label(&u).await.unwrap(), None);
+    assert_eq!(s.labels().await.unwrap(), [(v, "second".to_string())]);
+    assert_eq!(
+        s.branch(Some("nope")).await.unwrap_err().code(),
+        "not_found"
+    );
     let stats = s.stats().await.unwrap();
-    assert_eq!(stats.message_count, 1);
+    assert_eq!(stats.message_count, 2);
 }
 
 #[tokio::test]
