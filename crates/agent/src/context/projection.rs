@@ -469,6 +469,22 @@ pub fn build_session_context_owned(
     SessionContext::from_parts(out, state)
 }
 
+/// The context from the bounded branch (`getBranch()`, [`bounded_branch`]) plus settings
+/// derived elsewhere: the window holds every entry the messages come from, so a storage that
+/// can fold settings over the full ancestry cheaply never has to parse the summarized past.
+/// Equals [`build_session_context`] over the full ancestry when `state` is its derived state.
+pub fn build_session_context_from_window(
+    window: Vec<SessionEntry>,
+    state: DerivedState,
+    options: &ContextOptions,
+) -> SessionContext {
+    let mut ctx = build_session_context_owned(window, options);
+    ctx.model = state.model;
+    ctx.thinking_level = state.thinking_level;
+    ctx.active_tool_names = state.active_tool_names;
+    ctx
+}
+
 /// [`entry_messages`] moving the message out of the entry.
 fn entry_messages_owned(
     entry: SessionEntry,
