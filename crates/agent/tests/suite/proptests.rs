@@ -270,7 +270,10 @@ proptest! {
     }
 
     #[test]
-    fn jsonl_sessions_reopen_to_the_same_context(ops in proptest::collection::vec(op(), 1..40)) {
+    fn jsonl_sessions_move_back_and_reopen_to_the_same_context(
+        ops in proptest::collection::vec(op(), 1..30),
+        more in proptest::collection::vec(op(), 0..15),
+    ) {
         use arbor_agent::session::jsonl::JsonlRepository;
         use arbor_agent::session::{CreateOptions, SessionRepository};
         rt().block_on(async {
@@ -285,6 +288,11 @@ proptest! {
             }
             let live = s.build_context(&ContextOptions::default()).await.unwrap();
             let leaf = s.leaf_id().await.unwrap();
+            for op in &more {
+                apply(&s, op, &mut n).await;
+            }
+            s.move_to(leaf.as_deref(), None).await.unwrap();
+            assert_eq!(s.build_context(&ContextOptions::default()).await.unwrap(), live.clone());
             let reopened = Session::new(Arc::new(repo.open_read_only(&path).await.unwrap()));
             assert_eq!(reopened.leaf_id().await.unwrap(), leaf);
             assert_eq!(reopened.build_context(&ContextOptions::default()).await.unwrap(), live);
