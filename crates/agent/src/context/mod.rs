@@ -54,7 +54,7 @@ pub fn write_expected_json<W: std::io::Write>(
     });
     let head = serde_json::to_string(&head).map_err(std::io::Error::other)?;
     // `{...}` without its closing brace, then the llm array.
-    out.write_all(head[..head.len() - 1].as_bytes())?;
+    out.write_all(&head.as_bytes()[..head.len() - 1])?;
     out.write_all(b",\"llm\":[")?;
     let mut first = true;
     for m in context.messages.iter() {
