@@ -225,10 +225,11 @@ impl Session {
 
     /// The whole tree for a `/tree` view (see [`SessionTree`]).
     pub async fn tree(&self) -> Result<SessionTree> {
+        let mut guard = self.cache.lock().await;
+        let cache = self.cache_for_leaf(&mut guard).await?;
+        let leaf = cache.leaf_id().map(str::to_string);
         let entries = self.entries().await?;
-        let leaf = self.storage.leaf_id().await?;
-        let active = self.storage.ancestry(leaf.as_deref()).await?;
-        Ok(SessionTree::build(entries, leaf.as_deref(), &active))
+        Ok(SessionTree::build(entries, leaf.as_deref(), cache.ancestry()))
     }
 
     // ---- typed appends ----------------------------------------------------------------
