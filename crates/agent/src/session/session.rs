@@ -229,7 +229,11 @@ impl Session {
         let cache = self.cache_for_leaf(&mut guard).await?;
         let leaf = cache.leaf_id().map(str::to_string);
         let entries = self.entries().await?;
-        Ok(SessionTree::build(entries, leaf.as_deref(), cache.ancestry()))
+        Ok(SessionTree::build(
+            entries,
+            leaf.as_deref(),
+            cache.ancestry(),
+        ))
     }
 
     // ---- typed appends ----------------------------------------------------------------
