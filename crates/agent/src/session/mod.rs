@@ -6,8 +6,11 @@ mod index;
 pub mod jsonl;
 pub mod memory;
 mod probe;
+#[allow(clippy::module_inception)]
+pub mod session;
 pub mod storage;
 mod utf8;
+pub mod tree;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
@@ -15,4 +18,6 @@ pub mod conformance;
 pub use entry::*;
 pub use jsonl::{JsonlRepository, JsonlStorage, SyncPolicy};
 pub use memory::{MemoryRepository, MemoryStorage};
+pub use session::{BranchSummaryDraft, CompactionDraft, Session};
 pub use storage::*;
+pub use tree::{SessionTree, TreeNode};

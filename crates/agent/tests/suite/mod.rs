@@ -1,8 +1,13 @@
 //! Integration tests, one module per topic, plus shared helpers.
 
+mod agreement;
 mod conformance_jsonl;
 mod conformance_memory;
+mod context_support;
+mod projection;
+mod proptests;
 mod roundtrip;
+mod session;
 mod store_jsonl;
 
 use std::path::{Path, PathBuf};

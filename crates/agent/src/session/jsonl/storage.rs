@@ -149,9 +149,8 @@ pub(crate) fn locked_error(path: &Path) -> SessionError {
     ))
 }
 
-/// Takes the advisory write lock on `file` without waiting.
-// `File::try_lock` is std since Rust 1.89; the workspace builds with a newer toolchain.
-#[allow(clippy::incompatible_msrv)]
+/// Takes the advisory write lock on `file` without waiting (`File::try_lock`, std since 1.89,
+/// the workspace's `rust-version`).
 pub(crate) fn try_lock(file: &File, path: &Path) -> Result<()> {
     match file.try_lock() {
         Ok(()) => Ok(()),

@@ -1,0 +1,99 @@
+//! Context projection: from the session's entry log to what the model sees.
+//!
+//! - [`projection`]: the pure pipeline of DECISIONS §3 (paths, derived state, compaction
+//!   window, entry transforms, custom projectors, context edits).
+//! - [`convert`]: `convert_to_llm` and the four summary wrapper constants.
+//! - [`cache`]: the same projection maintained incrementally per leaf, for `Session`.
+
+pub mod cache;
+pub mod convert;
+pub mod projection;
+
+pub use cache::ProjectionCache;
+pub use convert::{
+    convert_to_llm, BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
+    COMPACTION_SUMMARY_SUFFIX,
+};
+pub use projection::{
+    build_session_context, build_session_context_owned, ContextOptions, CustomProjector,
+    DerivedState, EntryTransform, ModelRef, SessionContext,
+};
+
+use serde_json::{json, Value};
+
+/// The reference JSON shape of a projected context (`shared/fixtures/*/expected/*.json`):
+/// `{"ok":true,"leafId","model","thinkingLevel","activeToolNames","llm"}`.
+/// Numbers are written as JavaScript would (`0.0` in a file comes back as `0`), so the output
+/// equals pi's byte for byte up to key order.
+pub fn expected_json(context: &SessionContext, leaf_id: Option<&str>) -> Value {
+    let mut llm = serde_json::to_value(convert_to_llm(&context.messages)).unwrap_or(Value::Null);
+    js_numbers(&mut llm);
+    json!({
+        "ok": true,
+        "leafId": leaf_id,
+        "model": context.model,
+        "thinkingLevel": context.thinking_level,
+        "activeToolNames": context.active_tool_names,
+        "llm": llm,
+    })
+}
+
+/// [`expected_json`] written straight to `out`, one message at a time (no JSON tree of the
+/// whole context is built), followed by a newline. Same content, same number formatting.
+pub fn write_expected_json<W: std::io::Write>(
+    mut out: W,
+    context: &SessionContext,
+    leaf_id: Option<&str>,
+) -> std::io::Result<()> {
+    let head = json!({
+        "ok": true,
+        "leafId": leaf_id,
+        "model": context.model,
+        "thinkingLevel": context.thinking_level,
+        "activeToolNames": context.active_tool_names,
+    });
+    let head = serde_json::to_string(&head).map_err(std::io::Error::other)?;
+    // `{...}` without its closing brace, then the llm array.
+    out.write_all(&head.as_bytes()[..head.len() - 1])?;
+    out.write_all(b",\"llm\":[")?;
+    let mut first = true;
+    for m in context.messages.iter() {
+        let Some(llm) = convert::convert_one(m) else {
+            continue;
+        };
+        let mut v = serde_json::to_value(&llm).map_err(std::io::Error::other)?;
+        js_numbers(&mut v);
+        if !first {
+            out.write_all(b",")?;
+        }
+        first = false;
+        serde_json::to_writer(&mut out, &v).map_err(std::io::Error::other)?;
+    }
+    out.write_all(b"]}\n")?;
+    out.flush()
+}
+
+/// The refusal shape of the same files: `{"ok":false,"error"}`.
+pub fn refusal_json(error: &str) -> Value {
+    json!({ "ok": false, "error": error })
+}
+
+/// Rewrites integral floating-point numbers as integers, as `JSON.stringify` prints them.
+fn js_numbers(v: &mut Value) {
+    const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64() {
+                if f.fract() == 0.0 && f.abs() <= MAX_SAFE {
+                    // Exact: integral and within the exactly representable range.
+                    #[allow(clippy::cast_possible_truncation)]
+                    let i = f as i64;
+                    *v = Value::from(i);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(js_numbers),
+        Value::Object(o) => o.values_mut().for_each(js_numbers),
+        _ => {}
+    }
+}
