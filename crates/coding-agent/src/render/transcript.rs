@@ -1,0 +1,253 @@
+//! The readable transcript of a projected context: what the model would be sent, one section per
+//! message, with tool calls, tool results and summaries spelled out.
+//!
+//! By default bulky parts are shortened (thinking to one line, tool results to a few lines, tool
+//! arguments to a few hundred characters) so a long session stays skimmable; `full` prints all.
+
+use std::fmt::Write as _;
+
+use arbor_agent::message::AgentMessage;
+use arbor_ai::types::{Content, ContentBlock, Message, StopReason};
+
+use super::text::{preview, size_note};
+
+/// The derived state shown above the messages.
+#[derive(Debug, Clone, Default)]
+pub struct TranscriptHeader {
+    pub session_id: String,
+    pub location: String,
+    pub leaf_id: Option<String>,
+    /// `provider/model`.
+    pub model: Option<String>,
+    pub thinking_level: String,
+    /// `None`: no restriction recorded (all tools).
+    pub active_tools: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TranscriptOptions {
+    /// Print thinking, tool results and tool arguments in full.
+    pub full: bool,
+}
+
+const TOOL_RESULT_LINES: usize = 20;
+const TOOL_ARGS_CHARS: usize = 400;
+const THINKING_PREVIEW: usize = 80;
+
+/// Renders the header and every model-visible message.
+pub fn render(header: &TranscriptHeader, messages: &[AgentMessage], opts: TranscriptOptions) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "session {}  ({})", header.session_id, header.location);
+    let tools = match &header.active_tools {
+        None => "all".to_string(),
+        Some(names) if names.is_empty() => "none".to_string(),
+        Some(names) => names.join(", "),
+    };
+    let _ = writeln!(
+        out,
+        "leaf {} · model {} · thinking {} · tools {}",
+        header.leaf_id.as_deref().unwrap_or("(none)"),
+        header.model.as_deref().unwrap_or("(none)"),
+        header.thinking_level,
+        tools
+    );
+    let visible: Vec<&AgentMessage> = messages.iter().filter(|m| is_model_visible(m)).collect();
+    let _ = writeln!(
+        out,
+        "{} message{}",
+        visible.len(),
+        if visible.len() == 1 { "" } else { "s" }
+    );
+    for (i, message) in visible.iter().enumerate() {
+        out.push('\n');
+        render_message(&mut out, i + 1, message, opts);
+    }
+    out
+}
+
+/// `convert_to_llm` drops `!!` bash executions and roles it does not know.
+fn is_model_visible(message: &AgentMessage) -> bool {
+    match message {
+        AgentMessage::BashExecution(b) => b.exclude_from_context != Some(true),
+        AgentMessage::Other(_) => false,
+        _ => true,
+    }
+}
+
+fn render_message(out: &mut String, n: usize, message: &AgentMessage, opts: TranscriptOptions) {
+    match message {
+        AgentMessage::Llm(Message::User(m)) => {
+            let _ = writeln!(out, "### {n}. user");
+            render_content(out, &m.content, opts, None);
+        }
+        AgentMessage::Llm(Message::System(m)) => {
+            let _ = writeln!(out, "### {n}. system");
+            render_content(out, &m.content, opts, None);
+            if let Some(added) = &m.tools_added {
+                let names: Vec<&str> = added.iter().map(|t| t.name.as_str()).collect();
+                let _ = writeln!(out, "[tools added: {}]", names.join(", "));
+            }
+            if let Some(removed) = &m.tools_removed {
+                let names: Vec<String> = removed
+                    .iter()
+                    .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                    .collect();
+                let _ = writeln!(out, "[tools removed: {}]", names.join(", "));
+            }
+        }
+        AgentMessage::Llm(Message::Assistant(m)) => {
+            let mut head = format!("### {n}. assistant ({}/{}", m.provider, m.model);
+            if m.stop_reason != StopReason::Stop {
+                let _ = write!(head, ", stop: {}", m.stop_reason.as_str());
+            }
+            head.push(')');
+            let _ = writeln!(out, "{head}");
+            if let Some(err) = &m.error_message {
+                let _ = writeln!(out, "[error: {}]", preview(err, 200));
+            }
+            render_blocks(out, &m.content, opts, None);
+        }
+        AgentMessage::Llm(Message::ToolResult(m)) => {
+            let _ = writeln!(
+                out,
+                "### {n}. tool result {} [{}]{}",
+                m.tool_name,
+                m.tool_call_id,
+                if m.is_error { " (error)" } else { "" }
+            );
+            let limit = (!opts.full).then_some(TOOL_RESULT_LINES);
+            render_content(out, &m.content, opts, limit);
+        }
+        AgentMessage::Custom(m) => {
+            let _ = writeln!(out, "### {n}. custom {} (sent as user)", m.custom_type);
+            render_content(out, &m.content, opts, None);
+        }
+        AgentMessage::BashExecution(m) => {
+            let status = match (m.cancelled, m.exit_code) {
+                (true, _) => "cancelled".to_string(),
+                (false, Some(code)) => format!("exit {code}"),
+                (false, None) => "no exit code".to_string(),
+            };
+            let _ = writeln!(out, "### {n}. bash execution ({status}, sent as user)");
+            let _ = writeln!(out, "$ {}", m.command);
+            let limit = (!opts.full).then_some(TOOL_RESULT_LINES);
+            write_text(out, &m.output, limit);
+            if m.truncated {
+                let _ = writeln!(
+                    out,
+                    "[output truncated{}]",
+                    m.full_output_path
+                        .as_deref()
+                        .map(|p| format!("; full output in {p}"))
+                        .unwrap_or_default()
+                );
+            }
+        }
+        AgentMessage::BranchSummary(m) => {
+            let _ = writeln!(
+                out,
+                "### {n}. branch summary (from {}, sent as user)",
+                m.from_id
+            );
+            write_text(out, &m.summary, None);
+        }
+        AgentMessage::CompactionSummary(m) => {
+            let _ = writeln!(
+                out,
+                "### {n}. compaction summary ({} tokens before, sent as user)",
+                m.tokens_before
+            );
+            write_text(out, &m.summary, None);
+        }
+        AgentMessage::Other(map) => {
+            let role = map.get("role").and_then(|v| v.as_str()).unwrap_or("?");
+            let _ = writeln!(out, "### {n}. {role} (unknown role)");
+        }
+    }
+}
+
+fn render_content(out: &mut String, content: &Content, opts: TranscriptOptions, limit: Option<usize>) {
+    match content {
+        Content::Text(s) => write_text(out, s, limit),
+        Content::Blocks(blocks) => render_blocks(out, blocks, opts, limit),
+    }
+}
+
+fn render_blocks(out: &mut String, blocks: &[ContentBlock], opts: TranscriptOptions, limit: Option<usize>) {
+    if blocks.is_empty() {
+        let _ = writeln!(out, "(empty)");
+    }
+    for block in blocks {
+        match block {
+            ContentBlock::Text(t) => write_text(out, &t.text, limit),
+            ContentBlock::Thinking(t) => {
+                if t.redacted == Some(true) {
+                    let _ = writeln!(out, "[thinking: redacted]");
+                } else if opts.full {
+                    let _ = writeln!(out, "[thinking]");
+                    write_text(out, &t.thinking, None);
+                    let _ = writeln!(out, "[/thinking]");
+                } else {
+                    let _ = writeln!(
+                        out,
+                        "[thinking: {} ({})]",
+                        preview(&t.thinking, THINKING_PREVIEW),
+                        size_note(&t.thinking)
+                    );
+                }
+            }
+            ContentBlock::Image(img) => {
+                // Base64 is 4 chars per 3 bytes.
+                let bytes = img.data.len() / 4 * 3;
+                let _ = writeln!(out, "[image {}, ~{} KB]", img.mime_type, bytes.div_ceil(1024));
+            }
+            ContentBlock::ToolCall(call) => {
+                let args = serde_json::to_string(&call.arguments).unwrap_or_default();
+                let args = if opts.full {
+                    args
+                } else {
+                    preview_raw(&args, TOOL_ARGS_CHARS)
+                };
+                let _ = writeln!(out, "→ {} [{}] {}", call.name, call.id, args);
+                if let Some(err) = &call.arguments_error {
+                    let _ = writeln!(out, "  [arguments error: {}]", preview(err, 200));
+                }
+            }
+            ContentBlock::Unknown(map) => {
+                let ty = map.get("type").and_then(|v| v.as_str()).unwrap_or("?");
+                let _ = writeln!(out, "[{ty} block]");
+            }
+        }
+    }
+}
+
+/// Writes text, ending with a newline; with `limit`, at most that many lines plus a note.
+fn write_text(out: &mut String, text: &str, limit: Option<usize>) {
+    let text = text.trim_end_matches('\n');
+    if text.is_empty() {
+        let _ = writeln!(out, "(empty)");
+        return;
+    }
+    match limit {
+        Some(max) if text.lines().count() > max => {
+            let total = text.lines().count();
+            for line in text.lines().take(max) {
+                out.push_str(line);
+                out.push('\n');
+            }
+            let _ = writeln!(out, "[… {} more lines]", total - max);
+        }
+        _ => {
+            out.push_str(text);
+            out.push('\n');
+        }
+    }
+}
+
+/// Cuts a single-line string at `max` characters (no whitespace squeezing: JSON stays exact).
+fn preview_raw(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        None => s.to_string(),
+        Some((cut, _)) => format!("{}… ({} chars)", &s[..cut], s.chars().count()),
+    }
+}
