@@ -1,6 +1,11 @@
 //! Integration tests, one module per topic, plus shared helpers.
 
+mod agreement;
+mod context_support;
+mod projection;
+mod proptests;
 mod roundtrip;
+mod session;
 
 use std::path::{Path, PathBuf};
 

@@ -1,0 +1,193 @@
+//! An incrementally maintained projection of one root→leaf path.
+//!
+//! The projection of a leaf depends only on its ancestry, and entries are immutable, so a
+//! projection keyed by the leaf id stays valid forever. Appending a child of the cached leaf
+//! extends it in O(1) (amortized; a new compaction or an edit re-projects what it changes),
+//! moving back to an ancestor truncates it, and only a jump elsewhere needs a fresh ancestry.
+
+use std::collections::HashMap;
+
+use crate::context::projection::{
+    apply_edit, default_context_indices, edit_replacement, entry_messages, newest_compaction,
+    ContextOptions, CustomProjector, DerivedState, SessionContext,
+};
+use crate::message::AgentMessage;
+use crate::session::entry::{EntryKind, SessionEntry};
+
+/// The projected path of one leaf under fixed custom projectors (the default transform only;
+/// caller entry transforms run on top, see [`ProjectionCache::context_with`]).
+pub struct ProjectionCache {
+    projectors: HashMap<String, CustomProjector>,
+    /// Full ancestry, root..=leaf.
+    path: Vec<SessionEntry>,
+    /// Derived state folded over `path`.
+    state: DerivedState,
+    /// Context entries (default transform) as indices into `path`.
+    ctx: Vec<usize>,
+    /// Entry id → position in `ctx`.
+    ctx_pos: HashMap<String, usize>,
+    /// Target id → index in `path` of the latest `context_edit` among the context entries.
+    edits: HashMap<String, usize>,
+    /// Projected messages per position in `ctx` (edits applied).
+    projected: Vec<Vec<AgentMessage>>,
+    /// Number of messages over all of `projected`.
+    message_count: usize,
+}
+
+impl ProjectionCache {
+    /// Builds the projection of a full root→leaf ancestry.
+    pub fn new(path: Vec<SessionEntry>, projectors: HashMap<String, CustomProjector>) -> Self {
+        let mut cache = ProjectionCache {
+            projectors,
+            path,
+            state: DerivedState::default(),
+            ctx: Vec::new(),
+            ctx_pos: HashMap::new(),
+            edits: HashMap::new(),
+            projected: Vec::new(),
+            message_count: 0,
+        };
+        cache.rebuild();
+        cache
+    }
+
+    /// The leaf this projection belongs to (`None` = empty path).
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.path.last().map(|e| e.id.as_str())
+    }
+
+    /// The full ancestry root..=leaf.
+    pub fn ancestry(&self) -> &[SessionEntry] {
+        &self.path
+    }
+
+    /// Position of `id` on the path.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        // Recent entries are the common targets; search from the leaf.
+        self.path.iter().rposition(|e| e.id == id)
+    }
+
+    /// Derived settings of the leaf.
+    pub fn state(&self) -> &DerivedState {
+        &self.state
+    }
+
+    /// Extends the path by a child of the current leaf. Hands the entry back when its parent
+    /// is not the cached leaf (the caller then rebuilds from storage).
+    pub fn push(&mut self, entry: SessionEntry) -> Result<(), Box<SessionEntry>> {
+        if entry.parent_id.as_deref() != self.leaf_id() {
+            return Err(Box::new(entry));
+        }
+        self.state.apply(&entry);
+        let idx = self.path.len();
+        let is_compaction = matches!(entry.kind, EntryKind::Compaction(_));
+        let edit_target = match &entry.kind {
+            EntryKind::ContextEdit(e) => Some(e.target_id.clone()),
+            _ => None,
+        };
+        self.path.push(entry);
+        if is_compaction {
+            // A new newest compaction redraws the whole window.
+            self.rebuild_context();
+            return Ok(());
+        }
+        let pos = self.ctx.len();
+        self.ctx.push(idx);
+        self.ctx_pos.insert(self.path[idx].id.clone(), pos);
+        let msgs = self.project_position(pos);
+        self.message_count += msgs.len();
+        self.projected.push(msgs);
+        if let Some(target) = edit_target {
+            self.edits.insert(target.clone(), idx);
+            if let Some(&tpos) = self.ctx_pos.get(&target) {
+                let msgs = self.project_position(tpos);
+                self.message_count = self.message_count - self.projected[tpos].len() + msgs.len();
+                self.projected[tpos] = msgs;
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves the leaf back to an entry on the path (or to nothing). `false` when `target`
+    /// is not on the path.
+    pub fn retreat_to(&mut self, target: Option<&str>) -> bool {
+        let keep = match target {
+            None => 0,
+            Some(id) => match self.position(id) {
+                Some(p) => p + 1,
+                None => return false,
+            },
+        };
+        if keep < self.path.len() {
+            self.path.truncate(keep);
+            self.rebuild();
+        }
+        true
+    }
+
+    /// The context under the cached projectors and no caller transforms.
+    pub fn context(&self) -> SessionContext {
+        let mut messages = Vec::with_capacity(self.message_count);
+        for msgs in &self.projected {
+            messages.extend(msgs.iter().cloned());
+        }
+        SessionContext::from_parts(messages, self.state.clone())
+    }
+
+    /// The context under other options: transforms run over the cached context entries and
+    /// the result is projected from scratch (transforms can see and change every entry).
+    pub fn context_with(&self, options: &ContextOptions) -> SessionContext {
+        if options.entry_transforms.is_empty() && options.projectors.is_empty() {
+            return self.context();
+        }
+        let mut projectors = self.projectors.clone();
+        for (k, v) in &options.projectors {
+            projectors.insert(k.clone(), v.clone());
+        }
+        let mut entries: Vec<SessionEntry> =
+            self.ctx.iter().map(|&i| self.path[i].clone()).collect();
+        for t in &options.entry_transforms {
+            entries = t(entries);
+        }
+        let messages = crate::context::projection::project_entries(&entries, &projectors);
+        SessionContext::from_parts(messages, self.state.clone())
+    }
+
+    fn rebuild(&mut self) {
+        self.state = DerivedState::default();
+        for e in &self.path {
+            self.state.apply(e);
+        }
+        self.rebuild_context();
+    }
+
+    fn rebuild_context(&mut self) {
+        self.ctx = default_context_indices(&self.path);
+        debug_assert!(newest_compaction(&self.path).is_none_or(|c| self.ctx[0] == c));
+        self.ctx_pos = self
+            .ctx
+            .iter()
+            .enumerate()
+            .map(|(pos, &i)| (self.path[i].id.clone(), pos))
+            .collect();
+        self.edits.clear();
+        for &i in &self.ctx {
+            if let EntryKind::ContextEdit(e) = &self.path[i].kind {
+                self.edits.insert(e.target_id.clone(), i);
+            }
+        }
+        self.projected = (0..self.ctx.len())
+            .map(|pos| self.project_position(pos))
+            .collect();
+        self.message_count = self.projected.iter().map(Vec::len).sum();
+    }
+
+    fn project_position(&self, pos: usize) -> Vec<AgentMessage> {
+        let entry = &self.path[self.ctx[pos]];
+        let msgs = entry_messages(entry, pos, &self.projectors);
+        match self.edits.get(&entry.id) {
+            Some(&edit_idx) => apply_edit(msgs, edit_replacement(&self.path[edit_idx])),
+            None => msgs,
+        }
+    }
+}

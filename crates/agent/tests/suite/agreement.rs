@@ -1,0 +1,158 @@
+//! Agreement with pi: every fixture session projects to exactly what pi's own projection
+//! code yields (`expected/*.json`, DECISIONS §3.7).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use arbor_agent::context::projection::{ancestry_in, build_session_context, recovered_leaf, ContextOptions};
+use arbor_agent::context::expected_json;
+use arbor_agent::session::entry::SessionEntry;
+use serde_json::Value;
+
+use super::context_support::fixtures_dir;
+
+/// What loading a session file yields for the projection check.
+struct Loaded {
+    entries: Vec<SessionEntry>,
+    leaf: Option<String>,
+    /// v1/v2 files get fresh random ids on migration: their leafId is not comparable.
+    migrated: bool,
+}
+
+/// Strict v3 reading (header + one entry per line); v1/v2 go through the store's migration.
+fn load(path: &Path) -> Result<Loaded, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut lines = text.split('\n').enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let (_, header) = lines.next().ok_or("missing session header")?;
+    let header: Value = serde_json::from_str(header).map_err(|e| format!("line 1: {e}"))?;
+    let version = header.get("version").and_then(Value::as_u64).unwrap_or(1);
+    if version < 3 {
+        return load_migrated(path);
+    }
+    let mut entries = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (i, line) in lines {
+        let e = SessionEntry::from_json(line).map_err(|e| format!("line {}: {e}", i + 1))?;
+        if !seen.insert(e.id.clone()) {
+            return Err(format!("line {}: duplicate entry id {}", i + 1, e.id));
+        }
+        entries.push(e);
+    }
+    let leaf = recovered_leaf(&entries);
+    Ok(Loaded { entries, leaf, migrated: false })
+}
+
+fn load_migrated(path: &Path) -> Result<Loaded, String> {
+    Err(format!("{}: v1/v2 migration needs the store", path.display()))
+}
+
+fn project(loaded: &Loaded) -> Result<Value, String> {
+    let by_id: HashMap<&str, &SessionEntry> =
+        loaded.entries.iter().map(|e| (e.id.as_str(), e)).collect();
+    let ancestry = ancestry_in(&by_id, loaded.leaf.as_deref())?;
+    let ctx = build_session_context(&ancestry, &ContextOptions::default());
+    Ok(expected_json(&ctx, loaded.leaf.as_deref()))
+}
+
+/// First place two JSON values differ, as a path.
+fn first_diff(path: &str, a: &Value, b: &Value) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for k in x.keys().chain(y.keys()) {
+                let (va, vb) = (x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null));
+                if x.contains_key(k) != y.contains_key(k) {
+                    return Some(format!("{path}.{k}: present on one side only ({va} vs {vb})"));
+                }
+                if let Some(d) = first_diff(&format!("{path}.{k}"), va, vb) {
+                    return Some(d);
+                }
+            }
+            None
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            for (i, (va, vb)) in x.iter().zip(y).enumerate() {
+                if let Some(d) = first_diff(&format!("{path}[{i}]"), va, vb) {
+                    return Some(d);
+                }
+            }
+            (x.len() != y.len()).then(|| format!("{path}: length {} vs {}", x.len(), y.len()))
+        }
+        _ => (a != b).then(|| format!("{path}: {a} vs {b}")),
+    }
+}
+
+/// Compares one session file with its expected projection; `Err` describes the disagreement.
+fn check(session: &Path, expected: &Path) -> Result<(), String> {
+    let want: Value = serde_json::from_str(
+        &std::fs::read_to_string(expected).map_err(|e| format!("{}: {e}", expected.display()))?,
+    )
+    .map_err(|e| format!("{}: {e}", expected.display()))?;
+    let loaded = load(session);
+    if want["ok"] == Value::Bool(false) {
+        return match loaded {
+            Err(_) => Ok(()),
+            Ok(_) => Err(format!("accepted, but pi refuses it: {}", want["error"])),
+        };
+    }
+    let loaded = loaded?;
+    let got = project(&loaded)?;
+    let mut keys = vec!["llm", "model", "thinkingLevel", "activeToolNames"];
+    if !loaded.migrated {
+        keys.push("leafId");
+    }
+    for k in keys {
+        if let Some(d) = first_diff(k, &got[k], &want[k]) {
+            return Err(d);
+        }
+    }
+    Ok(())
+}
+
+/// Runs [`check`] over `dir/sessions-ish/*.jsonl` against `expected_dir/<name>.json`.
+fn check_dir(sessions: &Path, expected: &Path) -> (usize, Vec<String>) {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(sessions)
+        .unwrap_or_else(|e| panic!("{}: {e}", sessions.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    let mut failures = Vec::new();
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy();
+        let stem = name.trim_end_matches(".jsonl");
+        let exp = expected.join(format!("{stem}.json"));
+        if let Err(e) = check(f, &exp) {
+            failures.push(format!("{name}: {e}"));
+        }
+    }
+    (files.len(), failures)
+}
+
+#[test]
+fn generated_sessions_agree_with_pi() {
+    let dir = fixtures_dir().join("generated");
+    let (n, failures) = check_dir(&dir.join("sessions"), &dir.join("expected"));
+    assert!(n >= 80, "expected the 80 generated fixtures, found {n}");
+    assert!(failures.is_empty(), "{} of {n} disagree:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn pi_sessions_agree_with_pi() {
+    let dir = fixtures_dir().join("pi-sessions");
+    let (n, failures) = check_dir(&dir, &dir.join("expected"));
+    assert!(n >= 10, "expected the pi session fixtures, found {n}");
+    assert!(failures.is_empty(), "{} of {n} disagree:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// Extra cases made with shared/tools (see docs/parts/context.md):
+/// `ARBOR_EXTRA_SESSIONS=DIR` with `DIR/sessions/*.jsonl` and `DIR/expected/*.json`.
+#[test]
+fn extra_generated_sessions_agree_with_pi() {
+    let Ok(dir) = std::env::var("ARBOR_EXTRA_SESSIONS") else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    let (n, failures) = check_dir(&dir.join("sessions"), &dir.join("expected"));
+    assert!(n > 0, "no sessions under {}", dir.display());
+    assert!(failures.is_empty(), "{} of {n} disagree:\n{}", failures.len(), failures.join("\n"));
+}
