@@ -14,33 +14,15 @@
 use std::fmt::Write as _;
 
 use arbor_agent::message::AgentMessage;
-use arbor_agent::session::{EntryKind, SessionEntry};
+use arbor_agent::session::{EntryKind, SessionEntry, SessionTree};
 use arbor_ai::types::{ContentBlock, Message};
 
 use super::text::{blocks_text, content_text, preview};
 
-/// One node of the tree to draw (an arena, so drawing needs no recursion).
-#[derive(Debug, Clone)]
-pub struct NodeView<'a> {
-    pub entry: &'a SessionEntry,
-    pub label: Option<String>,
-    /// On the path from the root to the current leaf.
-    pub active: bool,
-    /// Indices into [`TreeView::nodes`], in display order.
-    pub children: Vec<usize>,
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct TreeView<'a> {
-    pub nodes: Vec<NodeView<'a>>,
-    pub roots: Vec<usize>,
-    pub leaf_id: Option<String>,
-}
-
 const PREVIEW_CHARS: usize = 72;
 
-/// Draws the whole tree.
-pub fn render(tree: &TreeView<'_>) -> String {
+/// Draws the whole tree (iteratively: a linear session is as deep as it is long).
+pub fn render(tree: &SessionTree) -> String {
     let mut out = String::new();
     // (node, prefix for its own line, prefix for what hangs below it)
     let mut stack: Vec<(usize, String, String)> = Vec::new();
@@ -49,13 +31,13 @@ pub fn render(tree: &TreeView<'_>) -> String {
         let Some(node) = tree.nodes.get(idx) else {
             continue;
         };
-        let mark = if node.active { '*' } else { ' ' };
-        let (kind, text) = describe(node.entry);
+        let mark = if node.on_active_path { '*' } else { ' ' };
+        let (kind, text) = describe(&node.entry);
         let _ = write!(out, "{mark} {head}{}  {kind:<11} {text}", node.entry.id);
         if let Some(label) = &node.label {
             let _ = write!(out, "  [{label}]");
         }
-        if tree.leaf_id.as_deref() == Some(node.entry.id.as_str()) {
+        if node.is_leaf {
             out.push_str("  ← leaf");
         }
         // No trailing spaces when the preview is empty.
