@@ -1,8 +1,4 @@
-<<<<<<< HEAD
-//! The single integration-test binary of arbor-agent.
-=======
 //! The single integration-test binary of `arbor-agent`; topics live in `suite/`.
 // Tests may panic on unexpected values; the workspace lint is for library code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
->>>>>>> main
 mod suite;

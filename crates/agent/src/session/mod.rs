@@ -1,12 +1,21 @@
 //! The session: an append-only entry tree behind one async storage contract.
 
+mod common;
 pub mod entry;
 #[allow(clippy::module_inception)]
 pub mod session;
+mod index;
+pub mod jsonl;
+pub mod memory;
+mod probe;
 pub mod storage;
 pub mod tree;
 
+#[cfg(feature = "conformance")]
+pub mod conformance;
+
 pub use entry::*;
+pub use memory::{MemoryRepository, MemoryStorage};
 pub use storage::*;
 pub use session::{BranchSummaryDraft, CompactionDraft, Session};
 pub use tree::{SessionTree, TreeNode};

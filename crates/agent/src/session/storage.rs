@@ -125,6 +125,8 @@ pub struct ForkOptions {
     pub position: ForkPosition,
     /// The new session's working directory (default: the source's).
     pub cwd: Option<String>,
+    /// A caller-chosen id for the new session (validated); a UUIDv7 otherwise.
+    pub id: Option<String>,
 }
 
 /// What listings show about a session.
@@ -139,7 +141,9 @@ pub struct SessionInfo {
     pub created: String,
     /// Unix ms of the last modification.
     pub modified_ms: i64,
-    pub entry_count: u64,
+    /// Number of entries, when the backend knows it without reading the whole session (JSONL
+    /// listings count only files small enough to read cheaply).
+    pub entry_count: Option<u64>,
     pub first_message: Option<String>,
     pub parent_session: Option<String>,
 }

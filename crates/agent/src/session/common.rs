@@ -1,0 +1,264 @@
+//! Logic shared by the memory and JSONL backends: append preparation and index reads.
+
+use super::entry::{EntryKind, SessionEntry};
+use super::index::{Index, LineSource};
+use super::probe::Envelope;
+use super::storage::{EntryDraft, EntryPage, ForkOptions, ForkPosition, SessionStats};
+use crate::error::{Result, SessionError};
+use arbor_ai::json::Nullable;
+use serde_json::Value;
+
+/// Reads the envelope facts of one line.
+pub(crate) fn probe(line: &str) -> std::result::Result<Envelope<'_>, serde_json::Error> {
+    serde_json::from_str::<Envelope<'_>>(line)
+}
+
+/// An entry checked against the index and serialized, ready to be written.
+pub(crate) struct Prepared {
+    pub entry: SessionEntry,
+    pub line: String,
+}
+
+/// pi's session-name rule: every run of CR/LF becomes one space, then trim.
+pub(crate) fn normalize_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut in_break = false;
+    for c in name.chars() {
+        if c == '\r' || c == '\n' {
+            if !in_break {
+                out.push(' ');
+            }
+            in_break = true;
+        } else {
+            out.push(c);
+            in_break = false;
+        }
+    }
+    out.trim().to_owned()
+}
+
+/// Builds the entry for `append`: id (given or fresh), parent = current leaf, timestamp.
+pub(crate) fn prepare_draft(
+    index: &Index,
+    src: &dyn LineSource,
+    draft: EntryDraft,
+) -> Result<Prepared> {
+    let id = match draft.id {
+        Some(id) => id,
+        None => crate::ids::new_entry_id(|c| index.contains(c)),
+    };
+    let mut kind = draft.kind;
+    if let EntryKind::SessionInfo(info) = &mut kind {
+        if let Nullable::Value(name) = &info.name {
+            info.name = Nullable::Value(normalize_name(name));
+        }
+    }
+    if let EntryKind::ContextEdit(edit) = &kind {
+        check_context_edit(index, src, &edit.target_id, &edit.replacement)?;
+    }
+    let entry = SessionEntry {
+        id,
+        parent_id: index.leaf_id().map(str::to_owned),
+        timestamp: draft.timestamp.unwrap_or_else(crate::time::now_iso),
+        kind,
+    };
+    finish(index, entry)
+}
+
+/// Checks a verbatim entry (fork, import): new id, existing parent and targets.
+pub(crate) fn prepare_entry(index: &Index, entry: SessionEntry) -> Result<Prepared> {
+    finish(index, entry)
+}
+
+fn finish(index: &Index, entry: SessionEntry) -> Result<Prepared> {
+    let line = serde_json::to_string(&entry)
+        .map_err(|e| SessionError::InvalidEntry(format!("entry {}: {e}", entry.id)))?;
+    let env =
+        probe(&line).map_err(|e| SessionError::InvalidEntry(format!("entry {}: {e}", entry.id)))?;
+    index.check_append(&env)?;
+    Ok(Prepared { entry, line })
+}
+
+/// DECISIONS §3.5: the target must be on the active branch and be a user/assistant/toolResult
+/// message or a custom_message; the replacement is `null` or `{content}`.
+fn check_context_edit(
+    index: &Index,
+    src: &dyn LineSource,
+    target: &str,
+    replacement: &Value,
+) -> Result<()> {
+    let Some(tix) = index.resolve(target) else {
+        return Err(SessionError::NotFound(format!("Entry not found: {target}")));
+    };
+    match replacement {
+        Value::Null => {}
+        Value::Object(m)
+            if matches!(m.get("content"), Some(Value::String(_) | Value::Array(_))) => {}
+        _ => return Err(SessionError::InvalidEntry(format!(
+            "context_edit for {target}: replacement must be null or {{content: string | blocks}}"
+        ))),
+    }
+    if !index.ancestry(index.leaf())?.contains(&tix) {
+        return Err(SessionError::InvalidEntry(format!(
+            "context_edit target {target} is not on the active branch"
+        )));
+    }
+    let raw = src.read(&index.slot(tix).raw)?;
+    let env = probe(&raw).map_err(|e| line_error(index, tix, &e.to_string()))?;
+    let ok = match env.ty.as_ref() {
+        "custom_message" => true,
+        "message" => matches!(
+            env.message.role.as_deref(),
+            Some("user" | "assistant" | "toolResult")
+        ),
+        _ => false,
+    };
+    if !ok {
+        return Err(SessionError::InvalidEntry(format!(
+            "context_edit target {target} must be a user, assistant or toolResult message or a custom_message (it is a {} entry)",
+            env.ty
+        )));
+    }
+    Ok(())
+}
+
+fn line_error(index: &Index, ix: u32, message: &str) -> SessionError {
+    let slot = index.slot(ix);
+    if slot.line > 0 {
+        SessionError::Line {
+            file: index.origin().to_owned(),
+            line: slot.line as usize,
+            message: format!("entry {}: {message}", slot.id),
+        }
+    } else {
+        SessionError::InvalidEntry(format!("{}: entry {}: {message}", index.origin(), slot.id))
+    }
+}
+
+/// Parses the stored line of entry `ix`.
+pub(crate) fn read_entry(index: &Index, src: &dyn LineSource, ix: u32) -> Result<SessionEntry> {
+    let raw = src.read(&index.slot(ix).raw)?;
+    SessionEntry::from_json(&raw).map_err(|e| line_error(index, ix, &e))
+}
+
+pub(crate) fn read_all(
+    index: &Index,
+    src: &dyn LineSource,
+    ixs: &[u32],
+) -> Result<Vec<SessionEntry>> {
+    ixs.iter().map(|ix| read_entry(index, src, *ix)).collect()
+}
+
+/// `None` = the current leaf; an id must exist (`not_found`).
+pub(crate) fn leaf_arg(index: &Index, leaf: Option<&str>) -> Result<Option<u32>> {
+    match leaf {
+        None => Ok(index.leaf()),
+        Some(id) => index
+            .resolve(id)
+            .map(Some)
+            .ok_or_else(|| SessionError::NotFound(format!("Entry not found: {id}"))),
+    }
+}
+
+pub(crate) fn page(
+    index: &Index,
+    src: &dyn LineSource,
+    after_seq: Option<u64>,
+    limit: Option<usize>,
+) -> Result<EntryPage> {
+    if limit == Some(0) {
+        return Err(SessionError::InvalidEntry(
+            "limit must be a positive integer".into(),
+        ));
+    }
+    let total = index.len() as u64;
+    let start = after_seq.unwrap_or(0).min(total);
+    let end = match limit {
+        Some(l) => start.saturating_add(l as u64).min(total),
+        None => total,
+    };
+    let mut entries = Vec::with_capacity((end - start) as usize);
+    for seq in start + 1..=end {
+        entries.push((seq, read_entry(index, src, (seq - 1) as u32)?));
+    }
+    Ok(EntryPage {
+        entries,
+        next_after_seq: (end < total).then_some(end),
+    })
+}
+
+pub(crate) fn stats(index: &Index) -> SessionStats {
+    let s = index.stats();
+    let tokens = |v: f64| {
+        if v.is_finite() && v > 0.0 {
+            v.round() as u64
+        } else {
+            0
+        }
+    };
+    SessionStats {
+        message_count: s.message_count,
+        cached_tokens: tokens(s.cached),
+        uncached_tokens: tokens(s.uncached),
+        total_tokens: tokens(s.total),
+        cost_total: s.cost,
+    }
+}
+
+/// DECISIONS §5: which entries a fork copies, in log order (whole log) or root→target order.
+pub(crate) fn fork_selection(
+    index: &Index,
+    src: &dyn LineSource,
+    opts: &ForkOptions,
+) -> Result<Vec<u32>> {
+    let Some(target) = opts.entry_id.as_deref() else {
+        return Ok((0..index.len() as u32).collect());
+    };
+    let Some(tix) = index.resolve(target) else {
+        return Err(SessionError::InvalidForkTarget(format!(
+            "Entry {target} not found"
+        )));
+    };
+    let effective = match opts.position {
+        ForkPosition::At => Some(tix),
+        ForkPosition::Before => {
+            let raw = src.read(&index.slot(tix).raw)?;
+            let env = probe(&raw).map_err(|e| line_error(index, tix, &e.to_string()))?;
+            if env.ty != "message" || env.message.role.as_deref() != Some("user") {
+                return Err(SessionError::InvalidForkTarget(format!(
+                    "Entry {target} is not a user message"
+                )));
+            }
+            index.parent(tix)?
+        }
+    };
+    index.ancestry(effective)
+}
+
+/// The text of a user message for listings: a string content, or text blocks joined by spaces.
+pub(crate) fn user_text(message: &Value) -> Option<String> {
+    match message.get("content")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(blocks) => {
+            let parts: Vec<&str> = blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect();
+            Some(parts.join(" "))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_collapse_line_breaks() {
+        assert_eq!(normalize_name("  a\r\n\nb \n"), "a b");
+        assert_eq!(normalize_name("\n"), "");
+        assert_eq!(normalize_name("plain"), "plain");
+    }
+}

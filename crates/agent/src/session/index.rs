@@ -1,0 +1,497 @@
+//! The in-memory index shared by the memory and JSONL backends.
+//!
+//! Each entry is kept as its raw JSON line (in memory, or as an offset into the session file)
+//! plus the few envelope facts the tree needs. Full `SessionEntry` values are parsed only when a
+//! caller reads them, which keeps opening a large session close to the cost of reading it.
+
+use super::probe::{Envelope, UsageProbe};
+use crate::error::{Result, SessionError};
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+/// Where an entry's line lives.
+pub(crate) enum Raw {
+    /// `len` bytes at `offset` in the session file (no trailing newline).
+    File { offset: u64, len: u32 },
+    /// The line itself (memory backend, migrated files).
+    Mem(Box<str>),
+}
+
+/// Reads raw lines back (the file handle for JSONL, nothing for memory).
+pub(crate) trait LineSource {
+    fn read<'a>(&'a self, raw: &'a Raw) -> Result<Cow<'a, str>>;
+}
+
+/// A source for sessions whose lines all live in memory.
+pub(crate) struct MemSource;
+
+impl LineSource for MemSource {
+    fn read<'a>(&'a self, raw: &'a Raw) -> Result<Cow<'a, str>> {
+        match raw {
+            Raw::Mem(s) => Ok(Cow::Borrowed(s)),
+            Raw::File { .. } => Err(SessionError::Storage(
+                "entry line is stored in a file but this session has no file".into(),
+            )),
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Parent {
+    Root,
+    At(u32),
+    /// The parentId names no entry of the session (kept in `Index::missing_parents`).
+    Missing,
+}
+
+pub(crate) struct Slot {
+    pub id: Box<str>,
+    pub parent: Parent,
+    pub ty: u32,
+    /// 1-based physical line in the file; 0 when the entry has no file line.
+    pub line: u32,
+    pub raw: Raw,
+}
+
+struct CompactionInfo {
+    first_kept: Option<Box<str>>,
+    retained_tail: bool,
+}
+
+/// Running totals for `SessionStats` (pi G1 rules, plus `usage` entries).
+#[derive(Default, Clone, Copy, Debug, PartialEq)]
+pub(crate) struct StatsAcc {
+    pub message_count: u64,
+    pub cached: f64,
+    pub uncached: f64,
+    pub total: f64,
+    pub cost: f64,
+}
+
+impl StatsAcc {
+    fn add(&mut self, usage: &UsageProbe) {
+        if let Some((cached, uncached, total, cost)) = usage.counted() {
+            self.cached += cached;
+            self.uncached += uncached;
+            self.total += total;
+            self.cost += cost;
+        }
+    }
+}
+
+enum LeafTarget {
+    None,
+    At(u32),
+    /// A `leaf` entry (slot `by`) named an id not seen yet; resolved when loading finishes.
+    Pending {
+        target: Box<str>,
+        by: u32,
+    },
+}
+
+pub(crate) struct Index {
+    /// Names the session in error messages (file path or `memory:<id>`).
+    origin: String,
+    slots: Vec<Slot>,
+    by_id: HashMap<Box<str>, u32>,
+    types: Vec<Box<str>>,
+    type_ix: HashMap<Box<str>, u32>,
+    missing_parents: HashMap<u32, Box<str>>,
+    pending_parents: Vec<(u32, Box<str>)>,
+    compactions: HashMap<u32, CompactionInfo>,
+    labels: HashMap<Box<str>, String>,
+    name: Option<String>,
+    leaf: LeafTarget,
+    stats: StatsAcc,
+}
+
+/// Checks the envelope rules of DECISIONS §4.1 and returns a reason when they fail.
+pub(crate) fn envelope_problem(env: &Envelope<'_>) -> Option<String> {
+    if env.id.is_empty() {
+        return Some("entry id is empty".into());
+    }
+    if env.parent_id.is_none() {
+        return Some(format!(
+            "entry {} has no parentId (must be a string or null)",
+            env.id
+        ));
+    }
+    if env.ty == "leaf" && env.target_id.is_none() {
+        return Some(format!("leaf entry {} has no targetId", env.id));
+    }
+    None
+}
+
+impl Index {
+    pub fn new(origin: impl Into<String>) -> Index {
+        Index {
+            origin: origin.into(),
+            slots: Vec::new(),
+            by_id: HashMap::new(),
+            types: Vec::new(),
+            type_ix: HashMap::new(),
+            missing_parents: HashMap::new(),
+            pending_parents: Vec::new(),
+            compactions: HashMap::new(),
+            labels: HashMap::new(),
+            name: None,
+            leaf: LeafTarget::None,
+            stats: StatsAcc::default(),
+        }
+    }
+
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    pub fn set_origin(&mut self, origin: impl Into<String>) {
+        self.origin = origin.into();
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn slot(&self, ix: u32) -> &Slot {
+        &self.slots[ix as usize]
+    }
+
+    pub fn slots(&self) -> &[Slot] {
+        &self.slots
+    }
+
+    pub fn slots_mut(&mut self) -> &mut [Slot] {
+        &mut self.slots
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.by_id.contains_key(id)
+    }
+
+    pub fn resolve(&self, id: &str) -> Option<u32> {
+        self.by_id.get(id).copied()
+    }
+
+    pub fn type_name(&self, ix: u32) -> &str {
+        &self.types[self.slots[ix as usize].ty as usize]
+    }
+
+    pub fn type_tag(&self, ty: &str) -> Option<u32> {
+        self.type_ix.get(ty).copied()
+    }
+
+    pub fn label(&self, target: &str) -> Option<&str> {
+        self.labels.get(target).map(String::as_str)
+    }
+
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    pub fn stats(&self) -> StatsAcc {
+        self.stats
+    }
+
+    /// " (line N)" for entries that came from a file line.
+    pub fn at_line(&self, ix: u32) -> String {
+        match self.slots[ix as usize].line {
+            0 => String::new(),
+            n => format!(" (line {n})"),
+        }
+    }
+
+    pub fn leaf(&self) -> Option<u32> {
+        match self.leaf {
+            LeafTarget::At(ix) => Some(ix),
+            _ => None,
+        }
+    }
+
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf().map(|ix| &*self.slots[ix as usize].id)
+    }
+
+    fn intern(&mut self, ty: &str) -> u32 {
+        if let Some(t) = self.type_ix.get(ty) {
+            return *t;
+        }
+        let t = self.types.len() as u32;
+        self.types.push(ty.into());
+        self.type_ix.insert(ty.into(), t);
+        t
+    }
+
+    /// Adds one line read from a file (log order). Parents may refer forward; they are resolved
+    /// by `finish_load`. Duplicate ids refuse the load.
+    pub fn load(&mut self, env: &Envelope<'_>, raw: Raw, line: u32) -> Result<()> {
+        if let Some(problem) = envelope_problem(env) {
+            return Err(SessionError::InvalidSession(format!(
+                "{}: line {line}: {problem}",
+                self.origin
+            )));
+        }
+        if let Some(first) = self.by_id.get(env.id.as_ref()) {
+            return Err(SessionError::InvalidSession(format!(
+                "{}: line {line}: duplicate entry id {} (first used{})",
+                self.origin,
+                env.id,
+                self.at_line(*first)
+            )));
+        }
+        let ix = self.slots.len() as u32;
+        let parent = match env.parent_id.as_ref().and_then(|p| p.as_deref()) {
+            None => Parent::Root,
+            Some(p) => match self.by_id.get(p) {
+                Some(pix) => Parent::At(*pix),
+                None => {
+                    self.pending_parents.push((ix, p.into()));
+                    Parent::Missing
+                }
+            },
+        };
+        self.push(env, raw, line, parent);
+        Ok(())
+    }
+
+    /// Resolves forward references after the last line and checks the recovered leaf.
+    pub fn finish_load(&mut self) -> Result<()> {
+        for (ix, pid) in std::mem::take(&mut self.pending_parents) {
+            match self.by_id.get(&*pid) {
+                Some(p) => self.slots[ix as usize].parent = Parent::At(*p),
+                None => {
+                    self.missing_parents.insert(ix, pid);
+                }
+            }
+        }
+        if let LeafTarget::Pending { target, by } = &self.leaf {
+            match self.by_id.get(&**target) {
+                Some(t) => self.leaf = LeafTarget::At(*t),
+                None => {
+                    return Err(SessionError::InvalidSession(format!(
+                        "{}: leaf entry {}{} points at unknown entry {}",
+                        self.origin,
+                        self.slots[*by as usize].id,
+                        self.at_line(*by),
+                        target
+                    )))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends an entry that `check_append` accepted (its parent and targets exist).
+    pub fn append(&mut self, env: &Envelope<'_>, raw: Raw, line: u32) {
+        let parent = match env.parent_id.as_ref().and_then(|p| p.as_deref()) {
+            None => Parent::Root,
+            Some(p) => match self.by_id.get(p) {
+                Some(pix) => Parent::At(*pix),
+                None => Parent::Missing,
+            },
+        };
+        let ix = self.slots.len() as u32;
+        if parent == Parent::Missing {
+            if let Some(p) = env.parent_id.as_ref().and_then(|p| p.as_deref()) {
+                self.missing_parents.insert(ix, p.into());
+            }
+        }
+        self.push(env, raw, line, parent);
+    }
+
+    fn push(&mut self, env: &Envelope<'_>, raw: Raw, line: u32, parent: Parent) {
+        let ix = self.slots.len() as u32;
+        let ty = self.intern(&env.ty);
+        let id: Box<str> = env.id.as_ref().into();
+        self.by_id.insert(id.clone(), ix);
+        self.slots.push(Slot {
+            id,
+            parent,
+            ty,
+            line,
+            raw,
+        });
+        // Leaf recovery (DECISIONS §2.3): ordinary entries move the leaf to themselves, `leaf`
+        // entries to their target.
+        match env.ty.as_ref() {
+            "leaf" => {
+                let target = env.target_id.as_ref().and_then(|t| t.as_deref());
+                self.leaf = match target {
+                    None => LeafTarget::None,
+                    Some(t) => match self.by_id.get(t) {
+                        Some(tix) => LeafTarget::At(*tix),
+                        None => LeafTarget::Pending {
+                            target: t.into(),
+                            by: ix,
+                        },
+                    },
+                };
+            }
+            _ => self.leaf = LeafTarget::At(ix),
+        }
+        match env.ty.as_ref() {
+            "message" => {
+                self.stats.message_count += 1;
+                if env.message.role.as_deref() == Some("assistant") {
+                    self.stats.add(&env.message.usage);
+                }
+            }
+            "compaction" => {
+                self.stats.add(&env.usage);
+                self.compactions.insert(
+                    ix,
+                    CompactionInfo {
+                        first_kept: env.first_kept_entry_id.0.as_deref().map(Into::into),
+                        retained_tail: env.retained_tail.0,
+                    },
+                );
+            }
+            "branch_summary" | "usage" => self.stats.add(&env.usage),
+            "label" => {
+                if let Some(Some(target)) = &env.target_id {
+                    let label = env.label.0.as_deref().map(str::trim).unwrap_or("");
+                    if label.is_empty() {
+                        self.labels.remove(target.as_ref());
+                    } else {
+                        self.labels.insert(target.as_ref().into(), label.to_owned());
+                    }
+                }
+            }
+            "session_info" => {
+                let name = env.name.0.as_deref().map(str::trim).unwrap_or("");
+                self.name = (!name.is_empty()).then(|| name.to_owned());
+            }
+            _ => {}
+        }
+    }
+
+    /// Validates an entry about to be appended (no state changes): unique id, existing parent,
+    /// existing `leaf`/`label` targets. `context_edit` rules need entry payloads and are
+    /// checked by the caller.
+    pub fn check_append(&self, env: &Envelope<'_>) -> Result<()> {
+        if let Some(problem) = envelope_problem(env) {
+            return Err(SessionError::InvalidEntry(problem));
+        }
+        if self.by_id.contains_key(env.id.as_ref()) {
+            return Err(SessionError::InvalidEntry(format!(
+                "duplicate entry id {} in {}",
+                env.id, self.origin
+            )));
+        }
+        if let Some(Some(p)) = &env.parent_id {
+            if !self.by_id.contains_key(p.as_ref()) {
+                return Err(SessionError::InvalidEntry(format!(
+                    "entry {} has parentId {p}, which is not in {}",
+                    env.id, self.origin
+                )));
+            }
+        }
+        match env.ty.as_ref() {
+            "leaf" | "label" | "context_edit" => match &env.target_id {
+                Some(Some(t)) if !self.by_id.contains_key(t.as_ref()) => {
+                    Err(SessionError::NotFound(format!("Entry not found: {t}")))
+                }
+                Some(None) if env.ty != "leaf" => Err(SessionError::InvalidEntry(format!(
+                    "{} entry {} needs a targetId",
+                    env.ty, env.id
+                ))),
+                None if env.ty != "leaf" => Err(SessionError::InvalidEntry(format!(
+                    "{} entry {} needs a targetId",
+                    env.ty, env.id
+                ))),
+                _ => Ok(()),
+            },
+            _ => Ok(()),
+        }
+    }
+
+    /// The parent of `ix`, failing on a parentId that names no entry.
+    pub fn parent(&self, ix: u32) -> Result<Option<u32>> {
+        match self.slots[ix as usize].parent {
+            Parent::Root => Ok(None),
+            Parent::At(p) => Ok(Some(p)),
+            Parent::Missing => Err(SessionError::InvalidSession(format!(
+                "{}: entry {}{} has parentId {}, which is not in the session",
+                self.origin,
+                self.slots[ix as usize].id,
+                self.at_line(ix),
+                self.missing_parents.get(&ix).map(|s| &**s).unwrap_or("?")
+            ))),
+        }
+    }
+
+    fn cycle_error(&self, ix: u32) -> SessionError {
+        SessionError::InvalidSession(format!(
+            "{}: the parentId chain through entry {}{} forms a cycle",
+            self.origin,
+            self.slots[ix as usize].id,
+            self.at_line(ix)
+        ))
+    }
+
+    /// Root..=leaf. A missing parent or a cycle is `invalid_session`.
+    pub fn ancestry(&self, leaf: Option<u32>) -> Result<Vec<u32>> {
+        let mut out = Vec::new();
+        let mut cur = leaf;
+        while let Some(ix) = cur {
+            if out.len() > self.slots.len() {
+                return Err(self.cycle_error(ix));
+            }
+            out.push(ix);
+            cur = self.parent(ix)?;
+        }
+        out.reverse();
+        Ok(out)
+    }
+
+    /// DECISIONS §3.1: walk up from `leaf`; the first compaction met fixes the boundary (itself
+    /// when it has a `retainedTail`, else its `firstKeptEntryId`); older ones do not move it.
+    pub fn path_to_root_or_compaction(&self, leaf: Option<u32>) -> Result<Vec<u32>> {
+        let mut out = Vec::new();
+        let mut stop_at: Option<&str> = None;
+        let mut boundary_fixed = false;
+        let mut cur = leaf;
+        while let Some(ix) = cur {
+            if out.len() > self.slots.len() {
+                return Err(self.cycle_error(ix));
+            }
+            out.push(ix);
+            if !boundary_fixed {
+                if let Some(c) = self.compactions.get(&ix) {
+                    boundary_fixed = true;
+                    if c.retained_tail {
+                        break;
+                    }
+                    stop_at = c.first_kept.as_deref();
+                }
+            }
+            // A compaction that kept nothing names itself as the first kept entry.
+            if stop_at.is_some_and(|stop| &*self.slots[ix as usize].id == stop) {
+                break;
+            }
+            cur = self.parent(ix)?;
+        }
+        out.reverse();
+        Ok(out)
+    }
+
+    /// Children of `parent` (`None` = roots), in log order.
+    pub fn children(&self, parent: Option<u32>) -> Vec<u32> {
+        let want = match parent {
+            None => Parent::Root,
+            Some(p) => Parent::At(p),
+        };
+        (0..self.slots.len() as u32)
+            .filter(|ix| self.slots[*ix as usize].parent == want)
+            .collect()
+    }
+
+    /// Every entry of one type, in log order.
+    pub fn of_type(&self, ty: &str) -> Vec<u32> {
+        match self.type_tag(ty) {
+            None => Vec::new(),
+            Some(t) => (0..self.slots.len() as u32)
+                .filter(|ix| self.slots[*ix as usize].ty == t)
+                .collect(),
+        }
+    }
+}
