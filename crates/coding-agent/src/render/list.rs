@@ -36,6 +36,7 @@ pub fn render(sessions: &[SessionInfo], with_cwd: bool) -> String {
             short_time(s.modified_ms),
             s.id,
             s.entry_count
+                .map_or_else(|| "?".to_string(), |n| n.to_string())
         );
         if with_cwd {
             let _ = write!(out, "  {:<cwd_width$}", s.cwd);

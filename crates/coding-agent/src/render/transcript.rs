@@ -82,7 +82,24 @@ fn render_message(out: &mut String, n: usize, message: &AgentMessage, opts: Tran
         }
         AgentMessage::Llm(Message::System(m)) => {
             let _ = writeln!(out, "### {n}. system");
-            render_content(out, &m.content, opts, None);
+            let sections = m.sections.as_ref().filter(|s| !s.is_empty());
+            if !(m.content.is_empty() && sections.is_some()) {
+                render_content(out, &m.content, opts, None);
+            }
+            for (name, value) in sections.into_iter().flatten() {
+                let text = value.as_str().map_or_else(|| value.to_string(), str::to_string);
+                if opts.full {
+                    let _ = writeln!(out, "[section {name}]");
+                    write_text(out, &text, None);
+                } else {
+                    let _ = writeln!(
+                        out,
+                        "[section {name}: {} ({})]",
+                        preview(&text, THINKING_PREVIEW),
+                        size_note(&text)
+                    );
+                }
+            }
             if let Some(added) = &m.tools_added {
                 let names: Vec<&str> = added.iter().map(|t| t.name.as_str()).collect();
                 let _ = writeln!(out, "[tools added: {}]", names.join(", "));

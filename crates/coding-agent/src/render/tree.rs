@@ -33,7 +33,7 @@ pub fn render(tree: &SessionTree) -> String {
         };
         let mark = if node.on_active_path { '*' } else { ' ' };
         let (kind, text) = describe(&node.entry);
-        let _ = write!(out, "{mark} {head}{}  {kind:<11} {text}", node.entry.id);
+        let _ = write!(out, "{mark} {head}{}  {kind:<14} {text}", node.entry.id);
         if let Some(label) = &node.label {
             let _ = write!(out, "  [{label}]");
         }
@@ -139,7 +139,14 @@ fn describe_message(message: &AgentMessage) -> (String, String) {
     let text = match message {
         AgentMessage::Llm(Message::User(m)) => preview(&content_text(&m.content), PREVIEW_CHARS),
         AgentMessage::Llm(Message::System(m)) => {
-            preview(&content_text(&m.content), PREVIEW_CHARS)
+            let text = preview(&content_text(&m.content), PREVIEW_CHARS);
+            match &m.sections {
+                Some(sections) if text.is_empty() && !sections.is_empty() => {
+                    let names: Vec<&str> = sections.keys().map(String::as_str).collect();
+                    format!("sections: {}", names.join(", "))
+                }
+                _ => text,
+            }
         }
         AgentMessage::Llm(Message::Assistant(m)) => {
             let mut text = preview(&blocks_text(&m.content), PREVIEW_CHARS);

@@ -13,6 +13,21 @@ fn is_pre_v3(path: &Path) -> bool {
     header.get("version").and_then(Value::as_u64).unwrap_or(1) < 3
 }
 
+/// JSON has one number type: `0.0` (kept verbatim from a Python-written file) equals `0`
+/// (what JavaScript writes). Every number becomes an f64 before comparing.
+fn numbers_as_f64(v: &mut Value) {
+    match v {
+        Value::Number(n) => {
+            if let Some(f) = n.as_f64().and_then(serde_json::Number::from_f64) {
+                *n = f;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(numbers_as_f64),
+        Value::Object(map) => map.values_mut().for_each(numbers_as_f64),
+        _ => {}
+    }
+}
+
 fn check_dir(sessions: &str, expected: &str) -> usize {
     let mut failures = Vec::new();
     let files = fixture_files(sessions);
@@ -58,6 +73,8 @@ fn check_dir(sessions: &str, expected: &str) -> usize {
             want.as_object_mut().unwrap().remove("leafId");
             got.as_object_mut().unwrap().remove("leafId");
         }
+        numbers_as_f64(&mut got);
+        numbers_as_f64(&mut want);
         if got != want {
             let field = ["ok", "leafId", "model", "thinkingLevel", "activeToolNames", "llm"]
                 .into_iter()
