@@ -94,9 +94,11 @@ fn check_context_edit(
         Value::Null => {}
         Value::Object(m)
             if matches!(m.get("content"), Some(Value::String(_) | Value::Array(_))) => {}
-        _ => return Err(SessionError::InvalidEntry(format!(
+        _ => {
+            return Err(SessionError::InvalidEntry(format!(
             "context_edit for {target}: replacement must be null or {{content: string | blocks}}"
-        ))),
+        )))
+        }
     }
     if !index.ancestry(index.leaf())?.contains(&tix) {
         return Err(SessionError::InvalidEntry(format!(

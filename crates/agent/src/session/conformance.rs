@@ -350,7 +350,8 @@ fn expect_code<T: std::fmt::Debug>(
 
 macro_rules! ensure {
     ($cond:expr, $($fmt:tt)+) => {
-        if !$cond {
+        let ok: bool = $cond;
+        if !ok {
             return Err(format!("{} (line {})", format!($($fmt)+), line!()));
         }
     };

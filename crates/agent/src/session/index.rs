@@ -144,10 +144,6 @@ impl Index {
         &self.origin
     }
 
-    pub fn set_origin(&mut self, origin: impl Into<String>) {
-        self.origin = origin.into();
-    }
-
     pub fn len(&self) -> usize {
         self.slots.len()
     }
@@ -160,20 +156,12 @@ impl Index {
         &self.slots
     }
 
-    pub fn slots_mut(&mut self) -> &mut [Slot] {
-        &mut self.slots
-    }
-
     pub fn contains(&self, id: &str) -> bool {
         self.by_id.contains_key(id)
     }
 
     pub fn resolve(&self, id: &str) -> Option<u32> {
         self.by_id.get(id).copied()
-    }
-
-    pub fn type_name(&self, ix: u32) -> &str {
-        &self.types[self.slots[ix as usize].ty as usize]
     }
 
     pub fn type_tag(&self, ty: &str) -> Option<u32> {
@@ -225,18 +213,22 @@ impl Index {
     /// by `finish_load`. Duplicate ids refuse the load.
     pub fn load(&mut self, env: &Envelope<'_>, raw: Raw, line: u32) -> Result<()> {
         if let Some(problem) = envelope_problem(env) {
-            return Err(SessionError::InvalidSession(format!(
-                "{}: line {line}: {problem}",
-                self.origin
-            )));
+            return Err(SessionError::Line {
+                file: self.origin.clone(),
+                line: line as usize,
+                message: problem,
+            });
         }
         if let Some(first) = self.by_id.get(env.id.as_ref()) {
-            return Err(SessionError::InvalidSession(format!(
-                "{}: line {line}: duplicate entry id {} (first used{})",
-                self.origin,
-                env.id,
-                self.at_line(*first)
-            )));
+            return Err(SessionError::Line {
+                file: self.origin.clone(),
+                line: line as usize,
+                message: format!(
+                    "duplicate entry id {} (first used{})",
+                    env.id,
+                    self.at_line(*first)
+                ),
+            });
         }
         let ix = self.slots.len() as u32;
         let parent = match env.parent_id.as_ref().and_then(|p| p.as_deref()) {

@@ -15,6 +15,7 @@ pub mod tree;
 pub mod conformance;
 
 pub use entry::*;
+pub use jsonl::{JsonlRepository, JsonlStorage, SyncPolicy};
 pub use memory::{MemoryRepository, MemoryStorage};
 pub use storage::*;
 pub use session::{BranchSummaryDraft, CompactionDraft, Session};

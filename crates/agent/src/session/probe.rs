@@ -22,6 +22,8 @@ pub(crate) struct Envelope<'a> {
     /// Outer `None` = key missing (refused), inner `None` = `null` (a root).
     #[serde(rename = "parentId", default, borrow, deserialize_with = "present")]
     pub parent_id: Option<Option<Cow<'a, str>>>,
+    /// Checked to be a string; the index does not keep it.
+    #[allow(dead_code)]
     #[serde(borrow)]
     pub timestamp: Cow<'a, str>,
     #[serde(rename = "targetId", default, borrow, deserialize_with = "present")]

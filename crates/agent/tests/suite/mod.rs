@@ -4,6 +4,7 @@ mod agreement;
 mod context_support;
 mod projection;
 mod proptests;
+mod conformance_jsonl;
 mod conformance_memory;
 mod roundtrip;
 mod session;

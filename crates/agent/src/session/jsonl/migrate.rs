@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use std::collections::HashSet;
 
 /// The version a header declares (`version` absent = 1). `None` when it is not a positive integer.
+#[cfg(test)]
 pub(crate) fn header_version(header: &Map<String, Value>) -> Option<u64> {
     match header.get("version") {
         None => Some(1),

@@ -1,7 +1,16 @@
-//! The JSONL backend: pi v3 session files, one entry per line.
+//! The JSONL backend: pi v3 session files, one entry per line, appended in place.
+//!
+//! Format and rules: DECISIONS §4. Opening scans each line's envelope and keeps only byte
+//! offsets; entries are parsed when read. Writable opens hold an advisory lock on the file.
 
 pub mod layout;
+mod list;
+mod load;
 mod migrate;
+mod repo;
+mod storage;
 pub mod writer;
 
-pub use writer::{SessionWriter, SyncPolicy, WriterFactory};
+pub use repo::{JsonlRepository, Layout};
+pub use storage::{JsonlStorage, OpenReport, TornTail};
+pub use writer::{FileWriter, SessionWriter, SyncPolicy, WriterFactory};

@@ -43,7 +43,7 @@ impl FromStr for SyncPolicy {
 
 /// Append-only access to one session file. Every `append` is one complete line; the storage
 /// truncates back to the last committed length when an append fails part-way.
-pub trait SessionWriter: Send {
+pub trait SessionWriter: Send + Sync {
     /// Writes all of `bytes` at the end of the file.
     fn append(&mut self, bytes: &[u8]) -> io::Result<()>;
     /// Forces written data to stable storage.

@@ -1,0 +1,314 @@
+//! Reading a session file into the index.
+//!
+//! v3 files are streamed in chunks: each line's envelope is scanned and only its byte range is
+//! kept, so a 100 MB session costs one pass over the bytes and a few bytes of index per entry.
+//! v1/v2 files are small in practice; they are parsed whole, migrated, and kept in memory until
+//! the first write rewrites them (DECISIONS §4.3).
+
+use super::migrate;
+use crate::error::{Result, SessionError};
+use crate::session::common::probe;
+use crate::session::entry::{SessionHeader, CURRENT_VERSION};
+use crate::session::index::{Index, Raw};
+use serde_json::{Map, Value};
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+
+const CHUNK: u64 = 1 << 20;
+
+/// What follows the last complete line.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Tail {
+    Clean,
+    /// The last line is complete JSON but lacks its newline (pi appends one on repair).
+    MissingNewline,
+    /// The last line is incomplete (a crash during an append): `bytes` from `offset` on.
+    Torn {
+        offset: u64,
+        bytes: Vec<u8>,
+    },
+}
+
+pub(crate) struct Loaded {
+    pub header: SessionHeader,
+    /// The header as written back on a rewrite (migrated files keep their legacy keys).
+    pub header_line: String,
+    pub index: Index,
+    /// Physical lines seen (header included); the next appended line gets `lines + 1`.
+    pub lines: u32,
+    pub file_len: u64,
+    pub tail: Tail,
+    /// The version the file declared when it had to be migrated in memory.
+    pub migrated_from: Option<u32>,
+}
+
+fn line_err(file: &str, line: u32, message: impl Into<String>) -> SessionError {
+    SessionError::Line {
+        file: file.to_owned(),
+        line: line as usize,
+        message: message.into(),
+    }
+}
+
+enum HeaderCheck {
+    Current(Box<SessionHeader>),
+    Legacy(u32),
+}
+
+fn check_header(file: &str, line: u32, text: &str) -> Result<HeaderCheck> {
+    let header = SessionHeader::from_json(text).map_err(|e| line_err(file, line, e))?;
+    if header.id.is_empty() {
+        return Err(line_err(file, line, "session header has an empty `id`"));
+    }
+    match header.version {
+        None => Ok(HeaderCheck::Legacy(1)),
+        Some(v @ (1 | 2)) => Ok(HeaderCheck::Legacy(v)),
+        Some(CURRENT_VERSION) => Ok(HeaderCheck::Current(Box::new(header))),
+        Some(v) => Err(line_err(
+            file,
+            line,
+            format!("unsupported session version {v} (this build reads versions 1 to 3)"),
+        )),
+    }
+}
+
+fn is_blank(bytes: &[u8]) -> bool {
+    bytes.first() != Some(&b'{') && bytes.iter().all(u8::is_ascii_whitespace)
+}
+
+/// Reads `file` (positioned anywhere) from its start.
+pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
+    let io = |e| SessionError::io(origin, e);
+    let file_len = file.metadata().map_err(io)?.len();
+    let mut reader = file;
+    reader.seek(SeekFrom::Start(0)).map_err(io)?;
+
+    let mut index = Index::new(origin);
+    let mut header: Option<(SessionHeader, String)> = None;
+    let mut tail = Tail::Clean;
+    let mut line_no: u32 = 0;
+
+    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK as usize);
+    let mut base: u64 = 0;
+    let mut scan_from = 0usize;
+    loop {
+        let n = reader.take(CHUNK).read_to_end(&mut buf).map_err(io)?;
+        let mut start = 0usize;
+        while let Some(pos) = memchr::memchr(b'\n', &buf[scan_from..]) {
+            let end = scan_from + pos;
+            line_no += 1;
+            let offset = base + start as u64;
+            if let Some(legacy) = take_line(
+                origin,
+                &buf[start..end],
+                offset,
+                line_no,
+                true,
+                &mut header,
+                &mut index,
+                &mut tail,
+            )? {
+                return load_legacy(origin, file, legacy);
+            }
+            start = end + 1;
+            scan_from = start;
+        }
+        if n == 0 {
+            if start < buf.len() {
+                line_no += 1;
+                let offset = base + start as u64;
+                if let Some(legacy) = take_line(
+                    origin,
+                    &buf[start..],
+                    offset,
+                    line_no,
+                    false,
+                    &mut header,
+                    &mut index,
+                    &mut tail,
+                )? {
+                    return load_legacy(origin, file, legacy);
+                }
+            }
+            break;
+        }
+        buf.drain(..start);
+        base += start as u64;
+        scan_from = buf.len();
+    }
+    let Some((header, header_line)) = header else {
+        return Err(SessionError::InvalidSession(format!(
+            "{origin}: missing session header{}",
+            if matches!(tail, Tail::Torn { .. }) {
+                " (the only line is incomplete)"
+            } else {
+                ""
+            }
+        )));
+    };
+    index.finish_load()?;
+    Ok(Loaded {
+        header,
+        header_line,
+        index,
+        lines: line_no,
+        file_len,
+        tail,
+        migrated_from: None,
+    })
+}
+
+/// Handles one physical line; returns `Some(version)` when the header asks for a migration.
+#[allow(clippy::too_many_arguments)]
+fn take_line(
+    origin: &str,
+    bytes: &[u8],
+    offset: u64,
+    line_no: u32,
+    terminated: bool,
+    header: &mut Option<(SessionHeader, String)>,
+    index: &mut Index,
+    tail: &mut Tail,
+) -> Result<Option<u32>> {
+    let torn = |tail: &mut Tail| {
+        *tail = Tail::Torn {
+            offset,
+            bytes: bytes.to_vec(),
+        };
+        Ok(None)
+    };
+    if is_blank(bytes) {
+        if !terminated {
+            *tail = Tail::MissingNewline;
+        }
+        return Ok(None);
+    }
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t,
+        Err(_) if !terminated => return torn(tail),
+        Err(e) => {
+            return Err(line_err(
+                origin,
+                line_no,
+                format!("invalid UTF-8 at byte {} of the line", e.valid_up_to()),
+            ))
+        }
+    };
+    if header.is_none() {
+        return match check_header(origin, line_no, text) {
+            Ok(HeaderCheck::Current(h)) => {
+                *header = Some((*h, text.to_owned()));
+                if !terminated {
+                    *tail = Tail::MissingNewline;
+                }
+                Ok(None)
+            }
+            Ok(HeaderCheck::Legacy(v)) => Ok(Some(v)),
+            Err(_) if !terminated && serde_json::from_str::<Value>(text).is_err() => torn(tail),
+            Err(e) => Err(e),
+        };
+    }
+    let len = u32::try_from(bytes.len())
+        .map_err(|_| line_err(origin, line_no, "line longer than 4 GiB"))?;
+    match probe(text) {
+        Ok(env) => {
+            index.load(&env, Raw::File { offset, len }, line_no)?;
+            if !terminated {
+                *tail = Tail::MissingNewline;
+            }
+            Ok(None)
+        }
+        Err(_) if !terminated && serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() => {
+            torn(tail)
+        }
+        Err(e) => Err(line_err(origin, line_no, format!("not a valid entry: {e}"))),
+    }
+}
+
+/// v1/v2: parse every line, migrate to v3 in memory, index the re-serialized lines.
+fn load_legacy(origin: &str, file: &File, version: u32) -> Result<Loaded> {
+    let io = |e| SessionError::io(origin, e);
+    let mut bytes = Vec::new();
+    let mut reader = file;
+    reader.seek(SeekFrom::Start(0)).map_err(io)?;
+    reader.read_to_end(&mut bytes).map_err(io)?;
+    let file_len = bytes.len() as u64;
+
+    let mut header: Option<Map<String, Value>> = None;
+    let mut entries: Vec<(u32, Map<String, Value>)> = Vec::new();
+    let mut tail = Tail::Clean;
+    let mut line_no = 0u32;
+    let mut start = 0usize;
+    while start < bytes.len() {
+        let (end, terminated) = match memchr::memchr(b'\n', &bytes[start..]) {
+            Some(p) => (start + p, true),
+            None => (bytes.len(), false),
+        };
+        line_no += 1;
+        let line = &bytes[start..end];
+        let offset = start as u64;
+        start = end + 1;
+        if is_blank(line) {
+            if !terminated {
+                tail = Tail::MissingNewline;
+            }
+            continue;
+        }
+        let parsed = std::str::from_utf8(line)
+            .map_err(|e| format!("invalid UTF-8 at byte {} of the line", e.valid_up_to()))
+            .and_then(|t| match serde_json::from_str::<Value>(t) {
+                Ok(Value::Object(m)) => Ok(m),
+                Ok(_) => Err("not a JSON object".to_owned()),
+                Err(e) => Err(format!("not valid JSON: {e}")),
+            });
+        let map = match parsed {
+            Ok(m) => m,
+            Err(_) if !terminated => {
+                tail = Tail::Torn {
+                    offset,
+                    bytes: line.to_vec(),
+                };
+                continue;
+            }
+            Err(e) => return Err(line_err(origin, line_no, e)),
+        };
+        if !terminated {
+            tail = Tail::MissingNewline;
+        }
+        if header.is_none() {
+            header = Some(map);
+        } else {
+            entries.push((line_no, map));
+        }
+    }
+    let Some(mut header_map) = header else {
+        return Err(SessionError::InvalidSession(format!(
+            "{origin}: missing session header"
+        )));
+    };
+    let mut maps: Vec<Map<String, Value>> = entries.iter().map(|(_, m)| m.clone()).collect();
+    migrate::migrate_to_v3(u64::from(version), &mut header_map, &mut maps, |taken| {
+        crate::ids::new_entry_id(|c| taken.contains(c))
+    });
+    let header_line = serde_json::to_string(&header_map)
+        .map_err(|e| line_err(origin, 1, format!("session header: {e}")))?;
+    let header = SessionHeader::from_json(&header_line).map_err(|e| line_err(origin, 1, e))?;
+    let mut index = Index::new(origin);
+    for ((line, _), map) in entries.iter().zip(maps) {
+        let text =
+            serde_json::to_string(&map).map_err(|e| line_err(origin, *line, e.to_string()))?;
+        let env =
+            probe(&text).map_err(|e| line_err(origin, *line, format!("not a valid entry: {e}")))?;
+        index.load(&env, Raw::Mem(text.as_str().into()), *line)?;
+    }
+    index.finish_load()?;
+    Ok(Loaded {
+        header,
+        header_line,
+        index,
+        lines: line_no,
+        file_len,
+        tail,
+        migrated_from: Some(version),
+    })
+}

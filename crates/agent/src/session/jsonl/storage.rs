@@ -1,0 +1,639 @@
+//! One open JSONL session file.
+
+use super::layout;
+use super::load::{self, Loaded, Tail};
+use super::writer::{SessionWriter, SyncPolicy, WriterFactory};
+use crate::error::{Result, SessionError};
+use crate::session::common::{self, probe};
+use crate::session::entry::{EntryKind, LeafEntry, SessionEntry, SessionHeader};
+use crate::session::index::{Index, LineSource, Raw};
+use crate::session::storage::{EntryDraft, EntryPage, SessionStats, SessionStorage};
+use async_trait::async_trait;
+use std::borrow::Cow;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use tokio::sync::RwLock;
+
+/// What opening a file found and repaired.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OpenReport {
+    /// An incomplete last line (crash during an append).
+    pub torn_tail: Option<TornTail>,
+    /// The last line lacked its newline (a writable open appended one).
+    pub missing_newline: bool,
+    /// The version of a v1/v2 file that was migrated in memory.
+    pub migrated_from: Option<u32>,
+    /// Where the original of a migrated file was kept once the file was rewritten.
+    pub backup: Option<PathBuf>,
+}
+
+/// The incomplete bytes at the end of a session file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TornTail {
+    pub offset: u64,
+    pub len: u64,
+    /// Where a writable open moved the bytes (`<file>.torn-<unix ms>`); `None` for read-only
+    /// opens, which leave the file alone.
+    pub sidecar: Option<PathBuf>,
+}
+
+/// A JSONL session (pi v3 format). Writable handles hold the file's advisory lock until dropped.
+pub struct JsonlStorage {
+    path: PathBuf,
+    location: String,
+    state: RwLock<State>,
+}
+
+struct State {
+    header: SessionHeader,
+    index: Index,
+    /// Read handle for entry lines (and, for writable opens, the lock holder).
+    file: File,
+    write: Option<WriteSide>,
+    report: OpenReport,
+    lines: u32,
+}
+
+struct WriteSide {
+    writer: Box<dyn SessionWriter>,
+    factory: WriterFactory,
+    sync: SyncPolicy,
+    /// File length covered by committed entries.
+    committed: u64,
+    /// A failed append may have left bytes after `committed` that must be cut first.
+    dirty_tail: bool,
+    unsynced: bool,
+    identity: Option<(u64, u64)>,
+    /// Set for migrated files: rewritten (with a backup) before the first append.
+    rewrite_from: Option<u32>,
+    header_line: String,
+    scratch: Vec<u8>,
+}
+
+impl Drop for WriteSide {
+    fn drop(&mut self) {
+        if self.unsynced && self.sync != SyncPolicy::Never {
+            let _ = self.writer.sync();
+        }
+    }
+}
+
+struct FileSource<'a> {
+    file: &'a File,
+    origin: &'a str,
+}
+
+impl LineSource for FileSource<'_> {
+    fn read<'a>(&'a self, raw: &'a Raw) -> Result<Cow<'a, str>> {
+        match raw {
+            Raw::Mem(s) => Ok(Cow::Borrowed(s)),
+            Raw::File { offset, len } => {
+                let mut buf = vec![0u8; *len as usize];
+                read_exact_at(self.file, &mut buf, *offset)
+                    .map_err(|e| SessionError::io(self.origin, e))?;
+                String::from_utf8(buf).map(Cow::Owned).map_err(|_| {
+                    SessionError::InvalidSession(format!(
+                        "{}: bytes at offset {offset} are no longer valid UTF-8 (file changed underneath?)",
+                        self.origin
+                    ))
+                })
+            }
+        }
+    }
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.read_exact_at(buf, offset)
+}
+
+#[cfg(windows)]
+fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
+    use std::os::windows::fs::FileExt;
+    while !buf.is_empty() {
+        match file.seek_read(buf, offset) {
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn identity_of(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn identity_of(_meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    None
+}
+
+/// The error a second writer gets (DECISIONS §4.4).
+pub(crate) fn locked_error(path: &Path) -> SessionError {
+    SessionError::Storage(format!(
+        "session is open for writing by another process: {}",
+        path.display()
+    ))
+}
+
+/// Takes the advisory write lock on `file` without waiting.
+// `File::try_lock` is std since Rust 1.89; the workspace builds with a newer toolchain.
+#[allow(clippy::incompatible_msrv)]
+pub(crate) fn try_lock(file: &File, path: &Path) -> Result<()> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(locked_error(path)),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(SessionError::io(path.display().to_string(), e))
+        }
+    }
+}
+
+/// fsyncs a directory so a create/rename in it is durable (no-op where unsupported).
+pub(crate) fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> SessionError + '_ {
+    move |e| SessionError::io(path.display().to_string(), e)
+}
+
+impl JsonlStorage {
+    /// Opens `path` for writing: takes the lock, loads, repairs a torn or unterminated tail.
+    pub(crate) fn open_writable(
+        path: &Path,
+        sync: SyncPolicy,
+        factory: WriterFactory,
+    ) -> Result<JsonlStorage> {
+        let file = match OpenOptions::new().read(true).append(true).open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(SessionError::NotFound(format!(
+                    "Session not found: {}",
+                    path.display()
+                )))
+            }
+            Err(e) => return Err(io_err(path)(e)),
+        };
+        try_lock(&file, path)?;
+        Self::from_locked(path, file, sync, factory)
+    }
+
+    /// Builds a writable storage from an opened, locked append-mode handle.
+    pub(crate) fn from_locked(
+        path: &Path,
+        file: File,
+        sync: SyncPolicy,
+        factory: WriterFactory,
+    ) -> Result<JsonlStorage> {
+        let location = path.display().to_string();
+        let loaded = load::load(&location, &file)?;
+        let mut report = OpenReport {
+            migrated_from: loaded.migrated_from,
+            ..OpenReport::default()
+        };
+        let committed = repair_tail(path, &file, &loaded, &mut report, sync)?;
+        let identity = file.metadata().ok().as_ref().and_then(identity_of);
+        let writer = factory(file.try_clone().map_err(io_err(path))?);
+        let Loaded {
+            header,
+            header_line,
+            index,
+            lines,
+            migrated_from,
+            ..
+        } = loaded;
+        Ok(JsonlStorage {
+            path: path.to_owned(),
+            location,
+            state: RwLock::new(State {
+                header,
+                index,
+                file,
+                write: Some(WriteSide {
+                    writer,
+                    factory,
+                    sync,
+                    committed,
+                    dirty_tail: false,
+                    unsynced: false,
+                    identity,
+                    rewrite_from: migrated_from,
+                    header_line,
+                    scratch: Vec::new(),
+                }),
+                report,
+                lines,
+            }),
+        })
+    }
+
+    /// Opens without the lock; never modifies the file. Writes fail with a `storage` error.
+    pub(crate) fn open_read_only(path: &Path) -> Result<JsonlStorage> {
+        let file = match File::open(path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(SessionError::NotFound(format!(
+                    "Session not found: {}",
+                    path.display()
+                )))
+            }
+            Err(e) => return Err(io_err(path)(e)),
+        };
+        let location = path.display().to_string();
+        let loaded = load::load(&location, &file)?;
+        let report = OpenReport {
+            migrated_from: loaded.migrated_from,
+            missing_newline: loaded.tail == Tail::MissingNewline,
+            torn_tail: match &loaded.tail {
+                Tail::Torn { offset, bytes } => Some(TornTail {
+                    offset: *offset,
+                    len: bytes.len() as u64,
+                    sidecar: None,
+                }),
+                _ => None,
+            },
+            backup: None,
+        };
+        Ok(JsonlStorage {
+            path: path.to_owned(),
+            location,
+            state: RwLock::new(State {
+                header: loaded.header,
+                index: loaded.index,
+                file,
+                write: None,
+                report,
+                lines: loaded.lines,
+            }),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// What the open found and repaired.
+    pub async fn report(&self) -> OpenReport {
+        self.state.read().await.report.clone()
+    }
+
+    pub async fn is_writable(&self) -> bool {
+        self.state.read().await.write.is_some()
+    }
+
+    /// The raw lines of the given entries (fork copies them byte for byte).
+    pub(crate) async fn raw_lines(
+        &self,
+        opts: &crate::session::ForkOptions,
+    ) -> Result<Vec<String>> {
+        let st = self.state.read().await;
+        let src = FileSource {
+            file: &st.file,
+            origin: &self.location,
+        };
+        let selection = common::fork_selection(&st.index, &src, opts)?;
+        selection
+            .iter()
+            .map(|ix| src.read(&st.index.slot(*ix).raw).map(Cow::into_owned))
+            .collect()
+    }
+
+    async fn with_read<T>(
+        &self,
+        f: impl FnOnce(&Index, &dyn LineSource) -> Result<T>,
+    ) -> Result<T> {
+        let st = self.state.read().await;
+        let src = FileSource {
+            file: &st.file,
+            origin: &self.location,
+        };
+        f(&st.index, &src)
+    }
+
+    fn write_line(&self, st: &mut State, line: &str) -> Result<()> {
+        let path = self.path.as_path();
+        let Some(ws) = st.write.as_mut() else {
+            return Err(SessionError::Storage(format!(
+                "session {} is open read-only",
+                path.display()
+            )));
+        };
+        let len = u32::try_from(line.len())
+            .map_err(|_| SessionError::InvalidEntry("entry larger than 4 GiB".into()))?;
+        check_identity(path, ws.identity)?;
+        if ws.dirty_tail {
+            ws.writer.truncate(ws.committed).map_err(io_err(path))?;
+            ws.dirty_tail = false;
+        }
+        if let Some(version) = ws.rewrite_from {
+            let (file, backup) = rewrite_migrated(path, &st.index, ws, version)?;
+            st.file = file;
+            st.report.backup = Some(backup);
+            st.lines = u32::try_from(st.index.len() + 1).unwrap_or(u32::MAX);
+        }
+        let Some(ws) = st.write.as_mut() else {
+            return Err(SessionError::Storage("session lost its writer".into()));
+        };
+        ws.scratch.clear();
+        ws.scratch.extend_from_slice(line.as_bytes());
+        ws.scratch.push(b'\n');
+        let outcome = ws.writer.append(&ws.scratch).and_then(|()| {
+            if ws.sync == SyncPolicy::Always {
+                ws.writer.sync()
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = outcome {
+            // Undo a partial line so the file ends on a complete entry again.
+            if ws.writer.truncate(ws.committed).is_err() {
+                ws.dirty_tail = true;
+            }
+            return Err(io_err(path)(e));
+        }
+        let offset = ws.committed;
+        ws.committed += ws.scratch.len() as u64;
+        ws.unsynced = ws.sync != SyncPolicy::Always;
+        st.lines += 1;
+        let env = probe(line).map_err(|e| SessionError::InvalidEntry(e.to_string()))?;
+        st.index.append(&env, Raw::File { offset, len }, st.lines);
+        Ok(())
+    }
+}
+
+/// Refuses to write when the path no longer names the file we hold (deleted or replaced).
+fn check_identity(path: &Path, identity: Option<(u64, u64)>) -> Result<()> {
+    let Some(ours) = identity else {
+        return Ok(());
+    };
+    match std::fs::metadata(path) {
+        Ok(meta) if identity_of(&meta) == Some(ours) => Ok(()),
+        Ok(_) => Err(SessionError::Storage(format!(
+            "session file {} was replaced by another file while open; nothing was written",
+            path.display()
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(SessionError::Storage(format!(
+            "session file {} was deleted while open; nothing was written",
+            path.display()
+        ))),
+        Err(e) => Err(io_err(path)(e)),
+    }
+}
+
+/// Moves a torn tail to a sidecar and cuts it off; appends a missing final newline.
+fn repair_tail(
+    path: &Path,
+    file: &File,
+    loaded: &Loaded,
+    report: &mut OpenReport,
+    sync: SyncPolicy,
+) -> Result<u64> {
+    match &loaded.tail {
+        Tail::Clean => Ok(loaded.file_len),
+        Tail::MissingNewline => {
+            let mut f = file;
+            f.write_all(b"\n").map_err(io_err(path))?;
+            if sync != SyncPolicy::Never {
+                f.sync_data().map_err(io_err(path))?;
+            }
+            report.missing_newline = true;
+            Ok(loaded.file_len + 1)
+        }
+        Tail::Torn { offset, bytes } => {
+            let mut ms = crate::time::now_ms();
+            let (sidecar, mut out) = loop {
+                let candidate = layout::torn_sidecar(path, ms);
+                match OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(&candidate)
+                {
+                    Ok(f) => break (candidate, f),
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => ms += 1,
+                    Err(e) => return Err(io_err(&candidate)(e)),
+                }
+            };
+            out.write_all(bytes).map_err(io_err(&sidecar))?;
+            out.sync_all().map_err(io_err(&sidecar))?;
+            file.set_len(*offset).map_err(io_err(path))?;
+            file.sync_all().map_err(io_err(path))?;
+            if let Some(dir) = path.parent() {
+                sync_dir(dir);
+            }
+            report.torn_tail = Some(TornTail {
+                offset: *offset,
+                len: bytes.len() as u64,
+                sidecar: Some(sidecar),
+            });
+            Ok(*offset)
+        }
+    }
+}
+
+/// DECISIONS §4.3: keep the original as `<file>.v<N>.bak`, write the migrated content to a
+/// temporary file, fsync, lock it, and rename it over the original.
+fn rewrite_migrated(
+    path: &Path,
+    index: &Index,
+    ws: &mut WriteSide,
+    version: u32,
+) -> Result<(File, PathBuf)> {
+    let backup = layout::backup_path(path, version);
+    if !backup.exists() {
+        std::fs::copy(path, &backup).map_err(io_err(&backup))?;
+        File::open(&backup)
+            .and_then(|f| f.sync_all())
+            .map_err(io_err(&backup))?;
+    }
+    let tmp = layout::temp_path(path, crate::time::now_ms());
+    let result = (|| -> Result<File> {
+        let mut out = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(io_err(&tmp))?;
+        let mut text = String::with_capacity(ws.header_line.len() + 1);
+        text.push_str(&ws.header_line);
+        text.push('\n');
+        for slot in index.slots() {
+            match &slot.raw {
+                Raw::Mem(s) => text.push_str(s),
+                Raw::File { .. } => {
+                    return Err(SessionError::Storage(
+                        "a migrated session holds a file-backed line".into(),
+                    ))
+                }
+            }
+            text.push('\n');
+        }
+        out.write_all(text.as_bytes()).map_err(io_err(&tmp))?;
+        out.sync_all().map_err(io_err(&tmp))?;
+        try_lock(&out, &tmp)?;
+        std::fs::rename(&tmp, path).map_err(io_err(path))?;
+        Ok(out)
+    })();
+    let file = match result {
+        Ok(f) => f,
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
+    if let Some(dir) = path.parent() {
+        sync_dir(dir);
+    }
+    let len = file.metadata().map_err(io_err(path))?.len();
+    ws.writer = (ws.factory)(file.try_clone().map_err(io_err(path))?);
+    ws.committed = len;
+    ws.identity = file.metadata().ok().as_ref().and_then(identity_of);
+    ws.rewrite_from = None;
+    ws.unsynced = false;
+    Ok((file, backup))
+}
+
+#[async_trait]
+impl SessionStorage for JsonlStorage {
+    async fn header(&self) -> Result<SessionHeader> {
+        Ok(self.state.read().await.header.clone())
+    }
+
+    fn location(&self) -> String {
+        self.location.clone()
+    }
+
+    async fn leaf_id(&self) -> Result<Option<String>> {
+        Ok(self.state.read().await.index.leaf_id().map(str::to_owned))
+    }
+
+    async fn set_leaf(&self, target: Option<&str>) -> Result<SessionEntry> {
+        self.append(EntryDraft::new(EntryKind::Leaf(LeafEntry {
+            target_id: target.map(str::to_owned),
+            extra: Default::default(),
+        })))
+        .await
+    }
+
+    async fn create_entry_id(&self) -> Result<String> {
+        let st = self.state.read().await;
+        Ok(crate::ids::new_entry_id(|c| st.index.contains(c)))
+    }
+
+    async fn append(&self, draft: EntryDraft) -> Result<SessionEntry> {
+        let mut guard = self.state.write().await;
+        let st = &mut *guard;
+        if st.write.is_none() {
+            return Err(SessionError::Storage(format!(
+                "session {} is open read-only",
+                self.location
+            )));
+        }
+        let prepared = {
+            let src = FileSource {
+                file: &st.file,
+                origin: &self.location,
+            };
+            common::prepare_draft(&st.index, &src, draft)?
+        };
+        self.write_line(st, &prepared.line)?;
+        Ok(prepared.entry)
+    }
+
+    async fn append_entry(&self, entry: SessionEntry) -> Result<()> {
+        let mut guard = self.state.write().await;
+        let st = &mut *guard;
+        let prepared = common::prepare_entry(&st.index, entry)?;
+        self.write_line(st, &prepared.line)
+    }
+
+    async fn get_entry(&self, id: &str) -> Result<Option<SessionEntry>> {
+        self.with_read(|index, src| match index.resolve(id) {
+            None => Ok(None),
+            Some(ix) => common::read_entry(index, src, ix).map(Some),
+        })
+        .await
+    }
+
+    async fn find_entries(&self, entry_type: &str) -> Result<Vec<SessionEntry>> {
+        self.with_read(|index, src| common::read_all(index, src, &index.of_type(entry_type)))
+            .await
+    }
+
+    async fn get_label(&self, id: &str) -> Result<Option<String>> {
+        Ok(self.state.read().await.index.label(id).map(str::to_owned))
+    }
+
+    async fn session_name(&self) -> Result<Option<String>> {
+        Ok(self.state.read().await.index.name().map(str::to_owned))
+    }
+
+    async fn stats(&self) -> Result<SessionStats> {
+        Ok(common::stats(&self.state.read().await.index))
+    }
+
+    async fn path_to_root_or_compaction(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>> {
+        self.with_read(|index, src| {
+            let start = common::leaf_arg(index, leaf)?;
+            common::read_all(index, src, &index.path_to_root_or_compaction(start)?)
+        })
+        .await
+    }
+
+    async fn ancestry(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>> {
+        self.with_read(|index, src| {
+            let start = common::leaf_arg(index, leaf)?;
+            common::read_all(index, src, &index.ancestry(start)?)
+        })
+        .await
+    }
+
+    async fn entries(&self, after_seq: Option<u64>, limit: Option<usize>) -> Result<EntryPage> {
+        self.with_read(|index, src| common::page(index, src, after_seq, limit))
+            .await
+    }
+
+    async fn children(&self, id: Option<&str>) -> Result<Vec<SessionEntry>> {
+        self.with_read(|index, src| {
+            let parent = match id {
+                None => None,
+                Some(id) => Some(
+                    index
+                        .resolve(id)
+                        .ok_or_else(|| SessionError::NotFound(format!("Entry not found: {id}")))?,
+                ),
+            };
+            common::read_all(index, src, &index.children(parent))
+        })
+        .await
+    }
+
+    async fn entry_count(&self) -> Result<u64> {
+        Ok(self.state.read().await.index.len() as u64)
+    }
+
+    async fn save_point(&self) -> Result<()> {
+        let mut guard = self.state.write().await;
+        if let Some(ws) = guard.write.as_mut() {
+            if ws.unsynced && ws.sync == SyncPolicy::SavePoint {
+                ws.writer.sync().map_err(io_err(&self.path))?;
+                ws.unsynced = false;
+            }
+        }
+        Ok(())
+    }
+}
