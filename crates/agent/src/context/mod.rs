@@ -23,8 +23,11 @@ use serde_json::{json, Value};
 
 /// The reference JSON shape of a projected context (`shared/fixtures/*/expected/*.json`):
 /// `{"ok":true,"leafId","model","thinkingLevel","activeToolNames","llm"}`.
+/// Numbers are written as JavaScript would (`0.0` in a file comes back as `0`), so the output
+/// equals pi's byte for byte up to key order.
 pub fn expected_json(context: &SessionContext, leaf_id: Option<&str>) -> Value {
-    let llm = convert_to_llm(&context.messages);
+    let mut llm = serde_json::to_value(convert_to_llm(&context.messages)).unwrap_or(Value::Null);
+    js_numbers(&mut llm);
     json!({
         "ok": true,
         "leafId": leaf_id,
@@ -38,4 +41,24 @@ pub fn expected_json(context: &SessionContext, leaf_id: Option<&str>) -> Value {
 /// The refusal shape of the same files: `{"ok":false,"error"}`.
 pub fn refusal_json(error: &str) -> Value {
     json!({ "ok": false, "error": error })
+}
+
+/// Rewrites integral floating-point numbers as integers, as `JSON.stringify` prints them.
+fn js_numbers(v: &mut Value) {
+    const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(f) = n.as_f64() {
+                if f.fract() == 0.0 && f.abs() <= MAX_SAFE {
+                    // Exact: integral and within the exactly representable range.
+                    #[allow(clippy::cast_possible_truncation)]
+                    let i = f as i64;
+                    *v = Value::from(i);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(js_numbers),
+        Value::Object(o) => o.values_mut().for_each(js_numbers),
+        _ => {}
+    }
 }
