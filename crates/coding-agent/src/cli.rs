@@ -71,10 +71,12 @@ pub enum SessionCommand {
         all: bool,
     },
     /// Copy a session (or the path to one entry) into a new session; prints its id and path.
-    #[command(after_help = "Without --entry the whole tree is copied. With --entry ID the path \
+    #[command(
+        after_help = "Without --entry the whole tree is copied. With --entry ID the path \
         from the root to the entry's parent is copied (the entry must be a user message); \
         --at includes the entry itself. --at without --entry copies the active path up to the \
-        current leaf.")]
+        current leaf."
+    )]
     Fork {
         /// Session file, id or unique id prefix.
         #[arg(value_name = "SESSION")]

@@ -49,10 +49,15 @@ pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<
                 eprintln!("arbor: skipped {location}: {reason}");
             }
             if listing.sessions.is_empty() {
-                eprintln!("arbor: no sessions in {}", listing.scanned);
+                let hint = if all {
+                    ""
+                } else {
+                    " (--all lists every directory)"
+                };
+                eprintln!("arbor: no sessions in {}{hint}", listing.scanned);
                 return Ok(ExitCode::SUCCESS);
             }
-            let with_cwd = all || matches!(dirs, SessionDirs::Flat { .. });
+            let with_cwd = all;
             emit(list::render(&listing.sessions, with_cwd).as_bytes())
         }
         SessionCommand::Fork { session, entry, at } => {
@@ -62,8 +67,8 @@ pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<
             } else {
                 ForkPosition::Before
             };
-            let target = session_dir.map(Path::to_path_buf);
-            let forked = store::fork(&path, entry.as_deref(), at, position, target).await?;
+            let dirs = SessionDirs::resolve(session_dir)?;
+            let forked = store::fork(&dirs, &path, entry.as_deref(), position).await?;
             emit(format!("{}\t{}\n", forked.id, forked.path.display()).as_bytes())
         }
         SessionCommand::Migrate { file } => {
@@ -81,7 +86,11 @@ pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<
                     outcome.from_version,
                     backup.display()
                 ),
-                None => format!("{} is already v{}; nothing to do\n", file.display(), outcome.from_version),
+                None => format!(
+                    "{} is already v{}; nothing to do\n",
+                    file.display(),
+                    outcome.from_version
+                ),
             };
             emit(line.as_bytes())
         }

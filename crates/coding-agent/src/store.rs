@@ -8,7 +8,10 @@ use std::sync::Arc;
 
 use arbor_agent::context::{expected_json, ContextOptions};
 use arbor_agent::message::AgentMessage;
-use arbor_agent::session::{ForkPosition, Session, SessionInfo, SessionStorage};
+use arbor_agent::session::{
+    ForkOptions, ForkPosition, JsonlRepository, JsonlStorage, Session, SessionInfo,
+    SessionRepository, SessionStorage,
+};
 use serde_json::Value;
 
 use crate::error::{CliError, Result};
@@ -45,18 +48,35 @@ pub fn cwd_folder_name(cwd: &str) -> String {
     arbor_agent::session::jsonl::layout::encode_cwd(cwd)
 }
 
-/// Opens a session file read-only (v1/v2 files are migrated in memory, nothing is written).
-async fn open(path: &Path) -> Result<Session> {
-    // TEMPORARY (development only, until the JSONL backend lands): v3 files via memory.
-    let text = std::fs::read_to_string(path).map_err(|e| CliError::io(path.display().to_string(), e))?;
-    let storage = arbor_agent::session::MemoryStorage::new("/tmp");
-    for (i, line) in text.lines().enumerate().skip(1) {
-        let entry = arbor_agent::session::SessionEntry::from_json(line).map_err(|m| {
-            arbor_agent::SessionError::Line { file: path.display().to_string(), line: i + 1, message: m }
-        })?;
-        storage.append_entry(entry).await?;
+/// The repository for this invocation's directories.
+fn repository(dirs: &SessionDirs) -> JsonlRepository {
+    match dirs {
+        SessionDirs::Layout { root } => JsonlRepository::new(root.clone()),
+        SessionDirs::Flat { dir } => JsonlRepository::flat(dir.clone()),
     }
-    Ok(Session::new(Arc::new(storage)))
+}
+
+/// A path argument the repository will not mistake for an id.
+fn path_arg(path: &Path) -> String {
+    let text = path.display().to_string();
+    if crate::lookup::looks_like_path(&text) {
+        text
+    } else {
+        format!("./{text}")
+    }
+}
+
+/// Opens a session file read-only: no lock, nothing written (v1/v2 files are migrated in
+/// memory only; a torn tail is reported by the store and left alone).
+async fn open_storage(path: &Path) -> Result<JsonlStorage> {
+    let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    Ok(JsonlRepository::flat(dir)
+        .open_read_only(&path_arg(path))
+        .await?)
+}
+
+async fn open(path: &Path) -> Result<Session> {
+    Ok(Session::new(Arc::new(open_storage(path).await?)))
 }
 
 /// Checks `--leaf` up front so a typo is reported as such rather than as an empty context.
@@ -115,26 +135,67 @@ pub async fn render_tree(path: &Path) -> Result<String> {
     Ok(tree::render(&tree))
 }
 
+/// Sessions of `cwd` (or of every directory with `all`), newest first.
 pub async fn list(dirs: &SessionDirs, cwd: &str, all: bool) -> Result<Listing> {
-    let _ = (dirs, cwd, all);
-    Err(CliError::Usage("the JSONL session store is not wired in yet".into()))
+    let repo = repository(dirs);
+    let result = if all {
+        repo.list().await?
+    } else {
+        repo.list_cwd(cwd).await?
+    };
+    let scanned = match (dirs, all) {
+        (SessionDirs::Layout { .. }, false) => repo.dir_for_cwd(cwd).display().to_string(),
+        (SessionDirs::Flat { dir }, false) => format!("{} for {cwd}", dir.display()),
+        (_, true) => dirs.describe(),
+    };
+    Ok(Listing {
+        sessions: result.sessions,
+        skipped: result.skipped,
+        scanned,
+    })
 }
 
+/// Forks into `--session-dir` when given, else into `~/.arbor/sessions` under the source's
+/// cwd. `at` without an entry forks at the source's current leaf (a clone of the active path).
 pub async fn fork(
+    dirs: &SessionDirs,
     path: &Path,
     entry: Option<&str>,
-    at: bool,
     position: ForkPosition,
-    target_dir: Option<PathBuf>,
 ) -> Result<Forked> {
-    let _ = (path, entry, at, position, target_dir);
-    Err(CliError::Usage("the JSONL session store is not wired in yet".into()))
+    let source = path_arg(path);
+    let entry_id = match (entry, position) {
+        (Some(id), _) => Some(id.to_string()),
+        (None, ForkPosition::At) => {
+            let storage = open_storage(path).await?;
+            match storage.leaf_id().await? {
+                Some(leaf) => Some(leaf),
+                None => {
+                    return Err(CliError::Usage(format!(
+                        "{} has no entries to fork at",
+                        path.display()
+                    )))
+                }
+            }
+        }
+        (None, ForkPosition::Before) => None,
+    };
+    let opts = ForkOptions {
+        entry_id,
+        position,
+        ..ForkOptions::default()
+    };
+    let forked = repository(dirs).fork(&source, opts).await?;
+    let header = forked.header().await?;
+    Ok(Forked {
+        id: header.id,
+        path: forked.path().to_path_buf(),
+    })
 }
 
 pub async fn migrate(path: &Path) -> Result<Migrated> {
     let _ = path;
-    Err(CliError::Usage("the JSONL session store is not wired in yet".into()))
+    Err(CliError::Usage(
+        "the JSONL session store is not wired in yet".into(),
+    ))
 }
-
-#[allow(dead_code)]
-fn _storage_is_object_safe(_: Arc<dyn SessionStorage>) {}

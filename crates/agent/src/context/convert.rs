@@ -34,11 +34,17 @@ pub fn convert_one(message: &AgentMessage) -> Option<Message> {
             Some(user(content, c.timestamp))
         }
         AgentMessage::BranchSummary(b) => Some(user_text(
-            format!("{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}", b.summary),
+            format!(
+                "{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}",
+                b.summary
+            ),
             b.timestamp,
         )),
         AgentMessage::CompactionSummary(c) => Some(user_text(
-            format!("{COMPACTION_SUMMARY_PREFIX}{}{COMPACTION_SUMMARY_SUFFIX}", c.summary),
+            format!(
+                "{COMPACTION_SUMMARY_PREFIX}{}{COMPACTION_SUMMARY_SUFFIX}",
+                c.summary
+            ),
             c.timestamp,
         )),
         AgentMessage::BashExecution(b) => {

@@ -15,8 +15,8 @@ pub use convert::{
     COMPACTION_SUMMARY_SUFFIX,
 };
 pub use projection::{
-    build_session_context, ContextOptions, CustomProjector, DerivedState, EntryTransform,
-    ModelRef, SessionContext,
+    build_session_context, ContextOptions, CustomProjector, DerivedState, EntryTransform, ModelRef,
+    SessionContext,
 };
 
 use serde_json::{json, Value};

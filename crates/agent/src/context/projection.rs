@@ -18,9 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::context::convert::text_block;
-use crate::message::{
-    AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage,
-};
+use crate::message::{AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage};
 use crate::session::entry::{EntryKind, SessionEntry};
 
 /// Rewrites the list of context entries after the default compaction transform.
@@ -231,9 +229,7 @@ pub fn default_context_indices<E: Borrow<SessionEntry>>(path: &[E]) -> Vec<usize
         if c.retained_tail.is_none() {
             if let Some(kept) = &c.first_kept_entry_id {
                 if let Some(start) = path[..c_idx].iter().position(|e| &e.borrow().id == kept) {
-                    out.extend(
-                        (start..c_idx).filter(|&i| !is_system_message(path[i].borrow())),
-                    );
+                    out.extend((start..c_idx).filter(|&i| !is_system_message(path[i].borrow())));
                 }
             }
         }
@@ -415,8 +411,10 @@ pub fn build_session_context<E: Borrow<SessionEntry>>(
         let entries: Vec<&SessionEntry> = indices.iter().map(|&i| ancestry[i].borrow()).collect();
         project_entries(&entries, &options.projectors)
     } else {
-        let mut entries: Vec<SessionEntry> =
-            indices.iter().map(|&i| ancestry[i].borrow().clone()).collect();
+        let mut entries: Vec<SessionEntry> = indices
+            .iter()
+            .map(|&i| ancestry[i].borrow().clone())
+            .collect();
         for t in &options.entry_transforms {
             entries = t(entries);
         }
@@ -446,9 +444,9 @@ pub fn ancestry_in<'a>(
         match cur.parent_id.as_deref() {
             None => break,
             Some(p) => {
-                cur = by_id.get(p).ok_or_else(|| {
-                    format!("entry {} has a missing parent {p}", cur.id)
-                })?;
+                cur = by_id
+                    .get(p)
+                    .ok_or_else(|| format!("entry {} has a missing parent {p}", cur.id))?;
             }
         }
     }

@@ -2,12 +2,12 @@
 
 mod common;
 pub mod entry;
-#[allow(clippy::module_inception)]
-pub mod session;
 mod index;
 pub mod jsonl;
 pub mod memory;
 mod probe;
+#[allow(clippy::module_inception)]
+pub mod session;
 pub mod storage;
 pub mod tree;
 
@@ -17,6 +17,6 @@ pub mod conformance;
 pub use entry::*;
 pub use jsonl::{JsonlRepository, JsonlStorage, SyncPolicy};
 pub use memory::{MemoryRepository, MemoryStorage};
-pub use storage::*;
 pub use session::{BranchSummaryDraft, CompactionDraft, Session};
+pub use storage::*;
 pub use tree::{SessionTree, TreeNode};

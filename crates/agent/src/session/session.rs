@@ -428,7 +428,9 @@ impl Session {
         let mut guard = self.cache.lock().await;
         if let Some(id) = target {
             if self.storage.get_entry(id).await?.is_none() {
-                return Err(SessionError::NotFound(format!("move_to: entry {id} not found")));
+                return Err(SessionError::NotFound(format!(
+                    "move_to: entry {id} not found"
+                )));
             }
         }
         let old_leaf = self.storage.leaf_id().await?;
@@ -509,11 +511,14 @@ impl Session {
         };
         if !reusable {
             let ancestry = self.storage.ancestry(leaf.as_deref()).await?;
-            *guard = Some(ProjectionCache::new(ancestry, self.options.projectors.clone()));
+            *guard = Some(ProjectionCache::new(
+                ancestry,
+                self.options.projectors.clone(),
+            ));
         }
-        guard.as_mut().ok_or_else(|| {
-            SessionError::Storage("projection cache unexpectedly empty".to_string())
-        })
+        guard
+            .as_mut()
+            .ok_or_else(|| SessionError::Storage("projection cache unexpectedly empty".to_string()))
     }
 }
 

@@ -4,8 +4,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use arbor_agent::context::projection::{ancestry_in, build_session_context, recovered_leaf, ContextOptions};
 use arbor_agent::context::expected_json;
+use arbor_agent::context::projection::{
+    ancestry_in, build_session_context, recovered_leaf, ContextOptions,
+};
 use arbor_agent::session::entry::SessionEntry;
 use serde_json::Value;
 
@@ -22,7 +24,10 @@ struct Loaded {
 /// Strict v3 reading (header + one entry per line); v1/v2 go through the store's migration.
 fn load(path: &Path) -> Result<Loaded, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut lines = text.split('\n').enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let mut lines = text
+        .split('\n')
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
     let (_, header) = lines.next().ok_or("missing session header")?;
     let header: Value = serde_json::from_str(header).map_err(|e| format!("line 1: {e}"))?;
     let version = header.get("version").and_then(Value::as_u64).unwrap_or(1);
@@ -39,11 +44,18 @@ fn load(path: &Path) -> Result<Loaded, String> {
         entries.push(e);
     }
     let leaf = recovered_leaf(&entries);
-    Ok(Loaded { entries, leaf, migrated: false })
+    Ok(Loaded {
+        entries,
+        leaf,
+        migrated: false,
+    })
 }
 
 fn load_migrated(path: &Path) -> Result<Loaded, String> {
-    Err(format!("{}: v1/v2 migration needs the store", path.display()))
+    Err(format!(
+        "{}: v1/v2 migration needs the store",
+        path.display()
+    ))
 }
 
 fn project(loaded: &Loaded) -> Result<Value, String> {
@@ -59,9 +71,14 @@ fn first_diff(path: &str, a: &Value, b: &Value) -> Option<String> {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             for k in x.keys().chain(y.keys()) {
-                let (va, vb) = (x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null));
+                let (va, vb) = (
+                    x.get(k).unwrap_or(&Value::Null),
+                    y.get(k).unwrap_or(&Value::Null),
+                );
                 if x.contains_key(k) != y.contains_key(k) {
-                    return Some(format!("{path}.{k}: present on one side only ({va} vs {vb})"));
+                    return Some(format!(
+                        "{path}.{k}: present on one side only ({va} vs {vb})"
+                    ));
                 }
                 if let Some(d) = first_diff(&format!("{path}.{k}"), va, vb) {
                     return Some(d);
@@ -133,7 +150,12 @@ fn generated_sessions_agree_with_pi() {
     let dir = fixtures_dir().join("generated");
     let (n, failures) = check_dir(&dir.join("sessions"), &dir.join("expected"));
     assert!(n >= 80, "expected the 80 generated fixtures, found {n}");
-    assert!(failures.is_empty(), "{} of {n} disagree:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} disagree:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]
@@ -141,7 +163,12 @@ fn pi_sessions_agree_with_pi() {
     let dir = fixtures_dir().join("pi-sessions");
     let (n, failures) = check_dir(&dir, &dir.join("expected"));
     assert!(n >= 10, "expected the pi session fixtures, found {n}");
-    assert!(failures.is_empty(), "{} of {n} disagree:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} disagree:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 /// Extra cases made with shared/tools (see docs/parts/context.md):
@@ -154,5 +181,10 @@ fn extra_generated_sessions_agree_with_pi() {
     let dir = PathBuf::from(dir);
     let (n, failures) = check_dir(&dir.join("sessions"), &dir.join("expected"));
     assert!(n > 0, "no sessions under {}", dir.display());
-    assert!(failures.is_empty(), "{} of {n} disagree:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {n} disagree:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

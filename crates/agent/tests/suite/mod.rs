@@ -1,11 +1,11 @@
 //! Integration tests, one module per topic, plus shared helpers.
 
 mod agreement;
+mod conformance_jsonl;
+mod conformance_memory;
 mod context_support;
 mod projection;
 mod proptests;
-mod conformance_jsonl;
-mod conformance_memory;
 mod roundtrip;
 mod session;
 

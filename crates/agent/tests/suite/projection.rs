@@ -1,8 +1,8 @@
 //! The pure projection rules of DECISIONS §3, checked on hand-built entry lists.
 
 use arbor_agent::context::projection::{
-    bounded_branch, build_session_context, default_context_entries, derive_state,
-    recovered_leaf, ContextOptions,
+    bounded_branch, build_session_context, default_context_entries, derive_state, recovered_leaf,
+    ContextOptions,
 };
 use arbor_agent::context::{
     convert_to_llm, expected_json, ProjectionCache, BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX,
@@ -21,7 +21,11 @@ fn m(id: &str, parent: Option<&str>, message: Value) -> String {
         .to_string()
 }
 fn u(id: &str, parent: Option<&str>, text: &str) -> String {
-    m(id, parent, json!({"role": "user", "content": text, "timestamp": 1}))
+    m(
+        id,
+        parent,
+        json!({"role": "user", "content": text, "timestamp": 1}),
+    )
 }
 fn a(id: &str, parent: Option<&str>, text: &str) -> String {
     m(
@@ -35,7 +39,11 @@ fn a(id: &str, parent: Option<&str>, text: &str) -> String {
     )
 }
 fn sys(id: &str, parent: Option<&str>, text: &str) -> String {
-    m(id, parent, json!({"role": "system", "content": text, "timestamp": 3}))
+    m(
+        id,
+        parent,
+        json!({"role": "system", "content": text, "timestamp": 3}),
+    )
 }
 fn other(id: &str, parent: Option<&str>, ty: &str, fields: Value) -> String {
     let mut v = json!({"type": ty, "id": id, "parentId": parent, "timestamp": TS});
@@ -90,7 +98,11 @@ fn wrapper_constants_are_byte_exact() {
 
 #[test]
 fn no_compaction_projects_the_whole_ancestry() {
-    let path = log(&[u("e1", None, "hi"), a("e2", Some("e1"), "hello"), u("e3", Some("e2"), "again")]);
+    let path = log(&[
+        u("e1", None, "hi"),
+        a("e2", Some("e1"), "hello"),
+        u("e3", Some("e2"), "again"),
+    ]);
     assert_eq!(
         texts(&path, &ContextOptions::default()),
         ["user:hi", "assistant:hello", "user:again"]
@@ -105,16 +117,30 @@ fn compaction_keeps_first_kept_range_and_drops_superseded_system_messages() {
         u("e1", Some("s1"), "old"),
         sys("s2", Some("e1"), "prompt v2"),
         u("e2", Some("s2"), "kept"),
-        other("c1", Some("e2"), "compaction", json!({"summary": "S", "firstKeptEntryId": "e1", "tokensBefore": 10})),
+        other(
+            "c1",
+            Some("e2"),
+            "compaction",
+            json!({"summary": "S", "firstKeptEntryId": "e1", "tokensBefore": 10}),
+        ),
         sys("s3", Some("c1"), "prompt v3"),
         u("e3", Some("s3"), "after"),
     ]);
     assert_eq!(
         texts(&path, &ContextOptions::default()),
-        [summary("S"), "user:old".into(), "user:kept".into(), "system:prompt v3".into(), "user:after".into()]
+        [
+            summary("S"),
+            "user:old".into(),
+            "user:kept".into(),
+            "system:prompt v3".into(),
+            "user:after".into()
+        ]
     );
     // getBranch() starts at firstKept.
-    let ids: Vec<&str> = bounded_branch(&path).iter().map(|e| e.id.as_str()).collect();
+    let ids: Vec<&str> = bounded_branch(&path)
+        .iter()
+        .map(|e| e.id.as_str())
+        .collect();
     assert_eq!(ids, ["e1", "s2", "e2", "c1", "s3", "e3"]);
 }
 
@@ -122,19 +148,32 @@ fn compaction_keeps_first_kept_range_and_drops_superseded_system_messages() {
 fn compaction_system_message_comes_first_and_retained_tail_follows_summary() {
     let path = log(&[
         u("e1", None, "old"),
-        other("c1", Some("e1"), "compaction", json!({
-            "summary": "S", "firstKeptEntryId": "e1", "tokensBefore": 10,
-            "systemMessage": {"role": "system", "content": "snapshot", "timestamp": 5},
-            "retainedTail": [{"role": "user", "content": "tail", "timestamp": 6}]
-        })),
+        other(
+            "c1",
+            Some("e1"),
+            "compaction",
+            json!({
+                "summary": "S", "firstKeptEntryId": "e1", "tokensBefore": 10,
+                "systemMessage": {"role": "system", "content": "snapshot", "timestamp": 5},
+                "retainedTail": [{"role": "user", "content": "tail", "timestamp": 6}]
+            }),
+        ),
         u("e2", Some("c1"), "after"),
     ]);
     // retainedTail wins over firstKept: nothing before the compaction is read.
     assert_eq!(
         texts(&path, &ContextOptions::default()),
-        ["system:snapshot".to_string(), summary("S"), "user:tail".into(), "user:after".into()]
+        [
+            "system:snapshot".to_string(),
+            summary("S"),
+            "user:tail".into(),
+            "user:after".into()
+        ]
     );
-    let ids: Vec<&str> = bounded_branch(&path).iter().map(|e| e.id.as_str()).collect();
+    let ids: Vec<&str> = bounded_branch(&path)
+        .iter()
+        .map(|e| e.id.as_str())
+        .collect();
     assert_eq!(ids, ["c1", "e2"]);
 }
 
@@ -142,17 +181,35 @@ fn compaction_system_message_comes_first_and_retained_tail_follows_summary() {
 fn only_the_newest_compaction_projects_and_older_ones_do_not_move_the_boundary() {
     let path = log(&[
         u("e1", None, "one"),
-        other("c1", Some("e1"), "compaction", json!({"summary": "S1", "firstKeptEntryId": "e1", "tokensBefore": 10})),
+        other(
+            "c1",
+            Some("e1"),
+            "compaction",
+            json!({"summary": "S1", "firstKeptEntryId": "e1", "tokensBefore": 10}),
+        ),
         u("e2", Some("c1"), "two"),
-        other("c2", Some("e2"), "compaction", json!({"summary": "S2", "firstKeptEntryId": "e1", "tokensBefore": 20})),
+        other(
+            "c2",
+            Some("e2"),
+            "compaction",
+            json!({"summary": "S2", "firstKeptEntryId": "e1", "tokensBefore": 20}),
+        ),
         u("e3", Some("c2"), "three"),
     ]);
     // c1 sits inside c2's kept range but contributes nothing.
     assert_eq!(
         texts(&path, &ContextOptions::default()),
-        [summary("S2"), "user:one".into(), "user:two".into(), "user:three".into()]
+        [
+            summary("S2"),
+            "user:one".into(),
+            "user:two".into(),
+            "user:three".into()
+        ]
     );
-    let ids: Vec<&str> = bounded_branch(&path).iter().map(|e| e.id.as_str()).collect();
+    let ids: Vec<&str> = bounded_branch(&path)
+        .iter()
+        .map(|e| e.id.as_str())
+        .collect();
     assert_eq!(ids, ["e1", "c1", "e2", "c2", "e3"]);
 }
 
@@ -160,28 +217,62 @@ fn only_the_newest_compaction_projects_and_older_ones_do_not_move_the_boundary()
 fn first_kept_off_the_path_keeps_nothing_before_the_compaction() {
     let path = log(&[
         u("e1", None, "one"),
-        other("c1", Some("e1"), "compaction", json!({"summary": "S", "firstKeptEntryId": "zzzz", "tokensBefore": 1})),
+        other(
+            "c1",
+            Some("e1"),
+            "compaction",
+            json!({"summary": "S", "firstKeptEntryId": "zzzz", "tokensBefore": 1}),
+        ),
         u("e2", Some("c1"), "two"),
     ]);
-    assert_eq!(texts(&path, &ContextOptions::default()), [summary("S"), "user:two".into()]);
-    let ctx_ids: Vec<&str> = default_context_entries(&path).iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(
+        texts(&path, &ContextOptions::default()),
+        [summary("S"), "user:two".into()]
+    );
+    let ctx_ids: Vec<&str> = default_context_entries(&path)
+        .iter()
+        .map(|e| e.id.as_str())
+        .collect();
     assert_eq!(ctx_ids, ["c1", "e2"]);
 }
 
 #[test]
 fn derived_state_replays_the_full_ancestry_across_compactions() {
     let path = log(&[
-        other("t1", None, "thinking_level_change", json!({"thinkingLevel": "high"})),
-        other("m1", Some("t1"), "model_change", json!({"provider": "openai", "modelId": "gpt-5"})),
-        other("k1", Some("m1"), "active_tools_change", json!({"activeToolNames": ["read", "bash"]})),
+        other(
+            "t1",
+            None,
+            "thinking_level_change",
+            json!({"thinkingLevel": "high"}),
+        ),
+        other(
+            "m1",
+            Some("t1"),
+            "model_change",
+            json!({"provider": "openai", "modelId": "gpt-5"}),
+        ),
+        other(
+            "k1",
+            Some("m1"),
+            "active_tools_change",
+            json!({"activeToolNames": ["read", "bash"]}),
+        ),
         u("e1", Some("k1"), "one"),
-        other("c1", Some("e1"), "compaction", json!({"summary": "S", "firstKeptEntryId": "e1", "tokensBefore": 1, "retainedTail": []})),
+        other(
+            "c1",
+            Some("e1"),
+            "compaction",
+            json!({"summary": "S", "firstKeptEntryId": "e1", "tokensBefore": 1, "retainedTail": []}),
+        ),
         u("e2", Some("c1"), "two"),
     ]);
     let state = derive_state(&path);
     assert_eq!(state.thinking_level, "high");
     assert_eq!(state.model.as_ref().unwrap().model_id, "gpt-5");
-    assert_eq!(state.active_tool_names, Some(vec!["read".into(), "bash".into()]));
+    assert_eq!(
+        state.active_tool_names,
+        Some(vec!["read".into(), "bash".into()])
+    );
     // A later assistant message moves the model.
     let mut path = path;
     path.extend(log(&[a("a1", Some("e2"), "hi")]));
@@ -189,7 +280,10 @@ fn derived_state_replays_the_full_ancestry_across_compactions() {
     // Defaults.
     let empty: Vec<SessionEntry> = Vec::new();
     let d = derive_state(&empty);
-    assert_eq!((d.model, d.thinking_level.as_str(), d.active_tool_names), (None, "off", None));
+    assert_eq!(
+        (d.model, d.thinking_level.as_str(), d.active_tool_names),
+        (None, "off", None)
+    );
 }
 
 #[test]
@@ -197,42 +291,113 @@ fn context_edits_latest_wins_null_removes_string_becomes_block() {
     let path = log(&[
         u("e1", None, "question"),
         a("e2", Some("e1"), "answer"),
-        other("x1", Some("e2"), "context_edit", json!({"targetId": "e1", "replacement": {"content": "first edit"}})),
-        other("x2", Some("x1"), "context_edit", json!({"targetId": "e1", "replacement": {"content": "second edit"}})),
-        other("x3", Some("x2"), "context_edit", json!({"targetId": "e2", "replacement": {"content": "short answer"}})),
+        other(
+            "x1",
+            Some("e2"),
+            "context_edit",
+            json!({"targetId": "e1", "replacement": {"content": "first edit"}}),
+        ),
+        other(
+            "x2",
+            Some("x1"),
+            "context_edit",
+            json!({"targetId": "e1", "replacement": {"content": "second edit"}}),
+        ),
+        other(
+            "x3",
+            Some("x2"),
+            "context_edit",
+            json!({"targetId": "e2", "replacement": {"content": "short answer"}}),
+        ),
     ]);
     let ctx = build_session_context(&path, &ContextOptions::default());
     let llm = serde_json::to_value(convert_to_llm(&ctx.messages)).unwrap();
     assert_eq!(llm[0]["content"], json!("second edit"));
-    assert_eq!(llm[1]["content"], json!([{"type": "text", "text": "short answer"}]));
+    assert_eq!(
+        llm[1]["content"],
+        json!([{"type": "text", "text": "short answer"}])
+    );
     assert_eq!(llm[1]["provider"], json!("anthropic"), "metadata kept");
 
     let mut removed = path.clone();
-    removed.extend(log(&[other("x4", Some("x3"), "context_edit", json!({"targetId": "e1", "replacement": null}))]));
-    assert_eq!(texts(&removed, &ContextOptions::default()), ["assistant:short answer"]);
+    removed.extend(log(&[other(
+        "x4",
+        Some("x3"),
+        "context_edit",
+        json!({"targetId": "e1", "replacement": null}),
+    )]));
+    assert_eq!(
+        texts(&removed, &ContextOptions::default()),
+        ["assistant:short answer"]
+    );
 }
 
 #[test]
 fn context_edits_outside_the_compaction_window_do_not_apply() {
     let path = log(&[
         u("e1", None, "one"),
-        other("x1", Some("e1"), "context_edit", json!({"targetId": "e1", "replacement": null})),
+        other(
+            "x1",
+            Some("e1"),
+            "context_edit",
+            json!({"targetId": "e1", "replacement": null}),
+        ),
         u("e2", Some("x1"), "two"),
-        other("c1", Some("e2"), "compaction", json!({"summary": "S", "firstKeptEntryId": "e2", "tokensBefore": 1})),
-        other("x2", Some("c1"), "context_edit", json!({"targetId": "e2", "replacement": {"content": "two'"}})),
+        other(
+            "c1",
+            Some("e2"),
+            "compaction",
+            json!({"summary": "S", "firstKeptEntryId": "e2", "tokensBefore": 1}),
+        ),
+        other(
+            "x2",
+            Some("c1"),
+            "context_edit",
+            json!({"targetId": "e2", "replacement": {"content": "two'"}}),
+        ),
     ]);
-    assert_eq!(texts(&path, &ContextOptions::default()), [summary("S"), "user:two'".into()]);
+    assert_eq!(
+        texts(&path, &ContextOptions::default()),
+        [summary("S"), "user:two'".into()]
+    );
 }
 
 #[test]
 fn branch_summaries_custom_messages_and_bash_executions_convert_to_user_text() {
     let path = log(&[
-        other("b1", None, "branch_summary", json!({"fromId": "zz", "summary": "explored"})),
-        other("b2", Some("b1"), "branch_summary", json!({"fromId": "zz", "summary": ""})),
-        other("n1", Some("b2"), "custom_message", json!({"customType": "note", "content": "remember", "display": false})),
-        m("x1", Some("n1"), json!({"role": "bashExecution", "command": "ls", "output": "a\n", "exitCode": 2, "cancelled": false, "truncated": true, "fullOutputPath": "/tmp/o", "timestamp": 9})),
-        m("x2", Some("x1"), json!({"role": "bashExecution", "command": "rm", "output": "", "cancelled": true, "truncated": false, "excludeFromContext": true, "timestamp": 9})),
-        m("x3", Some("x2"), json!({"role": "bashExecution", "command": "true", "output": "", "exitCode": 0, "cancelled": false, "truncated": false, "timestamp": 9})),
+        other(
+            "b1",
+            None,
+            "branch_summary",
+            json!({"fromId": "zz", "summary": "explored"}),
+        ),
+        other(
+            "b2",
+            Some("b1"),
+            "branch_summary",
+            json!({"fromId": "zz", "summary": ""}),
+        ),
+        other(
+            "n1",
+            Some("b2"),
+            "custom_message",
+            json!({"customType": "note", "content": "remember", "display": false}),
+        ),
+        m(
+            "x1",
+            Some("n1"),
+            json!({"role": "bashExecution", "command": "ls", "output": "a\n", "exitCode": 2, "cancelled": false, "truncated": true, "fullOutputPath": "/tmp/o", "timestamp": 9}),
+        ),
+        m(
+            "x2",
+            Some("x1"),
+            json!({"role": "bashExecution", "command": "rm", "output": "", "cancelled": true, "truncated": false, "excludeFromContext": true, "timestamp": 9}),
+        ),
+        m(
+            "x3",
+            Some("x2"),
+            json!({"role": "bashExecution", "command": "true", "output": "", "exitCode": 0, "cancelled": false, "truncated": false, "timestamp": 9}),
+        ),
     ]);
     assert_eq!(
         texts(&path, &ContextOptions::default()),
@@ -249,15 +414,30 @@ fn branch_summaries_custom_messages_and_bash_executions_convert_to_user_text() {
 fn transforms_run_in_order_and_projectors_are_chosen_by_custom_type() {
     let path = log(&[
         u("e1", None, "one"),
-        other("p1", Some("e1"), "custom", json!({"customType": "pin", "data": {"text": "pinned"}})),
-        other("p2", Some("p1"), "custom", json!({"customType": "unregistered", "data": {}})),
+        other(
+            "p1",
+            Some("e1"),
+            "custom",
+            json!({"customType": "pin", "data": {"text": "pinned"}}),
+        ),
+        other(
+            "p2",
+            Some("p1"),
+            "custom",
+            json!({"customType": "unregistered", "data": {}}),
+        ),
         u("e2", Some("p2"), "two"),
     ]);
-    assert_eq!(texts(&path, &ContextOptions::default()), ["user:one", "user:two"]);
+    assert_eq!(
+        texts(&path, &ContextOptions::default()),
+        ["user:one", "user:two"]
+    );
     let options = ContextOptions::default()
         .with_projector("pin", |e: &SessionEntry| {
             let v = serde_json::to_value(e).unwrap();
-            vec![msg(json!({"role": "user", "content": v["data"]["text"], "timestamp": 7}))]
+            vec![msg(
+                json!({"role": "user", "content": v["data"]["text"], "timestamp": 7}),
+            )]
         })
         // drops the first entry, then reverses: order matters
         .with_transform(|mut es: Vec<SessionEntry>| {
@@ -279,7 +459,10 @@ fn leaf_recovery_follows_leaf_entries_in_log_order() {
         other("l1", Some("e2"), "leaf", json!({"targetId": "e1"})),
     ]);
     assert_eq!(recovered_leaf(&log1).as_deref(), Some("e1"));
-    let log2 = log(&[u("e1", None, "1"), other("l1", Some("e1"), "leaf", json!({"targetId": null}))]);
+    let log2 = log(&[
+        u("e1", None, "1"),
+        other("l1", Some("e1"), "leaf", json!({"targetId": null})),
+    ]);
     assert_eq!(recovered_leaf(&log2), None);
 }
 
@@ -289,11 +472,31 @@ fn incremental_cache_matches_full_projection_at_every_step() {
         sys("s1", None, "p1"),
         u("e1", Some("s1"), "one"),
         a("e2", Some("e1"), "two"),
-        other("x1", Some("e2"), "context_edit", json!({"targetId": "e1", "replacement": {"content": "one'"}})),
-        other("c1", Some("x1"), "compaction", json!({"summary": "S", "firstKeptEntryId": "e1", "tokensBefore": 1})),
+        other(
+            "x1",
+            Some("e2"),
+            "context_edit",
+            json!({"targetId": "e1", "replacement": {"content": "one'"}}),
+        ),
+        other(
+            "c1",
+            Some("x1"),
+            "compaction",
+            json!({"summary": "S", "firstKeptEntryId": "e1", "tokensBefore": 1}),
+        ),
         u("e3", Some("c1"), "three"),
-        other("x2", Some("e3"), "context_edit", json!({"targetId": "e2", "replacement": null})),
-        other("c2", Some("x2"), "compaction", json!({"summary": "S2", "firstKeptEntryId": "e3", "tokensBefore": 1, "retainedTail": [{"role": "user", "content": "t", "timestamp": 1}]})),
+        other(
+            "x2",
+            Some("e3"),
+            "context_edit",
+            json!({"targetId": "e2", "replacement": null}),
+        ),
+        other(
+            "c2",
+            Some("x2"),
+            "compaction",
+            json!({"summary": "S2", "firstKeptEntryId": "e3", "tokensBefore": 1, "retainedTail": [{"role": "user", "content": "t", "timestamp": 1}]}),
+        ),
         u("e4", Some("c2"), "four"),
     ]);
     let opts = ContextOptions::default();
@@ -317,8 +520,24 @@ fn expected_json_has_the_reference_shape() {
     let ctx = build_session_context(&path, &ContextOptions::default());
     let v = expected_json(&ctx, Some("e2"));
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, ["ok", "leafId", "model", "thinkingLevel", "activeToolNames", "llm"]);
-    assert_eq!(v["model"], json!({"provider": "anthropic", "modelId": "claude-sonnet-4-5"}));
-    assert_eq!(v["llm"][0], json!({"role": "user", "content": "hi", "timestamp": 1}));
+    assert_eq!(
+        keys,
+        [
+            "ok",
+            "leafId",
+            "model",
+            "thinkingLevel",
+            "activeToolNames",
+            "llm"
+        ]
+    );
+    assert_eq!(
+        v["model"],
+        json!({"provider": "anthropic", "modelId": "claude-sonnet-4-5"})
+    );
+    assert_eq!(
+        v["llm"][0],
+        json!({"role": "user", "content": "hi", "timestamp": 1})
+    );
     let _: &AgentMessage = &ctx.messages[0];
 }

@@ -41,7 +41,10 @@ fn log_line(e: &SessionEntry, names: &HashMap<String, String>) -> String {
     }
     line.push_str(&format!(
         " parent={}",
-        e.parent_id.as_deref().map(n).unwrap_or_else(|| "null".into())
+        e.parent_id
+            .as_deref()
+            .map(n)
+            .unwrap_or_else(|| "null".into())
     ));
     if let Some(t) = e.kind.target_id() {
         line.push_str(&format!(" target={}", n(t)));
@@ -71,7 +74,10 @@ async fn scenario(session: &Session) -> Value {
         .iter()
         .map(|e| log_line(e, &names))
         .collect();
-    let ctx = session.build_context(&ContextOptions::default()).await.unwrap();
+    let ctx = session
+        .build_context(&ContextOptions::default())
+        .await
+        .unwrap();
     normalize(
         json!({
             "log": log,
@@ -95,17 +101,31 @@ fn texts(ctx: &SessionContext) -> Vec<String> {
 }
 
 async fn ctx(session: &Session) -> SessionContext {
-    session.build_context(&ContextOptions::default()).await.unwrap()
+    session
+        .build_context(&ContextOptions::default())
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
 async fn seed_e1_to_e7_branch_walk_with_leaf_entry() {
     let (s, storage) = new_session();
     let e1 = s.append_message(user("解释这个项目", 1)).await.unwrap();
-    let e2 = s.append_message(assistant("这是一个博客项目", "anthropic", "claude-sonnet-4-5", 2)).await.unwrap();
+    let e2 = s
+        .append_message(assistant(
+            "这是一个博客项目",
+            "anthropic",
+            "claude-sonnet-4-5",
+            2,
+        ))
+        .await
+        .unwrap();
     let e3 = s.append_model_change("openai", "gpt-5").await.unwrap();
     s.append_message(user("旧分支问题", 3)).await.unwrap();
-    let e5 = s.append_message(assistant("旧分支回答", "openai", "gpt-5", 4)).await.unwrap();
+    let e5 = s
+        .append_message(assistant("旧分支回答", "openai", "gpt-5", 4))
+        .await
+        .unwrap();
     assert_eq!(s.leaf_id().await.unwrap().as_deref(), Some(e5.as_str()));
     // moveTo(e3) writes e6 = leaf{parent: e5-old, target: e3}; e7 continues from e3.
     assert_eq!(s.move_to(Some(&e3), None).await.unwrap(), None);
@@ -119,9 +139,18 @@ async fn seed_e1_to_e7_branch_walk_with_leaf_entry() {
 
     // Recovery: a fresh Session over the same storage (reopen) sees the same leaf and context.
     let reopened = Session::new(storage.clone());
-    assert_eq!(reopened.leaf_id().await.unwrap().as_deref(), Some(e7.as_str()));
+    assert_eq!(
+        reopened.leaf_id().await.unwrap().as_deref(),
+        Some(e7.as_str())
+    );
     assert_eq!(ctx(&reopened).await, ctx(&s).await);
-    let path: Vec<String> = reopened.branch(None).await.unwrap().into_iter().map(|e| e.id).collect();
+    let path: Vec<String> = reopened
+        .branch(None)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
     assert_eq!(path, [e1, e2, e3, e7]);
 }
 
@@ -129,15 +158,39 @@ async fn seed_e1_to_e7_branch_walk_with_leaf_entry() {
 async fn seed_plan_a_plan_b_reedit_user_message() {
     let (s, _) = new_session();
     s.append_message(user("重构登录流程", 1)).await.unwrap();
-    let a1 = s.append_message(assistant("好的", "anthropic", "claude-sonnet-4-5", 2)).await.unwrap();
-    let plan_a = s.append_message(user("请用方案 A 重构登录流程。", 3)).await.unwrap();
-    let plan_a_done = s.append_message(assistant("方案 A 完成", "anthropic", "claude-sonnet-4-5", 4)).await.unwrap();
+    let a1 = s
+        .append_message(assistant("好的", "anthropic", "claude-sonnet-4-5", 2))
+        .await
+        .unwrap();
+    let plan_a = s
+        .append_message(user("请用方案 A 重构登录流程。", 3))
+        .await
+        .unwrap();
+    let plan_a_done = s
+        .append_message(assistant(
+            "方案 A 完成",
+            "anthropic",
+            "claude-sonnet-4-5",
+            4,
+        ))
+        .await
+        .unwrap();
     // Re-editing the plan A message: the leaf goes to its parent, not to the message itself.
     let parent = s.get_entry(&plan_a).await.unwrap().unwrap().parent_id;
     assert_eq!(parent.as_deref(), Some(a1.as_str()));
     s.move_to(parent.as_deref(), None).await.unwrap();
-    let plan_b = s.append_message(user("请用方案 B 重构登录流程。", 5)).await.unwrap();
-    s.append_message(assistant("方案 B 完成", "anthropic", "claude-sonnet-4-5", 6)).await.unwrap();
+    let plan_b = s
+        .append_message(user("请用方案 B 重构登录流程。", 5))
+        .await
+        .unwrap();
+    s.append_message(assistant(
+        "方案 B 完成",
+        "anthropic",
+        "claude-sonnet-4-5",
+        6,
+    ))
+    .await
+    .unwrap();
     // Plan A and plan B are siblings.
     let b_entry = s.get_entry(&plan_b).await.unwrap().unwrap();
     assert_eq!(b_entry.parent_id.as_deref(), Some(a1.as_str()));
@@ -149,7 +202,12 @@ async fn seed_plan_a_plan_b_reedit_user_message() {
     s.move_to(Some(&plan_a_done), None).await.unwrap();
     assert_eq!(
         texts(&ctx(&s).await),
-        ["user:重构登录流程", "assistant:好的", "user:请用方案 A 重构登录流程。", "assistant:方案 A 完成"]
+        [
+            "user:重构登录流程",
+            "assistant:好的",
+            "user:请用方案 A 重构登录流程。",
+            "assistant:方案 A 完成"
+        ]
     );
 }
 
@@ -157,11 +215,27 @@ async fn seed_plan_a_plan_b_reedit_user_message() {
 async fn seed_branch_summary_placement() {
     let (s, _) = new_session();
     s.append_message(user("q1", 1)).await.unwrap();
-    s.append_message(assistant("a1", "anthropic", "claude-sonnet-4-5", 2)).await.unwrap();
+    s.append_message(assistant("a1", "anthropic", "claude-sonnet-4-5", 2))
+        .await
+        .unwrap();
     let e3 = s.append_message(user("q2", 3)).await.unwrap();
-    s.append_message(assistant("a2 (explored)", "anthropic", "claude-sonnet-4-5", 4)).await.unwrap();
+    s.append_message(assistant(
+        "a2 (explored)",
+        "anthropic",
+        "claude-sonnet-4-5",
+        4,
+    ))
+    .await
+    .unwrap();
     s.append_message(user("q3 (explored)", 5)).await.unwrap();
-    s.append_message(assistant("a3 (explored)", "anthropic", "claude-sonnet-4-5", 6)).await.unwrap();
+    s.append_message(assistant(
+        "a3 (explored)",
+        "anthropic",
+        "claude-sonnet-4-5",
+        6,
+    ))
+    .await
+    .unwrap();
     let e7 = s.append_message(user("q4 (explored)", 7)).await.unwrap();
     let summary = s
         .move_to(
@@ -176,25 +250,41 @@ async fn seed_branch_summary_placement() {
         .unwrap()
         .expect("summary id");
     let entry = s.get_entry(&summary).await.unwrap().unwrap();
-    assert_eq!(entry.parent_id.as_deref(), Some(e3.as_str()), "summary hangs under the target");
+    assert_eq!(
+        entry.parent_id.as_deref(),
+        Some(e3.as_str()),
+        "summary hangs under the target"
+    );
     match &entry.kind {
         EntryKind::BranchSummary(b) => assert_eq!(b.from_id, e7, "fromId is the leaf we left"),
         other => panic!("{other:?}"),
     }
-    assert_eq!(s.leaf_id().await.unwrap().as_deref(), Some(summary.as_str()));
+    assert_eq!(
+        s.leaf_id().await.unwrap().as_deref(),
+        Some(summary.as_str())
+    );
     s.append_message(user("q2 continued", 8)).await.unwrap();
 
     let snap = scenario(&s).await;
     insta::assert_json_snapshot!("seed_branch_summary_placement", snap);
     let t = texts(&ctx(&s).await);
-    assert!(t.iter().all(|x| !x.contains("explored)")), "old branch excluded: {t:?}");
+    assert!(
+        t.iter().all(|x| !x.contains("explored)")),
+        "old branch excluded: {t:?}"
+    );
 }
 
 #[tokio::test]
 async fn branch_summary_from_no_leaf_says_root() {
     let (s, _) = new_session();
     let id = s
-        .move_to(None, Some(BranchSummaryDraft { summary: "s".into(), ..Default::default() }))
+        .move_to(
+            None,
+            Some(BranchSummaryDraft {
+                summary: "s".into(),
+                ..Default::default()
+            }),
+        )
         .await
         .unwrap()
         .unwrap();
@@ -210,9 +300,13 @@ async fn branch_summary_from_no_leaf_says_root() {
 async fn four_turns(s: &Session) -> Vec<String> {
     vec![
         s.append_message(user("u1", 1)).await.unwrap(),
-        s.append_message(assistant("a1", "anthropic", "claude-sonnet-4-5", 2)).await.unwrap(),
+        s.append_message(assistant("a1", "anthropic", "claude-sonnet-4-5", 2))
+            .await
+            .unwrap(),
         s.append_message(user("u2", 3)).await.unwrap(),
-        s.append_message(assistant("a2", "anthropic", "claude-sonnet-4-5", 4)).await.unwrap(),
+        s.append_message(assistant("a2", "anthropic", "claude-sonnet-4-5", 4))
+            .await
+            .unwrap(),
     ]
 }
 
@@ -244,14 +338,21 @@ async fn compaction_with_retained_tail() {
             summary: "everything summarized".into(),
             first_kept_entry_id: Some(ids[0].clone()),
             tokens_before: 999,
-            retained_tail: Some(vec![user("u2 (retained)", 3), assistant("a2 (retained)", "anthropic", "claude-sonnet-4-5", 4)]),
+            retained_tail: Some(vec![
+                user("u2 (retained)", 3),
+                assistant("a2 (retained)", "anthropic", "claude-sonnet-4-5", 4),
+            ]),
             ..Default::default()
         })
         .await
         .unwrap();
     s.append_message(user("u3", 5)).await.unwrap();
     insta::assert_json_snapshot!("compaction_with_retained_tail", scenario(&s).await);
-    assert_eq!(s.branch(None).await.unwrap()[0].id, c, "a retained tail makes the compaction the start");
+    assert_eq!(
+        s.branch(None).await.unwrap()[0].id,
+        c,
+        "a retained tail makes the compaction the start"
+    );
 }
 
 #[tokio::test]
@@ -259,8 +360,12 @@ async fn compaction_with_system_message() {
     let (s, _) = new_session();
     s.append_message(system("prompt v1", 1)).await.unwrap();
     let u1 = s.append_message(user("u1", 2)).await.unwrap();
-    s.append_message(system("prompt v2 (diff)", 3)).await.unwrap();
-    s.append_message(assistant("a1", "anthropic", "claude-sonnet-4-5", 4)).await.unwrap();
+    s.append_message(system("prompt v2 (diff)", 3))
+        .await
+        .unwrap();
+    s.append_message(assistant("a1", "anthropic", "claude-sonnet-4-5", 4))
+        .await
+        .unwrap();
     let snapshot = match system("prompt v2 (full checkpoint)", 5) {
         AgentMessage::Llm(m) => m,
         other => panic!("{other:?}"),
@@ -274,7 +379,9 @@ async fn compaction_with_system_message() {
     })
     .await
     .unwrap();
-    s.append_message(system("prompt v3 (diff)", 6)).await.unwrap();
+    s.append_message(system("prompt v3 (diff)", 6))
+        .await
+        .unwrap();
     s.append_message(user("u2", 7)).await.unwrap();
     insta::assert_json_snapshot!("compaction_with_system_message", scenario(&s).await);
 }
@@ -305,14 +412,21 @@ async fn compaction_twice_in_a_row() {
 #[tokio::test]
 async fn settings_change_on_one_branch_only() {
     let (s, _) = new_session();
-    s.append_model_change("anthropic", "claude-sonnet-4-5").await.unwrap();
+    s.append_model_change("anthropic", "claude-sonnet-4-5")
+        .await
+        .unwrap();
     s.append_thinking_level_change("low").await.unwrap();
     s.append_message(user("u1", 1)).await.unwrap();
-    let fork = s.append_message(assistant("a1", "anthropic", "claude-sonnet-4-5", 2)).await.unwrap();
+    let fork = s
+        .append_message(assistant("a1", "anthropic", "claude-sonnet-4-5", 2))
+        .await
+        .unwrap();
     // Branch A changes model, thinking level and tools.
     s.append_model_change("openai", "gpt-5").await.unwrap();
     s.append_thinking_level_change("high").await.unwrap();
-    s.append_active_tools_change(&["read".to_string(), "bash".to_string()]).await.unwrap();
+    s.append_active_tools_change(&["read".to_string(), "bash".to_string()])
+        .await
+        .unwrap();
     let a_leaf = s.append_message(user("on branch A", 3)).await.unwrap();
     let branch_a = ctx(&s).await;
     // Branch B from a1 keeps the earlier settings.
@@ -322,7 +436,10 @@ async fn settings_change_on_one_branch_only() {
     let names = names(&s).await;
     insta::assert_json_snapshot!(
         "settings_change_on_one_branch_only",
-        normalize(json!({"branchA": context_value(&branch_a), "branchB": context_value(&branch_b)}), &names)
+        normalize(
+            json!({"branchA": context_value(&branch_a), "branchB": context_value(&branch_b)}),
+            &names
+        )
     );
     // And back on A they come back.
     s.move_to(Some(&a_leaf), None).await.unwrap();
@@ -332,13 +449,31 @@ async fn settings_change_on_one_branch_only() {
 #[tokio::test]
 async fn context_edit_replace_remove_superseded() {
     let (s, _) = new_session();
-    let u1 = s.append_message(user("a very long paste ...", 1)).await.unwrap();
-    let call = s.append_message(tool_call("call_1", "read", 2)).await.unwrap();
-    let result = s.append_message(tool_result("call_1", "read", "10 000 lines of output", 3)).await.unwrap();
-    let fork = s.append_message(assistant("done", "anthropic", "claude-sonnet-4-5", 4)).await.unwrap();
-    s.append_context_edit(&u1, Some(Content::text("first edit"))).await.unwrap();
-    s.append_context_edit(&u1, Some(Content::text("(paste elided)"))).await.unwrap(); // supersedes
-    s.append_context_edit(&result, Some(Content::text("(output elided)"))).await.unwrap(); // string → block
+    let u1 = s
+        .append_message(user("a very long paste ...", 1))
+        .await
+        .unwrap();
+    let call = s
+        .append_message(tool_call("call_1", "read", 2))
+        .await
+        .unwrap();
+    let result = s
+        .append_message(tool_result("call_1", "read", "10 000 lines of output", 3))
+        .await
+        .unwrap();
+    let fork = s
+        .append_message(assistant("done", "anthropic", "claude-sonnet-4-5", 4))
+        .await
+        .unwrap();
+    s.append_context_edit(&u1, Some(Content::text("first edit")))
+        .await
+        .unwrap();
+    s.append_context_edit(&u1, Some(Content::text("(paste elided)")))
+        .await
+        .unwrap(); // supersedes
+    s.append_context_edit(&result, Some(Content::text("(output elided)")))
+        .await
+        .unwrap(); // string → block
     s.append_context_edit(&call, None).await.unwrap(); // removed
     s.append_message(user("next", 5)).await.unwrap();
     insta::assert_json_snapshot!("context_edit_replace_remove_superseded", scenario(&s).await);
@@ -362,16 +497,26 @@ async fn custom_projectors_and_entry_transforms() {
     });
     let s = Session::with_options(storage, options);
     s.append_message(user("u1", 1)).await.unwrap();
-    s.append_custom_entry("todo-list", Some(json!({"open": 3}))).await.unwrap();
-    s.append_custom_entry("ui-state", Some(json!({"collapsed": true}))).await.unwrap(); // no projector
-    s.append_custom_message("reminder", Content::text("remember the tests"), true, None).await.unwrap();
-    s.append_message(assistant("a1", "anthropic", "claude-sonnet-4-5", 2)).await.unwrap();
+    s.append_custom_entry("todo-list", Some(json!({"open": 3})))
+        .await
+        .unwrap();
+    s.append_custom_entry("ui-state", Some(json!({"collapsed": true})))
+        .await
+        .unwrap(); // no projector
+    s.append_custom_message("reminder", Content::text("remember the tests"), true, None)
+        .await
+        .unwrap();
+    s.append_message(assistant("a1", "anthropic", "claude-sonnet-4-5", 2))
+        .await
+        .unwrap();
     let plain = ctx(&s).await;
     // A per-call transform drops custom_message entries, then a second one keeps only the
     // last three context entries: transforms run in order.
     let per_call = ContextOptions::default()
         .with_transform(|es: Vec<SessionEntry>| {
-            es.into_iter().filter(|e| e.entry_type() != "custom_message").collect()
+            es.into_iter()
+                .filter(|e| e.entry_type() != "custom_message")
+                .collect()
         })
         .with_transform(|es: Vec<SessionEntry>| {
             let n = es.len().saturating_sub(3);
@@ -381,7 +526,10 @@ async fn custom_projectors_and_entry_transforms() {
     let names = names(&s).await;
     insta::assert_json_snapshot!(
         "custom_projectors_and_entry_transforms",
-        normalize(json!({"projected": context_value(&plain), "transformed": context_value(&transformed)}), &names)
+        normalize(
+            json!({"projected": context_value(&plain), "transformed": context_value(&transformed)}),
+            &names
+        )
     );
 }
 
@@ -389,7 +537,10 @@ async fn custom_projectors_and_entry_transforms() {
 async fn tree_view_orders_children_resolves_labels_marks_the_path_and_hides_leaf_entries() {
     let (s, _) = new_session();
     let u1 = s.append_message(user("u1", 1)).await.unwrap();
-    let a1 = s.append_message(assistant("a1", "anthropic", "claude-sonnet-4-5", 2)).await.unwrap();
+    let a1 = s
+        .append_message(assistant("a1", "anthropic", "claude-sonnet-4-5", 2))
+        .await
+        .unwrap();
     s.append_message(user("plan A", 3)).await.unwrap();
     s.move_to(Some(&a1), None).await.unwrap();
     let b = s.append_message(user("plan B", 4)).await.unwrap();
@@ -407,7 +558,10 @@ async fn tree_view_orders_children_resolves_labels_marks_the_path_and_hides_leaf
                 "{}{}{}{}{}",
                 "  ".repeat(depth),
                 log_line(&n.entry, &names),
-                n.label.as_ref().map(|l| format!(" [{l}]")).unwrap_or_default(),
+                n.label
+                    .as_ref()
+                    .map(|l| format!(" [{l}]"))
+                    .unwrap_or_default(),
                 if n.on_active_path { " *" } else { "" },
                 if n.is_leaf { " <- leaf" } else { "" },
             )
@@ -424,33 +578,74 @@ async fn appends_are_validated() {
     let sys = s.append_message(system("prompt", 2)).await.unwrap();
     let model = s.append_model_change("openai", "gpt-5").await.unwrap();
     s.move_to(Some(&u1), None).await.unwrap();
-    let a1 = s.append_message(assistant("a1", "openai", "gpt-5", 3)).await.unwrap();
+    let a1 = s
+        .append_message(assistant("a1", "openai", "gpt-5", 3))
+        .await
+        .unwrap();
 
     let code = |r: arbor_agent::Result<String>| r.unwrap_err().code();
     assert_eq!(code(s.append_label("nope", Some("x")).await), "not_found");
-    assert_eq!(s.move_to(Some("nope"), None).await.unwrap_err().code(), "not_found");
+    assert_eq!(
+        s.move_to(Some("nope"), None).await.unwrap_err().code(),
+        "not_found"
+    );
     // context_edit: off-branch, wrong kind, missing target.
-    assert_eq!(code(s.append_context_edit(&sys, None).await), "invalid_entry");
-    assert_eq!(code(s.append_context_edit(&model, None).await), "invalid_entry");
-    assert_eq!(code(s.append_context_edit("nope", None).await), "invalid_entry");
-    let err = s.append_context_edit(&sys, None).await.unwrap_err().to_string();
-    assert!(err.contains(&sys) && err.contains("not on the active branch"), "{err}");
+    assert_eq!(
+        code(s.append_context_edit(&sys, None).await),
+        "invalid_entry"
+    );
+    assert_eq!(
+        code(s.append_context_edit(&model, None).await),
+        "invalid_entry"
+    );
+    assert_eq!(
+        code(s.append_context_edit("nope", None).await),
+        "invalid_entry"
+    );
+    let err = s
+        .append_context_edit(&sys, None)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains(&sys) && err.contains("not on the active branch"),
+        "{err}"
+    );
     // assistant string replacement is stored as one text block
-    let edit = s.append_context_edit(&a1, Some(Content::text("short"))).await.unwrap();
+    let edit = s
+        .append_context_edit(&a1, Some(Content::text("short")))
+        .await
+        .unwrap();
     let e = s.get_entry(&edit).await.unwrap().unwrap();
     match e.kind {
         EntryKind::ContextEdit(c) => {
-            assert_eq!(c.replacement, json!({"content": [{"type": "text", "text": "short"}]}))
+            assert_eq!(
+                c.replacement,
+                json!({"content": [{"type": "text", "text": "short"}]})
+            )
         }
         other => panic!("{other:?}"),
     }
     // user replacement may not carry tool calls
-    let bad: Content = serde_json::from_value(json!([{"type": "toolCall", "id": "c", "name": "n", "arguments": {}}])).unwrap();
-    assert_eq!(code(s.append_context_edit(&u1, Some(bad)).await), "invalid_entry");
+    let bad: Content = serde_json::from_value(
+        json!([{"type": "toolCall", "id": "c", "name": "n", "arguments": {}}]),
+    )
+    .unwrap();
+    assert_eq!(
+        code(s.append_context_edit(&u1, Some(bad)).await),
+        "invalid_entry"
+    );
     // settings and compaction
-    assert_eq!(code(s.append_thinking_level_change("extreme").await), "invalid_entry");
+    assert_eq!(
+        code(s.append_thinking_level_change("extreme").await),
+        "invalid_entry"
+    );
     assert_eq!(code(s.append_model_change("", "m").await), "invalid_entry");
-    let off_branch = CompactionDraft { summary: "s".into(), first_kept_entry_id: Some(sys.clone()), ..Default::default() };
+    let off_branch = CompactionDraft {
+        summary: "s".into(),
+        first_kept_entry_id: Some(sys.clone()),
+        ..Default::default()
+    };
     assert_eq!(code(s.append_compaction(off_branch).await), "invalid_entry");
     // A failed append changes nothing.
     assert_eq!(s.leaf_id().await.unwrap(), Some(edit));
@@ -460,8 +655,13 @@ async fn appends_are_validated() {
 #[tokio::test]
 async fn session_name_collapses_line_breaks_and_labels_trim() {
     let (s, _) = new_session();
-    s.append_session_name("  fix the\r\n\nlogin   flow\n").await.unwrap();
-    assert_eq!(s.name().await.unwrap().as_deref(), Some("fix the login   flow"));
+    s.append_session_name("  fix the\r\n\nlogin   flow\n")
+        .await
+        .unwrap();
+    assert_eq!(
+        s.name().await.unwrap().as_deref(),
+        Some("fix the login   flow")
+    );
     s.append_session_name(" \n ").await.unwrap();
     assert_eq!(s.name().await.unwrap(), None, "empty clears the name");
     let u = s.append_message(user("u", 1)).await.unwrap();
@@ -480,10 +680,12 @@ async fn build_context_follows_appends_made_through_the_storage_directly() {
     let first = ctx(&s).await;
     // Another writer appends; the cached projection must notice.
     storage
-        .append(arbor_agent::session::EntryDraft::new(EntryKind::message(match assistant("a1", "x", "y", 2) {
-            AgentMessage::Llm(m) => m,
-            other => panic!("{other:?}"),
-        })))
+        .append(arbor_agent::session::EntryDraft::new(EntryKind::message(
+            match assistant("a1", "x", "y", 2) {
+                AgentMessage::Llm(m) => m,
+                other => panic!("{other:?}"),
+            },
+        )))
         .await
         .unwrap();
     let second = ctx(&s).await;

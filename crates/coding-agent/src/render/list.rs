@@ -24,7 +24,11 @@ pub fn render(sessions: &[SessionInfo], with_cwd: bool) -> String {
         .unwrap_or(0)
         .max(3);
     let mut out = String::new();
-    let _ = write!(out, "{:<16}  {:<id_width$}  {:>7}", "MODIFIED (UTC)", "ID", "ENTRIES");
+    let _ = write!(
+        out,
+        "{:<16}  {:<id_width$}  {:>7}",
+        "MODIFIED (UTC)", "ID", "ENTRIES"
+    );
     if with_cwd {
         let _ = write!(out, "  {:<cwd_width$}", "CWD");
     }

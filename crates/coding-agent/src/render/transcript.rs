@@ -35,7 +35,11 @@ const TOOL_ARGS_CHARS: usize = 400;
 const THINKING_PREVIEW: usize = 80;
 
 /// Renders the header and every model-visible message.
-pub fn render(header: &TranscriptHeader, messages: &[AgentMessage], opts: TranscriptOptions) -> String {
+pub fn render(
+    header: &TranscriptHeader,
+    messages: &[AgentMessage],
+    opts: TranscriptOptions,
+) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "session {}  ({})", header.session_id, header.location);
     let tools = match &header.active_tools {
@@ -87,7 +91,9 @@ fn render_message(out: &mut String, n: usize, message: &AgentMessage, opts: Tran
                 render_content(out, &m.content, opts, None);
             }
             for (name, value) in sections.into_iter().flatten() {
-                let text = value.as_str().map_or_else(|| value.to_string(), str::to_string);
+                let text = value
+                    .as_str()
+                    .map_or_else(|| value.to_string(), str::to_string);
                 if opts.full {
                     let _ = writeln!(out, "[section {name}]");
                     write_text(out, &text, None);
@@ -183,14 +189,24 @@ fn render_message(out: &mut String, n: usize, message: &AgentMessage, opts: Tran
     }
 }
 
-fn render_content(out: &mut String, content: &Content, opts: TranscriptOptions, limit: Option<usize>) {
+fn render_content(
+    out: &mut String,
+    content: &Content,
+    opts: TranscriptOptions,
+    limit: Option<usize>,
+) {
     match content {
         Content::Text(s) => write_text(out, s, limit),
         Content::Blocks(blocks) => render_blocks(out, blocks, opts, limit),
     }
 }
 
-fn render_blocks(out: &mut String, blocks: &[ContentBlock], opts: TranscriptOptions, limit: Option<usize>) {
+fn render_blocks(
+    out: &mut String,
+    blocks: &[ContentBlock],
+    opts: TranscriptOptions,
+    limit: Option<usize>,
+) {
     if blocks.is_empty() {
         let _ = writeln!(out, "(empty)");
     }
@@ -216,7 +232,12 @@ fn render_blocks(out: &mut String, blocks: &[ContentBlock], opts: TranscriptOpti
             ContentBlock::Image(img) => {
                 // Base64 is 4 chars per 3 bytes.
                 let bytes = img.data.len() / 4 * 3;
-                let _ = writeln!(out, "[image {}, ~{} KB]", img.mime_type, bytes.div_ceil(1024));
+                let _ = writeln!(
+                    out,
+                    "[image {}, ~{} KB]",
+                    img.mime_type,
+                    bytes.div_ceil(1024)
+                );
             }
             ContentBlock::ToolCall(call) => {
                 let args = serde_json::to_string(&call.arguments).unwrap_or_default();

@@ -115,7 +115,10 @@ pub fn describe(entry: &SessionEntry) -> (String, String) {
         ),
         EntryKind::SessionInfo(e) => (
             "name".into(),
-            e.name.get().map(|n| preview(n, PREVIEW_CHARS)).unwrap_or_default(),
+            e.name
+                .get()
+                .map(|n| preview(n, PREVIEW_CHARS))
+                .unwrap_or_default(),
         ),
         EntryKind::Leaf(e) => (
             "leaf".into(),
@@ -129,7 +132,10 @@ pub fn describe(entry: &SessionEntry) -> (String, String) {
                 format!("replace {}", e.target_id)
             },
         ),
-        EntryKind::Usage(e) => ("usage".into(), format!("{} {}/{}", e.kind, e.provider, e.model)),
+        EntryKind::Usage(e) => (
+            "usage".into(),
+            format!("{} {}/{}", e.kind, e.provider, e.model),
+        ),
         EntryKind::Other { entry_type, .. } => (entry_type.clone(), String::new()),
     }
 }

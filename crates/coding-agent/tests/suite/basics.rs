@@ -14,7 +14,11 @@ fn help_lists_the_session_commands() {
     let out = run(&["session", "--help"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     for cmd in ["context", "tree", "list", "fork", "migrate"] {
-        assert!(out.stdout.contains(cmd), "missing {cmd} in:\n{}", out.stdout);
+        assert!(
+            out.stdout.contains(cmd),
+            "missing {cmd} in:\n{}",
+            out.stdout
+        );
     }
     let top = run(&["--help"]);
     assert_eq!(top.code, 0);

@@ -76,10 +76,17 @@ fn check_dir(sessions: &str, expected: &str) -> usize {
         numbers_as_f64(&mut got);
         numbers_as_f64(&mut want);
         if got != want {
-            let field = ["ok", "leafId", "model", "thinkingLevel", "activeToolNames", "llm"]
-                .into_iter()
-                .find(|k| got.get(*k) != want.get(*k))
-                .unwrap_or("(extra keys)");
+            let field = [
+                "ok",
+                "leafId",
+                "model",
+                "thinkingLevel",
+                "activeToolNames",
+                "llm",
+            ]
+            .into_iter()
+            .find(|k| got.get(*k) != want.get(*k))
+            .unwrap_or("(extra keys)");
             failures.push(format!("{name}: differs in `{field}`"));
         }
     }

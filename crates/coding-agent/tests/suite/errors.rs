@@ -6,10 +6,23 @@ use super::{fixture, run, run_in, Run};
 
 fn assert_one_line_error(out: &Run, code: i32, needle: &str) {
     assert_eq!(out.code, code, "exit code; stderr: {}", out.stderr);
-    assert!(out.stdout.is_empty(), "stdout must stay empty: {}", out.stdout);
-    assert_eq!(out.stderr.lines().count(), 1, "one stderr line: {}", out.stderr);
+    assert!(
+        out.stdout.is_empty(),
+        "stdout must stay empty: {}",
+        out.stdout
+    );
+    assert_eq!(
+        out.stderr.lines().count(),
+        1,
+        "one stderr line: {}",
+        out.stderr
+    );
     assert!(out.stderr.starts_with("arbor: "), "{}", out.stderr);
-    assert!(out.stderr.contains(needle), "expected {needle:?} in: {}", out.stderr);
+    assert!(
+        out.stderr.contains(needle),
+        "expected {needle:?} in: {}",
+        out.stderr
+    );
 }
 
 #[test]
@@ -27,7 +40,9 @@ fn an_unknown_id_names_where_it_looked() {
     let home = tempfile::tempdir().unwrap();
     let out = run_in(home.path(), &["session", "context", "0123abcd"]);
     assert_one_line_error(&out, 1, "no session matching '0123abcd' in");
-    assert!(out.stderr.contains(&home.path().join("sessions").display().to_string()));
+    assert!(out
+        .stderr
+        .contains(&home.path().join("sessions").display().to_string()));
 }
 
 fn write_session(dir: &Path, id: &str) {
@@ -59,7 +74,11 @@ fn ids_and_unique_prefixes_resolve_and_ambiguous_prefixes_list_candidates() {
     assert!(by_id.stdout.contains("hi from 0190aaaa-2222"));
 
     let out = run_in(home.path(), &["session", "tree", "0190a"]);
-    assert_one_line_error(&out, 1, "session id prefix '0190a' is ambiguous; it matches 2:");
+    assert_one_line_error(
+        &out,
+        1,
+        "session id prefix '0190a' is ambiguous; it matches 2:",
+    );
     assert!(out.stderr.contains("0190aaaa-1111") && out.stderr.contains("0190aaaa-2222"));
 }
 
@@ -69,11 +88,17 @@ fn session_dir_scopes_the_lookup() {
     let flat = home.path().join("elsewhere");
     write_session(&flat, "cafe0001");
     let dir = flat.to_str().unwrap();
-    let out = run_in(home.path(), &["session", "context", "cafe", "--session-dir", dir]);
+    let out = run_in(
+        home.path(),
+        &["session", "context", "cafe", "--session-dir", dir],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let out = run_in(home.path(), &["session", "context", "cafe"]);
     assert_one_line_error(&out, 1, "no session matching 'cafe'");
-    let out = run_in(home.path(), &["session", "list", "--session-dir", "/no/such/dir"]);
+    let out = run_in(
+        home.path(),
+        &["session", "list", "--session-dir", "/no/such/dir"],
+    );
     assert_one_line_error(&out, 1, "session directory not found: /no/such/dir");
 }
 
@@ -106,8 +131,21 @@ fn a_bad_line_names_file_and_line() {
 #[test]
 fn an_unknown_leaf_is_not_found() {
     let file = fixture("generated/sessions", "s0000.jsonl");
-    let out = run(&["session", "context", file.to_str().unwrap(), "--leaf", "ffffffff"]);
+    let out = run(&[
+        "session",
+        "context",
+        file.to_str().unwrap(),
+        "--leaf",
+        "ffffffff",
+    ]);
     assert_one_line_error(&out, 1, "no entry 'ffffffff'");
-    let out = run(&["session", "context", file.to_str().unwrap(), "--leaf", "ffffffff", "--json"]);
+    let out = run(&[
+        "session",
+        "context",
+        file.to_str().unwrap(),
+        "--leaf",
+        "ffffffff",
+        "--json",
+    ]);
     assert_one_line_error(&out, 1, "no entry 'ffffffff'");
 }

@@ -85,7 +85,11 @@ pub fn run(args: &[&str]) -> Run {
 }
 
 pub fn run_in(home: &Path, args: &[&str]) -> Run {
-    arbor(home).args(args).output().expect("running arbor").into()
+    arbor(home)
+        .args(args)
+        .output()
+        .expect("running arbor")
+        .into()
 }
 
 /// A run that must succeed with an empty stderr.

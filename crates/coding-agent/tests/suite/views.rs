@@ -1,6 +1,7 @@
 //! Snapshots of the human-readable views: transcript, tree and listing.
 
 use std::path::Path;
+use std::time::{Duration, UNIX_EPOCH};
 
 use super::{arbor, fixture, ok, run, Run};
 
@@ -74,22 +75,33 @@ fn tree_of_a_generated_session_with_leaf_moves() {
 }
 
 /// Copies fixtures into `<home>/sessions/--<cwd>--/<ts>_<id>.jsonl`, as Arbor would store them.
+/// Listings sort by file modification time, so each copy gets a fixed one: an hour apart, the
+/// last given newest.
 fn populate(home: &Path, names: &[(&str, &str)]) {
-    for (sub, name) in names {
+    for (i, (sub, name)) in names.iter().enumerate() {
         let src = fixture(sub, name);
         let text = std::fs::read_to_string(&src).unwrap();
-        let header: serde_json::Value =
-            serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
         let cwd = header["cwd"].as_str().unwrap();
-        let folder = format!("--{}--", cwd.trim_start_matches('/').replace(['/', '\\', ':'], "-"));
-        let ts = header["timestamp"].as_str().unwrap().replace([':', '.'], "-");
+        let folder = format!(
+            "--{}--",
+            cwd.trim_start_matches('/').replace(['/', '\\', ':'], "-")
+        );
+        let ts = header["timestamp"]
+            .as_str()
+            .unwrap()
+            .replace([':', '.'], "-");
         let dir = home.join("sessions").join(folder);
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join(format!("{ts}_{}.jsonl", header["id"].as_str().unwrap())),
-            text,
-        )
-        .unwrap();
+        let path = dir.join(format!("{ts}_{}.jsonl", header["id"].as_str().unwrap()));
+        std::fs::write(&path, text).unwrap();
+        let mtime = UNIX_EPOCH + Duration::from_secs(1_780_000_000 + 3600 * i as u64);
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(mtime)
+            .unwrap();
     }
 }
 
@@ -125,8 +137,7 @@ fn list_defaults_to_the_current_directory() {
         ],
     );
     let branched = std::fs::read_to_string(fixture("pi-sessions", BRANCHED)).unwrap();
-    let header: serde_json::Value =
-        serde_json::from_str(branched.lines().next().unwrap()).unwrap();
+    let header: serde_json::Value = serde_json::from_str(branched.lines().next().unwrap()).unwrap();
     let cwd = header["cwd"].as_str().unwrap();
     // The listing keys on the cwd string; the directory itself need not exist for lookup, but
     // the process needs a real cwd, so create it under the temp dir and point at it via a
@@ -151,7 +162,12 @@ fn list_defaults_to_the_current_directory() {
         .into();
     let out = ok(out);
     let rows: Vec<&str> = out.stdout.lines().skip(1).collect();
-    assert_eq!(rows.len(), 1, "only the session of this directory:\n{}", out.stdout);
+    assert_eq!(
+        rows.len(),
+        1,
+        "only the session of this directory:\n{}",
+        out.stdout
+    );
     assert!(rows[0].contains(header["id"].as_str().unwrap()));
     assert!(rows[0].contains("[rpc lab session]"), "{}", rows[0]);
 }
@@ -160,10 +176,20 @@ fn populate_file(home: &Path, src: &Path) {
     let text = std::fs::read_to_string(src).unwrap();
     let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     let cwd = header["cwd"].as_str().unwrap();
-    let folder = format!("--{}--", cwd.trim_start_matches('/').replace(['/', '\\', ':'], "-"));
+    let folder = format!(
+        "--{}--",
+        cwd.trim_start_matches('/').replace(['/', '\\', ':'], "-")
+    );
     let dir = home.join("sessions").join(folder);
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join(format!("2026-01-01T00-00-00-000Z_{}.jsonl", header["id"].as_str().unwrap())), text).unwrap();
+    std::fs::write(
+        dir.join(format!(
+            "2026-01-01T00-00-00-000Z_{}.jsonl",
+            header["id"].as_str().unwrap()
+        )),
+        text,
+    )
+    .unwrap();
 }
 
 #[test]
@@ -173,9 +199,16 @@ fn list_reads_a_pi_style_flat_directory() {
         std::fs::copy(fixture("pi-sessions", name), dir.path().join(name)).unwrap();
     }
     let home = tempfile::tempdir().unwrap();
-    let out = ok(super::run_in(
+    let flat = dir.path().to_str().unwrap();
+    // Like pi: without --all only sessions whose header cwd is the current directory show.
+    let mine = super::run_in(home.path(), &["session", "list", "--session-dir", flat]);
+    assert_eq!(mine.code, 0, "{}", mine.stderr);
+    assert!(mine.stdout.is_empty(), "{}", mine.stdout);
+    assert!(mine.stderr.contains("--all"), "{}", mine.stderr);
+    let all = ok(super::run_in(
         home.path(),
-        &["session", "list", "--session-dir", dir.path().to_str().unwrap()],
+        &["session", "list", "--all", "--session-dir", flat],
     ));
-    assert_eq!(out.stdout.lines().count(), 3, "{}", out.stdout);
+    assert_eq!(all.stdout.lines().count(), 3, "{}", all.stdout);
+    assert!(all.stdout.contains("[rpc lab session]"), "{}", all.stdout);
 }
