@@ -3,11 +3,13 @@
 //! every call into the session layer here leaves the commands and renderers independent of its
 //! exact API.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arbor_agent::context::{expected_json, ContextOptions};
 use arbor_agent::message::AgentMessage;
+use arbor_agent::session::jsonl::layout;
 use arbor_agent::session::{
     ForkOptions, ForkPosition, JsonlRepository, JsonlStorage, Session, SessionInfo,
     SessionRepository, SessionStorage,
@@ -45,7 +47,7 @@ pub struct Migrated {
 
 /// pi's per-cwd folder name (`--srv-proj--`) under a layout root.
 pub fn cwd_folder_name(cwd: &str) -> String {
-    arbor_agent::session::jsonl::layout::encode_cwd(cwd)
+    layout::encode_cwd(cwd)
 }
 
 /// The repository for this invocation's directories.
@@ -193,9 +195,61 @@ pub async fn fork(
     })
 }
 
+/// Rewrites a v1/v2 file as v3 (DECISIONS §4.3): the store's in-memory migration, written to
+/// a temporary sibling, fsynced and renamed over the original, which is kept first as
+/// `<file>.v<N>.bak` (an existing backup is never overwritten). A v3 file is left untouched.
+///
+/// Adapter: the JSONL store migrates files on their first append but has no public "migrate
+/// now" call yet; this writes the same result through its public read API.
 pub async fn migrate(path: &Path) -> Result<Migrated> {
-    let _ = path;
-    Err(CliError::Usage(
-        "the JSONL session store is not wired in yet".into(),
-    ))
+    let storage = open_storage(path).await?;
+    let header = storage.header().await?;
+    let Some(from_version) = storage.report().await.migrated_from else {
+        return Ok(Migrated {
+            from_version: header.format_version(),
+            backup: None,
+        });
+    };
+    let mut text = header.to_json();
+    text.push('\n');
+    let mut after = None;
+    loop {
+        let page = storage.entries(after, None).await?;
+        for (_, entry) in &page.entries {
+            text.push_str(&entry.to_json());
+            text.push('\n');
+        }
+        match page.next_after_seq {
+            Some(next) if Some(next) != after => after = Some(next),
+            _ => break,
+        }
+    }
+    drop(storage);
+    let backup = layout::backup_path(path, from_version);
+    let io = |p: &Path| {
+        let p = p.display().to_string();
+        move |e| CliError::io(p, e)
+    };
+    if !backup.exists() {
+        std::fs::copy(path, &backup).map_err(io(&backup))?;
+    }
+    let tmp = layout::temp_path(path, arbor_agent::time::now_ms());
+    let written = (|| -> Result<()> {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(io(&tmp))?;
+        file.write_all(text.as_bytes()).map_err(io(&tmp))?;
+        file.sync_all().map_err(io(&tmp))?;
+        std::fs::rename(&tmp, path).map_err(io(path))
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    Ok(Migrated {
+        from_version,
+        backup: Some(backup),
+    })
 }
