@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::commands;
-use crate::error::{CliError, EXIT_FAILURE};
+use crate::error::CliError;
 
 /// Arbor: a coding agent whose sessions are append-only entry trees.
 #[derive(Debug, Parser)]
@@ -136,11 +136,6 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             Command::Session(cmd) => commands::session(cli.session_dir.as_deref(), cmd).await,
         }
     })
-}
-
-/// `ExitCode` for a failure that is not an error value (used by `context --json`).
-pub fn failure() -> ExitCode {
-    ExitCode::from(EXIT_FAILURE)
 }
 
 #[cfg(test)]
