@@ -7,6 +7,7 @@ use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
+use arbor_agent::session::jsonl::layout::{self, is_cwd_dir_name};
 use arbor_agent::session::SessionHeader;
 
 use crate::error::{CliError, Result};
@@ -28,26 +29,16 @@ pub struct Candidate {
     pub path: PathBuf,
 }
 
-/// `ARBOR_HOME`, else `~/.arbor`.
-pub fn arbor_home() -> Result<PathBuf> {
-    if let Some(home) = std::env::var_os("ARBOR_HOME").filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(home));
+/// `$ARBOR_HOME/sessions`, else `~/.arbor/sessions` (the store's rules, `~` expanded). Unlike
+/// the store, a missing home directory is an error here rather than a silent `./.arbor`.
+pub fn default_sessions_root() -> Result<PathBuf> {
+    let set = |key: &str| std::env::var_os(key).is_some_and(|v| !v.is_empty());
+    if !set("ARBOR_HOME") && !set("HOME") && !set("USERPROFILE") {
+        return Err(CliError::Usage(
+            "cannot find the home directory: set HOME or ARBOR_HOME, or pass --session-dir".into(),
+        ));
     }
-    let home = std::env::var_os("HOME")
-        .or_else(|| std::env::var_os("USERPROFILE"))
-        .filter(|v| !v.is_empty())
-        .ok_or_else(|| {
-            CliError::Usage(
-                "cannot find the home directory: set HOME or ARBOR_HOME, or pass --session-dir"
-                    .into(),
-            )
-        })?;
-    Ok(PathBuf::from(home).join(".arbor"))
-}
-
-/// A per-cwd folder name of the layout: `--…--`.
-fn is_cwd_dir_name(name: &str) -> bool {
-    name.len() >= 4 && name.starts_with("--") && name.ends_with("--")
+    Ok(layout::default_sessions_root())
 }
 
 impl SessionDirs {
@@ -57,7 +48,7 @@ impl SessionDirs {
     pub fn resolve(session_dir: Option<&Path>) -> Result<Self> {
         match session_dir {
             None => Ok(SessionDirs::Layout {
-                root: arbor_home()?.join("sessions"),
+                root: default_sessions_root()?,
             }),
             Some(dir) => {
                 if !dir.is_dir() {

@@ -72,9 +72,20 @@ fn path_arg(path: &Path) -> String {
 /// memory only; a torn tail is reported by the store and left alone).
 async fn open_storage(path: &Path) -> Result<JsonlStorage> {
     let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-    Ok(JsonlRepository::flat(dir)
+    let storage = JsonlRepository::flat(dir)
         .open_read_only(&path_arg(path))
-        .await?)
+        .await?;
+    if let Some(torn) = storage.report().await.torn_tail {
+        // Not an error (DECISIONS §4.2): the rest of the file is intact. Say so on stderr.
+        eprintln!(
+            "arbor: warning: {} ends in an incomplete line ({} bytes at offset {}, ignored; \
+             the next writable open moves them aside)",
+            path.display(),
+            torn.len,
+            torn.offset
+        );
+    }
+    Ok(storage)
 }
 
 async fn open(path: &Path) -> Result<Session> {

@@ -149,3 +149,23 @@ fn an_unknown_leaf_is_not_found() {
     ]);
     assert_one_line_error(&out, 1, "no entry 'ffffffff'");
 }
+
+#[test]
+fn a_torn_last_line_is_reported_but_the_session_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("torn.jsonl");
+    let good = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n\
+         {\"type\":\"message\",\"id\":\"aaaa0001\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1}}\n";
+    std::fs::write(
+        &path,
+        format!("{good}{{\"type\":\"message\",\"id\":\"aaaa00"),
+    )
+    .unwrap();
+    let out = run(&["session", "context", path.to_str().unwrap(), "--json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["leafId"], "aaaa0001");
+    assert!(out.stderr.contains("incomplete line"), "{}", out.stderr);
+    // Read-only: the file is untouched.
+    assert!(std::fs::read_to_string(&path).unwrap().ends_with("aaaa00"));
+}
