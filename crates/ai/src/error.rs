@@ -18,6 +18,13 @@ pub enum AiError {
     UnsupportedApi(String),
     #[error("{0}")]
     Config(String),
+    /// A model catalogue (`models.json` or the built-in one) was refused; `message` names the
+    /// offending field path.
+    #[error("{source_name}: {message}")]
+    ModelsConfig {
+        source_name: String,
+        message: String,
+    },
     #[error("io error on {path}: {source}")]
     Io {
         path: String,

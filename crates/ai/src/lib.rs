@@ -6,7 +6,13 @@
 
 pub mod error;
 pub mod event;
+pub mod faux;
 pub mod json;
+pub mod models;
+pub mod overflow;
+pub mod retry;
+pub mod thinking;
+pub mod transform;
 pub mod types;
 
 pub use error::{AiError, Result};

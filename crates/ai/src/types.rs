@@ -718,7 +718,10 @@ pub struct ModelCost {
 }
 
 /// A chat model as the catalogue and `models.json` describe it.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+///
+/// `Debug` prints header names but never their values: `models.json` may put a literal API key
+/// in a header, and models end up in logs.
+#[derive(Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Model {
     pub id: String,
@@ -759,5 +762,52 @@ fn text_only() -> Vec<String> {
 impl Model {
     pub fn supports_images(&self) -> bool {
         self.input.iter().any(|m| m == "image")
+    }
+}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let header_names: Option<Vec<&String>> = self.headers.as_ref().map(|h| h.keys().collect());
+        f.debug_struct("Model")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("api", &self.api)
+            .field("provider", &self.provider)
+            .field("base_url", &self.base_url)
+            .field("reasoning", &self.reasoning)
+            .field("input", &self.input)
+            .field("cost", &self.cost)
+            .field("context_window", &self.context_window)
+            .field("max_tokens", &self.max_tokens)
+            .field(
+                "headers",
+                &header_names.map(|names| format!("{names:?} (values hidden)")),
+            )
+            .field("thinking_level_map", &self.thinking_level_map)
+            .field("compat", &self.compat)
+            .field("extra", &self.extra)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_debug_hides_header_values() {
+        let mut headers = Map::new();
+        headers.insert(
+            "x-api-key".to_owned(),
+            Value::String("sk-secret-123".to_owned()),
+        );
+        let model = Model {
+            id: "m".to_owned(),
+            headers: Some(headers),
+            ..Model::default()
+        };
+        let shown = format!("{model:?}");
+        assert!(shown.contains("x-api-key"), "{shown}");
+        assert!(!shown.contains("sk-secret-123"), "{shown}");
     }
 }

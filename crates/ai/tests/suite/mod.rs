@@ -1,0 +1,6 @@
+mod faux;
+mod models;
+mod overflow;
+mod retry;
+mod thinking;
+mod transform;
