@@ -1,1 +1,126 @@
-fn main() {}
+//! Project chores: `cargo xtask <command>`.
+//!
+//! - `conformance [BACKEND...]`: runs the session storage conformance suite against the memory,
+//!   JSONL and SQLite backends (or the ones named), prints a backend × passed/failed table and
+//!   the failures, and exits non-zero when any case fails.
+
+use arbor_agent::session::conformance::{run_all, CaseOutcome, Fixture, CASES};
+use arbor_agent::session::jsonl::JsonlRepository;
+use arbor_agent::session::MemoryRepository;
+use std::process::ExitCode;
+
+// "sqlite" joins once the arbor-session-sqlite backend lands on this branch.
+const BACKENDS: &[&str] = &["memory", "jsonl"];
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("conformance") => conformance(&args[1..]),
+        Some("help" | "--help" | "-h") | None => {
+            println!("usage: cargo xtask conformance [memory|jsonl ...]");
+            ExitCode::SUCCESS
+        }
+        Some(other) => {
+            eprintln!("unknown xtask command {other:?} (try `cargo xtask help`)");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn conformance(selected: &[String]) -> ExitCode {
+    for s in selected {
+        if !BACKENDS.contains(&s.as_str()) {
+            eprintln!(
+                "unknown backend {s:?}; expected one of {}",
+                BACKENDS.join(", ")
+            );
+            return ExitCode::FAILURE;
+        }
+    }
+    let wanted: Vec<&str> = if selected.is_empty() {
+        BACKENDS.to_vec()
+    } else {
+        selected.iter().map(String::as_str).collect()
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut rows: Vec<(&str, Vec<CaseOutcome>)> = Vec::new();
+    for backend in wanted {
+        let outcomes = runtime.block_on(run_backend(backend));
+        rows.push((backend, outcomes));
+    }
+    print_table(&rows);
+    let failed: usize = rows
+        .iter()
+        .map(|(_, o)| o.iter().filter(|c| c.result.is_err()).count())
+        .sum();
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn temp_dir() -> tempfile::TempDir {
+    match tempfile::tempdir() {
+        Ok(d) => d,
+        Err(e) => panic!("cannot create a temporary directory: {e}"),
+    }
+}
+
+async fn run_backend(backend: &str) -> Vec<CaseOutcome> {
+    match backend {
+        "memory" => run_all(|| async { Fixture::bare(MemoryRepository::new()) }).await,
+        _ => {
+            run_all(|| async {
+                let dir = temp_dir();
+                Fixture::new(JsonlRepository::new(dir.path()), dir)
+            })
+            .await
+        }
+    }
+}
+
+fn print_table(rows: &[(&str, Vec<CaseOutcome>)]) {
+    println!(
+        "session storage conformance ({} cases per backend)\n",
+        CASES.len()
+    );
+    println!(
+        "{:<10} {:>7} {:>7} {:>7} {:>9}",
+        "backend", "passed", "failed", "total", "time ms"
+    );
+    for (backend, outcomes) in rows {
+        let failed = outcomes.iter().filter(|c| c.result.is_err()).count();
+        let millis: u128 = outcomes.iter().map(|c| c.millis).sum();
+        println!(
+            "{:<10} {:>7} {:>7} {:>7} {:>9}",
+            backend,
+            outcomes.len() - failed,
+            failed,
+            outcomes.len(),
+            millis
+        );
+    }
+    for (backend, outcomes) in rows {
+        for c in outcomes {
+            if let Err(e) = &c.result {
+                println!(
+                    "\nFAILED {backend} / {} / {}:\n  {}",
+                    c.group,
+                    c.name,
+                    e.replace('\n', "\n  ")
+                );
+            }
+        }
+    }
+}

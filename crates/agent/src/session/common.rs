@@ -3,14 +3,36 @@
 use super::entry::{EntryKind, SessionEntry};
 use super::index::{Index, LineSource};
 use super::probe::Envelope;
-use super::storage::{EntryDraft, EntryPage, ForkOptions, ForkPosition, SessionStats};
+use super::storage::{
+    DerivedSettings, EntryDraft, EntryPage, ForkOptions, ForkPosition, SessionStats,
+};
 use crate::error::{Result, SessionError};
 use arbor_ai::json::Nullable;
 use serde_json::Value;
 
-/// Reads the envelope facts of one line.
-pub(crate) fn probe(line: &str) -> std::result::Result<Envelope<'_>, serde_json::Error> {
-    serde_json::from_str::<Envelope<'_>>(line)
+/// Reads the envelope facts of one line (which must hold a JSON object).
+pub(crate) fn probe(line: &str) -> std::result::Result<Envelope<'_>, String> {
+    if !line.trim_start().starts_with('{') {
+        return Err(match serde_json::from_str::<serde::de::IgnoredAny>(line) {
+            Ok(_) => "the line is not a JSON object".to_owned(),
+            Err(e) => format!("invalid JSON: {e}"),
+        });
+    }
+    serde_json::from_str::<Envelope<'_>>(line).map_err(|e| e.to_string())
+}
+
+/// [`probe`] over raw bytes (strings the envelope keeps are UTF-8-checked by the parser).
+pub(crate) fn probe_bytes(line: &[u8]) -> std::result::Result<Envelope<'_>, String> {
+    let first = line.iter().find(|b| !b.is_ascii_whitespace());
+    if first != Some(&b'{') {
+        return Err(
+            match serde_json::from_slice::<serde::de::IgnoredAny>(line) {
+                Ok(_) => "the line is not a JSON object".to_owned(),
+                Err(e) => format!("invalid JSON: {e}"),
+            },
+        );
+    }
+    serde_json::from_slice::<Envelope<'_>>(line).map_err(|e| e.to_string())
 }
 
 /// An entry checked against the index and serialized, ready to be written.
@@ -205,6 +227,52 @@ pub(crate) fn stats(index: &Index) -> SessionStats {
         total_tokens: tokens(s.total),
         cost_total: s.cost,
     }
+}
+
+/// [`DerivedSettings`] by walking up from the leaf and parsing only the nearest entry of each
+/// kind that matters (the replay's "latest wins" is the walk's "nearest wins").
+pub(crate) fn derived_settings(
+    index: &Index,
+    src: &dyn LineSource,
+    leaf: Option<&str>,
+) -> Result<DerivedSettings> {
+    let start = leaf_arg(index, leaf)?;
+    let path = index.ancestry(start)?;
+    let (model_t, thinking_t, tools_t) = (
+        index.type_tag("model_change"),
+        index.type_tag("thinking_level_change"),
+        index.type_tag("active_tools_change"),
+    );
+    let mut out = DerivedSettings::default();
+    let (mut model, mut thinking, mut tools) = (false, thinking_t.is_none(), tools_t.is_none());
+    for &ix in path.iter().rev() {
+        if model && thinking && tools {
+            break;
+        }
+        let slot = index.slot(ix);
+        let wanted = (!model && (slot.assistant || Some(slot.ty) == model_t))
+            || (!thinking && Some(slot.ty) == thinking_t)
+            || (!tools && Some(slot.ty) == tools_t);
+        if !wanted {
+            continue;
+        }
+        let entry = read_entry(index, src, ix)?;
+        let mut single = DerivedSettings::default();
+        if !single.apply(&entry) {
+            continue;
+        }
+        if Some(slot.ty) == thinking_t {
+            out.thinking_level = single.thinking_level;
+            thinking = true;
+        } else if Some(slot.ty) == tools_t {
+            out.active_tool_names = single.active_tool_names;
+            tools = true;
+        } else {
+            out.model = single.model;
+            model = true;
+        }
+    }
+    Ok(out)
 }
 
 /// DECISIONS §5: which entries a fork copies, in log order (whole log) or root→target order.

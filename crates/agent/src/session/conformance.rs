@@ -162,7 +162,8 @@ macro_rules! __session_conformance_list {
                 entries_page_with_cursor,
                 find_entries_by_type_in_log_order,
                 children_list_branches_in_log_order,
-                context_edit_targets_are_checked
+                context_edit_targets_are_checked,
+                derived_settings_replay_the_full_ancestry
             ],
             repository: [
                 create_list_and_open,
@@ -1277,6 +1278,77 @@ mod cases {
         s.append(EntryDraft::new(edit(&a, Value::Null)))
             .await
             .ctx("null edit on branch")?;
+        Ok(())
+    }
+
+    pub async fn derived_settings_replay_the_full_ancestry<R: SessionRepository>(
+        r: &R,
+    ) -> CaseResult {
+        use super::super::storage::DerivedSettings;
+        let s = r.create(create_opts()).await.ctx("create")?;
+        ensure_eq!(
+            s.derived_settings(None).await.ctx("empty")?,
+            DerivedSettings::default()
+        );
+        append(
+            &s,
+            kind(
+                "model_change",
+                json!({"provider": "openai", "modelId": "gpt-5"}),
+            ),
+        )
+        .await?;
+        append(
+            &s,
+            kind("thinking_level_change", json!({"thinkingLevel": "high"})),
+        )
+        .await?;
+        append(
+            &s,
+            kind("active_tools_change", json!({"activeToolNames": ["read"]})),
+        )
+        .await?;
+        let u = append(&s, user("a")).await?;
+        let a = append(&s, assistant("b")).await?;
+        // A compaction must not make the replay forget earlier settings.
+        append(&s, compaction(Some(&a), true)).await?;
+        let tip = append(&s, user("c")).await?;
+        let want = DerivedSettings {
+            model: Some(("anthropic".into(), "claude-sonnet-4-5".into())),
+            thinking_level: Some("high".into()),
+            active_tool_names: Some(vec!["read".into()]),
+        };
+        ensure_eq!(s.derived_settings(None).await.ctx("derived")?, want);
+        // A branch from `u` sees the model_change, not the later assistant message.
+        s.set_leaf(Some(&u)).await.ctx("set_leaf")?;
+        append(
+            &s,
+            kind("active_tools_change", json!({"activeToolNames": null})),
+        )
+        .await?;
+        append(
+            &s,
+            kind("thinking_level_change", json!({"thinkingLevel": "low"})),
+        )
+        .await?;
+        let got = s.derived_settings(None).await.ctx("derived branch")?;
+        ensure_eq!(
+            got,
+            DerivedSettings {
+                model: Some(("openai".into(), "gpt-5".into())),
+                thinking_level: Some("low".into()),
+                active_tool_names: None,
+            }
+        );
+        for leaf in [None, Some(tip.as_str()), Some(u.as_str())] {
+            let replay = DerivedSettings::from_entries(&s.ancestry(leaf).await.ctx("ancestry")?);
+            ensure_eq!(s.derived_settings(leaf).await.ctx("derived")?, replay);
+        }
+        expect_code(
+            s.derived_settings(Some("missing")).await,
+            "not_found",
+            "missing leaf",
+        )?;
         Ok(())
     }
 

@@ -50,6 +50,8 @@ pub(crate) struct Slot {
     pub ty: u32,
     /// 1-based physical line in the file; 0 when the entry has no file line.
     pub line: u32,
+    /// A `message` entry whose role is `assistant` (it carries a provider and model).
+    pub assistant: bool,
     pub raw: Raw,
 }
 
@@ -295,11 +297,13 @@ impl Index {
         let ty = self.intern(&env.ty);
         let id: Box<str> = env.id.as_ref().into();
         self.by_id.insert(id.clone(), ix);
+        let assistant = env.ty == "message" && env.message.role.as_deref() == Some("assistant");
         self.slots.push(Slot {
             id,
             parent,
             ty,
             line,
+            assistant,
             raw,
         });
         // Leaf recovery (DECISIONS §2.3): ordinary entries move the leaf to themselves, `leaf`

@@ -6,8 +6,8 @@ use super::common::{self, probe};
 use super::entry::{SessionEntry, SessionHeader};
 use super::index::{Index, MemSource, Raw};
 use super::storage::{
-    CreateOptions, EntryDraft, EntryPage, ForkOptions, ListResult, SessionInfo, SessionRepository,
-    SessionStats, SessionStorage,
+    CreateOptions, DerivedSettings, EntryDraft, EntryPage, ForkOptions, ListResult, SessionInfo,
+    SessionRepository, SessionStats, SessionStorage,
 };
 use crate::error::{Result, SessionError};
 use async_trait::async_trait;
@@ -211,6 +211,11 @@ impl SessionStorage for MemoryStorage {
 
     async fn entry_count(&self) -> Result<u64> {
         Ok(self.inner.index.read().await.len() as u64)
+    }
+
+    async fn derived_settings(&self, leaf: Option<&str>) -> Result<DerivedSettings> {
+        let index = self.inner.index.read().await;
+        common::derived_settings(&index, &MemSource, leaf)
     }
 
     async fn save_point(&self) -> Result<()> {

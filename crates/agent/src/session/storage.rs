@@ -56,6 +56,51 @@ pub struct SessionStats {
     pub cost_total: f64,
 }
 
+/// The settings that replaying the full ancestry of a leaf yields (DECISIONS §3.2).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DerivedSettings {
+    /// `(provider, model id)` from the latest `model_change` or assistant message.
+    pub model: Option<(String, String)>,
+    /// The latest `thinking_level_change`; `None` means the default, `"off"`.
+    pub thinking_level: Option<String>,
+    /// The latest `active_tools_change` (`None`: never set, or set to `null`).
+    pub active_tool_names: Option<Vec<String>>,
+}
+
+impl DerivedSettings {
+    /// Replays `entries` (root to leaf).
+    pub fn from_entries(entries: &[SessionEntry]) -> Self {
+        let mut out = DerivedSettings::default();
+        for e in entries {
+            out.apply(e);
+        }
+        out
+    }
+
+    /// Applies one entry as a replay step (later entries win). Returns whether it mattered.
+    pub fn apply(&mut self, entry: &SessionEntry) -> bool {
+        match &entry.kind {
+            EntryKind::ModelChange(m) => {
+                self.model = Some((m.provider.clone(), m.model_id.clone()));
+            }
+            EntryKind::ThinkingLevelChange(t) => {
+                self.thinking_level = Some(t.thinking_level.clone());
+            }
+            EntryKind::ActiveToolsChange(a) => {
+                self.active_tool_names = a.active_tool_names.get().cloned();
+            }
+            EntryKind::Message(m) => match m.message.as_llm() {
+                Some(arbor_ai::types::Message::Assistant(a)) => {
+                    self.model = Some((a.provider.clone(), a.model.clone()));
+                }
+                _ => return false,
+            },
+            _ => return false,
+        }
+        true
+    }
+}
+
 /// One open session.
 #[async_trait]
 pub trait SessionStorage: Send + Sync {
@@ -94,6 +139,11 @@ pub trait SessionStorage: Send + Sync {
     /// Children of `id` (roots for `None`), in log order.
     async fn children(&self, id: Option<&str>) -> Result<Vec<SessionEntry>>;
     async fn entry_count(&self) -> Result<u64>;
+    /// Model, thinking level and active tools from the full ancestry of `leaf` (default: the
+    /// current leaf). Backends with an index override this to avoid parsing the whole path.
+    async fn derived_settings(&self, leaf: Option<&str>) -> Result<DerivedSettings> {
+        Ok(DerivedSettings::from_entries(&self.ancestry(leaf).await?))
+    }
     /// A durability point (turn end): flushes to stable storage under the `save_point` policy.
     async fn save_point(&self) -> Result<()>;
 }

@@ -8,6 +8,7 @@ mod projection;
 mod proptests;
 mod roundtrip;
 mod session;
+mod store_jsonl;
 
 use std::path::{Path, PathBuf};
 

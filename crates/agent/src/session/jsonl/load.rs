@@ -7,14 +7,14 @@
 
 use super::migrate;
 use crate::error::{Result, SessionError};
-use crate::session::common::probe;
+use crate::session::common::{probe, probe_bytes};
 use crate::session::entry::{SessionHeader, CURRENT_VERSION};
 use crate::session::index::{Index, Raw};
 use serde_json::{Map, Value};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 
-const CHUNK: u64 = 1 << 20;
+const CHUNK: u64 = 4 << 20;
 
 /// What follows the last complete line.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,34 +93,58 @@ pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
     let mut scan_from = 0usize;
     loop {
         let n = reader.take(CHUNK).read_to_end(&mut buf).map_err(io)?;
-        let mut start = 0usize;
-        while let Some(pos) = memchr::memchr(b'\n', &buf[scan_from..]) {
-            let end = scan_from + pos;
-            line_no += 1;
-            let offset = base + start as u64;
-            if let Some(legacy) = take_line(
-                origin,
-                &buf[start..end],
-                offset,
-                line_no,
-                true,
-                &mut header,
-                &mut index,
-                &mut tail,
-            )? {
+        // Complete lines end at the last newline; a partial line waits for the next chunk.
+        if let Some(last) = memchr::memrchr(b'\n', &buf[scan_from..]) {
+            let end = scan_from + last + 1;
+            let first_line = line_no + 1;
+            let region = &buf[..end];
+            // UTF-8 validation of the whole region runs beside the envelope scan.
+            let (bad_utf8, scanned) = std::thread::scope(|scope| {
+                let check = std::thread::Builder::new()
+                    .spawn_scoped(scope, || std::str::from_utf8(region).err());
+                let scanned = scan_region(
+                    origin,
+                    region,
+                    base,
+                    &mut line_no,
+                    &mut header,
+                    &mut index,
+                    &mut tail,
+                );
+                let bad = match check {
+                    Ok(handle) => handle.join().ok().flatten(),
+                    Err(_) => std::str::from_utf8(region).err(),
+                };
+                (bad, scanned)
+            });
+            if let Some(e) = bad_utf8 {
+                let at = e.valid_up_to();
+                let line = first_line + memchr::memchr_iter(b'\n', &region[..at]).count() as u32;
+                let line_start = memchr::memrchr(b'\n', &region[..at]).map_or(0, |p| p + 1);
+                let utf8_err = line_err(
+                    origin,
+                    line,
+                    format!("invalid UTF-8 at byte {} of the line", at - line_start),
+                );
+                match &scanned {
+                    Err(SessionError::Line { line: l, .. }) if (*l as u32) < line => {}
+                    _ => return Err(utf8_err),
+                }
+            }
+            if let Some(legacy) = scanned? {
                 return load_legacy(origin, file, legacy);
             }
-            start = end + 1;
-            scan_from = start;
+            buf.drain(..end);
+            base += end as u64;
         }
+        scan_from = buf.len();
         if n == 0 {
-            if start < buf.len() {
+            if !buf.is_empty() {
                 line_no += 1;
-                let offset = base + start as u64;
                 if let Some(legacy) = take_line(
                     origin,
-                    &buf[start..],
-                    offset,
+                    &buf,
+                    base,
                     line_no,
                     false,
                     &mut header,
@@ -132,9 +156,6 @@ pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
             }
             break;
         }
-        buf.drain(..start);
-        base += start as u64;
-        scan_from = buf.len();
     }
     let Some((header, header_line)) = header else {
         return Err(SessionError::InvalidSession(format!(
@@ -158,7 +179,41 @@ pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
     })
 }
 
+/// Handles every complete line of `region` (which ends with a newline).
+#[allow(clippy::too_many_arguments)]
+fn scan_region(
+    origin: &str,
+    region: &[u8],
+    base: u64,
+    line_no: &mut u32,
+    header: &mut Option<(SessionHeader, String)>,
+    index: &mut Index,
+    tail: &mut Tail,
+) -> Result<Option<u32>> {
+    let mut start = 0usize;
+    for nl in memchr::memchr_iter(b'\n', region) {
+        *line_no += 1;
+        let offset = base + start as u64;
+        if let Some(legacy) = take_line(
+            origin,
+            &region[start..nl],
+            offset,
+            *line_no,
+            true,
+            header,
+            index,
+            tail,
+        )? {
+            return Ok(Some(legacy));
+        }
+        start = nl + 1;
+    }
+    Ok(None)
+}
+
 /// Handles one physical line; returns `Some(version)` when the header asks for a migration.
+/// Terminated lines are UTF-8-checked by the caller (in bulk); only the unterminated tail and
+/// the header are checked here.
 #[allow(clippy::too_many_arguments)]
 fn take_line(
     origin: &str,
@@ -183,18 +238,17 @@ fn take_line(
         }
         return Ok(None);
     }
-    let text = match std::str::from_utf8(bytes) {
-        Ok(t) => t,
-        Err(_) if !terminated => return torn(tail),
-        Err(e) => {
-            return Err(line_err(
+    if !terminated && std::str::from_utf8(bytes).is_err() {
+        return torn(tail);
+    }
+    if header.is_none() {
+        let text = std::str::from_utf8(bytes).map_err(|e| {
+            line_err(
                 origin,
                 line_no,
                 format!("invalid UTF-8 at byte {} of the line", e.valid_up_to()),
-            ))
-        }
-    };
-    if header.is_none() {
+            )
+        })?;
         return match check_header(origin, line_no, text) {
             Ok(HeaderCheck::Current(h)) => {
                 *header = Some((*h, text.to_owned()));
@@ -210,7 +264,7 @@ fn take_line(
     }
     let len = u32::try_from(bytes.len())
         .map_err(|_| line_err(origin, line_no, "line longer than 4 GiB"))?;
-    match probe(text) {
+    match probe_bytes(bytes) {
         Ok(env) => {
             index.load(&env, Raw::File { offset, len }, line_no)?;
             if !terminated {
@@ -218,7 +272,9 @@ fn take_line(
             }
             Ok(None)
         }
-        Err(_) if !terminated && serde_json::from_str::<serde::de::IgnoredAny>(text).is_err() => {
+        Err(_)
+            if !terminated && serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_err() =>
+        {
             torn(tail)
         }
         Err(e) => Err(line_err(origin, line_no, format!("not a valid entry: {e}"))),

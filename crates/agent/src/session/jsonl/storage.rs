@@ -7,7 +7,9 @@ use crate::error::{Result, SessionError};
 use crate::session::common::{self, probe};
 use crate::session::entry::{EntryKind, LeafEntry, SessionEntry, SessionHeader};
 use crate::session::index::{Index, LineSource, Raw};
-use crate::session::storage::{EntryDraft, EntryPage, SessionStats, SessionStorage};
+use crate::session::storage::{
+    DerivedSettings, EntryDraft, EntryPage, SessionStats, SessionStorage,
+};
 use async_trait::async_trait;
 use std::borrow::Cow;
 use std::fs::{File, OpenOptions};
@@ -624,6 +626,11 @@ impl SessionStorage for JsonlStorage {
 
     async fn entry_count(&self) -> Result<u64> {
         Ok(self.state.read().await.index.len() as u64)
+    }
+
+    async fn derived_settings(&self, leaf: Option<&str>) -> Result<DerivedSettings> {
+        self.with_read(|index, src| common::derived_settings(index, src, leaf))
+            .await
     }
 
     async fn save_point(&self) -> Result<()> {

@@ -1,0 +1,275 @@
+//! Session store benchmarks (no harness; medians of several runs).
+//!
+//! `cargo bench -p arbor-agent --bench store` runs everything. Inputs:
+//! - `ARBOR_BENCH_BIG` (default `/tmp/arbor-bench/big.jsonl`): a 100 MB session made by
+//!   `shared/tools/gen_big.py` (generated on first use when python3 is available);
+//! - `ARBOR_BENCH_DIR` (default `/tmp/arbor-bench`): where the 1,000 listing files go.
+//!
+//! `cargo bench -p arbor-agent --bench store -- open-once FILE` opens FILE and builds the
+//! current path once, for whole-process timing next to `node shared/tools/pi-open.mjs FILE`
+//! (e.g. with `/usr/bin/time -v`).
+
+use arbor_agent::session::jsonl::{JsonlRepository, SyncPolicy};
+use arbor_agent::session::{
+    CreateOptions, EntryDraft, EntryKind, MemoryRepository, SessionRepository, SessionStorage,
+};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn small_entry(i: usize) -> EntryDraft {
+    let kind = EntryKind::from_fields(
+        "custom",
+        json!({"customType": "bench", "data": {"i": i}})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    )
+    .unwrap_or_else(|e| panic!("custom entry: {e}"));
+    EntryDraft::new(kind)
+}
+
+fn shared_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("ARBOR_SHARED_DIR") {
+        return PathBuf::from(dir);
+    }
+    let mut dir: &Path = Path::new(env!("CARGO_MANIFEST_DIR"));
+    loop {
+        if dir.join("shared/fixtures").is_dir() {
+            return dir.join("shared");
+        }
+        dir = dir
+            .parent()
+            .unwrap_or_else(|| panic!("shared/ not found; set ARBOR_SHARED_DIR"));
+    }
+}
+
+fn bench_dir() -> PathBuf {
+    let d = std::env::var_os("ARBOR_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/tmp/arbor-bench"));
+    std::fs::create_dir_all(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+    d
+}
+
+fn gen_big(path: &Path, mb: u32) -> bool {
+    if path.exists() {
+        return true;
+    }
+    let script = shared_dir().join("tools/gen_big.py");
+    let status = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(path)
+        .arg(mb.to_string())
+        .status();
+    matches!(status, Ok(s) if s.success())
+}
+
+async fn appends(policy: SyncPolicy, n: usize, turn: usize) -> (Duration, usize) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let repo = JsonlRepository::new(dir.path()).with_sync(policy);
+    let s = repo
+        .create(CreateOptions {
+            cwd: "/bench".into(),
+            ..CreateOptions::default()
+        })
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let start = Instant::now();
+    let mut turns = 0;
+    for i in 0..n {
+        s.append(small_entry(i))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        if (i + 1) % turn == 0 {
+            s.save_point().await.unwrap_or_else(|e| panic!("{e}"));
+            turns += 1;
+        }
+    }
+    (start.elapsed(), turns)
+}
+
+async fn memory_appends(n: usize) -> Duration {
+    let repo = MemoryRepository::new();
+    let s = repo
+        .create(CreateOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let start = Instant::now();
+    for i in 0..n {
+        s.append(small_entry(i))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    start.elapsed()
+}
+
+/// Open (load + index + leaf recovery), then read what context building needs: the current
+/// path to the compaction boundary and the settings of the full ancestry.
+async fn open_and_path(path: &Path) -> (Duration, Duration, usize, u64) {
+    let repo = JsonlRepository::flat(path.parent().unwrap_or(Path::new(".")));
+    let start = Instant::now();
+    let s = repo
+        .open_read_only(path.to_str().unwrap_or_default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let opened = start.elapsed();
+    let branch = s
+        .path_to_root_or_compaction(None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let settings = s
+        .derived_settings(None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(settings.model.is_some(), "gen_big sessions name a model");
+    let count = s.entry_count().await.unwrap_or(0);
+    (opened, start.elapsed(), branch.len(), count)
+}
+
+/// 1,000 session files of ~2 MB each (copies of one generated session with distinct ids).
+fn listing_dir() -> PathBuf {
+    let dir = bench_dir().join("list1000");
+    let cwd_dir = dir.join("--bench-project--");
+    let count = std::fs::read_dir(&cwd_dir).map(|r| r.count()).unwrap_or(0);
+    if count == 1000 {
+        return dir;
+    }
+    let template = bench_dir().join("two_mb.jsonl");
+    assert!(
+        gen_big(&template, 2),
+        "python3 gen_big.py is needed for the listing bench"
+    );
+    let text = std::fs::read_to_string(&template).unwrap_or_else(|e| panic!("{e}"));
+    let (_, body) = text.split_once('\n').unwrap_or(("", ""));
+    std::fs::create_dir_all(&cwd_dir).unwrap_or_else(|e| panic!("{e}"));
+    for i in 0..1000 {
+        let id = format!("019a0000-0000-7000-8000-{i:012}");
+        let ts = format!("2026-06-20T15:{:02}:{:02}.000Z", i / 60 % 60, i % 60);
+        let header = json!({"type": "session", "version": 3, "id": id, "timestamp": ts, "cwd": "/bench/project"});
+        let name = format!("{}_{id}.jsonl", ts.replace([':', '.'], "-"));
+        std::fs::write(cwd_dir.join(name), format!("{header}\n{body}"))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    dir
+}
+
+async fn run_all() {
+    let n = 200_000;
+    println!("## append (small custom entries)");
+    for (policy, turn) in [
+        (SyncPolicy::Never, usize::MAX),
+        (SyncPolicy::SavePoint, 10),
+        (SyncPolicy::Always, usize::MAX),
+    ] {
+        let count = if policy == SyncPolicy::Always {
+            2_000
+        } else {
+            n
+        };
+        let mut times = Vec::new();
+        let mut turns = 0;
+        for _ in 0..3 {
+            let (t, k) = appends(policy, count, turn).await;
+            times.push(t);
+            turns = k;
+        }
+        let t = median(times);
+        let rate = count as f64 / t.as_secs_f64();
+        let per_turn = if turns > 0 {
+            format!(
+                ", {turns} save points = {:.1} µs per turn of 10",
+                t.as_secs_f64() * 1e6 / turns as f64
+            )
+        } else {
+            String::new()
+        };
+        println!(
+            "jsonl sync={:<10} {count:>7} entries in {:>8.1} ms = {:>9.0} entries/s{per_turn}",
+            policy.as_str(),
+            t.as_secs_f64() * 1e3,
+            rate
+        );
+    }
+    let mut times = Vec::new();
+    for _ in 0..3 {
+        times.push(memory_appends(n).await);
+    }
+    let t = median(times);
+    println!(
+        "memory                {n:>7} entries in {:>8.1} ms = {:>9.0} entries/s",
+        t.as_secs_f64() * 1e3,
+        n as f64 / t.as_secs_f64()
+    );
+
+    println!("\n## open of a 100 MB session (gen_big.py)");
+    let big = std::env::var_os("ARBOR_BENCH_BIG")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| bench_dir().join("big.jsonl"));
+    if gen_big(&big, 100) {
+        let size = std::fs::metadata(&big).map(|m| m.len()).unwrap_or(0);
+        let (mut opens, mut totals) = (Vec::new(), Vec::new());
+        let (mut branch, mut count) = (0, 0);
+        for _ in 0..5 {
+            let (o, t, b, c) = open_and_path(&big).await;
+            opens.push(o);
+            totals.push(t);
+            (branch, count) = (b, c);
+        }
+        println!(
+            "{} ({:.1} MB, {count} entries): open {:.1} ms, open + current path ({branch} entries) + derived settings {:.1} ms (median of 5)",
+            big.display(),
+            size as f64 / 1e6,
+            median(opens).as_secs_f64() * 1e3,
+            median(totals).as_secs_f64() * 1e3
+        );
+    } else {
+        println!(
+            "skipped: {} missing and python3 gen_big.py failed",
+            big.display()
+        );
+    }
+
+    println!("\n## list 1,000 session files of ~2 MB");
+    let dir = listing_dir();
+    let repo = JsonlRepository::new(&dir);
+    let mut times = Vec::new();
+    let mut found = 0;
+    for _ in 0..5 {
+        let start = Instant::now();
+        let list = repo.list().await.unwrap_or_else(|e| panic!("{e}"));
+        times.push(start.elapsed());
+        found = list.sessions.len();
+    }
+    println!(
+        "{found} sessions listed in {:.1} ms (median of 5, warm page cache)",
+        median(times).as_secs_f64() * 1e3
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap_or_else(|e| panic!("{e}"));
+    if args.first().map(String::as_str) == Some("open-once") {
+        let file = PathBuf::from(args.get(1).cloned().unwrap_or_default());
+        let (o, t, b, c) = rt.block_on(open_and_path(&file));
+        println!(
+            "open {:.1} ms, with path {:.1} ms; {b} path entries, {c} entries",
+            o.as_secs_f64() * 1e3,
+            t.as_secs_f64() * 1e3
+        );
+        return;
+    }
+    rt.block_on(run_all());
+}
