@@ -547,7 +547,12 @@ pub struct ToolResultMessage {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SystemMessage {
-    #[serde(default = "empty_text_content")]
+    /// Missing or `null` content reads as `""` (pi's normalization for system messages; an
+    /// explicit `[]` stays a block list).
+    #[serde(
+        default = "empty_text_content",
+        deserialize_with = "deserialize_system_content"
+    )]
     pub content: Content,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sections: Option<Map<String, Value>>,
@@ -563,6 +568,13 @@ pub struct SystemMessage {
 
 fn empty_text_content() -> Content {
     Content::Text(String::new())
+}
+
+fn deserialize_system_content<'de, D: Deserializer<'de>>(d: D) -> Result<Content, D::Error> {
+    match Option::<Content>::deserialize(d)? {
+        Some(c) => Ok(c),
+        None => Ok(empty_text_content()),
+    }
 }
 
 /// An LLM message: what providers accept and produce.

@@ -6,6 +6,7 @@
 //! moving back to an ancestor truncates it, and only a jump elsewhere needs a fresh ancestry.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::context::projection::{
     apply_edit, default_context_indices, edit_replacement, entry_messages, newest_compaction,
@@ -28,10 +29,12 @@ pub struct ProjectionCache {
     ctx_pos: HashMap<String, usize>,
     /// Target id → index in `path` of the latest `context_edit` among the context entries.
     edits: HashMap<String, usize>,
-    /// Projected messages per position in `ctx` (edits applied).
-    projected: Vec<Vec<AgentMessage>>,
-    /// Number of messages over all of `projected`.
-    message_count: usize,
+    /// All projected messages (edits applied), shared with the contexts handed out: a warm
+    /// build is a reference-count bump, and an append extends the vector in place unless a
+    /// caller still holds the previous context.
+    messages: Arc<Vec<AgentMessage>>,
+    /// Where each `ctx` position's messages start in `messages`.
+    starts: Vec<usize>,
 }
 
 impl ProjectionCache {
@@ -44,8 +47,8 @@ impl ProjectionCache {
             ctx: Vec::new(),
             ctx_pos: HashMap::new(),
             edits: HashMap::new(),
-            projected: Vec::new(),
-            message_count: 0,
+            messages: Arc::new(Vec::new()),
+            starts: Vec::new(),
         };
         cache.rebuild();
         cache
@@ -73,9 +76,11 @@ impl ProjectionCache {
     }
 
     /// Extends the path by a child of the current leaf. Hands the entry back when its parent
-    /// is not the cached leaf (the caller then rebuilds from storage).
+    /// is not the cached leaf, or when it is a `leaf` control entry (which moves the leaf
+    /// elsewhere instead of extending the path); the caller then re-resolves from storage.
     pub fn push(&mut self, entry: SessionEntry) -> Result<(), Box<SessionEntry>> {
-        if entry.parent_id.as_deref() != self.leaf_id() {
+        if entry.parent_id.as_deref() != self.leaf_id() || matches!(entry.kind, EntryKind::Leaf(_))
+        {
             return Err(Box::new(entry));
         }
         self.state.apply(&entry);
@@ -95,14 +100,12 @@ impl ProjectionCache {
         self.ctx.push(idx);
         self.ctx_pos.insert(self.path[idx].id.clone(), pos);
         let msgs = self.project_position(pos);
-        self.message_count += msgs.len();
-        self.projected.push(msgs);
+        self.starts.push(self.messages.len());
+        Arc::make_mut(&mut self.messages).extend(msgs);
         if let Some(target) = edit_target {
             self.edits.insert(target.clone(), idx);
             if let Some(&tpos) = self.ctx_pos.get(&target) {
-                let msgs = self.project_position(tpos);
-                self.message_count = self.message_count - self.projected[tpos].len() + msgs.len();
-                self.projected[tpos] = msgs;
+                self.reproject(tpos);
             }
         }
         Ok(())
@@ -125,13 +128,10 @@ impl ProjectionCache {
         true
     }
 
-    /// The context under the cached projectors and no caller transforms.
+    /// The context under the cached projectors and no caller transforms (shares the cached
+    /// messages; O(1)).
     pub fn context(&self) -> SessionContext {
-        let mut messages = Vec::with_capacity(self.message_count);
-        for msgs in &self.projected {
-            messages.extend(msgs.iter().cloned());
-        }
-        SessionContext::from_parts(messages, self.state.clone())
+        SessionContext::from_shared(self.messages.clone(), self.state.clone())
     }
 
     /// The context under other options: transforms run over the cached context entries and
@@ -176,10 +176,31 @@ impl ProjectionCache {
                 self.edits.insert(e.target_id.clone(), i);
             }
         }
-        self.projected = (0..self.ctx.len())
-            .map(|pos| self.project_position(pos))
-            .collect();
-        self.message_count = self.projected.iter().map(Vec::len).sum();
+        let mut messages = Vec::with_capacity(self.ctx.len());
+        self.starts = Vec::with_capacity(self.ctx.len());
+        for pos in 0..self.ctx.len() {
+            self.starts.push(messages.len());
+            messages.extend(self.project_position(pos));
+        }
+        self.messages = Arc::new(messages);
+    }
+
+    /// Re-projects one context position in place (after an edit targeting it).
+    fn reproject(&mut self, pos: usize) {
+        let msgs = self.project_position(pos);
+        let start = self.starts[pos];
+        let end = self
+            .starts
+            .get(pos + 1)
+            .copied()
+            .unwrap_or(self.messages.len());
+        let (old_len, new_len) = (end - start, msgs.len());
+        Arc::make_mut(&mut self.messages).splice(start..end, msgs);
+        if old_len != new_len {
+            for s in &mut self.starts[pos + 1..] {
+                *s = *s + new_len - old_len;
+            }
+        }
     }
 
     fn project_position(&self, pos: usize) -> Vec<AgentMessage> {

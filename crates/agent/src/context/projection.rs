@@ -138,17 +138,32 @@ impl DerivedState {
 }
 
 /// What a session hands to the agent loop for one turn.
+///
+/// `messages` is shared with the session's projection cache, so handing out a context costs
+/// nothing; use `Arc::make_mut` / `to_vec()` to change a copy.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionContext {
-    pub messages: Vec<AgentMessage>,
+    #[serde(serialize_with = "serialize_shared")]
+    pub messages: Arc<Vec<AgentMessage>>,
     pub model: Option<ModelRef>,
     pub thinking_level: String,
     pub active_tool_names: Option<Vec<String>>,
 }
 
+fn serialize_shared<S: serde::Serializer>(
+    messages: &Arc<Vec<AgentMessage>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    messages.as_slice().serialize(s)
+}
+
 impl SessionContext {
     pub fn from_parts(messages: Vec<AgentMessage>, state: DerivedState) -> Self {
+        Self::from_shared(Arc::new(messages), state)
+    }
+
+    pub fn from_shared(messages: Arc<Vec<AgentMessage>>, state: DerivedState) -> Self {
         SessionContext {
             messages,
             model: state.model,

@@ -192,6 +192,26 @@ impl Session {
         self.storage.get_label(id).await
     }
 
+    /// Every current label: target id → label (latest `label` entry per target, trimmed; blank
+    /// clears), in the order the targets were first labelled.
+    pub async fn labels(&self) -> Result<Vec<(String, String)>> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for e in self.storage.find_entries("label").await? {
+            if let EntryKind::Label(l) = &e.kind {
+                let text = l.label.get().map(|s| s.trim()).filter(|s| !s.is_empty());
+                match (out.iter().position(|(t, _)| *t == l.target_id), text) {
+                    (Some(i), Some(t)) => out[i].1 = t.to_string(),
+                    (Some(i), None) => {
+                        out.remove(i);
+                    }
+                    (None, Some(t)) => out.push((l.target_id.clone(), t.to_string())),
+                    (None, None) => {}
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// The session's display name (latest `session_info`, empty = none).
     pub async fn name(&self) -> Result<Option<String>> {
         self.storage.session_name().await
@@ -531,6 +551,12 @@ enum EditTarget {
     /// any assistant blocks; a string becomes one text block
     Assistant,
 }
+
+/// `Session` is shared across tasks (agent loop, UI, RPC handlers).
+const _: fn() = || {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Session>();
+};
 
 fn role_of(m: &AgentMessage) -> &'static str {
     match m {

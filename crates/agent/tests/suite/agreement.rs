@@ -1,69 +1,61 @@
 //! Agreement with pi: every fixture session projects to exactly what pi's own projection
 //! code yields (`expected/*.json`, DECISIONS §3.7).
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use arbor_agent::context::expected_json;
-use arbor_agent::context::projection::{
-    ancestry_in, build_session_context, recovered_leaf, ContextOptions,
-};
-use arbor_agent::session::entry::SessionEntry;
+use arbor_agent::context::projection::{build_session_context, ContextOptions};
+use arbor_agent::session::jsonl::JsonlRepository;
+use arbor_agent::session::{Session, SessionStorage};
 use serde_json::Value;
 
 use super::context_support::fixtures_dir;
 
-/// What loading a session file yields for the projection check.
+/// A session file opened the way the CLI opens one (JSONL backend, read-only; v1/v2 files
+/// migrated in memory), with its leaf and projections.
 struct Loaded {
-    entries: Vec<SessionEntry>,
     leaf: Option<String>,
+    /// The pure pipeline over the storage's ancestry of the leaf.
+    projected: Value,
+    /// The same through `Session::build_context` (the cached path).
+    via_session: Value,
     /// v1/v2 files get fresh random ids on migration: their leafId is not comparable.
     migrated: bool,
 }
 
-/// Strict v3 reading (header + one entry per line); v1/v2 go through the store's migration.
 fn load(path: &Path) -> Result<Loaded, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut lines = text
-        .split('\n')
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let (_, header) = lines.next().ok_or("missing session header")?;
-    let header: Value = serde_json::from_str(header).map_err(|e| format!("line 1: {e}"))?;
-    let version = header.get("version").and_then(Value::as_u64).unwrap_or(1);
-    if version < 3 {
-        return load_migrated(path);
-    }
-    let mut entries = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    for (i, line) in lines {
-        let e = SessionEntry::from_json(line).map_err(|e| format!("line {}: {e}", i + 1))?;
-        if !seen.insert(e.id.clone()) {
-            return Err(format!("line {}: duplicate entry id {}", i + 1, e.id));
-        }
-        entries.push(e);
-    }
-    let leaf = recovered_leaf(&entries);
-    Ok(Loaded {
-        entries,
-        leaf,
-        migrated: false,
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let dir = path.parent().unwrap();
+        let repo = JsonlRepository::flat(dir);
+        let storage = repo
+            .open_read_only(path.to_str().unwrap())
+            .await
+            .map_err(|e| e.to_string())?;
+        let migrated = storage.report().await.migrated_from.is_some();
+        let leaf = storage.leaf_id().await.map_err(|e| e.to_string())?;
+        let ancestry = storage
+            .ancestry(leaf.as_deref())
+            .await
+            .map_err(|e| e.to_string())?;
+        let ctx = build_session_context(&ancestry, &ContextOptions::default());
+        let projected = expected_json(&ctx, leaf.as_deref());
+        let session = Session::new(Arc::new(storage));
+        let ctx = session
+            .build_context(&ContextOptions::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        let via_session = expected_json(&ctx, leaf.as_deref());
+        Ok(Loaded {
+            leaf,
+            projected,
+            via_session,
+            migrated,
+        })
     })
-}
-
-fn load_migrated(path: &Path) -> Result<Loaded, String> {
-    Err(format!(
-        "{}: v1/v2 migration needs the store",
-        path.display()
-    ))
-}
-
-fn project(loaded: &Loaded) -> Result<Value, String> {
-    let by_id: HashMap<&str, &SessionEntry> =
-        loaded.entries.iter().map(|e| (e.id.as_str(), e)).collect();
-    let ancestry = ancestry_in(&by_id, loaded.leaf.as_deref())?;
-    let ctx = build_session_context(&ancestry, &ContextOptions::default());
-    Ok(expected_json(&ctx, loaded.leaf.as_deref()))
 }
 
 /// First place two JSON values differ, as a path.
@@ -112,7 +104,11 @@ fn check(session: &Path, expected: &Path) -> Result<(), String> {
         };
     }
     let loaded = loaded?;
-    let got = project(&loaded)?;
+    if loaded.projected != loaded.via_session {
+        return Err("Session::build_context differs from the pure projection".into());
+    }
+    let _ = &loaded.leaf;
+    let got = loaded.projected;
     let mut keys = vec!["llm", "model", "thinkingLevel", "activeToolNames"];
     if !loaded.migrated {
         keys.push("leafId");

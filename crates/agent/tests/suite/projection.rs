@@ -510,8 +510,11 @@ fn incremental_cache_matches_full_projection_at_every_step() {
     assert!(cache.retreat_to(Some("e2")));
     assert_eq!(cache.context(), build_session_context(&all[..3], &opts));
     assert!(!cache.retreat_to(Some("nope")));
-    // a non-child is handed back
+    // a non-child is handed back, and so is a leaf control entry
     assert!(cache.push(all[5].clone()).is_err());
+    let leaf = log(&[other("l1", Some("e2"), "leaf", json!({"targetId": "e1"}))]);
+    assert!(cache.push(leaf[0].clone()).is_err());
+    assert_eq!(cache.leaf_id(), Some("e2"));
 }
 
 #[test]
@@ -540,4 +543,69 @@ fn expected_json_has_the_reference_shape() {
         json!({"role": "user", "content": "hi", "timestamp": 1})
     );
     let _: &AgentMessage = &ctx.messages[0];
+}
+
+/// Edge cases checked against pi's own projection code (hand-made files run through
+/// shared/tools/ref-context.mjs; see docs/parts/context.md).
+#[test]
+fn edge_cases_agree_with_pi() {
+    // null contents: user/assistant/toolResult → [], system → "", custom_message → []
+    let path = log(&[
+        m(
+            "e1",
+            None,
+            json!({"role": "user", "content": null, "timestamp": 1}),
+        ),
+        m(
+            "e2",
+            Some("e1"),
+            json!({"role": "system", "content": null, "timestamp": 3}),
+        ),
+        other(
+            "n1",
+            Some("e2"),
+            "custom_message",
+            json!({"customType": "c", "display": true}),
+        ),
+    ]);
+    let ctx = build_session_context(&path, &ContextOptions::default());
+    let llm = serde_json::to_value(convert_to_llm(&ctx.messages)).unwrap();
+    assert_eq!(llm[0]["content"], json!([]));
+    assert_eq!(llm[1]["content"], json!(""));
+    assert_eq!(llm[2]["content"], json!([]));
+
+    // An edit removing a compaction removes its system snapshot and summary too; a
+    // replacing edit leaves both alone (neither is a user/assistant/toolResult/custom message).
+    let base = |replacement: Value| {
+        log(&[
+            u("e1", None, "x"),
+            other(
+                "c1",
+                Some("e1"),
+                "compaction",
+                json!({"summary": "S", "firstKeptEntryId": "e1", "tokensBefore": 1,
+                "systemMessage": {"role": "system", "content": "sys", "timestamp": 3}}),
+            ),
+            other(
+                "x1",
+                Some("c1"),
+                "context_edit",
+                json!({"targetId": "c1", "replacement": replacement}),
+            ),
+            u("e2", Some("x1"), "y"),
+        ])
+    };
+    assert_eq!(
+        texts(&base(Value::Null), &ContextOptions::default()),
+        ["user:x", "user:y"]
+    );
+    assert_eq!(
+        texts(&base(json!({"content": "R"})), &ContextOptions::default()),
+        [
+            "system:sys".to_string(),
+            summary("S"),
+            "user:x".into(),
+            "user:y".into()
+        ]
+    );
 }

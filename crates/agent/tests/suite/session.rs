@@ -57,7 +57,7 @@ fn log_line(e: &SessionEntry, names: &HashMap<String, String>) -> String {
 
 fn context_value(ctx: &SessionContext) -> Value {
     json!({
-        "messages": ctx.messages,
+        "messages": ctx.messages.as_slice(),
         "model": ctx.model,
         "thinkingLevel": ctx.thinking_level,
         "activeToolNames": ctx.active_tool_names,
@@ -667,10 +667,24 @@ async fn session_name_collapses_line_breaks_and_labels_trim() {
     let u = s.append_message(user("u", 1)).await.unwrap();
     s.append_label(&u, Some("  keep  ")).await.unwrap();
     assert_eq!(s.label(&u).await.unwrap().as_deref(), Some("keep"));
+    let v = s.append_message(user("v", 2)).await.unwrap();
+    s.append_label(&v, Some("second")).await.unwrap();
+    assert_eq!(
+        s.labels().await.unwrap(),
+        [
+            (u.clone(), "keep".to_string()),
+            (v.clone(), "second".to_string())
+        ]
+    );
     s.append_label(&u, None).await.unwrap();
     assert_eq!(s.label(&u).await.unwrap(), None);
+    assert_eq!(s.labels().await.unwrap(), [(v, "second".to_string())]);
+    assert_eq!(
+        s.branch(Some("nope")).await.unwrap_err().code(),
+        "not_found"
+    );
     let stats = s.stats().await.unwrap();
-    assert_eq!(stats.message_count, 1);
+    assert_eq!(stats.message_count, 2);
 }
 
 #[tokio::test]
@@ -694,4 +708,80 @@ async fn build_context_follows_appends_made_through_the_storage_directly() {
     assert_eq!(second.model.unwrap().provider, "x");
     storage.set_leaf(None).await.unwrap();
     assert!(ctx(&s).await.messages.is_empty());
+}
+
+/// The seed walk on the JSONL backend: the file holds the `leaf` entry, and reopening the
+/// file (a new process would do the same) recovers the leaf and the context.
+#[tokio::test]
+async fn seed_e1_to_e7_recovers_after_reopening_the_jsonl_file() {
+    use arbor_agent::session::jsonl::JsonlRepository;
+    use arbor_agent::session::{CreateOptions, SessionRepository};
+    let dir = tempfile::tempdir().unwrap();
+    let repo = JsonlRepository::flat(dir.path());
+    let storage = repo
+        .create(CreateOptions {
+            cwd: "/work/blog".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let path = storage.location();
+    let s = Session::new(Arc::new(storage));
+    s.append_message(user("解释这个项目", 1)).await.unwrap();
+    s.append_message(assistant(
+        "这是一个博客项目",
+        "anthropic",
+        "claude-sonnet-4-5",
+        2,
+    ))
+    .await
+    .unwrap();
+    let e3 = s.append_model_change("openai", "gpt-5").await.unwrap();
+    s.append_message(user("旧分支问题", 3)).await.unwrap();
+    s.append_message(assistant("旧分支回答", "openai", "gpt-5", 4))
+        .await
+        .unwrap();
+    s.move_to(Some(&e3), None).await.unwrap();
+    let e7 = s.append_message(user("新分支问题", 5)).await.unwrap();
+    s.storage().save_point().await.unwrap();
+    let before = ctx(&s).await;
+    drop(s);
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    let types: Vec<String> = text
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "session",
+            "message",
+            "message",
+            "model_change",
+            "message",
+            "message",
+            "leaf",
+            "message"
+        ]
+    );
+
+    let reopened = Session::new(Arc::new(repo.open(&path).await.unwrap()));
+    assert_eq!(
+        reopened.leaf_id().await.unwrap().as_deref(),
+        Some(e7.as_str())
+    );
+    assert_eq!(ctx(&reopened).await, before);
+    // Moving back, reopening again: the leaf entry alone carries the position.
+    reopened.move_to(Some(&e3), None).await.unwrap();
+    let at_e3 = ctx(&reopened).await;
+    drop(reopened);
+    let again = Session::new(Arc::new(repo.open(&path).await.unwrap()));
+    assert_eq!(again.leaf_id().await.unwrap().as_deref(), Some(e3.as_str()));
+    assert_eq!(ctx(&again).await, at_e3);
 }
