@@ -24,7 +24,7 @@ use crate::render::tree;
 /// A projected context ready for the transcript renderer.
 pub struct LoadedContext {
     pub header: TranscriptHeader,
-    pub messages: Vec<AgentMessage>,
+    pub messages: Arc<Vec<AgentMessage>>,
 }
 
 /// A listing with the place it came from, for "no sessions in ..." messages.
