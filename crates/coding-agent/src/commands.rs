@@ -67,7 +67,7 @@ pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<
             } else {
                 ForkPosition::Before
             };
-            let dirs = SessionDirs::resolve(session_dir)?;
+            let dirs = SessionDirs::for_writing(session_dir)?;
             let forked = store::fork(&dirs, &path, entry.as_deref(), position).await?;
             emit(format!("{}\t{}\n", forked.id, forked.path.display()).as_bytes())
         }

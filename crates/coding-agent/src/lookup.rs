@@ -57,10 +57,11 @@ impl SessionDirs {
                         dir.display()
                     )));
                 }
-                let has_cwd_dirs = read_dir_sorted(dir)?
+                let children = read_dir_sorted(dir)?;
+                let has_cwd_dirs = children
                     .iter()
                     .any(|p| p.is_dir() && file_name(p).is_some_and(is_cwd_dir_name));
-                let has_files = read_dir_sorted(dir)?.iter().any(|p| is_jsonl(p));
+                let has_files = children.iter().any(|p| is_jsonl(p));
                 if has_cwd_dirs && !has_files {
                     Ok(SessionDirs::Layout {
                         root: dir.to_path_buf(),
@@ -71,6 +72,17 @@ impl SessionDirs {
                     })
                 }
             }
+        }
+    }
+
+    /// Like [`Self::resolve`], but a `--session-dir` that does not exist yet is fine: it is
+    /// where a new session (a fork) will be written, and the store creates it.
+    pub fn for_writing(session_dir: Option<&Path>) -> Result<Self> {
+        match session_dir {
+            Some(dir) if !dir.exists() => Ok(SessionDirs::Flat {
+                dir: dir.to_path_buf(),
+            }),
+            other => Self::resolve(other),
         }
     }
 

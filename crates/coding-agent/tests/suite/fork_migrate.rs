@@ -86,8 +86,8 @@ fn fork_before_a_user_message_keeps_its_ancestry_only() {
 fn fork_at_an_entry_or_at_the_leaf() {
     let home = tempfile::tempdir().unwrap();
     let source = fixture("pi-sessions", BRANCHED);
+    // A --session-dir that does not exist yet is created for the new session.
     let dir = home.path().join("forks");
-    std::fs::create_dir(&dir).unwrap();
     let dir_arg = dir.to_str().unwrap();
     let (_, at_entry) = fork(
         home.path(),
