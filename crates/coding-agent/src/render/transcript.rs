@@ -31,6 +31,7 @@ pub struct TranscriptOptions {
 }
 
 const TOOL_RESULT_LINES: usize = 20;
+const TOOL_RESULT_CHARS: usize = 2000;
 const TOOL_ARGS_CHARS: usize = 400;
 const THINKING_PREVIEW: usize = 80;
 
@@ -232,12 +233,7 @@ fn render_blocks(
             ContentBlock::Image(img) => {
                 // Base64 is 4 chars per 3 bytes.
                 let bytes = img.data.len() / 4 * 3;
-                let _ = writeln!(
-                    out,
-                    "[image {}, ~{} KB]",
-                    img.mime_type,
-                    bytes.div_ceil(1024)
-                );
+                let _ = writeln!(out, "[image {}, ~{}]", img.mime_type, human_bytes(bytes));
             }
             ContentBlock::ToolCall(call) => {
                 let args = serde_json::to_string(&call.arguments).unwrap_or_default();
@@ -259,26 +255,62 @@ fn render_blocks(
     }
 }
 
-/// Writes text, ending with a newline; with `limit`, at most that many lines plus a note.
+/// Writes text, ending with a newline. With `limit` (shortened mode) it stops after that many
+/// lines or [`TOOL_RESULT_CHARS`] characters, whichever comes first (one huge line counts too),
+/// and says how much was left out.
 fn write_text(out: &mut String, text: &str, limit: Option<usize>) {
     let text = text.trim_end_matches('\n');
     if text.is_empty() {
         let _ = writeln!(out, "(empty)");
         return;
     }
-    match limit {
-        Some(max) if text.lines().count() > max => {
-            let total = text.lines().count();
-            for line in text.lines().take(max) {
-                out.push_str(line);
-                out.push('\n');
-            }
-            let _ = writeln!(out, "[… {} more lines]", total - max);
+    let Some(max_lines) = limit else {
+        out.push_str(text);
+        out.push('\n');
+        return;
+    };
+    // Byte offset after `max_lines` lines, then capped at TOOL_RESULT_CHARS characters.
+    let line_cut = text
+        .match_indices('\n')
+        .nth(max_lines.saturating_sub(1))
+        .map_or(text.len(), |(i, _)| i);
+    let char_cut = text
+        .char_indices()
+        .nth(TOOL_RESULT_CHARS)
+        .map_or(text.len(), |(i, _)| i);
+    let cut = line_cut.min(char_cut);
+    out.push_str(&text[..cut]);
+    out.push('\n');
+    if cut < text.len() {
+        let rest = &text[cut..];
+        let lines = rest.trim_start_matches('\n').lines().count();
+        let lines = plural(lines, "line");
+        if cut == line_cut {
+            let _ = writeln!(out, "[… {lines} more]");
+        } else {
+            let chars = plural(rest.chars().count(), "char");
+            let _ = writeln!(out, "[… {chars} more, in {lines}]");
         }
-        _ => {
-            out.push_str(text);
-            out.push('\n');
-        }
+    }
+}
+
+/// `24 B`, `3.5 KB`, `12.0 MB`.
+fn human_bytes(n: usize) -> String {
+    const KB: usize = 1024;
+    if n < KB {
+        format!("{n} B")
+    } else if n < KB * KB {
+        format!("{}.{} KB", n / KB, n % KB * 10 / KB)
+    } else {
+        format!("{}.{} MB", n / (KB * KB), n % (KB * KB) * 10 / (KB * KB))
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
     }
 }
 
@@ -287,5 +319,40 @@ fn preview_raw(s: &str, max: usize) -> String {
     match s.char_indices().nth(max) {
         None => s.to_string(),
         Some((cut, _)) => format!("{}… ({} chars)", &s[..cut], s.chars().count()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shortened(text: &str) -> String {
+        let mut out = String::new();
+        write_text(&mut out, text, Some(3));
+        out
+    }
+
+    #[test]
+    fn sizes_read_naturally() {
+        assert_eq!(human_bytes(24), "24 B");
+        assert_eq!(human_bytes(3 * 1024 + 512), "3.5 KB");
+        assert_eq!(human_bytes(12 * 1024 * 1024), "12.0 MB");
+    }
+
+    #[test]
+    fn long_outputs_are_cut_by_lines_or_characters() {
+        assert_eq!(shortened("a\nb\nc\n"), "a\nb\nc\n");
+        assert_eq!(shortened("a\nb\nc\nd\ne"), "a\nb\nc\n[… 2 lines more]\n");
+        let long = "x".repeat(TOOL_RESULT_CHARS + 5);
+        assert_eq!(
+            shortened(&long),
+            format!(
+                "{}\n[… 5 chars more, in 1 line]\n",
+                "x".repeat(TOOL_RESULT_CHARS)
+            )
+        );
+        let mut full = String::new();
+        write_text(&mut full, &long, None);
+        assert_eq!(full.len(), long.len() + 1);
     }
 }

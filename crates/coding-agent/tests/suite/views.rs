@@ -212,3 +212,50 @@ fn list_reads_a_pi_style_flat_directory() {
     assert_eq!(all.stdout.lines().count(), 3, "{}", all.stdout);
     assert!(all.stdout.contains("[rpc lab session]"), "{}", all.stdout);
 }
+
+/// A hand-written session exercising every transcript element: thinking, tool calls, a long
+/// tool result, an image, bash executions (one excluded from context), a custom message,
+/// settings changes and a label.
+fn handmade_session(dir: &Path) -> std::path::PathBuf {
+    let long_output: Vec<String> = (1..=30).map(|i| format!("line {i}")).collect();
+    let lines = [
+        serde_json::json!({"type":"session","version":3,"id":"hand-made-1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/demo"}),
+        serde_json::json!({"type":"model_change","id":"e0000001","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","provider":"anthropic","modelId":"claude-sonnet-4-5"}),
+        serde_json::json!({"type":"thinking_level_change","id":"e0000002","parentId":"e0000001","timestamp":"2026-01-01T00:00:02.000Z","thinkingLevel":"high"}),
+        serde_json::json!({"type":"active_tools_change","id":"e0000003","parentId":"e0000002","timestamp":"2026-01-01T00:00:03.000Z","activeToolNames":["read","bash"]}),
+        serde_json::json!({"type":"message","id":"e0000004","parentId":"e0000003","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"user","content":[{"type":"text","text":"What is in this picture, and list the files?"},{"type":"image","data":"aGVsbG8gd29ybGQgaGVsbG8gd29ybGQ=","mimeType":"image/png"}],"timestamp":1767225604000_i64}}),
+        serde_json::json!({"type":"message","id":"e0000005","parentId":"e0000004","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"The user wants two things.\nFirst the picture, then the listing.","thinkingSignature":"sig"},{"type":"text","text":"A greeting. Listing now."},{"type":"toolCall","id":"call_1","name":"bash","arguments":{"command":"ls -la"}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":10,"output":5,"cacheRead":0,"cacheWrite":0,"totalTokens":15,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"toolUse","timestamp":1767225605000_i64}}),
+        serde_json::json!({"type":"message","id":"e0000006","parentId":"e0000005","timestamp":"2026-01-01T00:00:06.000Z","message":{"role":"toolResult","toolCallId":"call_1","toolName":"bash","content":[{"type":"text","text":long_output.join("\n")}],"isError":false,"timestamp":1767225606000_i64}}),
+        serde_json::json!({"type":"message","id":"e0000007","parentId":"e0000006","timestamp":"2026-01-01T00:00:07.000Z","message":{"role":"bashExecution","command":"git status","output":"clean","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1767225607000_i64}}),
+        serde_json::json!({"type":"message","id":"e0000008","parentId":"e0000007","timestamp":"2026-01-01T00:00:08.000Z","message":{"role":"bashExecution","command":"cat secrets.env","output":"TOKEN=x","exitCode":0,"cancelled":false,"truncated":false,"excludeFromContext":true,"timestamp":1767225608000_i64}}),
+        serde_json::json!({"type":"custom_message","id":"e0000009","parentId":"e0000008","timestamp":"2026-01-01T00:00:09.000Z","customType":"reminder","content":"Keep answers short.","display":true}),
+        serde_json::json!({"type":"label","id":"e000000a","parentId":"e0000009","timestamp":"2026-01-01T00:00:10.000Z","targetId":"e0000005","label":"listing"}),
+        serde_json::json!({"type":"message","id":"e000000b","parentId":"e000000a","timestamp":"2026-01-01T00:00:11.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Done."}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":1767225611000_i64}}),
+    ];
+    let path = dir.join("handmade.jsonl");
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn transcript_shortens_bulky_parts_and_labels_every_role() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = handmade_session(dir.path());
+    let text = view(&["session", "context", path.to_str().unwrap()]);
+    insta::assert_snapshot!(text.replace(dir.path().to_str().unwrap(), "<tmp>"));
+    let full = view(&["session", "context", path.to_str().unwrap(), "--full"]);
+    assert!(full.contains("line 30\n"), "{full}");
+    assert!(full.contains("First the picture, then the listing."));
+    assert!(
+        !full.contains("TOKEN=x"),
+        "excluded bash output never shows"
+    );
+}
+
+#[test]
+fn tree_of_a_linear_session_stays_flush_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = handmade_session(dir.path());
+    insta::assert_snapshot!(view(&["session", "tree", path.to_str().unwrap()]));
+}
