@@ -171,11 +171,61 @@ async fn run(total: usize, path: usize) {
     );
 }
 
+/// One-shot `arbor session context FILE --json` pipeline on a real file, by phase
+/// (`ARBOR_BIG_SESSION=FILE`, e.g. made with `shared/tools/gen_big.py`).
+async fn one_shot(path: &str) {
+    use arbor_agent::context::{build_session_context_owned, write_expected_json};
+    use arbor_agent::session::jsonl::JsonlRepository;
+    let dir = std::path::Path::new(path).parent().unwrap();
+    let repo = JsonlRepository::flat(dir);
+    let names = [
+        "open (read-only)",
+        "ancestry",
+        "project (owned)",
+        "write JSON",
+        "total",
+    ];
+    let mut phases: Vec<Vec<Duration>> = vec![Vec::new(); names.len()];
+    let mut bytes = 0;
+    let mut path_len = 0;
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        let storage = repo.open_read_only(path).await.unwrap();
+        let t1 = Instant::now();
+        let leaf = storage.leaf_id().await.unwrap();
+        let ancestry = storage.ancestry(leaf.as_deref()).await.unwrap();
+        path_len = ancestry.len();
+        let t2 = Instant::now();
+        let ctx = build_session_context_owned(ancestry, &ContextOptions::default());
+        let t3 = Instant::now();
+        let mut out = Vec::new();
+        write_expected_json(&mut out, &ctx, leaf.as_deref()).unwrap();
+        let t4 = Instant::now();
+        bytes = out.len();
+        for (i, d) in [t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0]
+            .into_iter()
+            .enumerate()
+        {
+            phases[i].push(d);
+        }
+    }
+    println!(
+        "one-shot context of {path} (ancestry {path_len} entries, {bytes} bytes of JSON out):"
+    );
+    for (name, ds) in names.iter().zip(phases) {
+        println!("  {name:<18} {}", fmt(median(ds)));
+    }
+}
+
 fn main() {
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
     rt.block_on(async {
+        if let Ok(path) = std::env::var("ARBOR_BIG_SESSION") {
+            one_shot(&path).await;
+            return;
+        }
         run(10_000, 5_000).await;
         run(100_000, 5_000).await;
     });

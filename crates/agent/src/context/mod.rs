@@ -15,8 +15,8 @@ pub use convert::{
     COMPACTION_SUMMARY_SUFFIX,
 };
 pub use projection::{
-    build_session_context, ContextOptions, CustomProjector, DerivedState, EntryTransform, ModelRef,
-    SessionContext,
+    build_session_context, build_session_context_owned, ContextOptions, CustomProjector,
+    DerivedState, EntryTransform, ModelRef, SessionContext,
 };
 
 use serde_json::{json, Value};
@@ -36,6 +36,41 @@ pub fn expected_json(context: &SessionContext, leaf_id: Option<&str>) -> Value {
         "activeToolNames": context.active_tool_names,
         "llm": llm,
     })
+}
+
+/// [`expected_json`] written straight to `out`, one message at a time (no JSON tree of the
+/// whole context is built), followed by a newline. Same content, same number formatting.
+pub fn write_expected_json<W: std::io::Write>(
+    mut out: W,
+    context: &SessionContext,
+    leaf_id: Option<&str>,
+) -> std::io::Result<()> {
+    let head = json!({
+        "ok": true,
+        "leafId": leaf_id,
+        "model": context.model,
+        "thinkingLevel": context.thinking_level,
+        "activeToolNames": context.active_tool_names,
+    });
+    let head = serde_json::to_string(&head).map_err(std::io::Error::other)?;
+    // `{...}` without its closing brace, then the llm array.
+    out.write_all(&head.as_bytes()[..head.len() - 1])?;
+    out.write_all(b",\"llm\":[")?;
+    let mut first = true;
+    for m in context.messages.iter() {
+        let Some(llm) = convert::convert_one(m) else {
+            continue;
+        };
+        let mut v = serde_json::to_value(&llm).map_err(std::io::Error::other)?;
+        js_numbers(&mut v);
+        if !first {
+            out.write_all(b",")?;
+        }
+        first = false;
+        serde_json::to_writer(&mut out, &v).map_err(std::io::Error::other)?;
+    }
+    out.write_all(b"]}\n")?;
+    out.flush()
 }
 
 /// The refusal shape of the same files: `{"ok":false,"error"}`.

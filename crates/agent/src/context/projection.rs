@@ -438,6 +438,86 @@ pub fn build_session_context<E: Borrow<SessionEntry>>(
     SessionContext::from_parts(messages, state)
 }
 
+/// [`build_session_context`] that consumes the ancestry: messages are moved out of their
+/// entries instead of cloned, and entries outside the context window are freed before
+/// projection. For one-shot callers over big sessions (the `arbor session context` command).
+pub fn build_session_context_owned(
+    ancestry: Vec<SessionEntry>,
+    options: &ContextOptions,
+) -> SessionContext {
+    let state = derive_state(&ancestry);
+    let indices = default_context_indices(&ancestry);
+    let mut slots: Vec<Option<SessionEntry>> = ancestry.into_iter().map(Some).collect();
+    let mut entries: Vec<SessionEntry> = indices.iter().filter_map(|&i| slots[i].take()).collect();
+    drop(slots);
+    for t in &options.entry_transforms {
+        entries = t(entries);
+    }
+    let edits: HashMap<String, Value> = latest_edits(&entries)
+        .into_iter()
+        .map(|(target, edit)| (target.to_string(), edit_replacement(edit).clone()))
+        .collect();
+    let mut out = Vec::with_capacity(entries.len());
+    for (i, e) in entries.into_iter().enumerate() {
+        let edit = edits.get(&e.id);
+        let msgs = entry_messages_owned(e, i, &options.projectors);
+        match edit {
+            Some(replacement) => out.extend(apply_edit(msgs, replacement)),
+            None => out.extend(msgs),
+        }
+    }
+    SessionContext::from_parts(out, state)
+}
+
+/// The context from the bounded branch (`getBranch()`, [`bounded_branch`]) plus settings
+/// derived elsewhere: the window holds every entry the messages come from, so a storage that
+/// can fold settings over the full ancestry cheaply never has to parse the summarized past.
+/// Equals [`build_session_context`] over the full ancestry when `state` is its derived state.
+pub fn build_session_context_from_window(
+    window: Vec<SessionEntry>,
+    state: DerivedState,
+    options: &ContextOptions,
+) -> SessionContext {
+    let mut ctx = build_session_context_owned(window, options);
+    ctx.model = state.model;
+    ctx.thinking_level = state.thinking_level;
+    ctx.active_tool_names = state.active_tool_names;
+    ctx
+}
+
+/// [`entry_messages`] moving the message out of the entry.
+fn entry_messages_owned(
+    entry: SessionEntry,
+    position: usize,
+    projectors: &HashMap<String, CustomProjector>,
+) -> Vec<AgentMessage> {
+    let ms = entry_ms(&entry);
+    match entry.kind {
+        EntryKind::Message(m) => vec![m.message],
+        EntryKind::CustomMessage(c) => vec![AgentMessage::Custom(CustomMessage {
+            custom_type: c.custom_type,
+            content: c.content,
+            display: c.display,
+            details: c.details,
+            timestamp: ms,
+            extra: Default::default(),
+        })],
+        EntryKind::Compaction(c) if position == 0 => {
+            let mut out = Vec::with_capacity(2 + c.retained_tail.as_ref().map_or(0, Vec::len));
+            out.extend(c.system_message);
+            out.push(AgentMessage::CompactionSummary(CompactionSummaryMessage {
+                summary: c.summary,
+                tokens_before: c.tokens_before,
+                timestamp: ms,
+                extra: Default::default(),
+            }));
+            out.extend(c.retained_tail.into_iter().flatten());
+            out
+        }
+        _ => entry_messages(&entry, position, projectors),
+    }
+}
+
 /// Root→leaf ancestry of `leaf` inside an unordered set of entries (for callers that hold
 /// a whole log in memory, e.g. fixture checks). `Err` names the entry whose parent is missing.
 pub fn ancestry_in<'a>(

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use tokio::sync::Mutex;
 
 use crate::context::cache::ProjectionCache;
-use crate::context::projection::{bounded_branch, ContextOptions, SessionContext};
+use crate::context::projection::{ContextOptions, SessionContext};
 use crate::error::{Result, SessionError};
 use crate::message::AgentMessage;
 use crate::session::entry::*;
@@ -127,7 +127,8 @@ impl Session {
     }
 
     /// `getBranch(from?)`: the path from `from` (default: the leaf) back to the root or the
-    /// compaction boundary (DECISIONS §3.1).
+    /// compaction boundary (DECISIONS §3.1). The storage walks it (bounded, no full-ancestry
+    /// read); the tests hold it equal to [`bounded_branch`](crate::context::projection::bounded_branch) over the full ancestry.
     pub async fn branch(&self, from: Option<&str>) -> Result<Vec<SessionEntry>> {
         let start = match from {
             Some(id) => Some(id.to_string()),
@@ -138,8 +139,9 @@ impl Session {
                 return Err(SessionError::NotFound(format!("entry {id} not found")));
             }
         }
-        let ancestry = self.storage.ancestry(start.as_deref()).await?;
-        Ok(bounded_branch(&ancestry).to_vec())
+        self.storage
+            .path_to_root_or_compaction(start.as_deref())
+            .await
     }
 
     /// The full ancestry root..=`from` (default: the leaf).
@@ -223,10 +225,15 @@ impl Session {
 
     /// The whole tree for a `/tree` view (see [`SessionTree`]).
     pub async fn tree(&self) -> Result<SessionTree> {
+        let mut guard = self.cache.lock().await;
+        let cache = self.cache_for_leaf(&mut guard).await?;
+        let leaf = cache.leaf_id().map(str::to_string);
         let entries = self.entries().await?;
-        let leaf = self.storage.leaf_id().await?;
-        let active = self.storage.ancestry(leaf.as_deref()).await?;
-        Ok(SessionTree::build(entries, leaf.as_deref(), &active))
+        Ok(SessionTree::build(
+            entries,
+            leaf.as_deref(),
+            cache.ancestry(),
+        ))
     }
 
     // ---- typed appends ----------------------------------------------------------------

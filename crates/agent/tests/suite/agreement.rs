@@ -4,8 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arbor_agent::context::expected_json;
-use arbor_agent::context::projection::{build_session_context, ContextOptions};
+use arbor_agent::context::projection::{
+    build_session_context, build_session_context_from_window, build_session_context_owned,
+    derive_state, ContextOptions,
+};
+use arbor_agent::context::{expected_json, write_expected_json};
 use arbor_agent::session::jsonl::JsonlRepository;
 use arbor_agent::session::{Session, SessionStorage};
 use serde_json::Value;
@@ -43,6 +46,34 @@ fn load(path: &Path) -> Result<Loaded, String> {
             .map_err(|e| e.to_string())?;
         let ctx = build_session_context(&ancestry, &ContextOptions::default());
         let projected = expected_json(&ctx, leaf.as_deref());
+        // The storage's bounded branch plus full-ancestry settings gives the same context.
+        let window = storage
+            .path_to_root_or_compaction(leaf.as_deref())
+            .await
+            .map_err(|e| e.to_string())?;
+        let windowed = build_session_context_from_window(
+            window,
+            derive_state(&ancestry),
+            &ContextOptions::default(),
+        );
+        if windowed != ctx {
+            return Err("projection over the storage's bounded branch differs".into());
+        }
+        // The consuming pipeline and the streaming writer (what the CLI uses) agree with it.
+        let owned = build_session_context_owned(ancestry, &ContextOptions::default());
+        if owned != ctx {
+            return Err("build_session_context_owned differs from build_session_context".into());
+        }
+        let mut streamed = Vec::new();
+        write_expected_json(&mut streamed, &owned, leaf.as_deref()).unwrap();
+        let streamed: Value =
+            serde_json::from_slice(&streamed).map_err(|e| format!("streamed output: {e}"))?;
+        if streamed != projected {
+            return Err(format!(
+                "write_expected_json differs: {}",
+                first_diff("", &streamed, &projected).unwrap_or_default()
+            ));
+        }
         let session = Session::new(Arc::new(storage));
         let ctx = session
             .build_context(&ContextOptions::default())

@@ -1,8 +1,8 @@
 //! The pure projection rules of DECISIONS §3, checked on hand-built entry lists.
 
 use arbor_agent::context::projection::{
-    bounded_branch, build_session_context, default_context_entries, derive_state, recovered_leaf,
-    ContextOptions,
+    bounded_branch, build_session_context, build_session_context_owned, default_context_entries,
+    derive_state, recovered_leaf, ContextOptions,
 };
 use arbor_agent::context::{
     convert_to_llm, expected_json, ProjectionCache, BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX,
@@ -449,6 +449,10 @@ fn transforms_run_in_order_and_projectors_are_chosen_by_custom_type() {
             es
         });
     assert_eq!(texts(&path, &options), ["user:two", "user:pinned"]);
+    assert_eq!(
+        build_session_context_owned(path.clone(), &options),
+        build_session_context(&path, &options)
+    );
 }
 
 #[test]
@@ -505,6 +509,7 @@ fn incremental_cache_matches_full_projection_at_every_step() {
         cache.push(e.clone()).unwrap();
         let full = build_session_context(&all[..=i], &opts);
         assert_eq!(cache.context(), full, "after pushing {}", e.id);
+        assert_eq!(build_session_context_owned(all[..=i].to_vec(), &opts), full);
     }
     // back to e2, then forward again
     assert!(cache.retreat_to(Some("e2")));

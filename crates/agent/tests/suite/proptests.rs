@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arbor_agent::context::projection::{
-    ancestry_in, bounded_branch, build_session_context, recovered_leaf,
+    ancestry_in, bounded_branch, build_session_context, build_session_context_from_window,
+    derive_state, recovered_leaf,
 };
 use arbor_agent::context::{ContextOptions, SessionContext};
 use arbor_agent::message::AgentMessage;
@@ -209,6 +210,13 @@ proptest! {
                 assert_eq!(s.leaf_id().await.unwrap(), leaf);
                 assert_eq!(&cached, &fresh, "cached projection diverged after {op:?}");
                 tokens_on_path(&cached, &path).unwrap();
+                // The bounded window plus full-ancestry settings gives the same context.
+                let windowed = build_session_context_from_window(
+                    bounded_branch(&path).to_vec(),
+                    derive_state(&path),
+                    &ContextOptions::default(),
+                );
+                assert_eq!(&windowed, &fresh, "window projection after {op:?}");
                 // getBranch(): our bounded path agrees with the storage's own walk.
                 let ours: Vec<String> = bounded_branch(&path).iter().map(|e| e.id.clone()).collect();
                 let theirs: Vec<String> = storage.path_to_root_or_compaction(leaf.as_deref()).await.unwrap().into_iter().map(|e| e.id).collect();
@@ -262,7 +270,10 @@ proptest! {
     }
 
     #[test]
-    fn jsonl_sessions_reopen_to_the_same_context(ops in proptest::collection::vec(op(), 1..40)) {
+    fn jsonl_sessions_move_back_and_reopen_to_the_same_context(
+        ops in proptest::collection::vec(op(), 1..30),
+        more in proptest::collection::vec(op(), 0..15),
+    ) {
         use arbor_agent::session::jsonl::JsonlRepository;
         use arbor_agent::session::{CreateOptions, SessionRepository};
         rt().block_on(async {
@@ -277,6 +288,11 @@ proptest! {
             }
             let live = s.build_context(&ContextOptions::default()).await.unwrap();
             let leaf = s.leaf_id().await.unwrap();
+            for op in &more {
+                apply(&s, op, &mut n).await;
+            }
+            s.move_to(leaf.as_deref(), None).await.unwrap();
+            assert_eq!(s.build_context(&ContextOptions::default()).await.unwrap(), live.clone());
             let reopened = Session::new(Arc::new(repo.open_read_only(&path).await.unwrap()));
             assert_eq!(reopened.leaf_id().await.unwrap(), leaf);
             assert_eq!(reopened.build_context(&ContextOptions::default()).await.unwrap(), live);
