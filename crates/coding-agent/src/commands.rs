@@ -101,11 +101,19 @@ pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<
 /// when the file is refused (the error is also reported on stderr).
 async fn context_json(path: &Path, leaf: Option<&str>) -> Result<ExitCode> {
     match store::context_json(path, leaf).await {
-        Ok(value) => {
-            let mut bytes = serde_json::to_vec(&value)
-                .map_err(|e| CliError::Usage(format!("cannot serialize the context: {e}")))?;
-            bytes.push(b'\n');
-            emit(&bytes)
+        Ok(projected) => {
+            // Streamed message by message: no JSON tree of the whole context is built.
+            let stdout = io::stdout().lock();
+            let written = arbor_agent::context::write_expected_json(
+                io::BufWriter::with_capacity(1 << 16, stdout),
+                &projected.context,
+                projected.leaf.as_deref(),
+            );
+            match written {
+                Ok(()) => Ok(ExitCode::SUCCESS),
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+                Err(e) => Err(CliError::io("stdout", e)),
+            }
         }
         Err(err) if err.is_invalid_session() => {
             let refusal = serde_json::json!({"ok": false, "error": err.to_string()});

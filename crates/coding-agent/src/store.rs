@@ -7,14 +7,14 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arbor_agent::context::{expected_json, ContextOptions};
+use arbor_agent::context::projection::build_session_context_from_window;
+use arbor_agent::context::{ContextOptions, DerivedState, ModelRef, SessionContext};
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::jsonl::layout;
 use arbor_agent::session::{
     ForkOptions, ForkPosition, JsonlRepository, JsonlStorage, Session, SessionInfo,
     SessionRepository, SessionStorage,
 };
-use serde_json::Value;
 
 use crate::error::{CliError, Result};
 use crate::lookup::SessionDirs;
@@ -93,43 +93,70 @@ async fn open(path: &Path) -> Result<Session> {
 }
 
 /// Checks `--leaf` up front so a typo is reported as such rather than as an empty context.
-async fn leaf_or_current(session: &Session, leaf: Option<&str>) -> Result<Option<String>> {
+async fn leaf_or_current(storage: &JsonlStorage, leaf: Option<&str>) -> Result<Option<String>> {
     match leaf {
         Some(id) => {
-            if session.get_entry(id).await?.is_none() {
+            if storage.get_entry(id).await?.is_none() {
                 return Err(CliError::NotFound(format!(
                     "no entry '{id}' in {}",
-                    session.storage().location()
+                    storage.location()
                 )));
             }
             Ok(Some(id.to_string()))
         }
-        None => Ok(session.leaf_id().await?),
+        None => Ok(storage.leaf_id().await?),
     }
 }
 
-/// The `--json` shape: `{"ok":true,"leafId","model","thinkingLevel","activeToolNames","llm"}`.
-pub async fn context_json(path: &Path, leaf: Option<&str>) -> Result<Value> {
-    let session = open(path).await?;
-    let leaf = leaf_or_current(&session, leaf).await?;
-    let context = session
-        .build_context_at(leaf.as_deref(), &ContextOptions::default())
-        .await?;
-    Ok(expected_json(&context, leaf.as_deref()))
+/// The context at `leaf`, reading only what it shows. The messages come from the bounded
+/// branch (from the newest compaction's boundary to the leaf: everything the window can
+/// contain), the derived settings from the store's index walk over the full ancestry
+/// (DECISIONS §3.2); `build_session_context_from_window` guarantees the same result as
+/// projecting the whole ancestry, without parsing the summarized past (on a 100 MB session:
+/// 99 entries parsed instead of 9,610).
+async fn project(storage: &JsonlStorage, leaf: Option<&str>) -> Result<SessionContext> {
+    let window = storage.path_to_root_or_compaction(leaf).await?;
+    let settings = storage.derived_settings(leaf).await?;
+    let state = DerivedState {
+        model: settings
+            .model
+            .map(|(provider, model_id)| ModelRef { provider, model_id }),
+        thinking_level: settings
+            .thinking_level
+            .unwrap_or_else(|| DerivedState::default().thinking_level),
+        active_tool_names: settings.active_tool_names,
+    };
+    Ok(build_session_context_from_window(
+        window,
+        state,
+        &ContextOptions::default(),
+    ))
+}
+
+/// A projected context and the leaf it was projected at.
+pub struct Projected {
+    pub context: SessionContext,
+    pub leaf: Option<String>,
+}
+
+/// The context for `--json` (written by `context::write_expected_json`).
+pub async fn context_json(path: &Path, leaf: Option<&str>) -> Result<Projected> {
+    let storage = open_storage(path).await?;
+    let leaf = leaf_or_current(&storage, leaf).await?;
+    let context = project(&storage, leaf.as_deref()).await?;
+    Ok(Projected { context, leaf })
 }
 
 /// The projected (pre-`convert_to_llm`) messages plus the derived state, for the transcript.
 pub async fn load_context(path: &Path, leaf: Option<&str>) -> Result<LoadedContext> {
-    let session = open(path).await?;
-    let leaf = leaf_or_current(&session, leaf).await?;
-    let context = session
-        .build_context_at(leaf.as_deref(), &ContextOptions::default())
-        .await?;
-    let header = session.storage().header().await?;
+    let storage = open_storage(path).await?;
+    let leaf = leaf_or_current(&storage, leaf).await?;
+    let context = project(&storage, leaf.as_deref()).await?;
+    let header = storage.header().await?;
     Ok(LoadedContext {
         header: TranscriptHeader {
             session_id: header.id,
-            location: session.storage().location(),
+            location: storage.location(),
             leaf_id: leaf,
             model: context
                 .model

@@ -5,6 +5,7 @@ mod context_json;
 mod errors;
 mod fork_migrate;
 mod views;
+mod window;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
