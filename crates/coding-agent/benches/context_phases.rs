@@ -2,14 +2,15 @@
 //!
 //! `cargo bench -p arbor-coding-agent --bench context_phases -- FILE [ITERATIONS]`
 //! (default file: /tmp/big.jsonl from `gen_big.py /tmp/big.jsonl 100`). Prints the median of
-//! each phase: open (envelope scan + index), ancestry (reading and parsing every entry on the
-//! leaf's path), projection (derived state, compaction window, convert_to_llm) and output
-//! serialization. Whole-process numbers are in docs/parts/cli-perf.md.
+//! each phase of the command's path (open, bounded branch, derived settings, projection, JSON
+//! output) and, for comparison, what reading the full ancestry would cost. Whole-process
+//! numbers next to pi's are in docs/PERFORMANCE.md.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use arbor_agent::context::{build_session_context, expected_json, ContextOptions};
+use arbor_agent::context::projection::build_session_context_from_window;
+use arbor_agent::context::{write_expected_json, ContextOptions, DerivedState, ModelRef};
 use arbor_agent::session::{JsonlRepository, SessionStorage};
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -18,7 +19,18 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+    format!("{:>7.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+#[derive(Default)]
+struct Phases {
+    open: Vec<Duration>,
+    window: Vec<Duration>,
+    settings: Vec<Duration>,
+    project: Vec<Duration>,
+    output: Vec<Duration>,
+    total: Vec<Duration>,
+    full_ancestry: Vec<Duration>,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -41,59 +53,76 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let dir = file.parent().map(PathBuf::from).unwrap_or_default();
     let arg = file.display().to_string();
-    let (mut open, mut ancestry, mut project, mut output, mut total) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut bounded, mut settings) = (Vec::new(), Vec::new());
-    let (mut entries_on_path, mut entries_bounded) = (0, 0);
+    let mut p = Phases::default();
+    let (mut window_len, mut ancestry_len, mut out_len) = (0, 0, 0);
     for _ in 0..iterations {
         rt.block_on(async {
             let t0 = Instant::now();
             let storage = JsonlRepository::flat(&dir).open_read_only(&arg).await?;
-            let t1 = Instant::now();
             let leaf = storage.leaf_id().await?;
-            let path = storage.ancestry(leaf.as_deref()).await?;
+            let t1 = Instant::now();
+            let window = storage.path_to_root_or_compaction(leaf.as_deref()).await?;
             let t2 = Instant::now();
-            let context = build_session_context(&path, &ContextOptions::default());
-            let value = expected_json(&context, leaf.as_deref());
+            let settings = storage.derived_settings(leaf.as_deref()).await?;
             let t3 = Instant::now();
-            let bytes = serde_json::to_vec(&value)?;
+            window_len = window.len();
+            let state = DerivedState {
+                model: settings
+                    .model
+                    .map(|(provider, model_id)| ModelRef { provider, model_id }),
+                thinking_level: settings.thinking_level.unwrap_or_else(|| "off".into()),
+                active_tool_names: settings.active_tool_names,
+            };
+            let context =
+                build_session_context_from_window(window, state, &ContextOptions::default());
             let t4 = Instant::now();
-            std::hint::black_box(bytes);
-            // What a boundary-aware projection would need: the branch from the newest
-            // compaction's boundary, plus the derived settings of the full path (the store
-            // answers these from its index).
+            let mut out = Vec::new();
+            write_expected_json(&mut out, &context, leaf.as_deref())?;
             let t5 = Instant::now();
-            let branch = storage.path_to_root_or_compaction(leaf.as_deref()).await?;
-            let t6 = Instant::now();
-            std::hint::black_box(storage.derived_settings(leaf.as_deref()).await?);
-            let t7 = Instant::now();
-            bounded.push(t6 - t5);
-            settings.push(t7 - t6);
-            entries_bounded = branch.len();
-            entries_on_path = path.len();
-            open.push(t1 - t0);
-            ancestry.push(t2 - t1);
-            project.push(t3 - t2);
-            output.push(t4 - t3);
-            total.push(t4 - t0);
+            out_len = out.len();
+            std::hint::black_box(out);
+            p.open.push(t1 - t0);
+            p.window.push(t2 - t1);
+            p.settings.push(t3 - t2);
+            p.project.push(t4 - t3);
+            p.output.push(t5 - t4);
+            p.total.push(t5 - t0);
             Ok::<_, Box<dyn std::error::Error>>(())
         })?;
     }
+    // The alternative the command avoids, measured separately so its 100 MB of parsed entries
+    // do not disturb the phases above: parsing every entry on the path.
+    for _ in 0..iterations {
+        rt.block_on(async {
+            let storage = JsonlRepository::flat(&dir).open_read_only(&arg).await?;
+            let leaf = storage.leaf_id().await?;
+            let t0 = Instant::now();
+            let ancestry = storage.ancestry(leaf.as_deref()).await?;
+            p.full_ancestry.push(t0.elapsed());
+            ancestry_len = ancestry.len();
+            Ok::<_, Box<dyn std::error::Error>>(())
+        })?;
+    }
+    println!("{}, median of {iterations}:", file.display());
+    println!("  open (scan + index)            {}", ms(median(p.open)));
     println!(
-        "{} ({} entries on the active path), median of {iterations}:",
-        file.display(),
-        entries_on_path
+        "  bounded branch ({window_len:>5} entries) {}",
+        ms(median(p.window))
     );
-    println!("  open (scan + index)        {}", ms(median(open)));
-    println!("  ancestry (read + parse)    {}", ms(median(ancestry)));
-    println!("  projection + convert       {}", ms(median(project)));
-    println!("  serialize JSON             {}", ms(median(output)));
-    println!("  total                      {}", ms(median(total)));
-    println!("for comparison, reading only what the projection uses:");
     println!(
-        "  bounded branch ({entries_bounded} entries)  {}",
-        ms(median(bounded))
+        "  derived settings (index)       {}",
+        ms(median(p.settings))
     );
-    println!("  derived_settings (index)   {}", ms(median(settings)));
+    println!("  projection + convert           {}", ms(median(p.project)));
+    println!(
+        "  JSON output ({:>5} KB)          {}",
+        out_len / 1024,
+        ms(median(p.output))
+    );
+    println!("  total                          {}", ms(median(p.total)));
+    println!(
+        "not done by the command: full ancestry ({ancestry_len} entries) {}",
+        ms(median(p.full_ancestry))
+    );
     Ok(())
 }
