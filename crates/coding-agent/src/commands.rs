@@ -39,6 +39,9 @@ pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<
         SessionCommand::Tree { session } => {
             let path = find(session_dir, &session)?;
             let text = store::render_tree(&path).await?;
+            if text.is_empty() {
+                eprintln!("arbor: {} has no entries", path.display());
+            }
             emit(text.as_bytes())
         }
         SessionCommand::List { all } => {

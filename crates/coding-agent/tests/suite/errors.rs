@@ -169,3 +169,35 @@ fn a_torn_last_line_is_reported_but_the_session_opens() {
     // Read-only: the file is untouched.
     assert!(std::fs::read_to_string(&path).unwrap().ends_with("aaaa00"));
 }
+
+#[test]
+fn an_empty_session_projects_to_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("empty.jsonl");
+    std::fs::write(
+        &path,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"e\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n",
+    )
+    .unwrap();
+    let file = path.to_str().unwrap();
+    let out = run(&["session", "context", file, "--json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"ok":true,"leafId":null,"model":null,"thinkingLevel":"off","activeToolNames":null,"llm":[]})
+    );
+    let tree = run(&["session", "tree", file]);
+    assert_eq!(tree.code, 0);
+    assert!(tree.stdout.is_empty());
+    assert!(tree.stderr.contains("has no entries"), "{}", tree.stderr);
+    let empty = dir.path().join("zero.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let out = run(&["session", "context", empty.to_str().unwrap()]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("missing session header"),
+        "{}",
+        out.stderr
+    );
+}

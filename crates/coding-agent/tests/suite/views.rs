@@ -259,3 +259,30 @@ fn tree_of_a_linear_session_stays_flush_left() {
     let path = handmade_session(dir.path());
     insta::assert_snapshot!(view(&["session", "tree", path.to_str().unwrap()]));
 }
+
+#[test]
+fn a_pi_sessions_root_works_as_session_dir() {
+    // pi keeps ~/.pi/agent/sessions/--<cwd>--/<ts>_<id>.jsonl: the same layout as Arbor's.
+    let root = tempfile::tempdir().unwrap();
+    populate(
+        root.path(),
+        &[("pi-sessions", BRANCHED), ("pi-sessions", COMPACTED)],
+    );
+    let pi_root = root.path().join("sessions");
+    let home = tempfile::tempdir().unwrap();
+    let dir = pi_root.to_str().unwrap();
+    let all = ok(super::run_in(
+        home.path(),
+        &["session", "list", "--all", "--session-dir", dir],
+    ));
+    assert_eq!(all.stdout.lines().count(), 3, "{}", all.stdout);
+    let ctx = ok(super::run_in(
+        home.path(),
+        &["session", "context", "01a22c74-db", "--session-dir", dir],
+    ));
+    assert!(
+        ctx.stdout.contains("Echo: After compaction"),
+        "{}",
+        ctx.stdout
+    );
+}
