@@ -151,6 +151,14 @@ impl MessageAccumulator {
         self.finished
     }
 
+    /// Best-effort parse of the arguments streamed so far for the tool call at `content_index`
+    /// (what pi keeps in the live partial's `arguments`), computed on demand so that a long
+    /// argument stream is not re-parsed on every delta.
+    pub fn tool_arguments_partial(&self, content_index: usize) -> Option<serde_json::Value> {
+        self.tool_arguments_text(content_index)
+            .map(crate::json_stream::parse_partial_json)
+    }
+
     /// Raw argument JSON streamed so far for the tool call at `content_index`.
     pub fn tool_arguments_text(&self, content_index: usize) -> Option<&str> {
         self.arguments_text
@@ -272,4 +280,56 @@ fn pending_tool_call() -> ContentBlock {
         "",
         serde_json::Value::Object(Default::default()),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accumulator_rebuilds_partial_tool_arguments() {
+        let mut acc = MessageAccumulator::new();
+        acc.apply(&AssistantMessageEvent::Start {
+            partial: AssistantMessage::default(),
+        });
+        acc.apply(&AssistantMessageEvent::TextStart { content_index: 0 });
+        acc.apply(&AssistantMessageEvent::TextDelta {
+            content_index: 0,
+            delta: "Hel".into(),
+        });
+        acc.apply(&AssistantMessageEvent::TextDelta {
+            content_index: 0,
+            delta: "lo".into(),
+        });
+        acc.apply(&AssistantMessageEvent::ToolcallStart { content_index: 1 });
+        acc.apply(&AssistantMessageEvent::ToolcallDelta {
+            content_index: 1,
+            delta: r#"{"path": "src/ma"#.into(),
+        });
+        assert_eq!(acc.partial().text(), "Hello");
+        assert_eq!(
+            acc.tool_arguments_partial(1),
+            Some(serde_json::json!({"path": "src/ma"}))
+        );
+        let call = ToolCall::new("c1", "read", serde_json::json!({"path": "src/main.rs"}));
+        acc.apply(&AssistantMessageEvent::ToolcallEnd {
+            content_index: 1,
+            tool_call: call.clone(),
+        });
+        assert_eq!(acc.partial().tool_calls().next(), Some(&call));
+        assert!(!acc.is_finished());
+        let mut done = acc.partial().clone();
+        done.stop_reason = StopReason::ToolUse;
+        acc.apply(&AssistantMessageEvent::Done {
+            reason: StopReason::ToolUse,
+            message: done.clone(),
+        });
+        assert!(acc.is_finished());
+        acc.apply(&AssistantMessageEvent::TextStart { content_index: 2 });
+        assert_eq!(
+            acc.partial(),
+            &done,
+            "events after the terminal one are ignored"
+        );
+    }
 }

@@ -1,6 +1,15 @@
 mod faux;
 mod models;
 mod overflow;
+mod providers_anthropic;
+mod providers_common;
+mod providers_decoding;
+mod providers_google;
+mod providers_openai_completions;
+mod providers_openai_responses;
+mod providers_pi_fixture;
+mod providers_simple;
+mod providers_stream;
 mod retry;
 mod thinking;
 mod transform;
