@@ -7,17 +7,17 @@
 use arbor_agent::session::conformance::{run_all, CaseOutcome, Fixture, CASES};
 use arbor_agent::session::jsonl::JsonlRepository;
 use arbor_agent::session::MemoryRepository;
+use arbor_session_sqlite::SqliteRepository;
 use std::process::ExitCode;
 
-// "sqlite" joins once the arbor-session-sqlite backend lands on this branch.
-const BACKENDS: &[&str] = &["memory", "jsonl"];
+const BACKENDS: &[&str] = &["memory", "jsonl", "sqlite"];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("conformance") => conformance(&args[1..]),
         Some("help" | "--help" | "-h") | None => {
-            println!("usage: cargo xtask conformance [memory|jsonl ...]");
+            println!("usage: cargo xtask conformance [memory|jsonl|sqlite ...]");
             ExitCode::SUCCESS
         }
         Some(other) => {
@@ -80,6 +80,16 @@ fn temp_dir() -> tempfile::TempDir {
 async fn run_backend(backend: &str) -> Vec<CaseOutcome> {
     match backend {
         "memory" => run_all(|| async { Fixture::bare(MemoryRepository::new()) }).await,
+        "sqlite" => {
+            run_all(|| async {
+                let dir = temp_dir();
+                match SqliteRepository::open(dir.path().join("sessions.db")).await {
+                    Ok(repo) => Fixture::new(repo, dir),
+                    Err(e) => panic!("cannot open a SQLite session database: {e}"),
+                }
+            })
+            .await
+        }
         _ => {
             run_all(|| async {
                 let dir = temp_dir();

@@ -160,17 +160,37 @@ fn listing_dir() -> PathBuf {
 }
 
 async fn run_all() {
+    let only = std::env::var("ARBOR_BENCH_ONLY").unwrap_or_default();
+    let want = |section: &str| only.is_empty() || only.split(',').any(|s| s == section);
+    if want("append") {
+        bench_appends().await;
+    }
+    if want("open") {
+        bench_open().await;
+    }
+    if want("list") {
+        bench_list().await;
+    }
+}
+
+async fn bench_appends() {
     let n = 200_000;
     println!("## append (small custom entries)");
-    for (policy, turn) in [
+    let policies = [
         (SyncPolicy::Never, usize::MAX),
         (SyncPolicy::SavePoint, 10),
         (SyncPolicy::Always, usize::MAX),
-    ] {
-        let count = if policy == SyncPolicy::Always {
-            2_000
-        } else {
-            n
+    ];
+    let only_policy = std::env::var("ARBOR_BENCH_POLICY").ok();
+    for (policy, turn) in policies {
+        if only_policy.as_deref().is_some_and(|p| p != policy.as_str()) {
+            continue;
+        }
+        // fsync-bound runs are shorter: their rate is the disk's, not ours.
+        let count = match policy {
+            SyncPolicy::Never => n,
+            SyncPolicy::SavePoint => 20_000,
+            SyncPolicy::Always => 2_000,
         };
         let mut times = Vec::new();
         let mut turns = 0;
@@ -206,7 +226,9 @@ async fn run_all() {
         t.as_secs_f64() * 1e3,
         n as f64 / t.as_secs_f64()
     );
+}
 
+async fn bench_open() {
     println!("\n## open of a 100 MB session (gen_big.py)");
     let big = std::env::var_os("ARBOR_BENCH_BIG")
         .map(PathBuf::from)
@@ -234,7 +256,9 @@ async fn run_all() {
             big.display()
         );
     }
+}
 
+async fn bench_list() {
     println!("\n## list 1,000 session files of ~2 MB");
     let dir = listing_dir();
     let repo = JsonlRepository::new(&dir);

@@ -92,13 +92,18 @@ pub(crate) fn prepare_entry(index: &Index, entry: SessionEntry) -> Result<Prepar
     finish(index, entry)
 }
 
-fn finish(index: &Index, entry: SessionEntry) -> Result<Prepared> {
+fn finish(_index: &Index, entry: SessionEntry) -> Result<Prepared> {
     let line = serde_json::to_string(&entry)
         .map_err(|e| SessionError::InvalidEntry(format!("entry {}: {e}", entry.id)))?;
-    let env =
-        probe(&line).map_err(|e| SessionError::InvalidEntry(format!("entry {}: {e}", entry.id)))?;
-    index.check_append(&env)?;
     Ok(Prepared { entry, line })
+}
+
+/// Reads a prepared line's envelope and checks it against the index (no state change): the
+/// last step before a backend writes the line.
+pub(crate) fn checked_probe<'a>(index: &Index, line: &'a str) -> Result<Envelope<'a>> {
+    let env = probe(line).map_err(|e| SessionError::InvalidEntry(e.to_string()))?;
+    index.check_append(&env)?;
+    Ok(env)
 }
 
 /// DECISIONS §3.5: the target must be on the active branch and be a user/assistant/toolResult

@@ -293,8 +293,10 @@ pub struct Envelope {
 impl Envelope {
     /// Takes and checks the envelope fields out of an entry object: `type` a string, `id` a
     /// non-empty string, `parentId` a string or null, `timestamp` a string.
+    /// (`shift_remove` keeps the remaining keys in file order; `remove` would move the last key
+    /// into the hole and reorder unknown fields when the entry is written back.)
     pub fn take(map: &mut Map<String, Value>) -> Result<Self, String> {
-        let entry_type = match map.remove("type") {
+        let entry_type = match map.shift_remove("type") {
             Some(Value::String(s)) => s,
             Some(other) => {
                 return Err(format!(
@@ -304,7 +306,7 @@ impl Envelope {
             }
             None => return Err("missing `type`".to_owned()),
         };
-        let id = match map.remove("id") {
+        let id = match map.shift_remove("id") {
             Some(Value::String(s)) if !s.is_empty() => s,
             Some(Value::String(_)) => return Err(format!("{entry_type} entry has an empty `id`")),
             Some(other) => {
@@ -315,7 +317,7 @@ impl Envelope {
             }
             None => return Err(format!("{entry_type} entry has no `id`")),
         };
-        let parent_id = match map.remove("parentId") {
+        let parent_id = match map.shift_remove("parentId") {
             Some(Value::String(s)) => Some(s),
             Some(Value::Null) => None,
             Some(other) => {
@@ -326,7 +328,7 @@ impl Envelope {
             }
             None => return Err(format!("entry {id}: missing `parentId`")),
         };
-        let timestamp = match map.remove("timestamp") {
+        let timestamp = match map.shift_remove("timestamp") {
             Some(Value::String(s)) => s,
             Some(other) => {
                 return Err(format!(
@@ -540,5 +542,24 @@ impl SessionHeader {
 
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod key_order_tests {
+    use super::*;
+
+    #[test]
+    fn rewriting_an_entry_keeps_unknown_field_order() {
+        let line = r#"{"type":"future_kind","id":"f1","parentId":null,"timestamp":"t","x":1,"y":null,"z":[2]}"#;
+        assert_eq!(
+            SessionEntry::from_json(line).map(|e| e.to_json()),
+            Ok(line.to_owned())
+        );
+        let extra = r#"{"type":"custom","id":"c1","parentId":"f1","timestamp":"t","customType":"k","b":1,"a":2}"#;
+        assert_eq!(
+            SessionEntry::from_json(extra).map(|e| e.to_json()),
+            Ok(extra.to_owned())
+        );
     }
 }

@@ -135,7 +135,7 @@ impl SessionStorage for MemoryStorage {
     async fn append(&self, draft: EntryDraft) -> Result<SessionEntry> {
         let mut index = self.inner.index.write().await;
         let prepared = common::prepare_draft(&index, &MemSource, draft)?;
-        let env = probe(&prepared.line).map_err(|e| SessionError::InvalidEntry(e.to_string()))?;
+        let env = common::checked_probe(&index, &prepared.line)?;
         index.append(&env, Raw::Mem(prepared.line.as_str().into()), 0);
         drop(index);
         self.touch();
@@ -145,7 +145,7 @@ impl SessionStorage for MemoryStorage {
     async fn append_entry(&self, entry: SessionEntry) -> Result<()> {
         let mut index = self.inner.index.write().await;
         let prepared = common::prepare_entry(&index, entry)?;
-        let env = probe(&prepared.line).map_err(|e| SessionError::InvalidEntry(e.to_string()))?;
+        let env = common::checked_probe(&index, &prepared.line)?;
         index.append(&env, Raw::Mem(prepared.line.as_str().into()), 0);
         drop(index);
         self.touch();

@@ -395,7 +395,10 @@ async fn file_deleted_while_open_refuses_appends_and_keeps_reads() {
         .await
         .expect_err("deleted");
     assert_eq!(e.code(), "storage");
-    assert!(e.to_string().contains("deleted while open"), "{e}");
+    assert!(
+        e.to_string().contains("deleted or replaced while open"),
+        "{e}"
+    );
     assert_eq!(s.entry_count().await.unwrap(), 1);
     assert_eq!(s.get_entry(&a.id).await.unwrap(), Some(a.clone()));
     assert_eq!(s.leaf_id().await.unwrap(), Some(a.id));
@@ -422,7 +425,7 @@ async fn file_replaced_while_open_refuses_appends() {
         .append(EntryDraft::new(user("two")))
         .await
         .expect_err("replaced");
-    assert!(e.to_string().contains("replaced"), "{e}");
+    assert!(e.to_string().contains("replaced while open"), "{e}");
     assert_eq!(std::fs::read_to_string(&loc).unwrap(), "{}\n");
 }
 

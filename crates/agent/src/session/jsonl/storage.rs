@@ -4,7 +4,7 @@ use super::layout;
 use super::load::{self, Loaded, Tail};
 use super::writer::{SessionWriter, SyncPolicy, WriterFactory};
 use crate::error::{Result, SessionError};
-use crate::session::common::{self, probe};
+use crate::session::common;
 use crate::session::entry::{EntryKind, LeafEntry, SessionEntry, SessionHeader};
 use crate::session::index::{Index, LineSource, Raw};
 use crate::session::storage::{
@@ -67,6 +67,8 @@ struct WriteSide {
     dirty_tail: bool,
     unsynced: bool,
     identity: Option<(u64, u64)>,
+    /// When the path last resolved to our file.
+    checked_at: Option<std::time::Instant>,
     /// Set for migrated files: rewritten (with a backup) before the first append.
     rewrite_from: Option<u32>,
     header_line: String,
@@ -234,6 +236,7 @@ impl JsonlStorage {
                     dirty_tail: false,
                     unsynced: false,
                     identity,
+                    checked_at: None,
                     rewrite_from: migrated_from,
                     header_line,
                     scratch: Vec::new(),
@@ -337,7 +340,8 @@ impl JsonlStorage {
         };
         let len = u32::try_from(line.len())
             .map_err(|_| SessionError::InvalidEntry("entry larger than 4 GiB".into()))?;
-        check_identity(path, ws.identity)?;
+        let env = common::checked_probe(&st.index, line)?;
+        check_identity(path, &st.file, ws)?;
         if ws.dirty_tail {
             ws.writer.truncate(ws.committed).map_err(io_err(path))?;
             ws.dirty_tail = false;
@@ -372,29 +376,59 @@ impl JsonlStorage {
         ws.committed += ws.scratch.len() as u64;
         ws.unsynced = ws.sync != SyncPolicy::Always;
         st.lines += 1;
-        let env = probe(line).map_err(|e| SessionError::InvalidEntry(e.to_string()))?;
         st.index.append(&env, Raw::File { offset, len }, st.lines);
         Ok(())
     }
 }
 
+/// How often the path is re-resolved to notice a file replaced under us (a deletion is noticed
+/// on every append through the open handle's link count, which is cheaper).
+const REPLACE_CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// Refuses to write when the path no longer names the file we hold (deleted or replaced).
-fn check_identity(path: &Path, identity: Option<(u64, u64)>) -> Result<()> {
-    let Some(ours) = identity else {
+fn check_identity(path: &Path, file: &File, ws: &mut WriteSide) -> Result<()> {
+    let Some(ours) = ws.identity else {
         return Ok(());
     };
+    let deleted = || {
+        SessionError::Storage(format!(
+            "session file {} was deleted or replaced while open; nothing was written",
+            path.display()
+        ))
+    };
+    if link_count(file).map_err(io_err(path))? == Some(0) {
+        return Err(deleted());
+    }
+    let now = std::time::Instant::now();
+    if ws
+        .checked_at
+        .is_some_and(|t| now.duration_since(t) < REPLACE_CHECK_EVERY)
+    {
+        return Ok(());
+    }
     match std::fs::metadata(path) {
-        Ok(meta) if identity_of(&meta) == Some(ours) => Ok(()),
+        Ok(meta) if identity_of(&meta) == Some(ours) => {
+            ws.checked_at = Some(now);
+            Ok(())
+        }
         Ok(_) => Err(SessionError::Storage(format!(
             "session file {} was replaced by another file while open; nothing was written",
             path.display()
         ))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(SessionError::Storage(format!(
-            "session file {} was deleted while open; nothing was written",
-            path.display()
-        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(deleted()),
         Err(e) => Err(io_err(path)(e)),
     }
+}
+
+#[cfg(unix)]
+fn link_count(file: &File) -> std::io::Result<Option<u64>> {
+    use std::os::unix::fs::MetadataExt;
+    Ok(Some(file.metadata()?.nlink()))
+}
+
+#[cfg(not(unix))]
+fn link_count(_file: &File) -> std::io::Result<Option<u64>> {
+    Ok(None)
 }
 
 /// Moves a torn tail to a sidecar and cuts it off; appends a missing final newline.
@@ -504,6 +538,7 @@ fn rewrite_migrated(
     ws.writer = (ws.factory)(file.try_clone().map_err(io_err(path))?);
     ws.committed = len;
     ws.identity = file.metadata().ok().as_ref().and_then(identity_of);
+    ws.checked_at = None;
     ws.rewrite_from = None;
     ws.unsynced = false;
     Ok((file, backup))
