@@ -60,8 +60,8 @@ pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<
                 eprintln!("arbor: no sessions in {}{hint}", listing.scanned);
                 return Ok(ExitCode::SUCCESS);
             }
-            let with_cwd = all;
-            emit(list::render(&listing.sessions, with_cwd).as_bytes())
+            // Sessions of many projects are mixed only with --all: then show each one's cwd.
+            emit(list::render(&listing.sessions, all).as_bytes())
         }
         SessionCommand::Fork { session, entry, at } => {
             let path = find(session_dir, &session)?;
@@ -119,7 +119,7 @@ async fn context_json(path: &Path, leaf: Option<&str>) -> Result<ExitCode> {
             }
         }
         Err(err) if err.is_invalid_session() => {
-            let refusal = serde_json::json!({"ok": false, "error": err.to_string()});
+            let refusal = arbor_agent::context::refusal_json(&err.to_string());
             emit(format!("{refusal}\n").as_bytes())?;
             crate::cli::report(&err);
             Ok(ExitCode::from(EXIT_INVALID))
