@@ -240,6 +240,11 @@ pub async fn fork(
 /// Adapter: the JSONL store migrates files on their first append but has no public "migrate
 /// now" call yet; this writes the same result through its public read API.
 pub async fn migrate(path: &Path) -> Result<Migrated> {
+    // The writer's advisory lock (DECISIONS §4.4), held until the new file is in place, so a
+    // session open for writing elsewhere is never replaced under its writer.
+    let guard =
+        std::fs::File::open(path).map_err(|e| CliError::io(path.display().to_string(), e))?;
+    lock(&guard, path)?;
     let storage = open_storage(path).await?;
     let header = storage.header().await?;
     let Some(from_version) = storage.report().await.migrated_from else {
@@ -280,6 +285,7 @@ pub async fn migrate(path: &Path) -> Result<Migrated> {
             .map_err(io(&tmp))?;
         file.write_all(text.as_bytes()).map_err(io(&tmp))?;
         file.sync_all().map_err(io(&tmp))?;
+        lock(&file, &tmp)?;
         std::fs::rename(&tmp, path).map_err(io(path))
     })();
     if let Err(e) = written {
@@ -290,4 +296,20 @@ pub async fn migrate(path: &Path) -> Result<Migrated> {
         from_version,
         backup: Some(backup),
     })
+}
+
+/// Takes the advisory write lock without waiting; a held lock means another writer.
+// `File::try_lock` is std since Rust 1.89; the workspace builds with a newer toolchain.
+#[allow(clippy::incompatible_msrv)]
+fn lock(file: &std::fs::File, path: &Path) -> Result<()> {
+    match file.try_lock() {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(CliError::Session(
+            arbor_agent::SessionError::Storage(format!(
+                "session is open for writing by another process: {}",
+                path.display()
+            )),
+        )),
+        Err(std::fs::TryLockError::Error(e)) => Err(CliError::io(path.display().to_string(), e)),
+    }
 }

@@ -214,3 +214,28 @@ fn migrate_refuses_a_broken_file_without_touching_it() {
     );
     assert!(!home.path().join("bad.jsonl.v2.bak").exists());
 }
+
+#[test]
+fn migrate_refuses_a_session_open_for_writing() {
+    let home = tempfile::tempdir().unwrap();
+    let copy = home.path().join("busy.jsonl");
+    std::fs::copy(
+        fixture("pi-sessions", "v1-before-compaction.pi-mono.jsonl"),
+        &copy,
+    )
+    .unwrap();
+    let before = std::fs::read(&copy).unwrap();
+    // Another writer holds the advisory lock, as an open Arbor session does.
+    let writer = std::fs::File::open(&copy).unwrap();
+    writer.lock().unwrap();
+    let out = run_in(home.path(), &["session", "migrate", copy.to_str().unwrap()]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("open for writing by another process"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(std::fs::read(&copy).unwrap(), before);
+    assert!(!home.path().join("busy.jsonl.v1.bak").exists());
+    drop(writer);
+}
