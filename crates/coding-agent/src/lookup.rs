@@ -95,11 +95,23 @@ impl SessionDirs {
         }
     }
 
-    /// The session folders to scan: every per-cwd folder of a layout (sorted), or the flat dir.
+    /// The session folders to scan: every per-cwd folder of a layout (sorted), or the flat dir
+    /// and its per-cwd folders.
     /// A missing layout root is simply empty (no session was ever written).
     pub fn folders(&self) -> Result<Vec<PathBuf>> {
         match self {
-            SessionDirs::Flat { dir } => Ok(vec![dir.clone()]),
+            // Like the store's flat layout: the directory plus any pi-style `--…--` folders in it.
+            SessionDirs::Flat { dir } => {
+                let mut folders = vec![dir.clone()];
+                if dir.is_dir() {
+                    folders.extend(
+                        read_dir_sorted(dir)?
+                            .into_iter()
+                            .filter(|p| p.is_dir() && file_name(p).is_some_and(is_cwd_dir_name)),
+                    );
+                }
+                Ok(folders)
+            }
             SessionDirs::Layout { root } => {
                 if !root.is_dir() {
                     return Ok(Vec::new());
@@ -313,6 +325,12 @@ mod tests {
         assert_eq!(dirs.find("s1", None).unwrap(), a);
         let flat = SessionDirs::resolve(Some(&project)).unwrap();
         assert!(matches!(flat, SessionDirs::Flat { .. }));
+        // A directory with files of its own and per-cwd folders is flat, and both are searched.
+        let b = touch(tmp.path(), "2026-01-01T00-00-00-000Z_s2.jsonl", "s2");
+        let mixed = SessionDirs::resolve(Some(tmp.path())).unwrap();
+        assert!(matches!(mixed, SessionDirs::Flat { .. }));
+        assert_eq!(mixed.find("s1", None).unwrap(), a);
+        assert_eq!(mixed.find("s2", None).unwrap(), b);
     }
 
     #[test]
