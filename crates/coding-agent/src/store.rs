@@ -178,11 +178,36 @@ pub async fn render_tree(path: &Path) -> Result<String> {
 /// Sessions of `cwd` (or of every directory with `all`), newest first.
 pub async fn list(dirs: &SessionDirs, cwd: &str, all: bool) -> Result<Listing> {
     let repo = repository(dirs);
-    let result = if all {
+    let mut result = if all {
         repo.list().await?
     } else {
         repo.list_cwd(cwd).await?
     };
+    // The store counts entries only for files it reads whole (listing stays cheap on huge
+    // stores); a line count gives the rest without parsing (same rule: non-blank lines after
+    // the header).
+    let missing: Vec<(usize, PathBuf)> = result
+        .sessions
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| s.entry_count.is_none())
+        .map(|(i, s)| (i, PathBuf::from(&s.location)))
+        .collect();
+    if !missing.is_empty() {
+        let counts = tokio::task::spawn_blocking(move || {
+            missing
+                .into_iter()
+                .map(|(i, path)| (i, count_entry_lines(&path).ok()))
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| CliError::Usage(format!("counting entries failed: {e}")))?;
+        for (i, count) in counts {
+            if let Some(session) = result.sessions.get_mut(i) {
+                session.entry_count = count;
+            }
+        }
+    }
     let scanned = match (dirs, all) {
         (SessionDirs::Layout { .. }, false) => repo.dir_for_cwd(cwd).display().to_string(),
         (SessionDirs::Flat { dir }, false) => format!("{} for {cwd}", dir.display()),
@@ -311,5 +336,59 @@ fn lock(file: &std::fs::File, path: &Path) -> Result<()> {
             )),
         )),
         Err(std::fs::TryLockError::Error(e)) => Err(CliError::io(path.display().to_string(), e)),
+    }
+}
+
+/// Non-blank lines after the first (the header): the entry count of a well-formed file,
+/// read in chunks so memory stays flat however large the file is.
+pub fn count_entry_lines(path: &Path) -> std::io::Result<u64> {
+    use std::io::Read as _;
+    let mut file = std::fs::File::open(path)?;
+    let mut buf = vec![0u8; 1 << 18];
+    let (mut lines, mut has_content) = (0u64, false);
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        let mut start = 0;
+        while let Some(pos) = memchr::memchr(b'\n', &buf[start..n]) {
+            let end = start + pos;
+            if has_content || !buf[start..end].iter().all(u8::is_ascii_whitespace) {
+                lines += 1;
+            }
+            has_content = false;
+            start = end + 1;
+        }
+        has_content |= !buf[start..n].iter().all(u8::is_ascii_whitespace);
+    }
+    if has_content {
+        lines += 1;
+    }
+    Ok(lines.saturating_sub(1))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn entry_lines_skip_the_header_and_blank_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        for (text, want) in [
+            ("{h}\n", 0),
+            ("{h}\n{a}\n{b}\n", 2),
+            ("{h}\n{a}\n\n  \n{b}", 2),
+            ("", 0),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            assert_eq!(count_entry_lines(&path).unwrap(), want, "{text:?}");
+        }
+        // Lines longer than the read buffer.
+        let long = "x".repeat(600_000);
+        std::fs::write(&path, format!("{{h}}\n{long}\n{long}\n")).unwrap();
+        assert_eq!(count_entry_lines(&path).unwrap(), 2);
     }
 }

@@ -286,3 +286,18 @@ fn a_pi_sessions_root_works_as_session_dir() {
         ctx.stdout
     );
 }
+
+#[test]
+fn list_counts_entries_of_large_files_too() {
+    const LARGE: &str = "v3-migrated-from-v1-large-session.pi-1.6.0.jsonl";
+    let src = fixture("pi-sessions", LARGE);
+    assert!(std::fs::metadata(&src).unwrap().len() > 64 * 1024);
+    let text = std::fs::read_to_string(&src).unwrap();
+    let entries = text.lines().filter(|l| !l.trim().is_empty()).count() - 1;
+    let home = tempfile::tempdir().unwrap();
+    populate(home.path(), &[("pi-sessions", LARGE)]);
+    let out = ok(super::run_in(home.path(), &["session", "list", "--all"]));
+    let row = out.stdout.lines().nth(1).unwrap();
+    let columns: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(columns[3], entries.to_string(), "{row}");
+}
