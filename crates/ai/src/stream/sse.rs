@@ -69,6 +69,10 @@ impl SseDecoder {
             let body = pending.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&pending);
             return self.feed(body, on_event);
         }
+        if bytes.is_empty() {
+            // An empty read says nothing about a `\r\n` pair split around it.
+            return Ok(());
+        }
         if self.skip_lf {
             if let Some(rest) = bytes.strip_prefix(b"\n") {
                 bytes = rest;
@@ -247,6 +251,17 @@ mod tests {
         assert_eq!(got[0].1, "a");
         let got = decode(&[b"\xEF\xBB\xBFevent: x\ndata: b\n\n"]);
         assert_eq!(got[0].0.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn empty_read_between_cr_and_lf_keeps_the_pair() {
+        // Found by the chunking property test: an empty read after `\r` used to forget the
+        // pending `\r\n`, so the `\n` dispatched the event early.
+        let got = decode(&[b"event: a\r", b"", b"\ndata: \r\n\r\n"]);
+        assert_eq!(
+            got,
+            vec![(Some("a".into()), "".into(), "event: a\\ndata: ".into())]
+        );
     }
 
     #[test]
