@@ -10,6 +10,7 @@ mod probe;
 pub mod session;
 pub mod storage;
 pub mod tree;
+mod utf8;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;

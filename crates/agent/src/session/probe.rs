@@ -12,6 +12,44 @@ use serde::Deserialize;
 use std::borrow::Cow;
 use std::fmt;
 
+/// Implements the visitor methods for JSON shapes a lenient probe does not care about: they
+/// consume the value (nested ones too) and yield `$value`.
+macro_rules! accept_other_shapes {
+    ($value:expr; $($skip:ident),*) => {
+        $(accept_other_shapes!(@one $skip, $value);)*
+    };
+    (@one bool, $value:expr) => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> { Ok($value) }
+    };
+    (@one i64, $value:expr) => {
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> { Ok($value) }
+    };
+    (@one u64, $value:expr) => {
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> { Ok($value) }
+    };
+    (@one f64, $value:expr) => {
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> { Ok($value) }
+    };
+    (@one str, $value:expr) => {
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> { Ok($value) }
+    };
+    (@one unit, $value:expr) => {
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> { Ok($value) }
+    };
+    (@one seq, $value:expr) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+            while a.next_element::<IgnoredAny>()?.is_some() {}
+            Ok($value)
+        }
+    };
+    (@one map, $value:expr) => {
+        fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
+            while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok($value)
+        }
+    };
+}
+
 /// The top-level fields of one entry line that the index needs.
 #[derive(Deserialize)]
 pub(crate) struct Envelope<'a> {
@@ -74,29 +112,7 @@ impl<'de> Deserialize<'de> for Lenient<String> {
             fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
                 Ok(Lenient(Some(v)))
             }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Lenient(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Lenient(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Lenient(None))
-            }
+            accept_other_shapes!(Lenient(None); bool, i64, u64, f64, unit, seq, map);
         }
         d.deserialize_any(V)
     }
@@ -117,29 +133,7 @@ impl<'de> Deserialize<'de> for NonNull {
             fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
                 Ok(NonNull(false))
             }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(NonNull(true))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(NonNull(true))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(NonNull(true))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(NonNull(true))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(NonNull(true))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(NonNull(true))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(NonNull(true))
-            }
+            accept_other_shapes!(NonNull(true); bool, i64, u64, f64, str, seq, map);
         }
         d.deserialize_any(V)
     }
@@ -173,28 +167,7 @@ impl<'de> Deserialize<'de> for MessageProbe {
                 }
                 Ok(out)
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(MessageProbe::default())
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(MessageProbe::default())
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(MessageProbe::default())
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(MessageProbe::default())
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(MessageProbe::default())
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(MessageProbe::default())
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(MessageProbe::default())
-            }
+            accept_other_shapes!(MessageProbe::default(); bool, i64, u64, f64, str, unit, seq);
         }
         d.deserialize_any(V)
     }
@@ -245,23 +218,7 @@ impl<'de> Deserialize<'de> for Num {
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
                 Ok(Num(Some(v)))
             }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Num(None))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Num(None))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(Num(None))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Num(None))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Num(None))
-            }
+            accept_other_shapes!(Num(None); bool, str, unit, seq, map);
         }
         d.deserialize_any(V)
     }
@@ -294,28 +251,7 @@ impl<'de> Deserialize<'de> for UsageProbe {
                 }
                 Ok(out)
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(UsageProbe::default())
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(UsageProbe::default())
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(UsageProbe::default())
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(UsageProbe::default())
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(UsageProbe::default())
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(UsageProbe::default())
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(UsageProbe::default())
-            }
+            accept_other_shapes!(UsageProbe::default(); bool, i64, u64, f64, str, unit, seq);
         }
         d.deserialize_any(V)
     }
@@ -342,29 +278,64 @@ impl<'de> Deserialize<'de> for CostProbe {
                 }
                 Ok(CostProbe(total))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                while a.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(CostProbe(None))
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(CostProbe(None))
-            }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(CostProbe(None))
-            }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(CostProbe(None))
-            }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(CostProbe(None))
-            }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(CostProbe(None))
-            }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(CostProbe(None))
-            }
+            accept_other_shapes!(CostProbe(None); bool, i64, u64, f64, str, unit, seq);
         }
         d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(line: &str) -> Envelope<'_> {
+        serde_json::from_str(line).expect("envelope")
+    }
+
+    #[test]
+    fn odd_payload_shapes_never_refuse_a_line() {
+        let e = env(
+            r#"{"type":"x","id":"a","parentId":null,"timestamp":"t","message":"text","usage":[1,2],"label":5,"name":{"n":1},"retainedTail":null,"firstKeptEntryId":false}"#,
+        );
+        assert_eq!(e.message.role, None);
+        assert!(!e.usage.present);
+        assert_eq!(e.label, Lenient(None));
+        assert_eq!(e.name, Lenient(None));
+        assert!(!e.retained_tail.0);
+        assert_eq!(e.first_kept_entry_id, Lenient(None));
+        assert_eq!(e.target_id, None);
+        assert_eq!(e.parent_id, Some(None));
+    }
+
+    #[test]
+    fn assistant_usage_is_read_from_the_nested_message() {
+        let e = env(
+            r#"{"type":"message","message":{"content":[{"type":"text","text":"u"}],"role":"assistant","usage":{"input":10,"output":5.0,"cacheRead":3,"cacheWrite":2,"cost":{"total":0.5,"input":1}}},"id":"a","parentId":"p","timestamp":"t","retainedTail":[]}"#,
+        );
+        assert_eq!(e.message.role.as_deref(), Some("assistant"));
+        assert_eq!(e.message.usage.counted(), Some((3.0, 12.0, 20.0, 0.5)));
+        assert!(e.retained_tail.0);
+        assert_eq!(e.parent_id.flatten().as_deref(), Some("p"));
+    }
+
+    #[test]
+    fn incomplete_usage_does_not_count() {
+        let e = env(
+            r#"{"type":"usage","id":"a","parentId":null,"timestamp":"t","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":"0","cost":{"total":1}}}"#,
+        );
+        assert!(e.usage.present);
+        assert_eq!(e.usage.counted(), None);
+    }
+
+    #[test]
+    fn envelope_field_types_are_strict() {
+        for bad in [
+            r#"{"type":1,"id":"a","parentId":null,"timestamp":"t"}"#,
+            r#"{"type":"m","id":["a"],"parentId":null,"timestamp":"t"}"#,
+            r#"{"type":"m","id":"a","parentId":null,"timestamp":0}"#,
+            r#"{"type":"m","id":"a","id":"b","parentId":null,"timestamp":"t"}"#,
+        ] {
+            assert!(serde_json::from_str::<Envelope<'_>>(bad).is_err(), "{bad}");
+        }
     }
 }

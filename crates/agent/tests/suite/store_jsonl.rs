@@ -749,48 +749,8 @@ async fn v1_migrates_like_pi_and_rewrites_with_a_backup() {
         "opening alone rewrites nothing"
     );
 
-    // Compare with pi's own migration of the same file, mapping ids by position.
-    let pi = std::fs::read_to_string(
-        shared_dir().join("fixtures/pi-sessions/v3-migrated-from-v1-large-session.pi-1.6.0.jsonl"),
-    )
-    .unwrap();
-    let pi_lines: Vec<Value> = pi
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let ours = s.entries(None, None).await.unwrap().entries;
-    assert_eq!(ours.len() + 1, pi_lines.len());
-    let pos_of = |ids: &[String], id: &str| ids.iter().position(|x| x == id);
-    let our_ids: Vec<String> = ours.iter().map(|(_, e)| e.id.clone()).collect();
-    let pi_ids: Vec<String> = pi_lines[1..]
-        .iter()
-        .map(|v| v["id"].as_str().unwrap().to_owned())
-        .collect();
-    for (i, ((_, e), pv)) in ours.iter().zip(&pi_lines[1..]).enumerate() {
-        let mut ov = serde_json::to_value(e).unwrap();
-        let mut pv = pv.clone();
-        assert_eq!(e.id.len(), 8, "short ids");
-        assert_eq!(
-            e.parent_id.as_deref().and_then(|x| pos_of(&our_ids, x)),
-            pv["parentId"].as_str().and_then(|x| pos_of(&pi_ids, x)),
-            "entry {i} parent"
-        );
-        if let Some(k) = pv.get("firstKeptEntryId").and_then(Value::as_str) {
-            let ours_k = ov["firstKeptEntryId"].as_str().expect("kept id mapped");
-            assert_eq!(
-                pos_of(&our_ids, ours_k),
-                pos_of(&pi_ids, k),
-                "entry {i} firstKeptEntryId"
-            );
-        }
-        for v in [&mut ov, &mut pv] {
-            let m = v.as_object_mut().unwrap();
-            m.remove("id");
-            m.remove("parentId");
-            m.remove("firstKeptEntryId");
-        }
-        assert_eq!(ov, pv, "entry {i}");
-    }
+    let our_ids =
+        assert_migrates_like_pi(&s, "v3-migrated-from-v1-large-session.pi-1.6.0.jsonl").await;
     let h = s.header().await.unwrap();
     assert_eq!(h.version, Some(3));
     assert!(h.extra.contains_key("provider"), "legacy header keys kept");
@@ -1010,4 +970,124 @@ async fn listing_large_files_reads_names_from_both_ends() {
     assert_eq!(info.name.as_deref(), Some("Late name"));
     assert_eq!(info.first_message.as_deref(), Some("the first prompt"));
     assert_eq!(info.entry_count, None, "large files are not counted");
+}
+
+const HOME_CHILD_ENV: &str = "ARBOR_STORE_HOME_CHILD";
+
+/// `ARBOR_HOME` moves `~/.arbor` (checked in a child process so no test shares the variable).
+#[tokio::test]
+async fn arbor_home_moves_the_default_root() {
+    if std::env::var_os(HOME_CHILD_ENV).is_some() {
+        let repo = JsonlRepository::default_location();
+        println!("CHILD-LAYOUT: {:?}", repo.layout());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "suite::store_jsonl::arbor_home_moves_the_default_root",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(HOME_CHILD_ENV, "1")
+        .env("ARBOR_HOME", dir.path())
+        .output()
+        .expect("spawn child");
+    let out = String::from_utf8_lossy(&out.stdout);
+    let want = format!("CHILD-LAYOUT: PerCwd({:?})", dir.path().join("sessions"));
+    assert!(out.contains(&want), "{out}");
+}
+
+/// Compares a migrated session with pi's own migration of the same file, mapping ids by
+/// position (pi's ids are random). Returns our ids in log order.
+async fn assert_migrates_like_pi(
+    s: &arbor_agent::session::JsonlStorage,
+    pi_file: &str,
+) -> Vec<String> {
+    // Compare with pi's own migration of the same file, mapping ids by position.
+    let pi =
+        std::fs::read_to_string(shared_dir().join("fixtures/pi-sessions").join(pi_file)).unwrap();
+    let pi_lines: Vec<Value> = pi
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let ours = s.entries(None, None).await.unwrap().entries;
+    assert_eq!(ours.len() + 1, pi_lines.len());
+    let pos_of = |ids: &[String], id: &str| ids.iter().position(|x| x == id);
+    let our_ids: Vec<String> = ours.iter().map(|(_, e)| e.id.clone()).collect();
+    let pi_ids: Vec<String> = pi_lines[1..]
+        .iter()
+        .map(|v| v["id"].as_str().unwrap().to_owned())
+        .collect();
+    for (i, ((_, e), pv)) in ours.iter().zip(&pi_lines[1..]).enumerate() {
+        let mut ov = serde_json::to_value(e).unwrap();
+        let mut pv = pv.clone();
+        assert_eq!(e.id.len(), 8, "short ids");
+        assert_eq!(
+            e.parent_id.as_deref().and_then(|x| pos_of(&our_ids, x)),
+            pv["parentId"].as_str().and_then(|x| pos_of(&pi_ids, x)),
+            "entry {i} parent"
+        );
+        if let Some(k) = pv.get("firstKeptEntryId").and_then(Value::as_str) {
+            let ours_k = ov["firstKeptEntryId"].as_str().expect("kept id mapped");
+            assert_eq!(
+                pos_of(&our_ids, ours_k),
+                pos_of(&pi_ids, k),
+                "entry {i} firstKeptEntryId"
+            );
+        }
+        for v in [&mut ov, &mut pv] {
+            let m = v.as_object_mut().unwrap();
+            m.remove("id");
+            m.remove("parentId");
+            m.remove("firstKeptEntryId");
+        }
+        assert_eq!(ov, pv, "entry {i}");
+    }
+    our_ids
+}
+
+#[tokio::test]
+async fn v1_fixtures_migrate_like_pi() {
+    for (name, pi_file) in [
+        (
+            "v1-before-compaction.pi-mono.jsonl",
+            "v3-migrated-from-v1-before-compaction.pi-1.6.0.jsonl",
+        ),
+        ("v1-prompt-cache-replay.earendil-pi.jsonl", ""),
+    ] {
+        let path = shared_dir().join("fixtures/pi-sessions").join(name);
+        let s = JsonlRepository::flat(path.parent().unwrap())
+            .open_read_only(p(&path))
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(s.report().await.migrated_from, Some(1), "{name}");
+        if !pi_file.is_empty() {
+            assert_migrates_like_pi(&s, pi_file).await;
+        }
+        let kept: Vec<_> = s.find_entries("compaction").await.unwrap();
+        for c in kept {
+            let v = serde_json::to_value(&c).unwrap();
+            assert!(
+                v.get("firstKeptEntryIndex").is_none(),
+                "{name}: index removed"
+            );
+            if let Some(k) = v["firstKeptEntryId"].as_str() {
+                assert!(
+                    s.get_entry(k).await.unwrap().is_some(),
+                    "{name}: kept id resolves"
+                );
+            }
+        }
+        let exp = expected(name);
+        let leaf = s.leaf_id().await.unwrap().expect("leaf");
+        let page = s.entries(None, None).await.unwrap();
+        assert_eq!(
+            Some(leaf),
+            page.entries.last().map(|(_, e)| e.id.clone()),
+            "{name}"
+        );
+        assert_eq!(exp["ok"], json!(true));
+    }
 }

@@ -54,10 +54,7 @@ pub(crate) fn read_info(path: &Path) -> Result<SessionInfo, String> {
 
     let mut first_message = None;
     let mut name_head: Option<Option<String>> = None;
-    let mut offset = header_text.len() as u64 + 1;
     for line in rest {
-        let line_offset = offset;
-        offset += line.len() as u64 + 1;
         if first_message.is_none() && memchr::memmem::find(line, b"\"user\"").is_some() {
             if let Some(text) = first_user_text(line) {
                 first_message = Some(text);
@@ -66,7 +63,6 @@ pub(crate) fn read_info(path: &Path) -> Result<SessionInfo, String> {
         if let Some(n) = session_info_name(line) {
             name_head = Some(n);
         }
-        let _ = line_offset;
     }
     // The first user message may be cut by the head window: read that line on its own.
     if first_message.is_none() && !whole {

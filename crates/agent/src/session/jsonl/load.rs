@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 
-const CHUNK: u64 = 4 << 20;
+const CHUNK: u64 = 256 << 10;
 
 /// What follows the last complete line.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,27 +98,18 @@ pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
             let end = scan_from + last + 1;
             let first_line = line_no + 1;
             let region = &buf[..end];
-            // UTF-8 validation of the whole region runs beside the envelope scan.
-            let (bad_utf8, scanned) = std::thread::scope(|scope| {
-                let check = std::thread::Builder::new()
-                    .spawn_scoped(scope, || std::str::from_utf8(region).err());
-                let scanned = scan_region(
-                    origin,
-                    region,
-                    base,
-                    &mut line_no,
-                    &mut header,
-                    &mut index,
-                    &mut tail,
-                );
-                let bad = match check {
-                    Ok(handle) => handle.join().ok().flatten(),
-                    Err(_) => std::str::from_utf8(region).err(),
-                };
-                (bad, scanned)
-            });
-            if let Some(e) = bad_utf8 {
-                let at = e.valid_up_to();
+            // Chunks are small enough to stay in cache between the UTF-8 check and the scan.
+            let bad_utf8 = crate::session::utf8::first_invalid(region);
+            let scanned = scan_region(
+                origin,
+                region,
+                base,
+                &mut line_no,
+                &mut header,
+                &mut index,
+                &mut tail,
+            );
+            if let Some(at) = bad_utf8 {
                 let line = first_line + memchr::memchr_iter(b'\n', &region[..at]).count() as u32;
                 let line_start = memchr::memrchr(b'\n', &region[..at]).map_or(0, |p| p + 1);
                 let utf8_err = line_err(
