@@ -9,8 +9,8 @@ mod probe;
 #[allow(clippy::module_inception)]
 pub mod session;
 pub mod storage;
-mod utf8;
 pub mod tree;
+mod utf8;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;

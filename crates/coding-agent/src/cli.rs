@@ -1,0 +1,150 @@
+//! Command-line arguments (clap derive) and the top-level dispatch with exit codes.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::commands;
+use crate::error::CliError;
+
+/// Arbor: a coding agent whose sessions are append-only entry trees.
+#[derive(Debug, Parser)]
+#[command(
+    name = "arbor",
+    version,
+    about,
+    long_about = "Arbor: a coding agent whose sessions are append-only entry trees.\n\n\
+        Sessions are JSONL files in pi's v3 format under ~/.arbor/sessions/--<cwd>--/ \
+        (ARBOR_HOME moves ~/.arbor). `arbor session` inspects, forks and migrates them; it \
+        also reads pi's session directories through --session-dir.",
+    propagate_version = true,
+    arg_required_else_help = true
+)]
+pub struct Cli {
+    /// Use session files in DIR instead of ~/.arbor/sessions (pi's session folders work too).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub session_dir: Option<PathBuf>,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Inspect, fork and migrate sessions.
+    #[command(subcommand, arg_required_else_help = true)]
+    Session(SessionCommand),
+}
+
+/// `SESSION` is a file path, a full session id, or a unique id prefix.
+#[derive(Debug, Subcommand)]
+pub enum SessionCommand {
+    /// Print the model-visible context of a session (at its leaf, or at --leaf).
+    #[command(after_help = "Exit codes: 0 ok, 1 not found or other error, \
+        2 the session file is invalid (with --json, {\"ok\":false,...} is still printed).")]
+    Context {
+        /// Session file, id or unique id prefix.
+        #[arg(value_name = "SESSION")]
+        session: String,
+        /// Project the context at this entry instead of the current leaf.
+        #[arg(long, value_name = "ID")]
+        leaf: Option<String>,
+        /// One JSON object: {ok, leafId, model, thinkingLevel, activeToolNames, llm}.
+        #[arg(long)]
+        json: bool,
+        /// Do not shorten thinking, tool results and tool arguments in the transcript.
+        #[arg(long, conflicts_with = "json")]
+        full: bool,
+    },
+    /// Print the entry tree: one line per entry, `*` marks the active path.
+    Tree {
+        /// Session file, id or unique id prefix.
+        #[arg(value_name = "SESSION")]
+        session: String,
+    },
+    /// List sessions, newest first (default: those of the current directory).
+    List {
+        /// List the sessions of every working directory.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Copy a session (or the path to one entry) into a new session; prints its id and path.
+    #[command(
+        after_help = "Without --entry the whole tree is copied. With --entry ID the path \
+        from the root to the entry's parent is copied (the entry must be a user message); \
+        --at includes the entry itself. --at without --entry copies the active path up to the \
+        current leaf."
+    )]
+    Fork {
+        /// Session file, id or unique id prefix.
+        #[arg(value_name = "SESSION")]
+        session: String,
+        /// The entry to fork at.
+        #[arg(long, value_name = "ID")]
+        entry: Option<String>,
+        /// Include the entry itself (fork "at" rather than "before" it).
+        #[arg(long)]
+        at: bool,
+    },
+    /// Rewrite a v1/v2 session file as v3, keeping the original as <FILE>.v<N>.bak.
+    Migrate {
+        /// The session file.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+    },
+}
+
+/// Parses the arguments, runs the command and turns failures into one stderr line.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Deep trees (100k-entry chains) are walked with explicit stacks, but nested tree values
+    // from the session layer may still recurse on drop; a roomy stack keeps that safe.
+    let worker = std::thread::Builder::new()
+        .name("arbor".into())
+        .stack_size(256 * 1024 * 1024)
+        .spawn(move || run(cli));
+    let outcome = match worker {
+        Ok(handle) => handle
+            .join()
+            .unwrap_or_else(|_| Err(CliError::Usage("internal error (panic)".into()))),
+        Err(e) => Err(CliError::io("thread", e)),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(err) => {
+            report(&err);
+            ExitCode::from(err.exit_code())
+        }
+    }
+}
+
+/// Writes `arbor: <error>` to stderr.
+pub fn report(err: &CliError) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "arbor: {err}");
+}
+
+fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::io("tokio runtime", e))?;
+    runtime.block_on(async move {
+        match cli.command {
+            Command::Session(cmd) => commands::session(cli.session_dir.as_deref(), cmd).await,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

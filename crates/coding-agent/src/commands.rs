@@ -1,0 +1,164 @@
+//! The `arbor session` commands: resolve the session, call the session layer, print.
+//!
+//! stdout carries only results; every failure is one line on stderr (see [`crate::cli::main`]).
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use arbor_agent::session::ForkPosition;
+
+use crate::cli::SessionCommand;
+use crate::error::{CliError, Result, EXIT_INVALID};
+use crate::lookup::SessionDirs;
+use crate::render::{list, transcript};
+use crate::store;
+
+/// Runs one `arbor session` subcommand.
+pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<ExitCode> {
+    match cmd {
+        SessionCommand::Context {
+            session,
+            leaf,
+            json,
+            full,
+        } => {
+            let path = find(session_dir, &session)?;
+            if json {
+                context_json(&path, leaf.as_deref()).await
+            } else {
+                let ctx = store::load_context(&path, leaf.as_deref()).await?;
+                let text = transcript::render(
+                    &ctx.header,
+                    &ctx.messages,
+                    transcript::TranscriptOptions { full },
+                );
+                emit(text.as_bytes())
+            }
+        }
+        SessionCommand::Tree { session } => {
+            let path = find(session_dir, &session)?;
+            let text = store::render_tree(&path).await?;
+            if text.is_empty() {
+                eprintln!("arbor: {} has no entries", path.display());
+            }
+            emit(text.as_bytes())
+        }
+        SessionCommand::List { all } => {
+            let dirs = SessionDirs::resolve(session_dir)?;
+            let cwd = current_dir()?;
+            let listing = store::list(&dirs, &cwd, all).await?;
+            for (location, reason) in &listing.skipped {
+                eprintln!("arbor: skipped {location}: {reason}");
+            }
+            if listing.sessions.is_empty() {
+                let hint = if all {
+                    ""
+                } else {
+                    " (--all lists every directory)"
+                };
+                eprintln!("arbor: no sessions in {}{hint}", listing.scanned);
+                return Ok(ExitCode::SUCCESS);
+            }
+            // Sessions of many projects are mixed only with --all: then show each one's cwd.
+            emit(list::render(&listing.sessions, all).as_bytes())
+        }
+        SessionCommand::Fork { session, entry, at } => {
+            let path = find(session_dir, &session)?;
+            let position = if at {
+                ForkPosition::At
+            } else {
+                ForkPosition::Before
+            };
+            let dirs = SessionDirs::for_writing(session_dir)?;
+            let forked = store::fork(&dirs, &path, entry.as_deref(), position).await?;
+            emit(format!("{}\t{}\n", forked.id, forked.path.display()).as_bytes())
+        }
+        SessionCommand::Migrate { file } => {
+            if !file.is_file() {
+                return Err(CliError::NotFound(format!(
+                    "session file not found: {}",
+                    file.display()
+                )));
+            }
+            let outcome = store::migrate(&file).await?;
+            let line = match outcome.backup {
+                Some(backup) => format!(
+                    "migrated {} from v{} to v3 (original kept as {})\n",
+                    file.display(),
+                    outcome.from_version,
+                    backup.display()
+                ),
+                None => format!(
+                    "{} is already v{}; nothing to do\n",
+                    file.display(),
+                    outcome.from_version
+                ),
+            };
+            emit(line.as_bytes())
+        }
+    }
+}
+
+/// `context --json`: the projection as one JSON line, or `{"ok":false,"error"}` with exit 2
+/// when the file is refused (the error is also reported on stderr).
+async fn context_json(path: &Path, leaf: Option<&str>) -> Result<ExitCode> {
+    match store::context_json(path, leaf).await {
+        Ok(projected) => {
+            // Streamed message by message: no JSON tree of the whole context is built.
+            let stdout = io::stdout().lock();
+            let written = arbor_agent::context::write_expected_json(
+                io::BufWriter::with_capacity(1 << 16, stdout),
+                &projected.context,
+                projected.leaf.as_deref(),
+            );
+            match written {
+                Ok(()) => Ok(ExitCode::SUCCESS),
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+                Err(e) => Err(CliError::io("stdout", e)),
+            }
+        }
+        Err(err) if err.is_invalid_session() => {
+            let refusal = arbor_agent::context::refusal_json(&err.to_string());
+            emit(format!("{refusal}\n").as_bytes())?;
+            crate::cli::report(&err);
+            Ok(ExitCode::from(EXIT_INVALID))
+        }
+        Err(err) => Err(err),
+    }
+}
+
+/// Resolves a SESSION argument. Paths need no directory scan (and no valid `--session-dir`).
+fn find(session_dir: Option<&Path>, arg: &str) -> Result<PathBuf> {
+    if crate::lookup::looks_like_path(arg) {
+        let path = PathBuf::from(arg);
+        return if path.is_file() {
+            Ok(path)
+        } else {
+            Err(CliError::NotFound(format!("session file not found: {arg}")))
+        };
+    }
+    let dirs = SessionDirs::resolve(session_dir)?;
+    let prefer = match &dirs {
+        SessionDirs::Layout { root } => current_dir()
+            .ok()
+            .map(|cwd| root.join(store::cwd_folder_name(&cwd))),
+        SessionDirs::Flat { .. } => None,
+    };
+    dirs.find(arg, prefer.as_deref())
+}
+
+fn current_dir() -> Result<String> {
+    let cwd = std::env::current_dir().map_err(|e| CliError::io("current directory", e))?;
+    Ok(cwd.to_string_lossy().into_owned())
+}
+
+/// Writes to stdout; a closed pipe (`| head`) ends quietly rather than as an error.
+fn emit(bytes: &[u8]) -> Result<ExitCode> {
+    let mut stdout = io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(CliError::io("stdout", e)),
+    }
+}

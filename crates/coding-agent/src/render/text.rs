@@ -1,0 +1,93 @@
+//! Small text helpers shared by the renderers: one-line previews and times.
+
+use arbor_ai::types::{Content, ContentBlock};
+
+/// `text` squeezed onto one line (every run of whitespace or control characters becomes one
+/// space) and cut to at most `max` characters, ending in `…` when cut.
+pub fn preview(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(max.min(text.len()) + 3);
+    let mut count = 0usize;
+    let mut pending_space = false;
+    for ch in text.chars() {
+        if ch.is_whitespace() || ch.is_control() {
+            pending_space = count > 0;
+            continue;
+        }
+        let needed = usize::from(pending_space) + 1;
+        if count + needed > max {
+            // Leave room for the ellipsis.
+            while count + 1 > max && out.pop().is_some() {
+                count -= 1;
+            }
+            out.push('…');
+            return out;
+        }
+        if pending_space {
+            out.push(' ');
+            count += 1;
+            pending_space = false;
+        }
+        out.push(ch);
+        count += 1;
+    }
+    out
+}
+
+/// The text blocks of a content value joined with a space (pi's `firstMessage` rule).
+pub fn content_text(content: &Content) -> String {
+    match content {
+        Content::Text(s) => s.clone(),
+        Content::Blocks(blocks) => blocks_text(blocks),
+    }
+}
+
+pub fn blocks_text(blocks: &[ContentBlock]) -> String {
+    let mut out = String::new();
+    for block in blocks {
+        if let ContentBlock::Text(t) = block {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(&t.text);
+        }
+    }
+    out
+}
+
+/// Unix ms as `2026-11-30 12:35` (UTC, minutes): stable and sortable for listings.
+pub fn short_time(ms: i64) -> String {
+    let iso = arbor_agent::time::ms_to_iso(ms);
+    format!("{} {}", &iso[..10], &iso[11..16])
+}
+
+/// Number of lines and characters in a text, for compact summaries (`3 lines, 120 chars`).
+pub fn size_note(text: &str) -> String {
+    let chars = text.chars().count();
+    let lines = text.lines().count().max(1);
+    if lines > 1 {
+        format!("{lines} lines, {chars} chars")
+    } else {
+        format!("{chars} chars")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn previews_squeeze_whitespace_and_cut_with_ellipsis() {
+        assert_eq!(preview("  hello\n\n  world \t", 40), "hello world");
+        assert_eq!(preview("abcdefghij", 5), "abcd…");
+        assert_eq!(preview("abcde", 5), "abcde");
+        assert_eq!(preview("ab cd ef", 6), "ab cd…");
+        assert_eq!(preview("日本語のテキスト", 4), "日本語…");
+        assert_eq!(preview("", 10), "");
+    }
+
+    #[test]
+    fn short_time_is_utc_minutes() {
+        assert_eq!(short_time(0), "1970-01-01 00:00");
+        assert_eq!(short_time(1_764_505_522_918), "2025-11-30 12:25");
+    }
+}

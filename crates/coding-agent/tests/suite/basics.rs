@@ -1,0 +1,43 @@
+//! `--help`, `--version` and argument errors.
+
+use super::run;
+
+#[test]
+fn version_names_the_binary_and_crate_version() {
+    let out = run(&["--version"]);
+    assert_eq!(out.code, 0);
+    assert_eq!(out.stdout, format!("arbor {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn help_lists_the_session_commands() {
+    let out = run(&["session", "--help"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for cmd in ["context", "tree", "list", "fork", "migrate"] {
+        assert!(
+            out.stdout.contains(cmd),
+            "missing {cmd} in:\n{}",
+            out.stdout
+        );
+    }
+    let top = run(&["--help"]);
+    assert_eq!(top.code, 0);
+    assert!(top.stdout.contains("--session-dir"));
+    assert!(top.stdout.contains("ARBOR_HOME"));
+}
+
+#[test]
+fn no_arguments_prints_help_and_fails() {
+    let out = run(&[]);
+    assert_eq!(out.code, 2);
+    assert!(out.stdout.is_empty());
+    assert!(out.stderr.contains("Usage: arbor"), "{}", out.stderr);
+}
+
+#[test]
+fn unknown_flags_are_usage_errors() {
+    let out = run(&["session", "context", "x", "--bogus"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stdout.is_empty());
+    assert!(out.stderr.contains("--bogus"), "{}", out.stderr);
+}
