@@ -2,7 +2,7 @@
 //! `branchSummary`, `compactionSummary`). These are what `message` entries hold and what context
 //! projection yields before `convert_to_llm` turns them into provider messages.
 
-use arbor_ai::json::{describe, deserialize_ms, from_object};
+use arbor_ai::json::{describe, deserialize_ms, from_object, RoleTagged};
 use arbor_ai::types::{Content, Extra, Message};
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -144,13 +144,6 @@ impl From<Message> for AgentMessage {
     fn from(m: Message) -> Self {
         AgentMessage::Llm(m)
     }
-}
-
-#[derive(Serialize)]
-struct RoleTagged<'a, T> {
-    role: &'a str,
-    #[serde(flatten)]
-    inner: &'a T,
 }
 
 impl Serialize for AgentMessage {

@@ -8,6 +8,24 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serializer};
 use serde_json::{Map, Value};
 
+/// Serializes `inner`'s fields behind a leading `"type": tag`, for hand-written tagged unions
+/// (the tag comes first, as in pi's output).
+#[derive(serde::Serialize)]
+pub struct TypeTagged<'a, T> {
+    #[serde(rename = "type")]
+    pub tag: &'a str,
+    #[serde(flatten)]
+    pub inner: &'a T,
+}
+
+/// Serializes `inner`'s fields behind a leading `"role": role` (messages).
+#[derive(serde::Serialize)]
+pub struct RoleTagged<'a, T> {
+    pub role: &'a str,
+    #[serde(flatten)]
+    pub inner: &'a T,
+}
+
 /// Largest integer a double represents exactly (2^53 - 1), JavaScript's `Number.MAX_SAFE_INTEGER`.
 const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 

@@ -10,26 +10,12 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::json::{
-    describe, deserialize_count, deserialize_ms, from_object, serialize_js_f64, Num,
+    describe, deserialize_count, deserialize_ms, from_object, serialize_js_f64, Num, RoleTagged,
+    TypeTagged,
 };
 
 /// Fields a struct does not model, kept in file order and written back after the known ones.
 pub type Extra = Map<String, Value>;
-
-#[derive(Serialize)]
-struct TypeTagged<'a, T> {
-    #[serde(rename = "type")]
-    tag: &'a str,
-    #[serde(flatten)]
-    inner: &'a T,
-}
-
-#[derive(Serialize)]
-struct RoleTagged<'a, T> {
-    role: &'a str,
-    #[serde(flatten)]
-    inner: &'a T,
-}
 
 /// Splits the discriminator out of a tagged JSON object.
 fn take_tag<E: serde::de::Error>(map: &Map<String, Value>, key: &str) -> Result<String, E> {

@@ -12,14 +12,14 @@ use arbor_agent::session::{
     SessionInfo,
 };
 use arbor_agent::time;
-use arbor_ai::json::Nullable;
 use arbor_ai::types::Message;
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction, TransactionBehavior};
 
 use crate::db::{sql_error, Db};
 use crate::keys;
 use crate::rows::decode_payload;
-use crate::state::{normalize_name, MaterializedState};
+use crate::state::MaterializedState;
+use arbor_agent::session::rules;
 use serde_json::Value;
 
 type Result<T> = std::result::Result<T, SessionError>;
@@ -290,16 +290,7 @@ impl<'a> Ctx<'a> {
         let Some(entry) = self.get_entry(s, target)? else {
             return Err(SessionError::NotFound(format!("Entry not found: {target}")));
         };
-        match replacement {
-            Value::Null => {}
-            Value::Object(m)
-                if matches!(m.get("content"), Some(Value::String(_) | Value::Array(_))) => {}
-            _ => {
-                return Err(SessionError::InvalidEntry(format!(
-                    "context_edit for {target}: replacement must be null or {{content: string | blocks}}"
-                )))
-            }
-        }
+        rules::check_replacement_shape(target, replacement)?;
         let on_branch = match &state.leaf_id {
             Some(leaf) => self.is_ancestor(s, target, leaf, state.entry_count)?,
             None => false,
@@ -347,11 +338,7 @@ impl<'a> Ctx<'a> {
     pub(crate) fn append(&self, s: &Sid, draft: EntryDraft) -> Result<SessionEntry> {
         let mut state = self.state(s)?;
         let mut kind = draft.kind;
-        if let EntryKind::SessionInfo(info) = &mut kind {
-            if let Nullable::Value(name) = &info.name {
-                info.name = Nullable::Value(normalize_name(name));
-            }
-        }
+        rules::normalize_draft(&mut kind);
         self.check_target(s, &kind)?;
         if let EntryKind::ContextEdit(edit) = &kind {
             self.check_context_edit(s, &state, &edit.target_id, &edit.replacement)?;

@@ -4,11 +4,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arbor_agent::error::{Result, SessionError};
-use arbor_agent::ids;
 use arbor_agent::session::{
     CreateOptions, ForkOptions, ListResult, SessionHeader, SessionRepository,
 };
-use arbor_agent::time;
 use async_trait::async_trait;
 
 use crate::db::{Db, SqliteOptions};
@@ -72,16 +70,7 @@ impl SessionRepository for SqliteRepository {
     type Storage = SqliteStorage;
 
     async fn create(&self, opts: CreateOptions) -> Result<SqliteStorage> {
-        let id = match opts.id {
-            Some(id) => {
-                ids::validate_session_id(&id).map_err(SessionError::InvalidSession)?;
-                id
-            }
-            None => ids::new_session_id(),
-        };
-        let mut header = SessionHeader::new(id, time::now_iso(), opts.cwd);
-        header.parent_session = opts.parent_session;
-        header.metadata = opts.metadata;
+        let header = SessionHeader::create(opts.id, opts.cwd, opts.parent_session, opts.metadata)?;
         self.insert(header).await
     }
 
@@ -141,17 +130,12 @@ impl SessionRepository for SqliteRepository {
                     Some(target) => Some(c.fork_rows(&src, target, opts.position)?),
                     None => None,
                 };
-                let id = match opts.id {
-                    Some(id) => {
-                        ids::validate_session_id(&id).map_err(SessionError::InvalidSession)?;
-                        id
-                    }
-                    None => ids::new_session_id(),
-                };
-                let mut header =
-                    SessionHeader::new(id, time::now_iso(), opts.cwd.unwrap_or(src_header.cwd));
-                header.parent_session = Some(src.id.clone());
-                header.metadata = src_header.metadata;
+                let header = SessionHeader::create(
+                    opts.id,
+                    opts.cwd.unwrap_or(src_header.cwd),
+                    Some(src.id.clone()),
+                    src_header.metadata,
+                )?;
                 let sid = c.insert_session(&header)?;
                 match rows {
                     Some(rows) => c.copy_entries(&sid, &rows)?,

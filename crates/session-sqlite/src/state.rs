@@ -89,24 +89,6 @@ fn user_text(content: &Content) -> String {
     }
 }
 
-/// pi's session-name rule: every run of CR/LF becomes one space, then trim.
-pub(crate) fn normalize_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut in_break = false;
-    for c in name.chars() {
-        if c == '\r' || c == '\n' {
-            if !in_break {
-                out.push(' ');
-            }
-            in_break = true;
-        } else {
-            out.push(c);
-            in_break = false;
-        }
-    }
-    out.trim().to_owned()
-}
-
 /// Listings show the start of the first prompt; a pasted file must not bloat the state row.
 const PREVIEW_CHARS: usize = 500;
 

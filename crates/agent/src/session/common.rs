@@ -7,7 +7,6 @@ use super::storage::{
     DerivedSettings, EntryDraft, EntryPage, ForkOptions, ForkPosition, SessionStats,
 };
 use crate::error::{Result, SessionError};
-use arbor_ai::json::Nullable;
 use serde_json::Value;
 
 /// Reads the envelope facts of one line (which must hold a JSON object).
@@ -41,24 +40,6 @@ pub(crate) struct Prepared {
     pub line: String,
 }
 
-/// pi's session-name rule: every run of CR/LF becomes one space, then trim.
-pub(crate) fn normalize_name(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    let mut in_break = false;
-    for c in name.chars() {
-        if c == '\r' || c == '\n' {
-            if !in_break {
-                out.push(' ');
-            }
-            in_break = true;
-        } else {
-            out.push(c);
-            in_break = false;
-        }
-    }
-    out.trim().to_owned()
-}
-
 /// Builds the entry for `append`: id (given or fresh), parent = current leaf, timestamp.
 pub(crate) fn prepare_draft(
     index: &Index,
@@ -70,11 +51,7 @@ pub(crate) fn prepare_draft(
         None => crate::ids::new_entry_id(|c| index.contains(c)),
     };
     let mut kind = draft.kind;
-    if let EntryKind::SessionInfo(info) = &mut kind {
-        if let Nullable::Value(name) = &info.name {
-            info.name = Nullable::Value(normalize_name(name));
-        }
-    }
+    super::rules::normalize_draft(&mut kind);
     if let EntryKind::ContextEdit(edit) = &kind {
         check_context_edit(index, src, &edit.target_id, &edit.replacement)?;
     }
@@ -117,16 +94,7 @@ fn check_context_edit(
     let Some(tix) = index.resolve(target) else {
         return Err(SessionError::NotFound(format!("Entry not found: {target}")));
     };
-    match replacement {
-        Value::Null => {}
-        Value::Object(m)
-            if matches!(m.get("content"), Some(Value::String(_) | Value::Array(_))) => {}
-        _ => {
-            return Err(SessionError::InvalidEntry(format!(
-            "context_edit for {target}: replacement must be null or {{content: string | blocks}}"
-        )))
-        }
-    }
+    super::rules::check_replacement_shape(target, replacement)?;
     if !index.ancestry(index.leaf())?.contains(&tix) {
         return Err(SessionError::InvalidEntry(format!(
             "context_edit target {target} is not on the active branch"
@@ -323,17 +291,5 @@ pub(crate) fn user_text(message: &Value) -> Option<String> {
             Some(parts.join(" "))
         }
         _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_collapse_line_breaks() {
-        assert_eq!(normalize_name("  a\r\n\nb \n"), "a b");
-        assert_eq!(normalize_name("\n"), "");
-        assert_eq!(normalize_name("plain"), "plain");
     }
 }

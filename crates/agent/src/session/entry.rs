@@ -508,6 +508,28 @@ impl SessionHeader {
         }
     }
 
+    /// The header of a new session: a caller-given id (validated, `invalid_session` when it is
+    /// not a safe name) or a fresh UUIDv7, created now.
+    pub fn create(
+        id: Option<String>,
+        cwd: impl Into<String>,
+        parent_session: Option<String>,
+        metadata: Option<Value>,
+    ) -> crate::error::Result<Self> {
+        let id = match id {
+            Some(id) => {
+                crate::ids::validate_session_id(&id)
+                    .map_err(crate::error::SessionError::InvalidSession)?;
+                id
+            }
+            None => crate::ids::new_session_id(),
+        };
+        let mut header = SessionHeader::new(id, crate::time::now_iso(), cwd);
+        header.parent_session = parent_session;
+        header.metadata = metadata;
+        Ok(header)
+    }
+
     /// The format version (`1` when the field is absent, as in v1 files).
     pub fn format_version(&self) -> u32 {
         self.version.unwrap_or(1)

@@ -266,25 +266,6 @@ impl MemoryRepository {
         reg.by_id.insert(id, storage.clone());
         Ok(())
     }
-
-    fn new_header(
-        id: Option<String>,
-        cwd: String,
-        parent_session: Option<String>,
-        metadata: Option<Value>,
-    ) -> Result<SessionHeader> {
-        let id = match id {
-            Some(id) => {
-                crate::ids::validate_session_id(&id).map_err(SessionError::InvalidSession)?;
-                id
-            }
-            None => crate::ids::new_session_id(),
-        };
-        let mut header = SessionHeader::new(id, crate::time::now_iso(), cwd);
-        header.parent_session = parent_session;
-        header.metadata = metadata;
-        Ok(header)
-    }
 }
 
 #[async_trait]
@@ -292,7 +273,7 @@ impl SessionRepository for MemoryRepository {
     type Storage = MemoryStorage;
 
     async fn create(&self, opts: CreateOptions) -> Result<MemoryStorage> {
-        let header = Self::new_header(opts.id, opts.cwd, opts.parent_session, opts.metadata)?;
+        let header = SessionHeader::create(opts.id, opts.cwd, opts.parent_session, opts.metadata)?;
         let storage = MemoryStorage::from_header(header);
         self.register(&storage)?;
         Ok(storage)
@@ -350,7 +331,7 @@ impl SessionRepository for MemoryRepository {
                 .collect()
         };
         let source_header = &src.inner.header;
-        let header = Self::new_header(
+        let header = SessionHeader::create(
             opts.id.clone(),
             opts.cwd
                 .clone()

@@ -6,6 +6,7 @@ mod index;
 pub mod jsonl;
 pub mod memory;
 mod probe;
+pub mod rules;
 #[allow(clippy::module_inception)]
 pub mod session;
 pub mod storage;

@@ -190,25 +190,6 @@ impl JsonlRepository {
         Ok(result)
     }
 
-    fn new_header(
-        id: Option<String>,
-        cwd: String,
-        parent_session: Option<String>,
-        metadata: Option<serde_json::Value>,
-    ) -> Result<SessionHeader> {
-        let id = match id {
-            Some(id) => {
-                crate::ids::validate_session_id(&id).map_err(SessionError::InvalidSession)?;
-                id
-            }
-            None => crate::ids::new_session_id(),
-        };
-        let mut header = SessionHeader::new(id, crate::time::now_iso(), cwd);
-        header.parent_session = parent_session;
-        header.metadata = metadata;
-        Ok(header)
-    }
-
     /// Writes a new session file (header plus `lines`) atomically and opens it for writing.
     fn publish(&self, header: &SessionHeader, lines: &[String]) -> Result<JsonlStorage> {
         if self.find(&header.id)?.is_some() {
@@ -305,7 +286,7 @@ impl SessionRepository for JsonlRepository {
     type Storage = JsonlStorage;
 
     async fn create(&self, opts: CreateOptions) -> Result<JsonlStorage> {
-        let header = Self::new_header(opts.id, opts.cwd, opts.parent_session, opts.metadata)?;
+        let header = SessionHeader::create(opts.id, opts.cwd, opts.parent_session, opts.metadata)?;
         let repo = self.clone();
         tokio::task::spawn_blocking(move || repo.publish(&header, &[]))
             .await
@@ -348,7 +329,7 @@ impl SessionRepository for JsonlRepository {
         let src_header = src.header().await?;
         let parent = absolute(src.path()).display().to_string();
         drop(src);
-        let header = Self::new_header(
+        let header = SessionHeader::create(
             opts.id,
             opts.cwd.unwrap_or(src_header.cwd),
             Some(parent),
