@@ -1,11 +1,15 @@
 //! Test support for Arbor crates.
 //!
+//! [`fixtures`] finds the shared fixture folder beside the checkout.
+//!
 //! [`MockServer`] is a tiny hand-written HTTP/1.1 server on `127.0.0.1` for provider tests. It
 //! records every request (method, path, headers, body) and answers with scripted
 //! [`MockResponse`]s in order: status, headers and a body sent in caller-chosen chunks with
 //! optional delays, optionally cut off before its end or held open until the client hangs up.
 //! One request per connection (`Connection: close`), so a dropped client connection is visible
 //! to the test through [`MockServer::wait_for_client_close`].
+
+pub mod fixtures;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;

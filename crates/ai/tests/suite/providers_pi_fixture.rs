@@ -5,29 +5,15 @@
 //! tool messages, as pi's session held them), the request is rebuilt with the same model and
 //! options, and the rebuilt body must equal pi's byte-for-byte structure.
 
-use std::path::PathBuf;
-
 use arbor_ai::providers::build_request;
 use arbor_ai::{
     AssistantMessage, Content, ContentBlock, Context, Message, StopReason, StreamOptions, Tool,
     ToolCall, ToolResultMessage, UserMessage,
 };
+use arbor_test_support::fixtures::shared_dir;
 use serde_json::{Map, Value};
 
 use super::providers_common::{model, text_block};
-
-fn shared_dir() -> PathBuf {
-    if let Ok(dir) = std::env::var("ARBOR_SHARED_DIR") {
-        return PathBuf::from(dir);
-    }
-    let mut dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        if dir.join("shared/fixtures").is_dir() {
-            return dir.join("shared");
-        }
-        assert!(dir.pop(), "no shared/fixtures above CARGO_MANIFEST_DIR");
-    }
-}
 
 /// pi's session messages reconstructed from one request body.
 fn context_from_body(body: &Value) -> Context {

@@ -7,49 +7,9 @@ mod fork_migrate;
 mod views;
 mod window;
 
-use std::path::{Path, PathBuf};
+pub use arbor_test_support::fixtures::{fixture, fixture_files, shared_dir};
+use std::path::Path;
 use std::process::{Command, Output};
-
-/// The shared fixture folder (`shared/` beside the repository checkout). `ARBOR_SHARED_DIR`
-/// overrides; otherwise the nearest ancestor of this crate holding `shared/fixtures` wins.
-pub fn shared_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("ARBOR_SHARED_DIR") {
-        return PathBuf::from(dir);
-    }
-    let mut dir: &Path = Path::new(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        let candidate = dir.join("shared");
-        if candidate.join("fixtures").is_dir() {
-            return candidate;
-        }
-        match dir.parent() {
-            Some(parent) => dir = parent,
-            None => panic!(
-                "shared/fixtures not found above {}; set ARBOR_SHARED_DIR",
-                env!("CARGO_MANIFEST_DIR")
-            ),
-        }
-    }
-}
-
-/// Every `*.jsonl` in `shared/fixtures/<sub>`, sorted.
-pub fn fixture_files(sub: &str) -> Vec<PathBuf> {
-    let dir = shared_dir().join("fixtures").join(sub);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no fixtures in {}", dir.display());
-    files
-}
-
-pub fn fixture(sub: &str, name: &str) -> PathBuf {
-    let path = shared_dir().join("fixtures").join(sub).join(name);
-    assert!(path.is_file(), "missing fixture {}", path.display());
-    path
-}
 
 /// What one run of the binary did.
 #[derive(Debug)]

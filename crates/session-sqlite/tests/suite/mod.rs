@@ -8,7 +8,7 @@ mod fidelity;
 mod forks;
 mod migration;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use arbor_agent::session::{
     CompactionEntry, CreateOptions, CustomEntry, EntryDraft, EntryKind, LabelEntry,
@@ -18,6 +18,8 @@ use arbor_ai::json::Nullable;
 use arbor_ai::types::{AssistantMessage, Content, Cost, Message, Usage, UserMessage};
 use arbor_session_sqlite::{SqliteOptions, SqliteRepository, SqliteStorage};
 use tempfile::TempDir;
+
+pub use arbor_test_support::fixtures::shared_dir;
 
 /// A fresh database in a temporary directory (kept alive by the returned guard).
 pub async fn repo() -> (TempDir, SqliteRepository) {
@@ -123,23 +125,4 @@ pub fn compaction(first_kept: Option<&str>, retained_tail: bool) -> EntryDraft {
 
 pub fn ids(entries: &[arbor_agent::session::SessionEntry]) -> Vec<&str> {
     entries.iter().map(|e| e.id.as_str()).collect()
-}
-
-/// `shared/` next to the checkout: `ARBOR_SHARED_DIR`, else the first ancestor of the crate
-/// directory that contains `shared/fixtures`.
-pub fn shared_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("ARBOR_SHARED_DIR") {
-        return PathBuf::from(dir);
-    }
-    let mut dir = Some(Path::new(env!("CARGO_MANIFEST_DIR")));
-    while let Some(d) = dir {
-        if d.join("shared/fixtures").is_dir() {
-            return d.join("shared");
-        }
-        dir = d.parent();
-    }
-    panic!(
-        "shared/fixtures not found above {}",
-        env!("CARGO_MANIFEST_DIR")
-    );
 }
