@@ -114,11 +114,12 @@ async fn sequential_rate(sync: Synchronous, n: usize, runs: usize) -> Result<(f6
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(d)
         };
+        let d = SqliteOptions::default();
         let options = SqliteOptions {
             synchronous: sync,
-            page_size: env("BENCH_PAGE_SIZE", 4096),
-            wal_autocheckpoint: env("BENCH_CKPT", 4000),
-            ..Default::default()
+            page_size: env("BENCH_PAGE_SIZE", d.page_size),
+            wal_autocheckpoint: env("BENCH_CKPT", d.wal_autocheckpoint),
+            ..d
         };
         let repo = SqliteRepository::open_with(dir.path().join("s.db"), options).await?;
         let s = repo.create(opts()).await?;

@@ -41,7 +41,9 @@ pub struct SqliteOptions {
     /// fsyncs; in agent use every turn's `save_point` checkpoints anyway, so this only paces
     /// bulk writes (imports, forks of large sessions).
     pub wal_autocheckpoint: u32,
-    /// Page size of a newly created database file (ignored for existing files).
+    /// Page size of a newly created database file (ignored for existing files). 2048 by
+    /// default: every commit writes its dirty pages whole to the WAL, and appends (a handful of
+    /// pages each) are the hot path; larger payloads simply span more overflow pages.
     pub page_size: u32,
 }
 
@@ -51,7 +53,7 @@ impl Default for SqliteOptions {
             synchronous: Synchronous::Normal,
             busy_timeout: Duration::from_secs(5),
             wal_autocheckpoint: 16_000,
-            page_size: 4096,
+            page_size: 2048,
         }
     }
 }
