@@ -381,6 +381,10 @@ impl SessionEntry {
 
     /// Parses one JSONL line.
     pub fn from_json(line: &str) -> Result<Self, String> {
+        arbor_ai::json::parse_then_explain(|| Self::parse_line(line))
+    }
+
+    fn parse_line(line: &str) -> Result<Self, String> {
         match serde_json::from_str::<Value>(line) {
             Ok(Value::Object(map)) => Self::from_map(map),
             Ok(other) => Err(format!(
