@@ -9,7 +9,8 @@ pub mod error;
 pub mod ids;
 pub mod message;
 pub mod session;
-pub mod time;
+/// Timestamps (re-exported from `arbor-ai`, where message timestamps live).
+pub use arbor_ai::time;
 
 pub use error::{Result, SessionError};
 pub use message::AgentMessage;

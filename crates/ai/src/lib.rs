@@ -16,6 +16,7 @@ pub mod providers;
 pub mod retry;
 pub mod stream;
 pub mod thinking;
+pub mod time;
 pub mod transform;
 pub mod types;
 

@@ -71,8 +71,8 @@ pub fn iso_to_ms(s: &str) -> Option<i64> {
     Some(days * 86_400_000 + h * 3_600_000 + mi * 60_000 + sec * 1000 + millis)
 }
 
-/// Howard Hinnant's days-from-civil algorithm (proleptic Gregorian).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
