@@ -24,7 +24,7 @@ type Result<T> = std::result::Result<T, SessionError>;
 pub enum Synchronous {
     /// No fsync per commit. A process crash loses nothing (the commit is in the WAL); an OS crash
     /// or power loss may lose commits made after the last checkpoint / `save_point`, never
-    /// corrupting the database. `save_point` checkpoints, which fsyncs the WAL and the database.
+    /// corrupting the database. `save_point` fsyncs the WAL (one fsync per turn).
     #[default]
     Normal,
     /// fsync of the WAL on every commit: every successful append survives power loss.
@@ -38,8 +38,7 @@ pub struct SqliteOptions {
     /// How long a write waits for another connection's write lock before failing.
     pub busy_timeout: Duration,
     /// WAL size (in pages) that triggers an automatic checkpoint. Each checkpoint costs two
-    /// fsyncs; in agent use every turn's `save_point` checkpoints anyway, so this only paces
-    /// bulk writes (imports, forks of large sessions).
+    /// fsyncs, so it should be rare; `save_point` makes turns durable without one.
     pub wal_autocheckpoint: u32,
     /// Page size of a newly created database file (ignored for existing files). 2048 by
     /// default: every commit writes its dirty pages whole to the WAL, and appends (a handful of

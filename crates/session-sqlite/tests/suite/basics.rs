@@ -335,7 +335,7 @@ async fn save_points_under_both_sync_policies() {
         let s = session(&repo).await;
         s.append(user("a")).await.unwrap();
         s.save_point().await.unwrap();
-        // After a checkpoint a fresh connection sees the entry in the database file.
+        // A fresh connection sees the entry (from the WAL, which the save point fsynced).
         let n: i64 = raw(&dir.path().join("sessions.db"))
             .query_row("SELECT COUNT(*) FROM entries", [], |r| r.get(0))
             .unwrap();
