@@ -148,28 +148,14 @@ impl From<Message> for AgentMessage {
 
 impl Serialize for AgentMessage {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let role = self.role();
         match self {
             AgentMessage::Llm(m) => m.serialize(s),
-            AgentMessage::Custom(m) => RoleTagged {
-                role: "custom",
-                inner: m,
-            }
-            .serialize(s),
-            AgentMessage::BashExecution(m) => RoleTagged {
-                role: "bashExecution",
-                inner: m,
-            }
-            .serialize(s),
-            AgentMessage::BranchSummary(m) => RoleTagged {
-                role: "branchSummary",
-                inner: m,
-            }
-            .serialize(s),
-            AgentMessage::CompactionSummary(m) => RoleTagged {
-                role: "compactionSummary",
-                inner: m,
-            }
-            .serialize(s),
+            AgentMessage::Custom(inner) => RoleTagged { role, inner }.serialize(s),
+            AgentMessage::BashExecution(inner) => RoleTagged { role, inner }.serialize(s),
+            AgentMessage::BranchSummary(inner) => RoleTagged { role, inner }.serialize(s),
+            AgentMessage::CompactionSummary(inner) => RoleTagged { role, inner }.serialize(s),
+            // Unknown roles carry their own `role`.
             AgentMessage::Other(map) => map.serialize(s),
         }
     }

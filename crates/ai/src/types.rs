@@ -152,27 +152,13 @@ impl ContentBlock {
 
 impl Serialize for ContentBlock {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let tag = self.block_type();
         match self {
-            ContentBlock::Text(b) => TypeTagged {
-                tag: "text",
-                inner: b,
-            }
-            .serialize(s),
-            ContentBlock::Thinking(b) => TypeTagged {
-                tag: "thinking",
-                inner: b,
-            }
-            .serialize(s),
-            ContentBlock::Image(b) => TypeTagged {
-                tag: "image",
-                inner: b,
-            }
-            .serialize(s),
-            ContentBlock::ToolCall(b) => TypeTagged {
-                tag: "toolCall",
-                inner: b,
-            }
-            .serialize(s),
+            ContentBlock::Text(inner) => TypeTagged { tag, inner }.serialize(s),
+            ContentBlock::Thinking(inner) => TypeTagged { tag, inner }.serialize(s),
+            ContentBlock::Image(inner) => TypeTagged { tag, inner }.serialize(s),
+            ContentBlock::ToolCall(inner) => TypeTagged { tag, inner }.serialize(s),
+            // Unknown blocks carry their own `type`.
             ContentBlock::Unknown(map) => map.serialize(s),
         }
     }
@@ -620,27 +606,12 @@ impl Message {
 
 impl Serialize for Message {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let role = self.role();
         match self {
-            Message::User(m) => RoleTagged {
-                role: "user",
-                inner: m,
-            }
-            .serialize(s),
-            Message::Assistant(m) => RoleTagged {
-                role: "assistant",
-                inner: m,
-            }
-            .serialize(s),
-            Message::ToolResult(m) => RoleTagged {
-                role: "toolResult",
-                inner: m,
-            }
-            .serialize(s),
-            Message::System(m) => RoleTagged {
-                role: "system",
-                inner: m,
-            }
-            .serialize(s),
+            Message::User(inner) => RoleTagged { role, inner }.serialize(s),
+            Message::Assistant(inner) => RoleTagged { role, inner }.serialize(s),
+            Message::ToolResult(inner) => RoleTagged { role, inner }.serialize(s),
+            Message::System(inner) => RoleTagged { role, inner }.serialize(s),
         }
     }
 }

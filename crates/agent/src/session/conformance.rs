@@ -349,6 +349,24 @@ fn expect_code<T: std::fmt::Debug>(
     }
 }
 
+/// Checks `[message_count, cached_tokens, uncached_tokens, total_tokens]` and the cost.
+async fn expect_stats<S: SessionStorage>(s: &S, counts: [u64; 4], cost: f64) -> CaseResult {
+    let st = s.stats().await.ctx("stats")?;
+    let got = [
+        st.message_count,
+        st.cached_tokens,
+        st.uncached_tokens,
+        st.total_tokens,
+    ];
+    if got != counts || (st.cost_total - cost).abs() >= 1e-9 {
+        return Err(format!(
+            "stats [messages, cached, uncached, total] = {got:?}, cost {}; expected {counts:?}, cost {cost}",
+            st.cost_total
+        ));
+    }
+    Ok(())
+}
+
 macro_rules! ensure {
     ($cond:expr, $($fmt:tt)+) => {
         let ok: bool = $cond;
@@ -976,17 +994,7 @@ mod cases {
         append(&s, assistant_with("b", usage(10, 5, 3, 2, 0.5))).await?;
         append(&s, custom("not-a-message", json!(1))).await?;
         append(&s, assistant_with("c", usage(1, 1, 1, 1, 0.25))).await?;
-        let st = s.stats().await.ctx("stats")?;
-        ensure_eq!(st.message_count, 3);
-        ensure_eq!(st.cached_tokens, 4);
-        ensure_eq!(st.uncached_tokens, 14);
-        ensure_eq!(st.total_tokens, 24);
-        ensure!(
-            (st.cost_total - 0.75).abs() < 1e-9,
-            "cost {}",
-            st.cost_total
-        );
-        Ok(())
+        expect_stats(&s, [3, 4, 14, 24], 0.75).await
     }
 
     pub async fn stats_include_summaries_and_usage_entries<R: SessionRepository>(
@@ -1020,17 +1028,7 @@ mod cases {
             ),
         )
         .await?;
-        let st = s.stats().await.ctx("stats")?;
-        ensure_eq!(st.message_count, 1);
-        ensure_eq!(st.cached_tokens, 20);
-        ensure_eq!(st.uncached_tokens, 107);
-        ensure_eq!(st.total_tokens, 142);
-        ensure!(
-            (st.cost_total - 1.75).abs() < 1e-9,
-            "cost {}",
-            st.cost_total
-        );
-        Ok(())
+        expect_stats(&s, [1, 20, 107, 142], 1.75).await
     }
 
     pub async fn stats_skip_incomplete_usage<R: SessionRepository>(r: &R) -> CaseResult {
