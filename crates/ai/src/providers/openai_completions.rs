@@ -8,12 +8,12 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use super::sse::SseEvent;
 use super::{
     cache_key, compat_value, final_headers, level_mapping, mapped_level, user_agent, CowStr, Halt,
     LevelMapping, Output, PreparedRequest, StreamParser, Transcript,
 };
-use crate::stream::sse::SseEvent;
-use crate::stream::{CacheRetention, StreamOptions};
+use crate::options::{CacheRetention, StreamOptions};
 use crate::types::{Content, ContentBlock, Message, Model, StopReason, Tool, Usage};
 
 /// How a server wants reasoning switched on and off.
@@ -730,7 +730,7 @@ fn convert_messages(model: &Model, transcript: &Transcript, compat: &Compat) -> 
             Message::ToolResult(_) => {
                 let mut images = Vec::new();
                 while let Some(Message::ToolResult(result)) = messages.get(i) {
-                    let blocks = super::content_blocks(&result.content);
+                    let blocks = Content::to_blocks(&result.content);
                     let texts: Vec<&str> = blocks
                         .iter()
                         .filter_map(|b| match b {
