@@ -4,6 +4,7 @@
 //! Layering: depends on `arbor-ai` for message types only; storage, projection and compaction
 //! hold no provider or terminal details.
 
+pub mod agent;
 pub mod context;
 pub mod error;
 pub mod ids;
