@@ -155,13 +155,15 @@ impl From<std::io::Error> for ToolError {
 /// (pi ignores late updates).
 #[derive(Clone)]
 pub struct ToolProgress {
-    tx: Option<mpsc::UnboundedSender<ToolOutput>>,
+    sink: Option<Arc<ProgressFn>>,
 }
+
+type ProgressFn = dyn Fn(ToolOutput) + Send + Sync;
 
 impl fmt::Debug for ToolProgress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolProgress")
-            .field("connected", &self.tx.is_some())
+            .field("connected", &self.sink.is_some())
             .finish()
     }
 }
@@ -169,20 +171,30 @@ impl fmt::Debug for ToolProgress {
 impl ToolProgress {
     /// A sink that drops everything (for calling a tool outside the loop, e.g. in tests).
     pub fn disconnected() -> Self {
-        ToolProgress { tx: None }
+        ToolProgress { sink: None }
     }
 
-    /// A connected sink and the receiver the loop drains into `tool_execution_update` events.
+    /// A sink calling `f` for every update.
+    pub fn from_fn(f: impl Fn(ToolOutput) + Send + Sync + 'static) -> Self {
+        ToolProgress {
+            sink: Some(Arc::new(f)),
+        }
+    }
+
+    /// A connected sink and the receiver of its updates.
     pub fn channel() -> (Self, mpsc::UnboundedReceiver<ToolOutput>) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (ToolProgress { tx: Some(tx) }, rx)
+        let progress = ToolProgress::from_fn(move |out| {
+            // A closed receiver means the call is over; late updates are ignored by design.
+            let _ = tx.send(out);
+        });
+        (progress, rx)
     }
 
     /// Reports a partial result.
     pub fn update(&self, partial: ToolOutput) {
-        if let Some(tx) = &self.tx {
-            // A closed receiver means the call is over; late updates are ignored by design.
-            let _ = tx.send(partial);
+        if let Some(sink) = &self.sink {
+            sink(partial);
         }
     }
 }
