@@ -7,6 +7,7 @@
 pub mod agent;
 pub mod context;
 pub mod error;
+pub mod harness;
 pub mod ids;
 pub mod message;
 pub mod session;
