@@ -4,6 +4,8 @@ mod agreement;
 mod conformance_jsonl;
 mod conformance_memory;
 mod context_support;
+mod harness;
+mod harness_support;
 mod projection;
 mod proptests;
 mod roundtrip;
