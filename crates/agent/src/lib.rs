@@ -4,6 +4,8 @@
 //! Layering: depends on `arbor-ai` for message types only; storage, projection and compaction
 //! hold no provider or terminal details.
 
+pub mod branch_summary;
+pub mod compaction;
 pub mod context;
 pub mod error;
 pub mod ids;

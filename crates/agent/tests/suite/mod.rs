@@ -4,6 +4,7 @@ mod agreement;
 mod conformance_jsonl;
 mod conformance_memory;
 mod context_support;
+mod plans;
 mod projection;
 mod proptests;
 mod roundtrip;
