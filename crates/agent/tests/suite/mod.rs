@@ -1,6 +1,7 @@
 //! Integration tests, one module per topic, plus shared helpers.
 
 mod agreement;
+mod compaction;
 mod conformance_jsonl;
 mod conformance_memory;
 mod context_support;
