@@ -85,6 +85,38 @@ impl Rig {
         render_lines(&events)
     }
 
+    /// The events, then one line per session entry (type, id, parent, target/from), with the
+    /// same id names.
+    pub async fn events_and_log(&self) -> String {
+        let events = self.events.lock().unwrap().clone();
+        let mut ids = HashMap::new();
+        let mut out: Vec<String> = events
+            .iter()
+            .map(|e| {
+                let mut e = e.clone();
+                normalize(&mut e, &mut ids);
+                serde_json::to_string(&e).unwrap()
+            })
+            .collect();
+        out.push("--- entries".to_string());
+        for entry in self.session.entries().await.unwrap() {
+            let full = serde_json::to_value(&entry).unwrap();
+            let mut v =
+                json!({"type": full["type"], "id": full["id"], "parentId": full["parentId"]});
+            for k in ["targetId", "fromId"] {
+                if let Some(x) = full.get(k) {
+                    v[k] = x.clone();
+                }
+            }
+            if let Some(role) = full.pointer("/message/role") {
+                v["role"] = role.clone();
+            }
+            normalize(&mut v, &mut ids);
+            out.push(serde_json::to_string(&v).unwrap());
+        }
+        out.join("\n")
+    }
+
     pub fn types(&self) -> Vec<String> {
         self.events
             .lock()

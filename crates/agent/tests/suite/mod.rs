@@ -7,6 +7,7 @@ mod conformance_memory;
 mod context_support;
 mod harness;
 mod harness_support;
+mod harness_tree;
 mod plans;
 mod projection;
 mod proptests;
