@@ -24,8 +24,8 @@ pub fn new_session_id() -> String {
 }
 
 /// Checks a caller-given session id against `^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$`
-/// (safe as a file name on every platform, no leading dot or dash).
-pub fn validate_session_id(id: &str) -> Result<(), String> {
+/// (safe as a file name on every platform, no leading dot or dash); `invalid_session` otherwise.
+pub fn validate_session_id(id: &str) -> Result<(), crate::error::SessionError> {
     let bytes = id.as_bytes();
     let alnum = |b: &u8| b.is_ascii_alphanumeric();
     let inner = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-');
@@ -37,9 +37,9 @@ pub fn validate_session_id(id: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
+        Err(crate::error::SessionError::InvalidSession(format!(
             "invalid session id {id:?}: use letters, digits, '.', '_' or '-', starting and ending with a letter or digit"
-        ))
+        )))
     }
 }
 
