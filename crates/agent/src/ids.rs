@@ -3,19 +3,29 @@
 use rand::RngCore;
 
 /// Entry ids are 8 lowercase hex characters; after this many collisions we fall back to a UUID.
-const ENTRY_ID_TRIES: usize = 100;
+/// Backends that detect collisions themselves (a UNIQUE index) follow the same rule.
+pub const ENTRY_ID_TRIES: usize = 100;
+
+/// One random entry id candidate: 8 lowercase hex characters.
+pub fn random_entry_id() -> String {
+    format!("{:08x}", rand::thread_rng().next_u32())
+}
+
+/// The id used once [`ENTRY_ID_TRIES`] candidates all collided: a full UUIDv7.
+pub fn fallback_entry_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
 
 /// A fresh entry id not accepted by `exists`: 8 random lowercase hex characters, or a full
 /// UUIDv7 when 100 tries all collide (a session with billions of entries, or a broken RNG).
 pub fn new_entry_id(exists: impl Fn(&str) -> bool) -> String {
-    let mut rng = rand::thread_rng();
     for _ in 0..ENTRY_ID_TRIES {
-        let id = format!("{:08x}", rng.next_u32());
+        let id = random_entry_id();
         if !exists(&id) {
             return id;
         }
     }
-    uuid::Uuid::now_v7().to_string()
+    fallback_entry_id()
 }
 
 /// A new session id (UUIDv7: time-ordered, so ids sort by creation).
