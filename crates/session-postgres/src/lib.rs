@@ -26,6 +26,7 @@ mod db;
 mod ops;
 mod repository;
 pub mod schema;
+pub mod scratch;
 mod state;
 mod storage;
 mod transfer;

@@ -13,7 +13,7 @@ fn factory(
     move || {
         let url = url.clone();
         Box::pin(async move {
-            let schema = Schema::fresh(&url);
+            let schema = Schema::new(&url);
             let repo = PostgresRepository::connect_with(&url, schema.options())
                 .await
                 .expect("connect");

@@ -6,8 +6,6 @@ mod conformance;
 mod faults;
 mod transfer;
 
-use std::sync::atomic::{AtomicU32, Ordering};
-
 use arbor_agent::session::{CreateOptions, CustomEntry, EntryDraft, EntryKind, SessionRepository};
 use arbor_ai::types::{Content, Message, UserMessage};
 use arbor_session_postgres::{PostgresOptions, PostgresRepository, PostgresStorage};
@@ -45,58 +43,7 @@ macro_rules! pg {
 }
 
 /// A schema of its own for one test, dropped (with everything in it) when this is dropped.
-pub struct Schema {
-    pub url: String,
-    pub name: String,
-}
-
-static COUNTER: AtomicU32 = AtomicU32::new(0);
-
-impl Schema {
-    pub fn fresh(url: &str) -> Schema {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0);
-        Schema {
-            url: url.to_owned(),
-            name: format!(
-                "t_{}_{}_{nanos}",
-                std::process::id(),
-                COUNTER.fetch_add(1, Ordering::Relaxed)
-            ),
-        }
-    }
-
-    pub fn options(&self) -> PostgresOptions {
-        PostgresOptions {
-            schema: self.name.clone(),
-            application_name: self.name.clone(),
-            ..Default::default()
-        }
-    }
-}
-
-impl Drop for Schema {
-    fn drop(&mut self) {
-        let (url, name) = (self.url.clone(), self.name.clone());
-        // Drop may run inside a runtime: do the blocking cleanup on a thread of its own.
-        let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                if let Ok(c) = admin(&url).await {
-                    let _ = c
-                        .batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"))
-                        .await;
-                }
-            });
-        })
-        .join();
-    }
-}
+pub use arbor_session_postgres::scratch::ScratchSchema as Schema;
 
 /// A plain connection (another client's view), with `search_path` unset.
 pub async fn admin(url: &str) -> Result<tokio_postgres::Client, tokio_postgres::Error> {
@@ -117,7 +64,7 @@ pub async fn raw(schema: &Schema) -> tokio_postgres::Client {
 }
 
 pub async fn repo(url: &str) -> (Schema, PostgresRepository) {
-    let schema = Schema::fresh(url);
+    let schema = Schema::new(url);
     let repo = PostgresRepository::connect_with(url, schema.options())
         .await
         .expect("connect");
@@ -128,7 +75,7 @@ pub async fn repo_with(
     url: &str,
     f: impl FnOnce(&mut PostgresOptions),
 ) -> (Schema, PostgresRepository) {
-    let schema = Schema::fresh(url);
+    let schema = Schema::new(url);
     let mut o = schema.options();
     f(&mut o);
     let repo = PostgresRepository::connect_with(url, o)
