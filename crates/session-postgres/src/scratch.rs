@@ -61,6 +61,15 @@ impl Drop for ScratchSchema {
                     tokio::spawn(async move {
                         let _ = conn.await;
                     });
+                    // Connections of the schema's repositories may still be open (a test's
+                    // runtime can be blocked on this very drop): end them so their locks go.
+                    let _ = client
+                        .execute(
+                            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                             WHERE application_name = $1 AND pid <> pg_backend_pid()",
+                            &[&name],
+                        )
+                        .await;
                     let _ = client
                         .batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE"))
                         .await;

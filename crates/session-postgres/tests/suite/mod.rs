@@ -10,7 +10,6 @@ use arbor_agent::session::{CreateOptions, CustomEntry, EntryDraft, EntryKind, Se
 use arbor_ai::types::{Content, Message, UserMessage};
 use arbor_session_postgres::{PostgresOptions, PostgresRepository, PostgresStorage};
 
-pub use arbor_test_support::fixtures::shared_dir;
 
 /// The test server's URL, or `None` after printing a visible skip line. With
 /// `ARBOR_TEST_POSTGRES_REQUIRE` set a missing URL panics (CI must not skip silently).
@@ -107,4 +106,13 @@ pub fn custom(kind: &str, data: serde_json::Value) -> EntryDraft {
         data: Some(data),
         extra: Default::default(),
     }))
+}
+
+pub fn name_draft(text: &str) -> EntryDraft {
+    EntryDraft::new(EntryKind::SessionInfo(
+        arbor_agent::session::SessionInfoEntry {
+            name: arbor_ai::json::Nullable::Value(text.into()),
+            extra: Default::default(),
+        },
+    ))
 }
