@@ -10,7 +10,6 @@ use arbor_agent::session::{CreateOptions, CustomEntry, EntryDraft, EntryKind, Se
 use arbor_ai::types::{Content, Message, UserMessage};
 use arbor_session_postgres::{PostgresOptions, PostgresRepository, PostgresStorage};
 
-
 /// The test server's URL, or `None` after printing a visible skip line. With
 /// `ARBOR_TEST_POSTGRES_REQUIRE` set a missing URL panics (CI must not skip silently).
 pub fn url(test: &str) -> Option<String> {
