@@ -6,6 +6,9 @@
 //!   `ARBOR_TEST_POSTGRES_URL` (see `.ci/postgres.sh`); each case runs in a scratch schema that
 //!   is dropped afterwards. Without the variable the postgres row is reported as skipped — an
 //!   error when `postgres` was named or `ARBOR_TEST_POSTGRES_REQUIRE` is set (CI).
+//! - `tidy`: structural checks (crate layering); see [`tidy`].
+
+mod tidy;
 
 use arbor_agent::session::conformance::{run_all, CaseOutcome, Fixture, CASES};
 use arbor_agent::session::jsonl::JsonlRepository;
@@ -21,14 +24,34 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("conformance") => conformance(&args[1..]),
+        Some("tidy") => tidy_check(),
         Some("help" | "--help" | "-h") | None => {
             println!("usage: cargo xtask conformance [memory|jsonl|sqlite|postgres ...]");
+            println!("       cargo xtask tidy");
             ExitCode::SUCCESS
         }
         Some(other) => {
             eprintln!("unknown xtask command {other:?} (try `cargo xtask help`)");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn tidy_check() -> ExitCode {
+    // xtask lives one level below the workspace root.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap_or(std::path::Path::new("."));
+    let problems = tidy::run(root);
+    for problem in &problems {
+        eprintln!("tidy: {problem}");
+    }
+    if problems.is_empty() {
+        println!("tidy: ok");
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("tidy: {} problem(s)", problems.len());
+        ExitCode::FAILURE
     }
 }
 
@@ -167,7 +190,7 @@ fn print_table(rows: &[(&str, Vec<CaseOutcome>)]) {
                     "\nFAILED {backend} / {} / {}:\n  {}",
                     c.group,
                     c.name,
-                    e.replace('\n', "\n  ")
+                    e.to_string().replace('\n', "\n  ")
                 );
             }
         }

@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use arbor_agent::context::projection::build_session_context_from_window;
 use arbor_agent::context::{ContextOptions, DerivedState, ModelRef};
-use arbor_agent::session::{CreateOptions, EntryDraft, EntryKind, SessionRepository, SessionStorage};
+use arbor_agent::session::{
+    CreateOptions, EntryDraft, EntryKind, SessionRepository, SessionStorage,
+};
 use arbor_ai::types::{Content, Message, UserMessage};
 use arbor_session_postgres::scratch::ScratchSchema;
 use arbor_session_postgres::{ListQuery, PostgresOptions, PostgresRepository};
@@ -280,7 +282,9 @@ async fn run(url: &str, schema: &ScratchSchema) -> Result<(), BoxError> {
         };
         let ctx = build_session_context_from_window(window, state, &ContextOptions::default());
         if ctx.messages.len() != n {
-            return Err(format!("context has {} messages, expected {n}", ctx.messages.len()).into());
+            return Err(
+                format!("context has {} messages, expected {n}", ctx.messages.len()).into(),
+            );
         }
         times.push(t.elapsed().as_secs_f64() * 1000.0);
     }
