@@ -38,11 +38,34 @@ pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<
         }
         SessionCommand::Tree { session } => {
             let path = find(session_dir, &session)?;
-            let text = store::render_tree(&path).await?;
-            if text.is_empty() {
+            let view = store::tree_view(&path).await?;
+            if view.rows.is_empty() {
                 eprintln!("arbor: {} has no entries", path.display());
             }
-            emit(text.as_bytes())
+            if !view.links.unreachable.is_empty() {
+                let ids: Vec<&str> = view
+                    .links
+                    .unreachable
+                    .iter()
+                    .take(5)
+                    .filter_map(|&n| view.rows.get(n).map(|r| &*r.id))
+                    .collect();
+                let more = view.links.unreachable.len().saturating_sub(ids.len());
+                eprintln!(
+                    "arbor: warning: {} of {} unreachable from any root (parentId cycle): {}{}; shown last",
+                    crate::render::tree::plural(view.links.unreachable.len(), "entry", "entries"),
+                    path.display(),
+                    ids.join(", "),
+                    if more > 0 { format!(" and {more} more") } else { String::new() }
+                );
+            }
+            let stdout = io::stdout().lock();
+            let mut out = io::BufWriter::with_capacity(1 << 16, stdout);
+            match crate::render::tree::write(&mut out, &view).and_then(|()| out.flush()) {
+                Ok(()) => Ok(ExitCode::SUCCESS),
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+                Err(e) => Err(CliError::io("stdout", e)),
+            }
         }
         SessionCommand::List { all } => {
             let dirs = SessionDirs::resolve(session_dir)?;

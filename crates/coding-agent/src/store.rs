@@ -12,8 +12,8 @@ use arbor_agent::context::{ContextOptions, DerivedState, ModelRef, SessionContex
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::jsonl::layout;
 use arbor_agent::session::{
-    ForkOptions, ForkPosition, JsonlRepository, JsonlStorage, Session, SessionInfo,
-    SessionRepository, SessionStorage,
+    ForkOptions, ForkPosition, JsonlRepository, JsonlStorage, SessionInfo, SessionRepository,
+    SessionStorage,
 };
 
 use crate::error::{CliError, Result};
@@ -86,10 +86,6 @@ async fn open_storage(path: &Path) -> Result<JsonlStorage> {
         );
     }
     Ok(storage)
-}
-
-async fn open(path: &Path) -> Result<Session> {
-    Ok(Session::new(Arc::new(open_storage(path).await?)))
 }
 
 /// Checks `--leaf` up front so a typo is reported as such rather than as an empty context.
@@ -169,10 +165,87 @@ pub async fn load_context(path: &Path, leaf: Option<&str>) -> Result<LoadedConte
     })
 }
 
-pub async fn render_tree(path: &Path) -> Result<String> {
-    let session = open(path).await?;
-    let tree = session.tree().await?;
-    Ok(tree::render(&tree))
+/// Builds the tree view of a session, reading the log page by page and keeping only each
+/// entry's row text and links (memory O(entries), not O(bytes)).
+pub async fn tree_view(path: &Path) -> Result<tree::TreeView> {
+    use arbor_agent::session::{EntryKind, LinkItem, TreeLinks};
+    const PAGE: usize = 4096;
+    let storage = open_storage(path).await?;
+    let leaf_id = storage.leaf_id().await?;
+    struct Item {
+        parent: Option<Box<str>>,
+        hidden: bool,
+        time: i64,
+    }
+    let mut items: Vec<Item> = Vec::new();
+    let mut texts: Vec<tree::RowText> = Vec::new();
+    let mut labels: std::collections::HashMap<String, String> = Default::default();
+    let mut after = None;
+    loop {
+        let page = storage.entries(after, Some(PAGE)).await?;
+        for (_, entry) in &page.entries {
+            if let EntryKind::Label(l) = &entry.kind {
+                match l.label.get().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+                    Some(text) => {
+                        labels.insert(l.target_id.clone(), text.to_string());
+                    }
+                    None => {
+                        labels.remove(&l.target_id);
+                    }
+                }
+            }
+            items.push(Item {
+                parent: entry.parent_id.as_deref().map(Into::into),
+                hidden: matches!(entry.kind, EntryKind::Leaf(_)),
+                time: arbor_agent::time::iso_to_ms(&entry.timestamp).unwrap_or(i64::MAX),
+            });
+            texts.push(tree::RowText::of(entry));
+        }
+        match page.next_after_seq {
+            Some(next) if Some(next) != after && !page.entries.is_empty() => after = Some(next),
+            _ => break,
+        }
+    }
+    drop(storage);
+    let links = TreeLinks::build(
+        &items
+            .iter()
+            .zip(&texts)
+            .map(|(it, t)| LinkItem {
+                id: &t.id,
+                parent_id: it.parent.as_deref(),
+                hidden: it.hidden,
+                time: it.time,
+            })
+            .collect::<Vec<_>>(),
+    );
+    drop(items);
+    let mut slots: Vec<Option<tree::RowText>> = texts.into_iter().map(Some).collect();
+    let mut rows = Vec::with_capacity(links.item.len());
+    for &i in &links.item {
+        if let Some(mut t) = slots.get_mut(i).and_then(Option::take) {
+            t.label = labels.remove(&*t.id).map(Into::into);
+            rows.push(t);
+        }
+    }
+    drop(slots);
+    let leaf = leaf_id
+        .as_deref()
+        .and_then(|id| rows.iter().position(|r| &*r.id == id));
+    let mut active = vec![false; rows.len()];
+    let mut cur = leaf;
+    while let Some(n) = cur {
+        if std::mem::replace(&mut active[n], true) {
+            break;
+        }
+        cur = links.parent[n];
+    }
+    Ok(tree::TreeView {
+        links,
+        rows,
+        active,
+        leaf,
+    })
 }
 
 /// Sessions of `cwd` (or of every directory with `all`), newest first.

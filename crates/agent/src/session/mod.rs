@@ -11,6 +11,7 @@ pub mod rules;
 pub mod session;
 pub mod storage;
 pub mod tree;
+pub mod tree_view;
 mod utf8;
 
 #[cfg(feature = "conformance")]
@@ -21,4 +22,4 @@ pub use jsonl::{JsonlRepository, JsonlStorage, SyncPolicy};
 pub use memory::{MemoryRepository, MemoryStorage};
 pub use session::{BranchSummaryDraft, CompactionDraft, Session};
 pub use storage::*;
-pub use tree::{SessionTree, TreeNode};
+pub use tree::{LinkItem, SessionTree, TreeLinks, TreeNode};

@@ -9,5 +9,6 @@ mod proptests;
 mod roundtrip;
 mod session;
 mod store_jsonl;
+mod tree;
 
 pub use arbor_test_support::fixtures::{fixture_files, shared_dir};
