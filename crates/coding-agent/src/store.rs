@@ -3,7 +3,6 @@
 //! every call into the session layer here leaves the commands and renderers independent of its
 //! exact API.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -331,85 +330,17 @@ pub async fn fork(
     })
 }
 
-/// Rewrites a v1/v2 file as v3 (DECISIONS §4.3): the store's in-memory migration, written to
-/// a temporary sibling, fsynced and renamed over the original, which is kept first as
-/// `<file>.v<N>.bak` (an existing backup is never overwritten). A v3 file is left untouched.
-///
-/// Adapter: the JSONL store migrates files on their first append but has no public "migrate
-/// now" call yet; this writes the same result through its public read API.
+/// Rewrites a v1/v2 file as v3 through the store's own migration (DECISIONS §4.3, §25.3):
+/// under the writer's lock, the original kept as a verified `<file>.v<N>.bak`, the new file
+/// fsynced and renamed over the original (or over a symlink's target). A v3 file is left
+/// untouched.
 pub async fn migrate(path: &Path) -> Result<Migrated> {
-    // The writer's advisory lock (DECISIONS §4.4), held until the new file is in place, so a
-    // session open for writing elsewhere is never replaced under its writer.
-    let guard =
-        std::fs::File::open(path).map_err(|e| CliError::io(path.display().to_string(), e))?;
-    lock(&guard, path)?;
-    let storage = open_storage(path).await?;
-    let header = storage.header().await?;
-    let Some(from_version) = storage.report().await.migrated_from else {
-        return Ok(Migrated {
-            from_version: header.format_version(),
-            backup: None,
-        });
-    };
-    let mut text = header.to_json();
-    text.push('\n');
-    let mut after = None;
-    loop {
-        let page = storage.entries(after, None).await?;
-        for (_, entry) in &page.entries {
-            text.push_str(&entry.to_json());
-            text.push('\n');
-        }
-        match page.next_after_seq {
-            Some(next) if Some(next) != after => after = Some(next),
-            _ => break,
-        }
-    }
-    drop(storage);
-    let backup = layout::backup_path(path, from_version);
-    let io = |p: &Path| {
-        let p = p.display().to_string();
-        move |e| CliError::io(p, e)
-    };
-    if !backup.exists() {
-        std::fs::copy(path, &backup).map_err(io(&backup))?;
-    }
-    let tmp = layout::temp_path(path, arbor_agent::time::now_ms());
-    let written = (|| -> Result<()> {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(io(&tmp))?;
-        file.write_all(text.as_bytes()).map_err(io(&tmp))?;
-        file.sync_all().map_err(io(&tmp))?;
-        lock(&file, &tmp)?;
-        std::fs::rename(&tmp, path).map_err(io(path))
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
+    let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let done = JsonlRepository::flat(dir).migrate(&path_arg(path)).await?;
     Ok(Migrated {
-        from_version,
-        backup: Some(backup),
+        from_version: done.from_version,
+        backup: done.backup,
     })
-}
-
-/// Takes the advisory write lock without waiting; a held lock means another writer.
-// `File::try_lock` is std since Rust 1.89; the workspace builds with a newer toolchain.
-#[allow(clippy::incompatible_msrv)]
-fn lock(file: &std::fs::File, path: &Path) -> Result<()> {
-    match file.try_lock() {
-        Ok(()) => Ok(()),
-        Err(std::fs::TryLockError::WouldBlock) => Err(CliError::Session(
-            arbor_agent::SessionError::Storage(format!(
-                "session is open for writing by another process: {}",
-                path.display()
-            )),
-        )),
-        Err(std::fs::TryLockError::Error(e)) => Err(CliError::io(path.display().to_string(), e)),
-    }
 }
 
 /// Non-blank lines after the first (the header): the entry count of a well-formed file,

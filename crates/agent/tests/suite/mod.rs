@@ -8,6 +8,7 @@ mod projection;
 mod proptests;
 mod roundtrip;
 mod session;
+mod store_files;
 mod store_jsonl;
 mod tree;
 
