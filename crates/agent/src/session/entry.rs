@@ -381,7 +381,14 @@ impl SessionEntry {
 
     /// Parses one JSONL line.
     pub fn from_json(line: &str) -> Result<Self, String> {
-        arbor_ai::json::parse_then_explain(|| Self::parse_line(line))
+        match arbor_ai::json::parse_then_explain(|| Self::parse_line(line)) {
+            Ok(entry) => Ok(entry),
+            // Failure path only: a lone UTF-16 surrogate escape (DECISIONS §25.7).
+            Err(e) => match arbor_ai::json::strip_lone_surrogates(line) {
+                Some(fixed) => arbor_ai::json::parse_then_explain(|| Self::parse_line(&fixed)),
+                None => Err(e),
+            },
+        }
     }
 
     fn parse_line(line: &str) -> Result<Self, String> {
