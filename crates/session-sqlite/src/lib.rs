@@ -35,6 +35,7 @@ mod rows;
 pub mod schema;
 mod state;
 mod storage;
+mod writer_lock;
 
 pub use db::{SqliteOptions, Synchronous};
 pub use repository::SqliteRepository;

@@ -214,6 +214,15 @@ macro_rules! session_conformance_tests {
     ($factory:expr) => {
         $crate::__session_conformance_list!(($crate::__session_conformance_emit)($factory));
     };
+    // Backends other processes can open also run the two-process case
+    // ([`crate::session::conformance_process`]); `$reopen` maps a location to a repository.
+    ($factory:expr, second_process: $reopen:expr) => {
+        $crate::__session_conformance_list!(($crate::__session_conformance_emit)($factory));
+        #[::tokio::test]
+        async fn second_writer_from_another_process_is_refused() {
+            $crate::session::conformance_process::run($factory, module_path!(), $reopen).await;
+        }
+    };
 }
 
 #[doc(hidden)]

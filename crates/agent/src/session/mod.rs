@@ -16,6 +16,8 @@ mod utf8;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
+#[cfg(feature = "conformance")]
+pub mod conformance_process;
 
 pub use entry::*;
 pub use jsonl::{JsonlRepository, JsonlStorage, SyncPolicy};
