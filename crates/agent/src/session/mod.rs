@@ -2,13 +2,12 @@
 
 mod common;
 pub mod entry;
+pub mod handle;
 mod index;
 pub mod jsonl;
 pub mod memory;
 mod probe;
 pub mod rules;
-#[allow(clippy::module_inception)]
-pub mod session;
 pub mod storage;
 pub mod tree;
 pub mod tree_view;
@@ -16,12 +15,10 @@ mod utf8;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
-#[cfg(feature = "conformance")]
-pub mod conformance_process;
 
 pub use entry::*;
+pub use handle::{BranchSummaryDraft, CompactionDraft, Session};
 pub use jsonl::{JsonlRepository, JsonlStorage, SyncPolicy};
 pub use memory::{MemoryRepository, MemoryStorage};
-pub use session::{BranchSummaryDraft, CompactionDraft, Session};
 pub use storage::*;
 pub use tree::{LinkItem, SessionTree, TreeLinks, TreeNode};

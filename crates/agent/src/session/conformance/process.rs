@@ -6,7 +6,7 @@
 //! repository with the test's `reopen` function, tries `open`, prints what happened and exits.
 //! [`crate::session_conformance_tests!`] wires this up given a `second_process: reopen` arm.
 
-use super::storage::{CreateOptions, EntryDraft, SessionRepository, SessionStorage};
+use crate::session::storage::{CreateOptions, EntryDraft, SessionRepository, SessionStorage};
 use crate::error::SessionError;
 use crate::session::entry::EntryKind;
 use std::future::Future;
@@ -27,7 +27,7 @@ pub async fn run<R, F, Fut, O, OFut>(factory: F, module: &str, reopen: O)
 where
     R: SessionRepository,
     F: Fn() -> Fut,
-    Fut: Future<Output = super::conformance::Fixture<R>>,
+    Fut: Future<Output = super::Fixture<R>>,
     O: Fn(String) -> OFut,
     OFut: Future<Output = Result<R, SessionError>>,
 {
