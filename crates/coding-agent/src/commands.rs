@@ -46,11 +46,28 @@ pub async fn session(
         }
         SessionCommand::Tree { session } => {
             let path = find(session_dir, &session)?;
-            let text = store::render_tree(&path).await?;
-            if text.is_empty() {
+            let view = store::tree_view(&path).await?;
+            if view.rows.is_empty() {
                 eprintln!("arbor: {} has no entries", path.display());
             }
-            emit(text.as_bytes())
+            if !view.links.unreachable.is_empty() {
+                let ids: Vec<&str> = view
+                    .links
+                    .unreachable
+                    .iter()
+                    .take(5)
+                    .filter_map(|&n| view.rows.get(n).map(|r| &*r.id))
+                    .collect();
+                let more = view.links.unreachable.len().saturating_sub(ids.len());
+                eprintln!(
+                    "arbor: warning: {} of {} unreachable from any root (parentId cycle): {}{}; shown last",
+                    crate::render::tree::plural(view.links.unreachable.len(), "entry", "entries"),
+                    path.display(),
+                    ids.join(", "),
+                    if more > 0 { format!(" and {more} more") } else { String::new() }
+                );
+            }
+            write_tree(&view)
         }
         SessionCommand::List { all } => {
             let dirs = SessionDirs::resolve(session_dir)?;
@@ -133,11 +150,11 @@ async fn on_store(url: &str, cmd: SessionCommand) -> Result<ExitCode> {
             }
         }
         SessionCommand::Tree { session } => {
-            let text = pgstore::render_tree(url, &session).await?;
-            if text.is_empty() {
+            let view = pgstore::tree_view(url, &session).await?;
+            if view.rows.is_empty() {
                 eprintln!("arbor: session {session} has no entries");
             }
-            emit(text.as_bytes())
+            write_tree(&view)
         }
         SessionCommand::List { all } => {
             let listing = pgstore::list(url, &current_dir()?, all).await?;
@@ -246,6 +263,17 @@ fn current_dir() -> Result<String> {
 fn emit(bytes: &[u8]) -> Result<ExitCode> {
     let mut stdout = io::stdout().lock();
     match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(CliError::io("stdout", e)),
+    }
+}
+
+/// Streams a tree view to stdout; a closed pipe (`| head`) is not an error.
+fn write_tree(view: &crate::render::tree::TreeView) -> Result<ExitCode> {
+    let stdout = io::stdout().lock();
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout);
+    match crate::render::tree::write(&mut out, view).and_then(|()| out.flush()) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
         Err(e) => Err(CliError::io("stdout", e)),

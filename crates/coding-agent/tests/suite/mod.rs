@@ -5,6 +5,7 @@ mod context_json;
 mod errors;
 mod fork_migrate;
 mod postgres;
+mod tree_view;
 mod views;
 mod window;
 
