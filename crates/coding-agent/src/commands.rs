@@ -74,6 +74,25 @@ pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<
             let forked = store::fork(&dirs, &path, entry.as_deref(), position).await?;
             emit(format!("{}\t{}\n", forked.id, forked.path.display()).as_bytes())
         }
+        SessionCommand::Checkpoints { session } => {
+            let path = find(session_dir, &session)?;
+            let text = store::checkpoints(&path).await?;
+            if text.is_empty() {
+                eprintln!(
+                    "arbor: {} has no workspace checkpoints on its active path",
+                    path.display()
+                );
+            }
+            emit(text.as_bytes())
+        }
+        SessionCommand::Diff { session, from, to } => {
+            let path = find(session_dir, &session)?;
+            let text = store::diff(&path, &from, &to).await?;
+            if text.is_empty() {
+                eprintln!("arbor: no difference between the code of {from} and {to}");
+            }
+            emit(text.as_bytes())
+        }
         SessionCommand::Migrate { file } => {
             if !file.is_file() {
                 return Err(CliError::NotFound(format!(
