@@ -95,9 +95,11 @@ pub enum SessionCommand {
         session: String,
     },
     /// Show the code difference between two entries of the tree as a unified diff.
-    #[command(after_help = "Each entry's code is the nearest checkpoint at or above it (e.g. the \
+    #[command(
+        after_help = "Each entry's code is the nearest checkpoint at or above it (e.g. the \
         tips of two branches). The checkpoints are read from the session's working directory: \
-        its git repository, or the snapshot store under ~/.arbor/checkpoints.")]
+        its git repository, or the snapshot store under ~/.arbor/checkpoints."
+    )]
     Diff {
         /// Session file, id or unique id prefix.
         #[arg(value_name = "SESSION")]

@@ -368,6 +368,29 @@ pub fn count_entry_lines(path: &Path) -> std::io::Result<u64> {
     Ok(lines.saturating_sub(1))
 }
 
+/// `arbor session checkpoints`: the checkpoints and restores along the active path.
+pub async fn checkpoints(path: &Path) -> Result<String> {
+    let session = open(path).await?;
+    let markers = crate::checkpoints::inspect::along_active_path(&session).await?;
+    Ok(crate::render::checkpoints::render(&markers))
+}
+
+/// `arbor session diff`: the code difference between two nodes, from the checkpoint store of
+/// the session's working directory.
+pub async fn diff(path: &Path, from: &str, to: &str) -> Result<String> {
+    let session = open(path).await?;
+    let header = session.storage().header().await?;
+    crate::checkpoints::inspect::diff_nodes(
+        &session,
+        Path::new(&header.cwd),
+        &header.id,
+        &layout::arbor_home(),
+        from,
+        to,
+    )
+    .await
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -391,27 +414,4 @@ mod tests {
         std::fs::write(&path, format!("{{h}}\n{long}\n{long}\n")).unwrap();
         assert_eq!(count_entry_lines(&path).unwrap(), 2);
     }
-}
-
-/// `arbor session checkpoints`: the checkpoints and restores along the active path.
-pub async fn checkpoints(path: &Path) -> Result<String> {
-    let session = open(path).await?;
-    let markers = crate::checkpoints::inspect::along_active_path(&session).await?;
-    Ok(crate::render::checkpoints::render(&markers))
-}
-
-/// `arbor session diff`: the code difference between two nodes, from the checkpoint store of
-/// the session's working directory.
-pub async fn diff(path: &Path, from: &str, to: &str) -> Result<String> {
-    let session = open(path).await?;
-    let header = session.storage().header().await?;
-    crate::checkpoints::inspect::diff_nodes(
-        &session,
-        Path::new(&header.cwd),
-        &header.id,
-        &layout::arbor_home(),
-        from,
-        to,
-    )
-    .await
 }

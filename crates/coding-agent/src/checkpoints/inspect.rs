@@ -35,9 +35,10 @@ pub async fn along_active_path(session: &Session) -> Result<Vec<PathMarker>> {
 pub async fn state_of_node(session: &Session, node: &str) -> Result<(String, Checkpoint)> {
     let mut cursor = Some(node.to_string());
     while let Some(id) = cursor {
-        let entry: SessionEntry = session.get_entry(&id).await?.ok_or_else(|| {
-            CliError::NotFound(format!("entry {id} not found in the session"))
-        })?;
+        let entry: SessionEntry = session
+            .get_entry(&id)
+            .await?
+            .ok_or_else(|| CliError::NotFound(format!("entry {id} not found in the session")))?;
         if let Some(marker) = StateMarker::of(&entry)? {
             return Ok((entry.id, marker.state().clone()));
         }
@@ -60,7 +61,11 @@ pub async fn diff_nodes(
 ) -> Result<String> {
     let (_, a) = state_of_node(session, from).await?;
     let (_, b) = state_of_node(session, to).await?;
-    let (cwd, sid, home) = (cwd.to_path_buf(), session_id.to_string(), arbor_home.to_path_buf());
+    let (cwd, sid, home) = (
+        cwd.to_path_buf(),
+        session_id.to_string(),
+        arbor_home.to_path_buf(),
+    );
     tokio::task::spawn_blocking(move || -> Result<String> {
         if !cwd.is_dir() {
             return Err(CliError::NotFound(format!(

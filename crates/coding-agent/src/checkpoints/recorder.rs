@@ -346,7 +346,9 @@ impl Recorder {
         let data = serde_json::to_value(&record)
             .map_err(|e| CliError::Workspace(format!("restore entry: {e}")))?;
         let mut memo = self.memo.lock().await;
-        let entry_id = session.append_custom_entry(RESTORE_TYPE, Some(data)).await?;
+        let entry_id = session
+            .append_custom_entry(RESTORE_TYPE, Some(data))
+            .await?;
         *memo = Some(Memo {
             leaf: Some(entry_id.clone()),
             marker: Some((entry_id.clone(), plan.target.clone())),
