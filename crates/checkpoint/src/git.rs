@@ -139,30 +139,44 @@ impl Git {
     }
 }
 
-/// The repository around a directory, if any: `(toplevel, git dir)`. `None` outside a work tree
-/// (including inside a bare repository or a `.git` directory).
-pub(crate) fn discover(cwd: &Path) -> Result<Option<(PathBuf, PathBuf)>> {
+/// Where a work tree's repository lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Located {
+    pub toplevel: PathBuf,
+    /// This work tree's git dir (HEAD, index, in-progress operations).
+    pub git_dir: PathBuf,
+    /// The shared git dir (refs, objects); differs from `git_dir` in linked worktrees.
+    pub common_dir: PathBuf,
+}
+
+/// The repository around a directory, if any. `None` outside a work tree (including inside a
+/// bare repository or a `.git` directory).
+pub(crate) fn discover(cwd: &Path) -> Result<Option<Located>> {
     let git = Git::new(cwd);
-    let out = git.run_raw(
-        &[
-            OsStr::new("rev-parse"),
-            OsStr::new("--is-inside-work-tree"),
-            OsStr::new("--show-toplevel"),
-            OsStr::new("--absolute-git-dir"),
-        ],
-        None,
-        None,
-    )?;
+    let args = [
+        "rev-parse",
+        "--path-format=absolute",
+        "--is-inside-work-tree",
+        "--show-toplevel",
+        "--git-dir",
+        "--git-common-dir",
+    ];
+    let os: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    let out = git.run_raw(&os, None, None)?;
     if out.status != 0 {
         return Ok(None);
     }
     let text = String::from_utf8_lossy(&out.stdout);
-    let mut lines = text.lines();
-    match (lines.next(), lines.next(), lines.next()) {
-        (Some("true"), Some(top), Some(dir)) => Ok(Some((PathBuf::from(top), PathBuf::from(dir)))),
-        (Some("false"), ..) => Ok(None),
+    let lines: Vec<&str> = text.lines().collect();
+    match lines.as_slice() {
+        ["true", top, dir, common] => Ok(Some(Located {
+            toplevel: PathBuf::from(top),
+            git_dir: PathBuf::from(dir),
+            common_dir: PathBuf::from(common),
+        })),
+        ["false", ..] => Ok(None),
         _ => Err(CheckpointError::GitOutput {
-            command: "rev-parse --show-toplevel --absolute-git-dir".to_string(),
+            command: args.join(" "),
             output: text.into_owned(),
         }),
     }

@@ -14,7 +14,7 @@ use std::time::SystemTime;
 
 use crate::checkpoint::*;
 use crate::error::{CheckpointError, Result};
-use crate::git::Git;
+use crate::git::{Git, Located};
 
 /// Where this crate's refs live.
 pub const REF_PREFIX: &str = "refs/arbor/checkpoints/";
@@ -25,8 +25,13 @@ pub struct GitStore {
     git: Git,
     toplevel: PathBuf,
     git_dir: PathBuf,
+    common_dir: PathBuf,
     session_id: String,
     private_index: PathBuf,
+    /// The tree the private index held after our last write (skips re-checking it).
+    private_tree: Option<String>,
+    /// Commit → tree of the last HEAD seen (HEAD rarely moves between captures).
+    head_tree: Option<(String, String)>,
     /// The user's index as last seen: its identity and its tree. Re-read only when it changed.
     user_index: Option<(IndexStamp, Option<String>)>,
 }
@@ -55,15 +60,23 @@ impl IndexStamp {
 }
 
 impl GitStore {
-    pub(crate) fn new(toplevel: PathBuf, git_dir: PathBuf, session_id: &str) -> Result<Self> {
+    pub(crate) fn new(located: Located, session_id: &str) -> Result<Self> {
         check_session_id(session_id)?;
+        let Located {
+            toplevel,
+            git_dir,
+            common_dir,
+        } = located;
         let private_index = git_dir.join("arbor").join(format!("{session_id}.index"));
         Ok(GitStore {
             git: Git::new(&toplevel),
             toplevel,
             git_dir,
+            common_dir,
             session_id: session_id.to_string(),
             private_index,
+            private_tree: None,
+            head_tree: None,
             user_index: None,
         })
     }
@@ -81,25 +94,62 @@ impl GitStore {
         format!("{REF_PREFIX}{}/{commit}", self.session_id)
     }
 
-    fn head(&self) -> Result<Option<(String, String)>> {
-        let out = self.git.run_raw(
-            &[
-                OsStr::new("rev-parse"),
-                OsStr::new("-q"),
-                OsStr::new("--verify"),
-                OsStr::new("HEAD^{commit}"),
-            ],
-            None,
-            None,
-        )?;
-        if out.status != 0 {
-            return Ok(None); // unborn branch
+    /// HEAD's commit and tree (`None`: unborn branch). HEAD and a loose branch ref are read
+    /// as files (a process spawn saved per capture); anything unusual asks `git rev-parse`.
+    fn head(&mut self) -> Result<Option<(String, String)>> {
+        let commit = match self.read_head_fast() {
+            Some(commit) => Some(commit),
+            None => {
+                let out = self.git.run_raw(
+                    &[
+                        OsStr::new("rev-parse"),
+                        OsStr::new("-q"),
+                        OsStr::new("--verify"),
+                        OsStr::new("HEAD^{commit}"),
+                    ],
+                    None,
+                    None,
+                )?;
+                if out.status != 0 {
+                    return Ok(None); // unborn branch
+                }
+                Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+            }
+        };
+        let Some(commit) = commit else {
+            return Ok(None);
+        };
+        if let Some((c, t)) = &self.head_tree {
+            if *c == commit {
+                return Ok(Some((c.clone(), t.clone())));
+            }
         }
-        let commit = String::from_utf8_lossy(&out.stdout).trim().to_string();
         let tree = self
             .git
             .line(&["rev-parse", &format!("{commit}^{{tree}}")], None)?;
+        self.head_tree = Some((commit.clone(), tree.clone()));
         Ok(Some((commit, tree)))
+    }
+
+    /// HEAD → `ref: refs/heads/x` → a loose ref file holding a hex id, or a detached id.
+    /// `None` for everything else (packed refs, unborn branches, symbolic chains).
+    fn read_head_fast(&self) -> Option<String> {
+        let head = fs::read_to_string(self.git_dir.join("HEAD")).ok()?;
+        let head = head.trim();
+        let id = match head.strip_prefix("ref: ") {
+            Some(name) if name.starts_with("refs/") && !name.contains("..") => {
+                let path = if name.starts_with("refs/heads/") || name.starts_with("refs/tags/") {
+                    self.common_dir.join(name)
+                } else {
+                    self.git_dir.join(name)
+                };
+                fs::read_to_string(path).ok()?.trim().to_string()
+            }
+            Some(_) => return None,
+            None => head.to_string(),
+        };
+        let hex = (id.len() == 40 || id.len() == 64) && id.bytes().all(|b| b.is_ascii_hexdigit());
+        hex.then_some(id)
     }
 
     /// Makes the private index start from the user's index whenever the user's index changed
@@ -116,6 +166,7 @@ impl GitStore {
         if let Some(dir) = self.private_index.parent() {
             fs::create_dir_all(dir).map_err(|e| CheckpointError::io(dir, e))?;
         }
+        self.private_tree = None;
         match stamp {
             Some(_) => copy_keeping_mtime(&user_index, &self.private_index)?,
             None => match fs::remove_file(&self.private_index) {
@@ -143,12 +194,30 @@ impl GitStore {
     }
 
     /// Stages the whole worktree into the private index and returns its tree.
-    fn worktree_tree(&self) -> Result<String> {
-        self.git.run(
-            &["add", "-A", "--no-warn-embedded-repo"],
+    fn worktree_tree(&mut self) -> Result<String> {
+        // The untracked cache (an extension of the private index, validated by git against
+        // directory mtimes) spares re-reading unchanged directories on every capture.
+        let staged = self.git.run(
+            &[
+                "-c",
+                "core.untrackedCache=true",
+                "add",
+                "-A",
+                "--verbose",
+                "--no-warn-embedded-repo",
+            ],
             Some(&self.private_index),
         )?;
-        self.git.line(&["write-tree"], Some(&self.private_index))
+        // `--verbose` names every path it added or removed: none means the index holds the
+        // tree we wrote last time, and `write-tree` (a process) can be skipped.
+        if staged.iter().all(u8::is_ascii_whitespace) {
+            if let Some(tree) = &self.private_tree {
+                return Ok(tree.clone());
+            }
+        }
+        let tree = self.git.line(&["write-tree"], Some(&self.private_index))?;
+        self.private_tree = Some(tree.clone());
+        Ok(tree)
     }
 
     /// Captures the workspace. `previous` is the state the caller believes the workspace is in
@@ -305,26 +374,8 @@ impl GitStore {
                 });
             }
         }
-        // A tree inside may still be missing (a damaged store): `ls-tree -r` reads them all
-        // only when the user restores, which is rare enough to afford.
-        let out = self.git.run_raw(
-            &[
-                OsStr::new("ls-tree"),
-                OsStr::new("-r"),
-                OsStr::new("-t"),
-                OsStr::new("--name-only"),
-                OsStr::new(&target.tree),
-            ],
-            None,
-            None,
-        )?;
-        if out.status != 0 {
-            return Err(CheckpointError::Gone {
-                id: target.id.clone(),
-                what: format!("worktree tree ({})", out.stderr),
-                store: self.git_dir.display().to_string(),
-            });
-        }
+        // A tree further down may still be missing in a damaged store: `read-tree` reads
+        // them all before it writes a file, so the restore then fails without changes.
         Ok(())
     }
 
@@ -347,7 +398,10 @@ impl GitStore {
         }
         // Make sure the private index is exactly `current.tree`: it is after a capture, but a
         // capture in another process (same session id) could have moved it.
-        let now = self.git.line(&["write-tree"], Some(&self.private_index))?;
+        let now = match &self.private_tree {
+            Some(tree) => tree.clone(),
+            None => self.git.line(&["write-tree"], Some(&self.private_index))?,
+        };
         if now != current.tree {
             self.git
                 .run(&["read-tree", &current.tree], Some(&self.private_index))?;
@@ -362,10 +416,12 @@ impl GitStore {
         // A two-tree switch, like `git checkout` does: only differing paths are written or
         // removed, and git refuses rather than overwrite a file that changed in between or an
         // ignored file in the way.
+        self.private_tree = None;
         self.git.run(
             &["read-tree", "-m", "-u", &current.tree, &target.tree],
             Some(&self.private_index),
         )?;
+        self.private_tree = Some(target.tree.clone());
         let mut index_restored = false;
         if opts.index {
             if let Some(index) = &target.index {
@@ -388,7 +444,7 @@ impl GitStore {
             }
         }
         let mut head_moved = false;
-        let head_now = self.head()?.map(|(c, _)| c);
+        let head_now = current.head.clone();
         if opts.head {
             if let Some(head) = &target.head {
                 if head_now.as_deref() != Some(head.as_str()) {
@@ -406,8 +462,8 @@ impl GitStore {
         } else {
             head_now
         };
-        // The private index now mirrors the target; its cached user-index tree is stale.
-        self.user_index = None;
+        // The private index now mirrors the target with fresh stat data. If we rewrote the
+        // user's index its identity changed, and the next capture re-seeds from it.
         Ok(Restored {
             changed,
             index_restored,

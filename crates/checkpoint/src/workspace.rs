@@ -51,7 +51,7 @@ impl Workspace {
         arbor_home: &Path,
     ) -> Result<Workspace> {
         match discover(cwd)? {
-            Some((top, git_dir)) => Ok(Workspace::Git(GitStore::new(top, git_dir, session_id)?)),
+            Some(located) => Ok(Workspace::Git(GitStore::new(located, session_id)?)),
             None => Ok(Workspace::Snapshot(SnapshotStore::new(
                 cwd.to_path_buf(),
                 arbor_home.join("checkpoints"),
