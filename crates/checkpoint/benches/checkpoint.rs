@@ -5,6 +5,8 @@
 //!
 //! `cargo bench -p arbor-checkpoint --bench checkpoint` (optional argument: runs, default 15).
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
