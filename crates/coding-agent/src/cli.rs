@@ -111,6 +111,18 @@ pub enum SessionCommand {
         #[arg(long, value_name = "ID")]
         to: String,
     },
+    /// Delete the workspace checkpoints of deleted sessions and those beyond the limits.
+    #[command(
+        after_help = "Prunes the checkpoints of the git repository around DIR (default: \
+        the current directory), or the snapshot store under ~/.arbor/checkpoints outside git. \
+        Limits come from settings.json `checkpoints` (maxPerSession, maxAgeDays) in ARBOR_HOME. \
+        Git objects are freed by git's own garbage collection later."
+    )]
+    PruneCheckpoints {
+        /// The directory whose checkpoint store is pruned.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// Rewrite a v1/v2 session file as v3, keeping the original as <FILE>.v<N>.bak.
     Migrate {
         /// The session file.

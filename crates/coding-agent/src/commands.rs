@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use arbor_agent::session::ForkPosition;
+use arbor_agent::session::{ForkPosition, JsonlRepository};
 
 use crate::cli::SessionCommand;
 use crate::error::{CliError, Result, EXIT_INVALID};
@@ -92,6 +92,27 @@ pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<
                 eprintln!("arbor: no difference between the code of {from} and {to}");
             }
             emit(text.as_bytes())
+        }
+        SessionCommand::PruneCheckpoints { dir } => {
+            let dir = match dir {
+                Some(d) => d,
+                None => PathBuf::from(current_dir()?),
+            };
+            let sessions = match SessionDirs::resolve(session_dir)? {
+                SessionDirs::Layout { root } => JsonlRepository::new(root),
+                SessionDirs::Flat { dir } => JsonlRepository::flat(dir),
+            };
+            let home = arbor_agent::session::jsonl::layout::arbor_home();
+            let settings = crate::checkpoints::housekeeping::load_settings(&home)?;
+            let pruned =
+                crate::checkpoints::housekeeping::prune(&dir, &sessions, &settings, &home).await?;
+            emit(
+                format!(
+                    "pruned {} checkpoints of deleted sessions, {} beyond the limits, {} unreferenced snapshot files\n",
+                    pruned.deleted_sessions, pruned.over_limits, pruned.unreferenced_files
+                )
+                .as_bytes(),
+            )
         }
         SessionCommand::Migrate { file } => {
             if !file.is_file() {

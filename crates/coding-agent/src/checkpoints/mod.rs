@@ -4,6 +4,7 @@
 //! navigation moves; [`inspect`] serves `arbor session checkpoints` and `arbor session diff`.
 
 pub mod hook;
+pub mod housekeeping;
 pub mod inspect;
 pub mod record;
 pub mod recorder;

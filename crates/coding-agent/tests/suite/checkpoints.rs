@@ -720,3 +720,134 @@ async fn pi_reads_the_session_with_checkpoint_entries_and_builds_the_same_contex
         assert_eq!(ours[key], with[key], "{key}");
     }
 }
+
+#[tokio::test]
+async fn prune_checkpoints_drops_deleted_sessions_and_keeps_live_ones() {
+    let repo = login_repo();
+    let home = tempfile::tempdir().unwrap();
+    let root = repo.path().canonicalize().unwrap();
+    let (live, live_id, _) = new_session(home.path(), &root).await;
+    let (dead, dead_id, dead_path) = new_session(home.path(), &root).await;
+    recorder(&root, &live_id, home.path())
+        .turn_start(&live)
+        .await
+        .unwrap();
+    write(&root, "src/login.rs", b"dead session's edit\n");
+    recorder(&root, &dead_id, home.path())
+        .turn_start(&dead)
+        .await
+        .unwrap();
+    let refs = || {
+        git(
+            &root,
+            &["for-each-ref", "--format=%(refname)", "refs/arbor/"],
+        )
+    };
+    assert_eq!(refs().lines().count(), 2);
+    std::fs::remove_file(&dead_path).unwrap();
+    let out = ok(arbor(home.path())
+        .args([
+            "session",
+            "prune-checkpoints",
+            "--dir",
+            &root.display().to_string(),
+        ])
+        .output()
+        .unwrap()
+        .into());
+    assert_eq!(
+        out.stdout,
+        "pruned 1 checkpoints of deleted sessions, 0 beyond the limits, 0 unreferenced snapshot files\n"
+    );
+    let left = refs();
+    assert!(
+        left.contains(&live_id) && !left.contains(&dead_id),
+        "{left}"
+    );
+    // maxPerSession from settings.json.
+    std::fs::write(
+        home.path().join("settings.json"),
+        r#"{"checkpoints": {"maxPerSession": 0}}"#,
+    )
+    .unwrap();
+    let out = ok(arbor(home.path())
+        .args([
+            "session",
+            "prune-checkpoints",
+            "--dir",
+            &root.display().to_string(),
+        ])
+        .output()
+        .unwrap()
+        .into());
+    assert!(
+        out.stdout.contains(", 1 beyond the limits"),
+        "{}",
+        out.stdout
+    );
+    std::fs::write(
+        home.path().join("settings.json"),
+        r#"{"checkpoints": {"maxPerSession": -1}}"#,
+    )
+    .unwrap();
+    let bad: Run = arbor(home.path())
+        .args([
+            "session",
+            "prune-checkpoints",
+            "--dir",
+            &root.display().to_string(),
+        ])
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(bad.code, 1);
+    assert!(
+        bad.stderr
+            .contains("settings.json checkpoints.maxPerSession"),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[tokio::test]
+async fn a_forked_session_adopts_the_checkpoints_on_its_path() {
+    let (seed, rec) = seed_001().await;
+    let _ = rec;
+    let repo = JsonlRepository::new(seed.home.path().join("sessions"));
+    let forked = repo
+        .fork(
+            &seed.path.display().to_string(),
+            arbor_agent::session::ForkOptions {
+                entry_id: Some(seed.plan_a_tip.clone()),
+                position: arbor_agent::session::ForkPosition::At,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let fid = arbor_agent::session::SessionStorage::header(&forked)
+        .await
+        .unwrap()
+        .id;
+    let fork = Session::new(Arc::new(forked));
+    let frec = recorder(&seed.root, &fid, seed.home.path());
+    assert_eq!(
+        frec.adopt_path(&fork).await.unwrap(),
+        2,
+        "the two checkpoints on plan A's path"
+    );
+    let refs = git(
+        &seed.root,
+        &[
+            "for-each-ref",
+            "--format=%(refname)",
+            &format!("refs/arbor/checkpoints/{fid}/"),
+        ],
+    );
+    assert_eq!(refs.lines().count(), 2, "{refs}");
+    // --fork with code: the fork's leaf state is plan A's.
+    frec.navigate(&fork, Some(&seed.plan_a_tip), RestoreMode::CodeOnly)
+        .await
+        .unwrap();
+    assert_eq!(files(&seed.root), seed.files_a);
+}
