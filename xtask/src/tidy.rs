@@ -4,6 +4,7 @@
 //!   arbor-coding-agent}. No crate
 //!   depends on one above it, the HTTP stack (reqwest, hyper, h2, rustls) stays out of the
 //!   storage and agent crates, and terminal crates (ratatui, crossterm) stay in the app.
+//!   arbor-checkpoint depends on no workspace crate.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -33,6 +34,8 @@ const LAYERS: &[Layer] = &[
         &["arbor-ai", "arbor-agent"],
         &[HTTP_CRATES, TERMINAL_CRATES],
     ),
+    // Workspace checkpoints: git plumbing and a file store, nothing of sessions or models.
+    ("arbor-checkpoint", &[], &[HTTP_CRATES, TERMINAL_CRATES]),
     (
         "arbor-session-postgres",
         &["arbor-ai", "arbor-agent"],
@@ -45,6 +48,7 @@ const LAYERS: &[Layer] = &[
             "arbor-agent",
             "arbor-session-sqlite",
             "arbor-session-postgres",
+            "arbor-checkpoint",
         ],
         &[],
     ),

@@ -119,6 +119,41 @@ pub enum SessionCommand {
         #[arg(value_name = "OUT")]
         out: PathBuf,
     },
+    /// List the workspace checkpoints (and restores) along the active path, with changed files.
+    Checkpoints {
+        /// Session file, id or unique id prefix.
+        #[arg(value_name = "SESSION")]
+        session: String,
+    },
+    /// Show the code difference between two entries of the tree as a unified diff.
+    #[command(
+        after_help = "Each entry's code is the nearest checkpoint at or above it (e.g. the \
+        tips of two branches). The checkpoints are read from the session's working directory: \
+        its git repository, or the snapshot store under ~/.arbor/checkpoints."
+    )]
+    Diff {
+        /// Session file, id or unique id prefix.
+        #[arg(value_name = "SESSION")]
+        session: String,
+        /// The entry whose code is the old side.
+        #[arg(long, value_name = "ID")]
+        from: String,
+        /// The entry whose code is the new side.
+        #[arg(long, value_name = "ID")]
+        to: String,
+    },
+    /// Delete the workspace checkpoints of deleted sessions and those beyond the limits.
+    #[command(
+        after_help = "Prunes the checkpoints of the git repository around DIR (default: \
+        the current directory), or the snapshot store under ~/.arbor/checkpoints outside git. \
+        Limits come from settings.json `checkpoints` (maxPerSession, maxAgeDays) in ARBOR_HOME. \
+        Git objects are freed by git's own garbage collection later."
+    )]
+    PruneCheckpoints {
+        /// The directory whose checkpoint store is pruned.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// Rewrite a v1/v2 session file as v3, keeping the original as <FILE>.v<N>.bak.
     Migrate {
         /// The session file.

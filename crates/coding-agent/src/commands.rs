@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use arbor_agent::session::ForkPosition;
+use arbor_agent::session::{ForkPosition, JsonlRepository};
 
 use crate::cli::SessionCommand;
 use crate::error::{CliError, Result, EXIT_INVALID};
@@ -101,6 +101,46 @@ pub async fn session(
         }
         SessionCommand::Import { to, files } => import(&to, &files).await,
         SessionCommand::Export { from, session, out } => export(&from, &session, &out).await,
+        SessionCommand::Checkpoints { session } => {
+            let path = find(session_dir, &session)?;
+            let text = store::checkpoints(&path).await?;
+            if text.is_empty() {
+                eprintln!(
+                    "arbor: {} has no workspace checkpoints on its active path",
+                    path.display()
+                );
+            }
+            emit(text.as_bytes())
+        }
+        SessionCommand::Diff { session, from, to } => {
+            let path = find(session_dir, &session)?;
+            let text = store::diff(&path, &from, &to).await?;
+            if text.is_empty() {
+                eprintln!("arbor: no difference between the code of {from} and {to}");
+            }
+            emit(text.as_bytes())
+        }
+        SessionCommand::PruneCheckpoints { dir } => {
+            let dir = match dir {
+                Some(d) => d,
+                None => PathBuf::from(current_dir()?),
+            };
+            let sessions = match SessionDirs::resolve(session_dir)? {
+                SessionDirs::Layout { root } => JsonlRepository::new(root),
+                SessionDirs::Flat { dir } => JsonlRepository::flat(dir),
+            };
+            let home = arbor_agent::session::jsonl::layout::arbor_home();
+            let settings = crate::checkpoints::housekeeping::load_settings(&home)?;
+            let pruned =
+                crate::checkpoints::housekeeping::prune(&dir, &sessions, &settings, &home).await?;
+            emit(
+                format!(
+                    "pruned {} checkpoints of deleted sessions, {} beyond the limits, {} unreferenced snapshot files\n",
+                    pruned.deleted_sessions, pruned.over_limits, pruned.unreferenced_files
+                )
+                .as_bytes(),
+            )
+        }
         SessionCommand::Migrate { file } => {
             if !file.is_file() {
                 return Err(CliError::NotFound(format!(
@@ -185,6 +225,12 @@ async fn on_store(url: &str, cmd: SessionCommand) -> Result<ExitCode> {
         SessionCommand::Export { from, session, out } => export(&from, &session, &out).await,
         SessionCommand::Migrate { .. } => Err(CliError::Usage(
             "migrate rewrites JSONL files; it does not take --store".into(),
+        )),
+        SessionCommand::Checkpoints { .. }
+        | SessionCommand::Diff { .. }
+        | SessionCommand::PruneCheckpoints { .. } => Err(CliError::Usage(
+            "workspace checkpoints are read from session files; this command does not take --store"
+                .into(),
         )),
     }
 }

@@ -2,6 +2,7 @@
 //! sessions (`arbor session ...`); the interactive agent builds on the same parts.
 
 pub mod app;
+pub mod checkpoints;
 pub mod cli;
 pub mod commands;
 pub mod error;

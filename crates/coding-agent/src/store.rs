@@ -87,6 +87,12 @@ async fn open_storage(path: &Path) -> Result<JsonlStorage> {
     Ok(storage)
 }
 
+async fn open(path: &Path) -> Result<arbor_agent::session::Session> {
+    Ok(arbor_agent::session::Session::new(Arc::new(
+        open_storage(path).await?,
+    )))
+}
+
 /// Checks `--leaf` up front so a typo is reported as such rather than as an empty context.
 pub(crate) async fn leaf_or_current(
     storage: &impl SessionStorage,
@@ -399,6 +405,29 @@ pub fn count_entry_lines(path: &Path) -> std::io::Result<u64> {
         lines += 1;
     }
     Ok(lines.saturating_sub(1))
+}
+
+/// `arbor session checkpoints`: the checkpoints and restores along the active path.
+pub async fn checkpoints(path: &Path) -> Result<String> {
+    let session = open(path).await?;
+    let markers = crate::checkpoints::inspect::along_active_path(&session).await?;
+    Ok(crate::render::checkpoints::render(&markers))
+}
+
+/// `arbor session diff`: the code difference between two nodes, from the checkpoint store of
+/// the session's working directory.
+pub async fn diff(path: &Path, from: &str, to: &str) -> Result<String> {
+    let session = open(path).await?;
+    let header = session.storage().header().await?;
+    crate::checkpoints::inspect::diff_nodes(
+        &session,
+        Path::new(&header.cwd),
+        &header.id,
+        &layout::arbor_home(),
+        from,
+        to,
+    )
+    .await
 }
 
 #[cfg(test)]

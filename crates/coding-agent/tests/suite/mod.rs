@@ -1,6 +1,8 @@
 //! Integration tests, one module per topic, plus shared helpers.
 
 mod basics;
+mod checkpoint_harness;
+mod checkpoints;
 mod context_json;
 mod errors;
 mod fork_migrate;
