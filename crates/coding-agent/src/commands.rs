@@ -13,6 +13,7 @@ use crate::error::{CliError, Result, EXIT_INVALID};
 use crate::lookup::SessionDirs;
 use crate::render::{list, transcript};
 use crate::store;
+use crate::summaries;
 
 /// Runs one `arbor session` subcommand.
 pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<ExitCode> {
@@ -73,6 +74,50 @@ pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<
             let dirs = SessionDirs::for_writing(session_dir)?;
             let forked = store::fork(&dirs, &path, entry.as_deref(), position).await?;
             emit(format!("{}\t{}\n", forked.id, forked.path.display()).as_bytes())
+        }
+        SessionCommand::Compact {
+            session,
+            keep_recent_tokens,
+            instructions,
+            model,
+            dry_run,
+            json,
+        } => {
+            let path = find(session_dir, &session)?;
+            let args = summaries::CompactArgs {
+                keep_recent_tokens,
+                instructions,
+                model,
+                dry_run,
+                json,
+            };
+            summaries::compact_command(&path, args).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        SessionCommand::Navigate {
+            session,
+            to,
+            summarize,
+            instructions,
+            replace_instructions,
+            model,
+            token_budget,
+            dry_run,
+            json,
+        } => {
+            let path = find(session_dir, &session)?;
+            let args = summaries::NavigateArgs {
+                to,
+                summarize,
+                instructions,
+                replace_instructions,
+                model,
+                token_budget,
+                dry_run,
+                json,
+            };
+            summaries::navigate_command(&path, args).await?;
+            Ok(ExitCode::SUCCESS)
         }
         SessionCommand::Migrate { file } => {
             if !file.is_file() {

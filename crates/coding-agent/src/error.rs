@@ -29,6 +29,9 @@ pub enum CliError {
     /// An error from the session layer (refused file, unknown entry, storage failure).
     #[error("{0}")]
     Session(#[from] SessionError),
+    /// A compaction or branch summary that failed or was aborted (the session is unchanged).
+    #[error("{0}")]
+    Summary(#[from] arbor_agent::compaction::CompactionError),
 }
 
 /// Exit code for errors that are not about a broken session file.
