@@ -5,6 +5,7 @@ mod context_json;
 mod errors;
 mod fork_migrate;
 mod plans;
+mod summaries;
 mod views;
 mod window;
 
