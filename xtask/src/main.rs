@@ -3,6 +3,10 @@
 //! - `conformance [BACKEND...]`: runs the session storage conformance suite against the memory,
 //!   JSONL and SQLite backends (or the ones named), prints a backend × passed/failed table and
 //!   the failures, and exits non-zero when any case fails.
+//! - `plans [--count N] [--seed S] [--dir DIR]`: compaction / branch-summary preparation
+//!   against pi 1.6.0 on freshly generated sessions (see `plans.rs`).
+
+mod plans;
 
 use arbor_agent::session::conformance::{run_all, CaseOutcome, Fixture, CASES};
 use arbor_agent::session::jsonl::JsonlRepository;
@@ -16,8 +20,10 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("conformance") => conformance(&args[1..]),
+        Some("plans") => plans::plans(&args[1..]),
         Some("help" | "--help" | "-h") | None => {
             println!("usage: cargo xtask conformance [memory|jsonl|sqlite ...]");
+            println!("       cargo xtask plans [--count N] [--seed S] [--dir DIR]");
             ExitCode::SUCCESS
         }
         Some(other) => {
