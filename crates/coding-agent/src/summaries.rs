@@ -24,8 +24,9 @@ use arbor_agent::session::{
 };
 use arbor_agent::AgentMessage;
 use arbor_ai::models::ModelRegistry;
-use arbor_ai::stream::{ApiProvider, StreamOptions};
-use arbor_ai::{AssistantMessageEventStream, Content, Context, Message, Model, ThinkingLevel};
+use arbor_ai::providers::BuiltinProvider;
+use arbor_ai::stream::StreamOptions;
+use arbor_ai::{Content, Message, Model, ThinkingLevel};
 use serde_json::json;
 
 use crate::error::{CliError, Result};
@@ -51,20 +52,6 @@ pub struct NavigateArgs {
     pub token_budget: Option<u64>,
     pub dry_run: bool,
     pub json: bool,
-}
-
-/// The built-in API dispatch as a provider object (the app's real provider).
-pub struct BuiltinProvider;
-
-impl ApiProvider for BuiltinProvider {
-    fn stream(
-        &self,
-        model: &Model,
-        context: &Context,
-        options: StreamOptions,
-    ) -> AssistantMessageEventStream {
-        arbor_ai::stream::stream(model, context, options)
-    }
 }
 
 fn repo_for(path: &Path) -> JsonlRepository {
