@@ -364,11 +364,10 @@ pub async fn navigate_command(path: &Path, args: NavigateArgs) -> Result<()> {
                 return write_json(&json!({ "plan": branch_plan_json(&collection, &prep) }));
             }
             return write_line(&format!(
-                "would summarize {} of {} abandoned entries ({} messages, {} tokens; common ancestor {})\nnew leaf: {}",
-                prep.messages.len(),
-                collection.entries.len(),
+                "would summarize {} messages ({} tokens) from {} abandoned entries; common ancestor {}\nnew leaf: {}",
                 prep.messages.len(),
                 prep.total_tokens,
+                collection.entries.len(),
                 collection.common_ancestor_id.as_deref().unwrap_or("none"),
                 new_leaf.as_deref().unwrap_or("(root)")
             ));
