@@ -1,6 +1,7 @@
 //! `arbor-coding-agent`: the `arbor` command-line app. For now its commands inspect and manage
 //! sessions (`arbor session ...`); the interactive agent builds on the same parts.
 
+pub mod app;
 pub mod cli;
 pub mod commands;
 pub mod error;

@@ -15,7 +15,8 @@ use arbor_agent::time;
 use arbor_ai::types::Message;
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction, TransactionBehavior};
 
-use crate::db::{sql_error, Db};
+use crate::db::Db;
+use crate::error::sql_error;
 use crate::keys;
 use crate::rows::decode_payload;
 use crate::state::MaterializedState;
