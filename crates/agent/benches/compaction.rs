@@ -24,7 +24,8 @@ fn big_file() -> PathBuf {
         std::env::var("ARBOR_BENCH_BIG").unwrap_or_else(|_| "/tmp/arbor-bench/big.jsonl".into()),
     );
     if !path.is_file() {
-        let tools = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tools/gen_big.py");
+        let tools =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tools/gen_big.py");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         let status = std::process::Command::new("python3")
             .arg(tools)
@@ -39,7 +40,9 @@ fn big_file() -> PathBuf {
 
 fn load() -> (Vec<SessionEntry>, Vec<SessionEntry>) {
     let path = big_file();
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     rt.block_on(async {
         let storage = JsonlRepository::flat(path.parent().unwrap().to_path_buf())
             .open_read_only(&path.display().to_string())
@@ -60,12 +63,13 @@ fn bench(c: &mut Criterion) {
     eprintln!(
         "active path: {} entries; plan: {}",
         ancestry.len(),
-        prep.as_ref().map_or("nothing to compact".to_string(), |p| format!(
-            "{} messages to summarize, split turn {}, tokens before {}",
-            p.messages_to_summarize.len(),
-            p.is_split_turn,
-            p.tokens_before
-        ))
+        prep.as_ref()
+            .map_or("nothing to compact".to_string(), |p| format!(
+                "{} messages to summarize, split turn {}, tokens before {}",
+                p.messages_to_summarize.len(),
+                p.is_split_turn,
+                p.tokens_before
+            ))
     );
     c.bench_function("prepare_compaction (100 MB session, active path)", |b| {
         b.iter(|| prepare_compaction(&ancestry, &settings).unwrap())
