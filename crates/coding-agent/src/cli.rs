@@ -154,6 +154,73 @@ pub enum SessionCommand {
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
     },
+    /// Summarize the older part of the active path into a compaction entry.
+    #[command(
+        after_help = "With --dry-run nothing is written and no model is called: it shows \
+        what would be summarized (--json: {\"plan\": null | {firstKeptEntryId, isSplitTurn, \
+        tokensBefore, previousSummary, messagesToSummarize, turnPrefixMessages, readFiles, \
+        modifiedFiles, conversation, turnPrefixConversation}}). Otherwise the summary is written \
+        by --model (default: the session's model; keys from the environment) and appended; \
+        progress goes to stderr."
+    )]
+    Compact {
+        /// Session file, id or unique id prefix.
+        #[arg(value_name = "SESSION")]
+        session: String,
+        /// Tokens of recent conversation kept verbatim (default 20000).
+        #[arg(long, value_name = "N")]
+        keep_recent_tokens: Option<u64>,
+        /// Extra focus for the summary.
+        #[arg(long, value_name = "TEXT")]
+        instructions: Option<String>,
+        /// The model that writes the summary, as PROVIDER/ID.
+        #[arg(long, value_name = "PROVIDER/ID")]
+        model: Option<String>,
+        /// Show the plan; write nothing, call no model.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print JSON (the plan with --dry-run, else the entry written).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Move the leaf to another entry, optionally summarizing the branch left behind.
+    #[command(
+        after_help = "Navigating to a user message puts its text back for editing \
+        (printed as editor text) and moves the leaf to its parent. --summarize writes a \
+        branch_summary entry under the new leaf (model as for `compact`). With --dry-run \
+        nothing is written; --summarize --dry-run --json prints {\"plan\": {commonAncestorId, \
+        entryIds, messages, readFiles, modifiedFiles, totalTokens, conversation}} (budget: \
+        --token-budget, default the model's context window minus 16384, 0 = no limit)."
+    )]
+    Navigate {
+        /// Session file, id or unique id prefix.
+        #[arg(value_name = "SESSION")]
+        session: String,
+        /// The entry to move to.
+        #[arg(long, value_name = "ID")]
+        to: String,
+        /// Summarize the branch being left.
+        #[arg(long)]
+        summarize: bool,
+        /// Extra focus for the branch summary.
+        #[arg(long, value_name = "TEXT")]
+        instructions: Option<String>,
+        /// Use --instructions instead of the built-in summary prompt.
+        #[arg(long, requires = "instructions")]
+        replace_instructions: bool,
+        /// The model that writes the summary, as PROVIDER/ID.
+        #[arg(long, value_name = "PROVIDER/ID")]
+        model: Option<String>,
+        /// Token budget of the summarized transcript (dry run; 0 = no limit).
+        #[arg(long, value_name = "N", requires = "dry_run")]
+        token_budget: Option<u64>,
+        /// Show what would happen; write nothing, call no model.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Rewrite a v1/v2 session file as v3, keeping the original as <FILE>.v<N>.bak.
     Migrate {
         /// The session file.

@@ -14,6 +14,7 @@ use crate::lookup::SessionDirs;
 use crate::pgstore;
 use crate::render::{list, transcript};
 use crate::store;
+use crate::summaries;
 
 /// Runs one `arbor session` subcommand (on JSONL files, or on the PostgreSQL store `store`).
 pub async fn session(
@@ -141,6 +142,50 @@ pub async fn session(
                 .as_bytes(),
             )
         }
+        SessionCommand::Compact {
+            session,
+            keep_recent_tokens,
+            instructions,
+            model,
+            dry_run,
+            json,
+        } => {
+            let path = find(session_dir, &session)?;
+            let args = summaries::CompactArgs {
+                keep_recent_tokens,
+                instructions,
+                model,
+                dry_run,
+                json,
+            };
+            summaries::compact_command(&path, args).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        SessionCommand::Navigate {
+            session,
+            to,
+            summarize,
+            instructions,
+            replace_instructions,
+            model,
+            token_budget,
+            dry_run,
+            json,
+        } => {
+            let path = find(session_dir, &session)?;
+            let args = summaries::NavigateArgs {
+                to,
+                summarize,
+                instructions,
+                replace_instructions,
+                model,
+                token_budget,
+                dry_run,
+                json,
+            };
+            summaries::navigate_command(&path, args).await?;
+            Ok(ExitCode::SUCCESS)
+        }
         SessionCommand::Migrate { file } => {
             if !file.is_file() {
                 return Err(CliError::NotFound(format!(
@@ -225,6 +270,9 @@ async fn on_store(url: &str, cmd: SessionCommand) -> Result<ExitCode> {
         SessionCommand::Export { from, session, out } => export(&from, &session, &out).await,
         SessionCommand::Migrate { .. } => Err(CliError::Usage(
             "migrate rewrites JSONL files; it does not take --store".into(),
+        )),
+        SessionCommand::Compact { .. } | SessionCommand::Navigate { .. } => Err(CliError::Usage(
+            "compact and navigate work on session files; they do not take --store yet".into(),
         )),
         SessionCommand::Checkpoints { .. }
         | SessionCommand::Diff { .. }

@@ -38,6 +38,9 @@ pub enum CliError {
     /// An error from the session layer (refused file, unknown entry, storage failure).
     #[error("{0}")]
     Session(#[from] SessionError),
+    /// A compaction or branch summary that failed or was aborted (the session is unchanged).
+    #[error("{0}")]
+    Summary(#[from] arbor_agent::compaction::CompactionError),
     /// A bug: the command panicked. Never a verdict on the user's input or files.
     #[error("internal error: {0} (this is a bug in arbor; please report it)")]
     Internal(String),

@@ -10,5 +10,6 @@ pub mod lookup;
 pub mod pgstore;
 pub mod render;
 pub mod store;
+pub mod summaries;
 
 pub use error::{CliError, Result};

@@ -6,6 +6,7 @@ mod conformance_jsonl;
 mod conformance_memory;
 mod context_support;
 mod harness;
+mod harness_auto_compaction;
 mod harness_crash;
 mod harness_fsyncs;
 mod harness_support;
