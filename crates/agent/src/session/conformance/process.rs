@@ -6,9 +6,9 @@
 //! repository with the test's `reopen` function, tries `open`, prints what happened and exits.
 //! [`crate::session_conformance_tests!`] wires this up given a `second_process: reopen` arm.
 
-use crate::session::storage::{CreateOptions, EntryDraft, SessionRepository, SessionStorage};
 use crate::error::SessionError;
 use crate::session::entry::EntryKind;
+use crate::session::storage::{CreateOptions, EntryDraft, SessionRepository, SessionStorage};
 use std::future::Future;
 
 /// Set in the child: the location to try to open.
