@@ -22,6 +22,16 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub session_dir: Option<PathBuf>,
 
+    /// Use the sessions of a PostgreSQL store (postgres://user@host/db) instead of JSONL files
+    /// (context, tree, list, fork). Sessions there are named by full id.
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        conflicts_with = "session_dir"
+    )]
+    pub store: Option<String>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -82,6 +92,67 @@ pub enum SessionCommand {
         /// Include the entry itself (fork "at" rather than "before" it).
         #[arg(long)]
         at: bool,
+    },
+    /// Copy v3 session files into a PostgreSQL store, each line kept verbatim (same ids).
+    #[command(
+        after_help = "Prints `<id>\t<entries>\t<file>` per file. Each file is one \
+        transaction: a bad line (named by file:line) or an id already in the store imports \
+        nothing of that file. v1/v2 files need `arbor session migrate` first."
+    )]
+    Import {
+        /// The store: postgres://user@host/db.
+        #[arg(long, value_name = "URL")]
+        to: String,
+        /// Session files.
+        #[arg(value_name = "FILE", required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Write a session of a PostgreSQL store to a JSONL file (pi's format, lines as stored).
+    Export {
+        /// The store: postgres://user@host/db.
+        #[arg(long, value_name = "URL")]
+        from: String,
+        /// Session id (or location) in the store.
+        #[arg(value_name = "ID")]
+        session: String,
+        /// The file to write (must not exist).
+        #[arg(value_name = "OUT")]
+        out: PathBuf,
+    },
+    /// List the workspace checkpoints (and restores) along the active path, with changed files.
+    Checkpoints {
+        /// Session file, id or unique id prefix.
+        #[arg(value_name = "SESSION")]
+        session: String,
+    },
+    /// Show the code difference between two entries of the tree as a unified diff.
+    #[command(
+        after_help = "Each entry's code is the nearest checkpoint at or above it (e.g. the \
+        tips of two branches). The checkpoints are read from the session's working directory: \
+        its git repository, or the snapshot store under ~/.arbor/checkpoints."
+    )]
+    Diff {
+        /// Session file, id or unique id prefix.
+        #[arg(value_name = "SESSION")]
+        session: String,
+        /// The entry whose code is the old side.
+        #[arg(long, value_name = "ID")]
+        from: String,
+        /// The entry whose code is the new side.
+        #[arg(long, value_name = "ID")]
+        to: String,
+    },
+    /// Delete the workspace checkpoints of deleted sessions and those beyond the limits.
+    #[command(
+        after_help = "Prunes the checkpoints of the git repository around DIR (default: \
+        the current directory), or the snapshot store under ~/.arbor/checkpoints outside git. \
+        Limits come from settings.json `checkpoints` (maxPerSession, maxAgeDays) in ARBOR_HOME. \
+        Git objects are freed by git's own garbage collection later."
+    )]
+    PruneCheckpoints {
+        /// The directory whose checkpoint store is pruned.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
     },
     /// Rewrite a v1/v2 session file as v3, keeping the original as <FILE>.v<N>.bak.
     Migrate {

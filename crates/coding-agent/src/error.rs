@@ -28,6 +28,13 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    /// A workspace checkpoint could not be taken or restored (refusals included).
+    #[error("{0}")]
+    Checkpoint(#[from] arbor_checkpoint::CheckpointError),
+    /// A checkpoint question the session cannot answer (no checkpoint above an entry, a
+    /// checkpoint entry whose data is broken).
+    #[error("{0}")]
+    Workspace(String),
     /// An error from the session layer (refused file, unknown entry, storage failure).
     #[error("{0}")]
     Session(#[from] SessionError),

@@ -2,10 +2,12 @@
 //! sessions (`arbor session ...`); the interactive agent builds on the same parts.
 
 pub mod app;
+pub mod checkpoints;
 pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod lookup;
+pub mod pgstore;
 pub mod render;
 pub mod store;
 

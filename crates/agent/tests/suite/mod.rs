@@ -15,6 +15,9 @@ mod projection;
 mod proptests;
 mod roundtrip;
 mod session;
+mod store_files;
 mod store_jsonl;
+mod surrogates;
+mod tree;
 
 pub use arbor_test_support::fixtures::{fixture_files, shared_dir};

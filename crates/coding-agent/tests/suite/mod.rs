@@ -1,9 +1,13 @@
 //! Integration tests, one module per topic, plus shared helpers.
 
 mod basics;
+mod checkpoint_harness;
+mod checkpoints;
 mod context_json;
 mod errors;
 mod fork_migrate;
+mod postgres;
+mod tree_view;
 mod views;
 mod window;
 
