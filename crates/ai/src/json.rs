@@ -39,7 +39,6 @@ pub fn serialize_js_f64<S: Serializer>(value: &f64, serializer: S) -> Result<S::
         serializer.serialize_none()
     } else if v.fract() == 0.0 && v.abs() <= MAX_SAFE_INTEGER {
         // Exact: the value is integral and within i64's exactly representable range.
-        #[allow(clippy::cast_possible_truncation)]
         let i = v as i64;
         serializer.serialize_i64(i)
     } else {
@@ -89,11 +88,7 @@ fn number_to_i64(n: &serde_json::Number) -> Option<i64> {
         return Some(i);
     }
     match n.as_f64() {
-        Some(f) if f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER =>
-        {
-            #[allow(clippy::cast_possible_truncation)]
-            Some(f as i64)
-        }
+        Some(f) if f.fract() == 0.0 && f.abs() <= MAX_SAFE_INTEGER => Some(f as i64),
         _ => None,
     }
 }
