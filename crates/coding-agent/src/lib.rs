@@ -7,5 +7,6 @@ pub mod error;
 pub mod lookup;
 pub mod render;
 pub mod store;
+pub mod tools;
 
 pub use error::{CliError, Result};

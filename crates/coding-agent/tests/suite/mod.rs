@@ -4,6 +4,7 @@ mod basics;
 mod context_json;
 mod errors;
 mod fork_migrate;
+mod tools;
 mod views;
 mod window;
 
