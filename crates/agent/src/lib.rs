@@ -4,8 +4,10 @@
 //! Layering: depends on `arbor-ai` for message types only; storage, projection and compaction
 //! hold no provider or terminal details.
 
+pub mod agent;
 pub mod context;
 pub mod error;
+pub mod harness;
 pub mod ids;
 pub mod message;
 pub mod session;
