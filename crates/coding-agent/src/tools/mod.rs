@@ -21,7 +21,6 @@ pub mod write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arbor_ai::ContentBlock;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -32,26 +31,8 @@ pub const ALL_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find
 /// The tools on when no tool flag or setting says otherwise.
 pub const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
 
-/// What a tool call produced.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolOutput {
-    pub content: Vec<ContentBlock>,
-    pub details: Option<Value>,
-}
-
-impl ToolOutput {
-    pub fn text(text: impl Into<String>) -> Self {
-        ToolOutput {
-            content: vec![ContentBlock::text(text)],
-            details: None,
-        }
-    }
-
-    pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
-        self
-    }
-}
+/// What a tool call produced (the agent loop's type, so no conversion is needed).
+pub use arbor_agent::agent::ToolOutput;
 
 /// A failed tool call; the message becomes the error result's text.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -136,6 +117,68 @@ pub fn spec(name: &str) -> Option<ToolSpec> {
         "ls" => ls::spec(),
         _ => return None,
     })
+}
+
+/// A built-in tool bound to a session's [`ToolEnv`], as the agent loop calls it.
+#[derive(Debug, Clone)]
+pub struct BuiltinTool {
+    spec: ToolSpec,
+    env: ToolEnv,
+}
+
+impl BuiltinTool {
+    /// The named built-in tool, or `None` for an unknown name.
+    pub fn new(name: &str, env: ToolEnv) -> Option<Self> {
+        spec(name).map(|spec| BuiltinTool { spec, env })
+    }
+
+    pub fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+}
+
+/// Every built-in tool over one environment (one write queue for all of them).
+pub fn builtin_tools(env: &ToolEnv) -> Vec<arbor_agent::agent::ToolRef> {
+    ALL_TOOLS
+        .iter()
+        .filter_map(|n| BuiltinTool::new(n, env.clone()))
+        .map(|t| std::sync::Arc::new(t) as arbor_agent::agent::ToolRef)
+        .collect()
+}
+
+#[async_trait::async_trait]
+impl arbor_agent::agent::AgentTool for BuiltinTool {
+    fn name(&self) -> &str {
+        self.spec.name
+    }
+    fn label(&self) -> &str {
+        self.spec.label
+    }
+    fn description(&self) -> &str {
+        &self.spec.description
+    }
+    fn parameters(&self) -> &Value {
+        &self.spec.parameters
+    }
+    async fn execute(
+        &self,
+        call: arbor_agent::agent::ToolInvocation,
+    ) -> Result<ToolOutput, arbor_agent::agent::ToolError> {
+        let progress = call.progress.clone();
+        let sink: Progress = Arc::new(move |out| progress.update(out));
+        run(self.spec.name, &self.env, call.arguments, call.cancel, Some(sink))
+            .await
+            .map_err(|e| match e {
+                ToolError::Failed { message, details } => {
+                    let err = arbor_agent::agent::ToolError::new(message);
+                    match details {
+                        Some(d) => err.with_details(d),
+                        None => err,
+                    }
+                }
+                ToolError::Aborted(message) => arbor_agent::agent::ToolError::new(message),
+            })
+    }
 }
 
 /// Runs a built-in tool by name.
