@@ -26,6 +26,9 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    /// A configuration file (settings.json, auth.json, models.json) that cannot be used.
+    #[error("{0}")]
+    Config(String),
     /// An error from the session layer (refused file, unknown entry, storage failure).
     #[error("{0}")]
     Session(#[from] SessionError),

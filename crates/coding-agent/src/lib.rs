@@ -1,10 +1,13 @@
 //! `arbor-coding-agent`: the `arbor` command-line app. For now its commands inspect and manage
 //! sessions (`arbor session ...`); the interactive agent builds on the same parts.
 
+pub mod auth;
 pub mod cli;
 pub mod commands;
+pub mod config;
 pub mod error;
 pub mod lookup;
+pub mod prompt;
 pub mod render;
 pub mod store;
 pub mod tools;

@@ -166,18 +166,24 @@ impl arbor_agent::agent::AgentTool for BuiltinTool {
     ) -> Result<ToolOutput, arbor_agent::agent::ToolError> {
         let progress = call.progress.clone();
         let sink: Progress = Arc::new(move |out| progress.update(out));
-        run(self.spec.name, &self.env, call.arguments, call.cancel, Some(sink))
-            .await
-            .map_err(|e| match e {
-                ToolError::Failed { message, details } => {
-                    let err = arbor_agent::agent::ToolError::new(message);
-                    match details {
-                        Some(d) => err.with_details(d),
-                        None => err,
-                    }
+        run(
+            self.spec.name,
+            &self.env,
+            call.arguments,
+            call.cancel,
+            Some(sink),
+        )
+        .await
+        .map_err(|e| match e {
+            ToolError::Failed { message, details } => {
+                let err = arbor_agent::agent::ToolError::new(message);
+                match details {
+                    Some(d) => err.with_details(d),
+                    None => err,
                 }
-                ToolError::Aborted(message) => arbor_agent::agent::ToolError::new(message),
-            })
+            }
+            ToolError::Aborted(message) => arbor_agent::agent::ToolError::new(message),
+        })
     }
 }
 
