@@ -29,6 +29,16 @@ pub enum CliError {
     /// A configuration file (settings.json, auth.json, models.json) that cannot be used.
     #[error("{0}")]
     Config(String),
+    /// A flag problem or refused start of the agent, worded like pi (`Error: …`); printed as
+    /// is, exit 1.
+    #[error("{0}")]
+    Startup(String),
+    /// `-r` without a terminal and nothing to pick: pi prints "No session selected", exit 0.
+    #[error("No session selected")]
+    NoSessionSelected,
+    /// The agent harness refused an operation.
+    #[error("{0}")]
+    Agent(#[from] arbor_agent::agent::AgentError),
     /// An error from the session layer (refused file, unknown entry, storage failure).
     #[error("{0}")]
     Session(#[from] SessionError),
@@ -53,6 +63,9 @@ impl CliError {
     }
 
     pub fn exit_code(&self) -> u8 {
+        if matches!(self, CliError::NoSessionSelected) {
+            return 0;
+        }
         if self.is_invalid_session() || matches!(self, CliError::Usage(_)) {
             EXIT_INVALID
         } else {

@@ -1,13 +1,17 @@
 //! `arbor-coding-agent`: the `arbor` command-line app. For now its commands inspect and manage
 //! sessions (`arbor session ...`); the interactive agent builds on the same parts.
 
+pub mod app;
 pub mod auth;
 pub mod cli;
 pub mod commands;
 pub mod config;
+pub mod export;
 pub mod error;
 pub mod lookup;
+pub mod modes;
 pub mod prompt;
+pub mod provider;
 pub mod render;
 pub mod store;
 pub mod tools;
