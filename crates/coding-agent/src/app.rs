@@ -73,12 +73,21 @@ pub fn check_conflicts(a: &AgentArgs) -> Result<(), CliError> {
 
 /// The directory sessions go to and whether it is a per-cwd layout (`false` for an override,
 /// whose files sit directly in it).
-fn session_location(a: &AgentArgs, global_dir: Option<&Path>, settings: &Settings, cwd: &Path, home: &Path) -> (PathBuf, bool) {
+fn session_location(
+    a: &AgentArgs,
+    global_dir: Option<&Path>,
+    settings: &Settings,
+    cwd: &Path,
+    home: &Path,
+) -> (PathBuf, bool) {
     if let Some(d) = global_dir {
         return (d.to_path_buf(), false);
     }
     if let Some(d) = std::env::var_os("ARBOR_SESSION_DIR").filter(|v| !v.is_empty()) {
-        return (PathBuf::from(tools::path::expand(&d.to_string_lossy())), false);
+        return (
+            PathBuf::from(tools::path::expand(&d.to_string_lossy())),
+            false,
+        );
     }
     if let Some(d) = settings.session_dir(cwd) {
         return (d, false);
@@ -97,7 +106,11 @@ fn newest_in(dir: &Path, cwd: &str, check_cwd: bool) -> Option<PathBuf> {
         }
         let Ok(meta) = e.metadata() else { continue };
         let Ok(mtime) = meta.modified() else { continue };
-        if check_cwd && crate::lookup::read_header(&p).map(|h| h.cwd != cwd).unwrap_or(true) {
+        if check_cwd
+            && crate::lookup::read_header(&p)
+                .map(|h| h.cwd != cwd)
+                .unwrap_or(true)
+        {
             continue;
         }
         if best.as_ref().is_none_or(|(t, _)| mtime > *t) {
@@ -130,7 +143,12 @@ pub fn split_thinking(spec: &str) -> (&str, Option<ThinkingLevel>) {
 }
 
 /// Picks the model: flags, then settings, then the first model whose provider has a key.
-fn choose_model(a: &AgentArgs, settings: &Settings, registry: &ModelRegistry, provider: &AppProvider) -> Result<(Model, Option<ThinkingLevel>), CliError> {
+fn choose_model(
+    a: &AgentArgs,
+    settings: &Settings,
+    registry: &ModelRegistry,
+    provider: &AppProvider,
+) -> Result<(Model, Option<ThinkingLevel>), CliError> {
     let unknown = |e: arbor_ai::AiError| CliError::Startup(format!("Error: {e}"));
     if let Some(spec) = &a.model {
         let (m, level) = split_thinking(spec);
@@ -163,7 +181,9 @@ fn choose_model(a: &AgentArgs, settings: &Settings, registry: &ModelRegistry, pr
     }
     for pid in registry.provider_ids() {
         let models = registry.provider_models(pid);
-        let Some(first) = models.first() else { continue };
+        let Some(first) = models.first() else {
+            continue;
+        };
         if provider.api_key(pid).is_some() || is_local(&first.base_url) {
             return Ok((first.clone(), None));
         }
@@ -187,10 +207,19 @@ pub fn active_tools(a: &AgentArgs, settings: &Settings) -> Result<Vec<String>, C
     let mut names: Vec<String> = if a.no_tools {
         Vec::new()
     } else if let Some(list) = &a.tools {
-        let items: Vec<&str> = list.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
-        let signed = items.iter().filter(|s| s.starts_with('+') || s.starts_with('-')).count();
+        let items: Vec<&str> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        let signed = items
+            .iter()
+            .filter(|s| s.starts_with('+') || s.starts_with('-'))
+            .count();
         if signed > 0 && signed != items.len() {
-            return Err(CliError::Startup("Error: --tools cannot mix plain names with +name/-name changes".into()));
+            return Err(CliError::Startup(
+                "Error: --tools cannot mix plain names with +name/-name changes".into(),
+            ));
         }
         if signed > 0 {
             let mut set = base.clone();
@@ -207,14 +236,22 @@ pub fn active_tools(a: &AgentArgs, settings: &Settings) -> Result<Vec<String>, C
             set
         } else {
             let mut out = Vec::new();
-            for item in items {
+            let mut globs = Vec::new();
+            for item in &items {
                 let glob = globset::Glob::new(item)
-                    .map_err(|e| CliError::Startup(format!("Error: bad --tools pattern '{item}': {e}")))?
+                    .map_err(|e| {
+                        CliError::Startup(format!("Error: bad --tools pattern '{item}': {e}"))
+                    })?
                     .compile_matcher();
-                for t in tools::ALL_TOOLS {
-                    if glob.is_match(t) && !out.iter().any(|n: &String| n == t) {
-                        out.push(t.to_owned());
-                    }
+                if !tools::ALL_TOOLS.iter().any(|t| glob.is_match(t)) {
+                    return Err(CliError::Startup(format!("Error: Unknown tool: {item}")));
+                }
+                globs.push(glob);
+            }
+            // The built-in order, so the request does not depend on how the flag was written.
+            for t in tools::ALL_TOOLS {
+                if globs.iter().any(|g| g.is_match(t)) {
+                    out.push(t.to_owned());
                 }
             }
             out
@@ -254,19 +291,38 @@ pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliE
         .map_err(|e| CliError::Config(e.to_string()))?;
     let registry = Arc::new(registry);
     let auth = Arc::new(AuthStore::load(&home)?);
-    let provider = Arc::new(AppProvider::new(registry.clone(), auth, a.api_key.clone().map(ApiKey::new)));
+    let provider = Arc::new(AppProvider::new(
+        registry.clone(),
+        auth,
+        a.api_key.clone().map(ApiKey::new),
+    ));
 
     // ---- the session ----
     let (dir, layout) = session_location(a, global_dir, &settings, &cwd, &home);
-    let repo = if layout { JsonlRepository::new(dir.clone()) } else { JsonlRepository::flat(dir.clone()) };
-    let project_dir = if layout { repo.dir_for_cwd(&cwd_text) } else { dir.clone() };
+    let repo = if layout {
+        JsonlRepository::new(dir.clone())
+    } else {
+        JsonlRepository::flat(dir.clone())
+    };
+    let project_dir = if layout {
+        repo.dir_for_cwd(&cwd_text)
+    } else {
+        dir.clone()
+    };
     let mut opened_existing = false;
     let storage: Arc<dyn SessionStorage> = if a.no_session {
         Arc::new(MemoryStorage::new(cwd_text.clone()))
     } else if let Some(src) = &a.fork {
         let path = find_session(src, &dir, layout, &cwd)?;
         let forked = repo
-            .fork(&path.display().to_string(), ForkOptions { cwd: Some(cwd_text.clone()), id: a.session_id.clone(), ..Default::default() })
+            .fork(
+                &path.display().to_string(),
+                ForkOptions {
+                    cwd: Some(cwd_text.clone()),
+                    id: a.session_id.clone(),
+                    ..Default::default()
+                },
+            )
             .await?;
         opened_existing = true;
         Arc::new(forked)
@@ -283,8 +339,17 @@ pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliE
                 Arc::new(repo.open(&path.display().to_string()).await?)
             }
             None => {
-                eprintln!("No project session found with id '{id}'; creating a new session with that id.");
-                Arc::new(repo.create(CreateOptions { id: Some(id.clone()), cwd: cwd_text.clone(), ..Default::default() }).await?)
+                eprintln!(
+                    "No project session found with id '{id}'; creating a new session with that id."
+                );
+                Arc::new(
+                    repo.create(CreateOptions {
+                        id: Some(id.clone()),
+                        cwd: cwd_text.clone(),
+                        ..Default::default()
+                    })
+                    .await?,
+                )
             }
         }
     } else if a.continue_ || a.resume {
@@ -296,10 +361,22 @@ pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliE
                 Arc::new(repo.open(&path.display().to_string()).await?)
             }
             None if a.resume => return Err(CliError::NoSessionSelected),
-            None => Arc::new(repo.create(CreateOptions { cwd: cwd_text.clone(), ..Default::default() }).await?),
+            None => Arc::new(
+                repo.create(CreateOptions {
+                    cwd: cwd_text.clone(),
+                    ..Default::default()
+                })
+                .await?,
+            ),
         }
     } else {
-        Arc::new(repo.create(CreateOptions { cwd: cwd_text.clone(), ..Default::default() }).await?)
+        Arc::new(
+            repo.create(CreateOptions {
+                cwd: cwd_text.clone(),
+                ..Default::default()
+            })
+            .await?,
+        )
     };
     let header = storage.header().await?;
     let session_file = (!a.no_session).then(|| PathBuf::from(storage.location()));
@@ -309,10 +386,17 @@ pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliE
     let (model, flag_level) = choose_model(a, &settings, &registry, &provider)?;
     let level = flag_level
         .or_else(|| a.thinking.as_deref().and_then(ThinkingLevel::parse))
-        .or_else(|| settings.default_thinking_level().as_deref().and_then(ThinkingLevel::parse));
+        .or_else(|| {
+            settings
+                .default_thinking_level()
+                .as_deref()
+                .and_then(ThinkingLevel::parse)
+        });
     if let Some(t) = &a.thinking {
         if ThinkingLevel::parse(t).is_none() {
-            return Err(CliError::Startup(format!("Error: Invalid thinking level \"{t}\"")));
+            return Err(CliError::Startup(format!(
+                "Error: Invalid thinking level \"{t}\""
+            )));
         }
     }
     let active = active_tools(a, &settings)?;
@@ -333,21 +417,39 @@ pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliE
             env: env_vars,
         },
     );
-    let context_files = if a.no_context_files { Vec::new() } else { prompt::load_context_files(&home, &cwd) };
+    let context_files = if a.no_context_files {
+        Vec::new()
+    } else {
+        prompt::load_context_files(&home, &cwd)
+    };
     let custom = a
         .system_prompt
         .as_deref()
         .map(|v| prompt::text_or_file(v, &cwd))
         .or_else(|| read_optional(&cwd.join(".arbor").join("SYSTEM.md")))
         .or_else(|| read_optional(&home.join("SYSTEM.md")));
-    let mut append: Vec<String> = a.append_system_prompt.iter().map(|v| prompt::text_or_file(v, &cwd)).collect();
+    let mut append: Vec<String> = a
+        .append_system_prompt
+        .iter()
+        .map(|v| prompt::text_or_file(v, &cwd))
+        .collect();
     if let Some(extra) = read_optional(&home.join("APPEND_SYSTEM.md")) {
         append.push(extra);
     }
-    let parts = PromptParts { custom, append, active_tools: Vec::new(), context_files, cwd: cwd_text.clone() };
+    let parts = PromptParts {
+        custom,
+        append,
+        active_tools: Vec::new(),
+        context_files,
+        cwd: cwd_text.clone(),
+    };
     let system_prompt = SystemPrompt::callback(move |input| {
         let mut p = parts.clone();
-        p.active_tools = input.active_tools.iter().map(|t| t.name().to_owned()).collect();
+        p.active_tools = input
+            .active_tools
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect();
         prompt::render(&p)
     });
     let options = HarnessOptions {
@@ -357,14 +459,18 @@ pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliE
         active_tool_names: Some(active),
         system_prompt,
         stream_options: arbor_ai::StreamOptions {
-            timeout: Some(std::time::Duration::from_millis(settings.http_idle_timeout_ms())),
+            timeout: Some(std::time::Duration::from_millis(
+                settings.http_idle_timeout_ms(),
+            )),
             ..Default::default()
         },
         steering_mode: queue_mode(settings.steering_mode()),
         follow_up_mode: queue_mode(settings.follow_up_mode()),
         models: Some({
             let registry = registry.clone();
-            Arc::new(move |r: &arbor_agent::context::projection::ModelRef| registry.get(&r.provider, &r.model_id).cloned())
+            Arc::new(move |r: &arbor_agent::context::projection::ModelRef| {
+                registry.get(&r.provider, &r.model_id).cloned()
+            })
         }),
         ..Default::default()
     };
@@ -383,7 +489,16 @@ pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliE
     if let Some(name) = &a.name {
         session.append_session_name(name.trim()).await?;
     }
-    Ok(App { harness, session, header, session_file, registry, provider, settings, cwd })
+    Ok(App {
+        harness,
+        session,
+        header,
+        session_file,
+        registry,
+        provider,
+        settings,
+        cwd,
+    })
 }
 
 fn read_optional(p: &Path) -> Option<String> {
@@ -394,11 +509,25 @@ fn read_optional(p: &Path) -> Option<String> {
 fn find_session(arg: &str, dir: &Path, layout: bool, cwd: &Path) -> Result<PathBuf, CliError> {
     if looks_like_path(arg) {
         let p = tools::path::resolve(arg, cwd);
-        return if p.is_file() { Ok(p) } else { Err(CliError::NotFound(format!("No session found matching '{arg}'"))) };
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(CliError::Startup(format!(
+                "No session found matching '{arg}'"
+            )))
+        };
     }
-    let dirs = if layout { SessionDirs::Layout { root: dir.to_path_buf() } } else { SessionDirs::Flat { dir: dir.to_path_buf() } };
+    let dirs = if layout {
+        SessionDirs::Layout {
+            root: dir.to_path_buf(),
+        }
+    } else {
+        SessionDirs::Flat {
+            dir: dir.to_path_buf(),
+        }
+    };
     dirs.find(arg, None).map_err(|e| match e {
-        CliError::NotFound(_) => CliError::NotFound(format!("No session found matching '{arg}'")),
+        CliError::NotFound(_) => CliError::Startup(format!("No session found matching '{arg}'")),
         other => other,
     })
 }
@@ -407,6 +536,8 @@ fn find_in_project(project_dir: &Path, id: &str) -> Option<PathBuf> {
     let entries = std::fs::read_dir(project_dir).ok()?;
     entries.flatten().map(|e| e.path()).find(|p| {
         crate::lookup::session_id_of(p).as_deref() == Some(id)
-            || crate::lookup::read_header(p).map(|h| h.id == id).unwrap_or(false)
+            || crate::lookup::read_header(p)
+                .map(|h| h.id == id)
+                .unwrap_or(false)
     })
 }

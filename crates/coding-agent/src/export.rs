@@ -29,7 +29,11 @@ pub async fn render_html(file: &Path) -> Result<String, CliError> {
     let ctx = store::load_context(file, None).await?;
     let header = crate::lookup::read_header(file)?;
     let tree = store::render_tree(file).await?;
-    let text = transcript::render(&ctx.header, &ctx.messages, transcript::TranscriptOptions { full: true });
+    let text = transcript::render(
+        &ctx.header,
+        &ctx.messages,
+        transcript::TranscriptOptions { full: true },
+    );
     let title = format!("Arbor session {}", header.id);
     Ok(format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{t}</title>\n<style>\n\
@@ -50,7 +54,9 @@ pub async fn render_html(file: &Path) -> Result<String, CliError> {
 pub async fn export(file: &Path, out: Option<&Path>) -> Result<PathBuf, CliError> {
     let html = render_html(file).await?;
     let out = out.map_or_else(|| file.with_extension("html"), Path::to_path_buf);
-    tokio::fs::write(&out, html).await.map_err(|e| CliError::io(out.display().to_string(), e))?;
+    tokio::fs::write(&out, html)
+        .await
+        .map_err(|e| CliError::io(out.display().to_string(), e))?;
     Ok(out)
 }
 
@@ -58,7 +64,10 @@ pub async fn export(file: &Path, out: Option<&Path>) -> Result<PathBuf, CliError
 pub async fn run(args: &[String]) -> Result<ExitCode, CliError> {
     let file = PathBuf::from(&args[0]);
     if !file.is_file() {
-        return Err(CliError::Startup(format!("Error: File not found: {}", file.display())));
+        return Err(CliError::Startup(format!(
+            "Error: File not found: {}",
+            file.display()
+        )));
     }
     let out = args.get(1).map(PathBuf::from);
     let path = export(&file, out.as_deref()).await?;

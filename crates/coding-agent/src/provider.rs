@@ -22,29 +22,51 @@ pub struct AppProvider {
 
 impl std::fmt::Debug for AppProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("AppProvider").field("explicit_key", &self.explicit.is_some()).finish()
+        f.debug_struct("AppProvider")
+            .field("explicit_key", &self.explicit.is_some())
+            .finish()
     }
 }
 
 impl AppProvider {
-    pub fn new(registry: Arc<ModelRegistry>, auth: Arc<AuthStore>, explicit: Option<ApiKey>) -> Self {
-        AppProvider { registry, auth, explicit }
+    pub fn new(
+        registry: Arc<ModelRegistry>,
+        auth: Arc<AuthStore>,
+        explicit: Option<ApiKey>,
+    ) -> Self {
+        AppProvider {
+            registry,
+            auth,
+            explicit,
+        }
     }
 
     /// The key a request to `provider` will carry.
     pub fn api_key(&self, provider: &str) -> Option<ApiKey> {
-        let stored = self.explicit.clone().or_else(|| self.auth.api_key(provider));
+        let stored = self
+            .explicit
+            .clone()
+            .or_else(|| self.auth.api_key(provider));
         self.registry.api_key(provider, stored)
     }
 }
 
 impl ApiProvider for AppProvider {
-    fn stream(&self, model: &Model, context: &Context, mut options: StreamOptions) -> AssistantMessageEventStream {
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        mut options: StreamOptions,
+    ) -> AssistantMessageEventStream {
         if options.api_key.is_none() {
             options.api_key = self.api_key(&model.provider).map(|k| k.expose().to_owned());
         }
         for (name, value) in self.registry.resolved_headers(model) {
-            if !options.headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(&name)) {
+            if !options
+                .headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case(&name))
+            {
                 options.headers.push((name, Some(value)));
             }
         }

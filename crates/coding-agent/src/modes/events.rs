@@ -22,7 +22,9 @@ pub struct PiEvents {
 impl PiEvents {
     /// The JSON lines (usually one, sometimes none) for an event.
     pub fn convert(&mut self, event: &AgentEvent) -> Vec<Value> {
-        let Ok(mut v) = serde_json::to_value(event) else { return Vec::new() };
+        let Ok(mut v) = serde_json::to_value(event) else {
+            return Vec::new();
+        };
         match event {
             AgentEvent::MessageStart { .. } | AgentEvent::MessageEnd { .. } => {
                 if let Some(u) = v.pointer("/message/usage") {
@@ -30,7 +32,10 @@ impl PiEvents {
                 }
             }
             AgentEvent::MessageUpdate { .. } => {
-                if let Some(ev) = v.get_mut("assistantMessageEvent").and_then(Value::as_object_mut) {
+                if let Some(ev) = v
+                    .get_mut("assistantMessageEvent")
+                    .and_then(Value::as_object_mut)
+                {
                     if let Some(partial) = ev.remove("partial") {
                         if let Some(u) = partial.get("usage") {
                             self.usage = Some(u.clone());
@@ -50,10 +55,18 @@ impl PiEvents {
                 }
             }
             AgentEvent::ToolExecutionStart { tool_call_id, .. } => {
-                self.tool_started.insert(tool_call_id.clone(), Instant::now());
+                self.tool_started
+                    .insert(tool_call_id.clone(), Instant::now());
             }
-            AgentEvent::ToolExecutionEnd { tool_call_id, is_error, .. } => {
-                let ms = self.tool_started.remove(tool_call_id).map_or(0, |t| t.elapsed().as_millis() as u64);
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                is_error,
+                ..
+            } => {
+                let ms = self
+                    .tool_started
+                    .remove(tool_call_id)
+                    .map_or(0, |t| t.elapsed().as_millis() as u64);
                 if let Some(r) = v.get_mut("result").and_then(Value::as_object_mut) {
                     if *is_error {
                         r.insert("isError".into(), json!(true));
@@ -73,16 +86,30 @@ impl PiEvents {
                 self.aborted = true;
                 return Vec::new();
             }
-            AgentEvent::Settled { .. } => return vec![json!({"type": "agent_settled", "aborted": self.aborted})],
+            AgentEvent::Settled { .. } => {
+                return vec![json!({"type": "agent_settled", "aborted": self.aborted})]
+            }
             AgentEvent::SavePoint { .. } => return Vec::new(),
-            AgentEvent::QueueUpdate { steer, follow_up, .. } => {
+            AgentEvent::QueueUpdate {
+                steer, follow_up, ..
+            } => {
                 let text = |ms: &Vec<arbor_agent::message::AgentMessage>| -> Vec<Value> {
                     ms.iter().map(|m| json!(message_text(m))).collect()
                 };
-                return vec![json!({"type": "queue_update", "steering": text(steer), "followUp": text(follow_up)})];
+                return vec![
+                    json!({"type": "queue_update", "steering": text(steer), "followUp": text(follow_up)}),
+                ];
             }
-            AgentEvent::RetryScheduled { attempt, max_attempts, delay_ms, error_message, .. } => {
-                return vec![json!({"type": "auto_retry_start", "attempt": attempt, "maxAttempts": max_attempts, "delayMs": delay_ms, "errorMessage": error_message})];
+            AgentEvent::RetryScheduled {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+                ..
+            } => {
+                return vec![
+                    json!({"type": "auto_retry_start", "attempt": attempt, "maxAttempts": max_attempts, "delayMs": delay_ms, "errorMessage": error_message}),
+                ];
             }
             AgentEvent::ThinkingLevelUpdate { level, .. } => {
                 return vec![json!({"type": "thinking_level_changed", "level": level})];
@@ -110,7 +137,13 @@ pub fn message_text(m: &arbor_agent::message::AgentMessage) -> String {
 /// Long work (retries, compaction) is announced on stderr, never stdout (print mode).
 pub fn progress_on_stderr(harness: &AgentHarness) {
     harness.subscribe(|e| match e {
-        AgentEvent::RetryScheduled { attempt, max_attempts, delay_ms, error_message, .. } => {
+        AgentEvent::RetryScheduled {
+            attempt,
+            max_attempts,
+            delay_ms,
+            error_message,
+            ..
+        } => {
             eprintln!(
                 "arbor: request failed ({error_message}); retry {attempt}/{max_attempts} in {:.1}s",
                 *delay_ms as f64 / 1000.0

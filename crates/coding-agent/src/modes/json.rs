@@ -29,16 +29,16 @@ pub async fn run(app: App, prompts: Vec<Prompt>) -> Result<ExitCode, CliError> {
         }
     });
     let harness = app.harness.clone();
-    let work = async {
+    let mut work = tokio::spawn(async move {
         for p in &prompts {
             harness.prompt(&p.text, &p.images).await?;
         }
         Ok::<_, CliError>(())
-    };
+    });
     tokio::select! {
-        r = work => r?,
+        r = &mut work => r.map_err(|e| CliError::Startup(format!("Error: the run failed: {e}")))??,
         code = super::shutdown_signal() => {
-            let _ = app.harness.abort().await;
+            super::stop(&app.harness, work).await;
             return Ok(ExitCode::from(code));
         }
     }

@@ -46,25 +46,42 @@ pub struct Prompt {
 
 /// Builds the prompts: piped stdin, then `@file` texts, then the first message make the first
 /// prompt (concatenated as they are); later messages follow one by one.
-pub fn collect_prompts(args: &AgentArgs, stdin: Option<String>, cwd: &Path) -> Result<Vec<Prompt>, CliError> {
-    let mut first = Prompt { text: stdin.unwrap_or_default(), images: Vec::new() };
+pub fn collect_prompts(
+    args: &AgentArgs,
+    stdin: Option<String>,
+    cwd: &Path,
+) -> Result<Vec<Prompt>, CliError> {
+    let mut first = Prompt {
+        text: stdin.unwrap_or_default(),
+        images: Vec::new(),
+    };
     let mut messages = Vec::new();
     for m in &args.messages {
         if let Some(raw) = m.strip_prefix('@') {
             let abs = crate::tools::path::resolve_for_read(raw, cwd);
-            let bytes = std::fs::read(&abs)
-                .map_err(|_| CliError::Startup(format!("Error: File not found: {}", abs.display())))?;
+            let bytes = std::fs::read(&abs).map_err(|_| {
+                CliError::Startup(format!("Error: File not found: {}", abs.display()))
+            })?;
             if bytes.is_empty() {
                 continue;
             }
             if let Some(mime) = crate::tools::image::sniff(&bytes[..bytes.len().min(64)]) {
-                first.text.push_str(&format!("<file name=\"{}\"></file>\n", abs.display()));
+                first
+                    .text
+                    .push_str(&format!("<file name=\"{}\"></file>\n", abs.display()));
                 if let Ok(p) = crate::tools::image::prepare(&bytes, mime, true) {
-                    first.images.push(ImageContent { data: p.data, mime_type: p.mime_type.to_owned(), ..Default::default() });
+                    first.images.push(ImageContent {
+                        data: p.data,
+                        mime_type: p.mime_type.to_owned(),
+                        ..Default::default()
+                    });
                 }
             } else {
                 let text = String::from_utf8_lossy(&bytes);
-                first.text.push_str(&format!("<file name=\"{}\">\n{text}\n</file>\n", abs.display()));
+                first.text.push_str(&format!(
+                    "<file name=\"{}\">\n{text}\n</file>\n",
+                    abs.display()
+                ));
             }
         } else {
             messages.push(m.clone());
@@ -78,7 +95,10 @@ pub fn collect_prompts(args: &AgentArgs, stdin: Option<String>, cwd: &Path) -> R
     if !first.text.is_empty() || !first.images.is_empty() {
         out.push(first);
     }
-    out.extend(rest.map(|text| Prompt { text, images: Vec::new() }));
+    out.extend(rest.map(|text| Prompt {
+        text,
+        images: Vec::new(),
+    }));
     Ok(out)
 }
 
@@ -100,12 +120,16 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
         ));
     }
     if mode == Mode::Rpc && args.messages.iter().any(|m| m.starts_with('@')) {
-        return Err(CliError::Startup("Error: @file arguments are not supported in RPC mode".into()));
+        return Err(CliError::Startup(
+            "Error: @file arguments are not supported in RPC mode".into(),
+        ));
     }
     let cwd = std::env::current_dir().map_err(|e| CliError::io("current directory", e))?;
     let stdin = if mode != Mode::Rpc && !stdin_tty {
         let mut buf = String::new();
-        std::io::stdin().read_to_string(&mut buf).map_err(|e| CliError::io("stdin", e))?;
+        std::io::stdin()
+            .read_to_string(&mut buf)
+            .map_err(|e| CliError::io("stdin", e))?;
         Some(buf)
     } else {
         None
@@ -121,16 +145,25 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
 
 fn list_models(args: &AgentArgs, search: &str) -> Result<ExitCode, CliError> {
     let home = crate::config::arbor_home();
-    let mut registry = arbor_ai::models::ModelRegistry::builtin().map_err(|e| CliError::Config(e.to_string()))?;
-    registry.load_models_json(&home.join("models.json")).map_err(|e| CliError::Config(e.to_string()))?;
+    let mut registry =
+        arbor_ai::models::ModelRegistry::builtin().map_err(|e| CliError::Config(e.to_string()))?;
+    registry
+        .load_models_json(&home.join("models.json"))
+        .map_err(|e| CliError::Config(e.to_string()))?;
     let registry = std::sync::Arc::new(registry);
     let auth = std::sync::Arc::new(crate::auth::AuthStore::load(&home)?);
-    let provider = crate::provider::AppProvider::new(registry.clone(), auth, args.api_key.clone().map(arbor_ai::models::ApiKey::new));
+    let provider = crate::provider::AppProvider::new(
+        registry.clone(),
+        auth,
+        args.api_key.clone().map(arbor_ai::models::ApiKey::new),
+    );
     let needle = search.to_lowercase();
     let mut out = String::from("provider\tmodel\tcontext\tmax-out\tthinking\timages\n");
     let mut any = false;
     for m in registry.models() {
-        let keyed = provider.api_key(&m.provider).is_some() || m.base_url.contains("://localhost") || m.base_url.contains("://127.0.0.1");
+        let keyed = provider.api_key(&m.provider).is_some()
+            || m.base_url.contains("://localhost")
+            || m.base_url.contains("://127.0.0.1");
         let hay = format!("{}/{} {}", m.provider, m.id, m.name).to_lowercase();
         if !keyed || (!needle.is_empty() && !hay.contains(&needle)) {
             continue;
@@ -147,17 +180,39 @@ fn list_models(args: &AgentArgs, search: &str) -> Result<ExitCode, CliError> {
         ));
     }
     if !any {
-        eprintln!("No models available. Set an API key or add a provider to {}", home.join("models.json").display());
+        eprintln!(
+            "No models available. Set an API key or add a provider to {}",
+            home.join("models.json").display()
+        );
         return Ok(ExitCode::SUCCESS);
     }
     print!("{out}");
     Ok(ExitCode::SUCCESS)
 }
 
+/// Aborts the run (tools are cancelled, bash process groups killed) and waits for it to write
+/// its last entries; a second signal exits at once.
+pub async fn stop<T>(
+    harness: &arbor_agent::harness::AgentHarness,
+    work: tokio::task::JoinHandle<T>,
+) {
+    let wind_down = async {
+        harness.abort().await;
+        let _ = work.await;
+    };
+    tokio::select! {
+        _ = wind_down => {}
+        code = shutdown_signal() => std::process::exit(i32::from(code)),
+    }
+}
+
 /// Resolves on SIGTERM (143) or SIGHUP (129) with the exit code.
 pub async fn shutdown_signal() -> u8 {
     use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut hup)) = (signal(SignalKind::terminate()), signal(SignalKind::hangup())) else {
+    let (Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
         return std::future::pending().await;
     };
     tokio::select! {
@@ -190,15 +245,37 @@ mod tests {
         std::fs::write(dir.path().join("a.txt"), "alpha").unwrap();
         std::fs::write(dir.path().join("empty.txt"), "").unwrap();
         let a = AgentArgs {
-            messages: vec!["@a.txt".into(), "@empty.txt".into(), "first".into(), "second".into()],
+            messages: vec![
+                "@a.txt".into(),
+                "@empty.txt".into(),
+                "first".into(),
+                "second".into(),
+            ],
             ..Default::default()
         };
         let p = collect_prompts(&a, Some("piped\n".into()), dir.path()).unwrap();
         let abs = dir.path().join("a.txt");
-        assert_eq!(p[0].text, format!("piped\n<file name=\"{}\">\nalpha\n</file>\nfirst", abs.display()));
+        assert_eq!(
+            p[0].text,
+            format!(
+                "piped\n<file name=\"{}\">\nalpha\n</file>\nfirst",
+                abs.display()
+            )
+        );
         assert_eq!(p[1].text, "second");
-        let missing = AgentArgs { messages: vec!["@nope.txt".into()], ..Default::default() };
-        let e = collect_prompts(&missing, None, dir.path()).unwrap_err().to_string();
-        assert_eq!(e, format!("Error: File not found: {}", dir.path().join("nope.txt").display()));
+        let missing = AgentArgs {
+            messages: vec!["@nope.txt".into()],
+            ..Default::default()
+        };
+        let e = collect_prompts(&missing, None, dir.path())
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            format!(
+                "Error: File not found: {}",
+                dir.path().join("nope.txt").display()
+            )
+        );
     }
 }

@@ -14,16 +14,28 @@ use crate::error::CliError;
 
 /// What print mode reports for the final answer: stdout text, stderr text, exit code.
 pub fn outcome(last: Option<&AssistantMessage>) -> (String, Option<String>, u8) {
-    let Some(m) = last else { return (String::new(), None, 0) };
-    let text: String = m.content.iter().filter_map(|b| b.as_text()).map(|t| format!("{t}\n")).collect();
+    let Some(m) = last else {
+        return (String::new(), None, 0);
+    };
+    let text: String = m
+        .content
+        .iter()
+        .filter_map(|b| b.as_text())
+        .map(|t| format!("{t}\n"))
+        .collect();
     match m.stop_reason {
         StopReason::Error | StopReason::Aborted => {
-            let msg = m.error_message.clone().unwrap_or_else(|| format!("Request {}", m.stop_reason.as_str()));
+            let msg = m
+                .error_message
+                .clone()
+                .unwrap_or_else(|| format!("Request {}", m.stop_reason.as_str()));
             (String::new(), Some(msg), 1)
         }
-        StopReason::Length => {
-            (text, Some("Response was truncated: the model reached its output token limit.".into()), 1)
-        }
+        StopReason::Length => (
+            text,
+            Some("Response was truncated: the model reached its output token limit.".into()),
+            1,
+        ),
         _ => (text, None, 0),
     }
 }
@@ -31,18 +43,18 @@ pub fn outcome(last: Option<&AssistantMessage>) -> (String, Option<String>, u8) 
 pub async fn run(app: App, prompts: Vec<Prompt>) -> Result<ExitCode, CliError> {
     let harness = app.harness.clone();
     super::events::progress_on_stderr(&harness);
-    let work = async {
+    // The run is its own task so an abort (which waits for the run to wind down) can proceed.
+    let mut work = tokio::spawn(async move {
         let mut last = None;
         for p in &prompts {
             last = Some(harness.prompt(&p.text, &p.images).await?);
         }
         Ok::<_, CliError>(last)
-    };
-    tokio::pin!(work);
+    });
     let last = tokio::select! {
-        r = &mut work => r?,
+        r = &mut work => r.map_err(|e| CliError::Startup(format!("Error: the run failed: {e}")))??,
         code = super::shutdown_signal() => {
-            let _ = app.harness.abort().await;
+            super::stop(&app.harness, work).await;
             return Ok(ExitCode::from(code));
         }
     };

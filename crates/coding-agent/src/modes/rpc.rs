@@ -55,7 +55,9 @@ fn respond(id: Option<&Value>, command: &str, result: Result<Option<Value>, Stri
 }
 
 fn str_field<'a>(cmd: &'a Value, name: &str) -> Result<&'a str, String> {
-    cmd.get(name).and_then(Value::as_str).ok_or_else(|| format!("Missing required field: {name}"))
+    cmd.get(name)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("Missing required field: {name}"))
 }
 
 fn images_of(cmd: &Value) -> Vec<ImageContent> {
@@ -73,7 +75,12 @@ struct Rpc {
 impl Rpc {
     fn busy(&self) -> bool {
         self.app.harness.phase() != Phase::Idle
-            || self.running.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|h| !h.is_finished())
+            || self
+                .running
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .as_ref()
+                .is_some_and(|h| !h.is_finished())
     }
 
     async fn handle(self: &Arc<Self>, cmd: &Value, kind: &str) -> Result<Option<Value>, String> {
@@ -92,7 +99,9 @@ impl Rpc {
                 let harness = h.clone();
                 let task = tokio::spawn(async move {
                     if let Err(e) = harness.prompt(&message, &images).await {
-                        emit_line(&json!({"type": "extension_error", "extensionPath": "", "event": "prompt", "error": e.to_string()}));
+                        emit_line(
+                            &json!({"type": "extension_error", "extensionPath": "", "event": "prompt", "error": e.to_string()}),
+                        );
                     }
                 });
                 *self.running.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
@@ -101,12 +110,21 @@ impl Rpc {
             "steer" | "follow_up" => {
                 let message = str_field(cmd, "message")?;
                 let images = images_of(cmd);
-                let r = if kind == "steer" { h.steer(message, &images) } else { h.follow_up(message, &images) };
-                r.map(|_| Some(json!({"disposition": "queued"}))).map_err(|e| e.to_string())
+                let r = if kind == "steer" {
+                    h.steer(message, &images)
+                } else {
+                    h.follow_up(message, &images)
+                };
+                r.map(|_| Some(json!({"disposition": "queued"})))
+                    .map_err(|e| e.to_string())
             }
             "abort" => {
                 h.abort().await;
-                let task = self.running.lock().unwrap_or_else(|p| p.into_inner()).take();
+                let task = self
+                    .running
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .take();
                 if let Some(t) = task {
                     let _ = t.await;
                 }
@@ -115,7 +133,12 @@ impl Rpc {
             "get_state" => {
                 let (steer, follow, _) = h.queues();
                 let name = self.app.session.name().await.map_err(|e| e.to_string())?;
-                let ctx = self.app.session.build_context(&ContextOptions::default()).await.map_err(|e| e.to_string())?;
+                let ctx = self
+                    .app
+                    .session
+                    .build_context(&ContextOptions::default())
+                    .await
+                    .map_err(|e| e.to_string())?;
                 let mut data = json!({
                     "model": h.model(),
                     "thinkingLevel": h.thinking_level().as_str(),
@@ -135,7 +158,12 @@ impl Rpc {
                 Ok(Some(data))
             }
             "get_messages" => {
-                let ctx = self.app.session.build_context(&ContextOptions::default()).await.map_err(|e| e.to_string())?;
+                let ctx = self
+                    .app
+                    .session
+                    .build_context(&ContextOptions::default())
+                    .await
+                    .map_err(|e| e.to_string())?;
                 Ok(Some(json!({"messages": &*ctx.messages})))
             }
             "set_model" => {
@@ -147,7 +175,9 @@ impl Rpc {
                     .get(provider, model_id)
                     .cloned()
                     .ok_or_else(|| format!("Model not found: {provider}/{model_id}"))?;
-                h.set_model(model.clone()).await.map_err(|e| e.to_string())?;
+                h.set_model(model.clone())
+                    .await
+                    .map_err(|e| e.to_string())?;
                 Ok(Some(json!(model)))
             }
             "get_available_models" => {
@@ -155,14 +185,21 @@ impl Rpc {
                     .app
                     .registry
                     .models()
-                    .filter(|m| self.app.provider.api_key(&m.provider).is_some() || m.base_url.contains("://127.0.0.1") || m.base_url.contains("://localhost"))
+                    .filter(|m| {
+                        self.app.provider.api_key(&m.provider).is_some()
+                            || m.base_url.contains("://127.0.0.1")
+                            || m.base_url.contains("://localhost")
+                    })
                     .collect();
                 Ok(Some(json!({"models": models})))
             }
             "set_thinking_level" => {
                 let level = str_field(cmd, "level")?;
-                let level = ThinkingLevel::parse(level).ok_or_else(|| format!("Invalid thinking level: {level}"))?;
-                h.set_thinking_level(level).await.map_err(|e| e.to_string())?;
+                let level = ThinkingLevel::parse(level)
+                    .ok_or_else(|| format!("Invalid thinking level: {level}"))?;
+                h.set_thinking_level(level)
+                    .await
+                    .map_err(|e| e.to_string())?;
                 Ok(None)
             }
             "get_available_thinking_levels" => Ok(Some(json!({"levels": levels(&h.model())}))),
@@ -172,9 +209,14 @@ impl Rpc {
                     return Ok(Some(Value::Null));
                 }
                 let cur = h.thinking_level().as_str();
-                let i = all.iter().position(|l| *l == cur).map_or(0, |i| (i + 1) % all.len());
+                let i = all
+                    .iter()
+                    .position(|l| *l == cur)
+                    .map_or(0, |i| (i + 1) % all.len());
                 let next = ThinkingLevel::parse(all[i]).unwrap_or(ThinkingLevel::Off);
-                h.set_thinking_level(next).await.map_err(|e| e.to_string())?;
+                h.set_thinking_level(next)
+                    .await
+                    .map_err(|e| e.to_string())?;
                 Ok(Some(json!({"level": all[i]})))
             }
             "set_steering_mode" | "set_follow_up_mode" => {
@@ -192,12 +234,26 @@ impl Rpc {
             }
             "get_session_stats" => self.stats().await,
             "get_entries" => {
-                let entries = self.app.session.entries().await.map_err(|e| e.to_string())?;
+                let entries = self
+                    .app
+                    .session
+                    .entries()
+                    .await
+                    .map_err(|e| e.to_string())?;
                 let start = match cmd.get("since").and_then(Value::as_str) {
-                    Some(since) => entries.iter().position(|e| e.id == since).map(|i| i + 1).ok_or_else(|| format!("Entry not found: {since}"))?,
+                    Some(since) => entries
+                        .iter()
+                        .position(|e| e.id == since)
+                        .map(|i| i + 1)
+                        .ok_or_else(|| format!("Entry not found: {since}"))?,
                     None => 0,
                 };
-                let leaf = self.app.session.leaf_id().await.map_err(|e| e.to_string())?;
+                let leaf = self
+                    .app
+                    .session
+                    .leaf_id()
+                    .await
+                    .map_err(|e| e.to_string())?;
                 Ok(Some(json!({"entries": &entries[start..], "leafId": leaf})))
             }
             "get_tree" => {
@@ -215,22 +271,40 @@ impl Rpc {
                 Ok(Some(json!({"tree": roots, "leafId": tree.leaf_id})))
             }
             "get_last_assistant_text" => {
-                let ctx = self.app.session.build_context(&ContextOptions::default()).await.map_err(|e| e.to_string())?;
+                let ctx = self
+                    .app
+                    .session
+                    .build_context(&ContextOptions::default())
+                    .await
+                    .map_err(|e| e.to_string())?;
                 let text = ctx.messages.iter().rev().find_map(|m| match m {
-                    arbor_agent::message::AgentMessage::Llm(Message::Assistant(a)) => Some(a.text()),
+                    arbor_agent::message::AgentMessage::Llm(Message::Assistant(a)) => {
+                        Some(a.text())
+                    }
                     _ => None,
                 });
                 Ok(Some(json!({"text": text})))
             }
             "get_fork_messages" => {
-                let branch = self.app.session.branch(None).await.map_err(|e| e.to_string())?;
+                let branch = self
+                    .app
+                    .session
+                    .branch(None)
+                    .await
+                    .map_err(|e| e.to_string())?;
                 let mut out = Vec::new();
                 for e in &branch {
                     let v = serde_json::to_value(e).unwrap_or(Value::Null);
-                    if v.get("type") == Some(&json!("message")) && v.pointer("/message/role") == Some(&json!("user")) {
+                    if v.get("type") == Some(&json!("message"))
+                        && v.pointer("/message/role") == Some(&json!("user"))
+                    {
                         let text = match v.pointer("/message/content") {
                             Some(Value::String(s)) => s.clone(),
-                            Some(Value::Array(b)) => b.iter().filter_map(|x| x.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join(""),
+                            Some(Value::Array(b)) => b
+                                .iter()
+                                .filter_map(|x| x.get("text").and_then(Value::as_str))
+                                .collect::<Vec<_>>()
+                                .join(""),
                             _ => String::new(),
                         };
                         out.push(json!({"entryId": e.id, "text": text}));
@@ -243,24 +317,54 @@ impl Rpc {
                 if name.is_empty() {
                     return Err("Session name cannot be empty".into());
                 }
-                self.app.session.append_session_name(name).await.map_err(|e| e.to_string())?;
+                self.app
+                    .session
+                    .append_session_name(name)
+                    .await
+                    .map_err(|e| e.to_string())?;
                 Ok(None)
             }
             "get_commands" => Ok(Some(json!({"commands": []}))),
             "bash" => {
                 let command = str_field(cmd, "command")?;
-                let env = crate::tools::ToolEnv::new(self.app.cwd.clone(), crate::tools::ToolSettings::default());
-                let r = crate::tools::run("bash", &env, json!({"command": command}), tokio_util::sync::CancellationToken::new(), None).await;
+                let env = crate::tools::ToolEnv::new(
+                    self.app.cwd.clone(),
+                    crate::tools::ToolSettings::default(),
+                );
+                let r = crate::tools::run(
+                    "bash",
+                    &env,
+                    json!({"command": command}),
+                    tokio_util::sync::CancellationToken::new(),
+                    None,
+                )
+                .await;
                 let (text, details, code) = match r {
-                    Ok(o) => (o.content.iter().filter_map(|b| b.as_text()).collect::<String>(), o.details, 0),
+                    Ok(o) => (
+                        o.content
+                            .iter()
+                            .filter_map(|b| b.as_text())
+                            .collect::<String>(),
+                        o.details,
+                        0,
+                    ),
                     Err(crate::tools::ToolError::Failed { message, details }) => {
-                        let code = message.rsplit_once("Command exited with code ").and_then(|(_, c)| c.trim().parse::<i64>().ok()).unwrap_or(1);
-                        let out = message.rsplit_once("\n\nCommand exited with code ").map_or(message.clone(), |(o, _)| o.to_owned());
+                        let code = message
+                            .rsplit_once("Command exited with code ")
+                            .and_then(|(_, c)| c.trim().parse::<i64>().ok())
+                            .unwrap_or(1);
+                        let out = message
+                            .rsplit_once("\n\nCommand exited with code ")
+                            .map_or(message.clone(), |(o, _)| o.to_owned());
                         (out, details, code)
                     }
                     Err(crate::tools::ToolError::Aborted(m)) => (m, None, 1),
                 };
-                let output = if text == "(no output)" { String::new() } else { text };
+                let output = if text == "(no output)" {
+                    String::new()
+                } else {
+                    text
+                };
                 let mut data = json!({"output": output, "exitCode": code, "cancelled": false, "truncated": details.is_some()});
                 if let Some(p) = details.as_ref().and_then(|d| d.get("fullOutputPath")) {
                     data["fullOutputPath"] = p.clone();
@@ -268,35 +372,66 @@ impl Rpc {
                 Ok(Some(data))
             }
             "export_html" => {
-                let Some(file) = &self.app.session_file else { return Err("Cannot export: the session is not stored (--no-session)".into()) };
-                let out = cmd.get("outputPath").and_then(Value::as_str).map(std::path::PathBuf::from);
-                let path = crate::export::export(file, out.as_deref()).await.map_err(|e| e.to_string())?;
+                let Some(file) = &self.app.session_file else {
+                    return Err("Cannot export: the session is not stored (--no-session)".into());
+                };
+                let out = cmd
+                    .get("outputPath")
+                    .and_then(Value::as_str)
+                    .map(std::path::PathBuf::from);
+                let path = crate::export::export(file, out.as_deref())
+                    .await
+                    .map_err(|e| e.to_string())?;
                 Ok(Some(json!({"path": path.display().to_string()})))
             }
-            other if UNSUPPORTED.contains(&other) => Err(format!("{other} is not supported by arbor yet")),
+            other if UNSUPPORTED.contains(&other) => {
+                Err(format!("{other} is not supported by arbor yet"))
+            }
             other => Err(format!("Unknown command: {other}")),
         }
     }
 
     async fn stats(&self) -> Result<Option<Value>, String> {
-        let entries = self.app.session.entries().await.map_err(|e| e.to_string())?;
-        let (mut users, mut assistants, mut calls, mut results, mut total) = (0u64, 0u64, 0u64, 0u64, 0u64);
+        let entries = self
+            .app
+            .session
+            .entries()
+            .await
+            .map_err(|e| e.to_string())?;
+        let (mut users, mut assistants, mut calls, mut results, mut total) =
+            (0u64, 0u64, 0u64, 0u64, 0u64);
         let (mut input, mut output, mut cr, mut cw, mut cost) = (0u64, 0u64, 0u64, 0u64, 0f64);
         for e in &entries {
             let v = serde_json::to_value(e).unwrap_or(Value::Null);
-            let Some(m) = v.get("message").filter(|_| v.get("type") == Some(&json!("message"))) else { continue };
+            let Some(m) = v
+                .get("message")
+                .filter(|_| v.get("type") == Some(&json!("message")))
+            else {
+                continue;
+            };
             total += 1;
             match m.get("role").and_then(Value::as_str) {
                 Some("user") => users += 1,
                 Some("assistant") => {
                     assistants += 1;
-                    calls += m.get("content").and_then(Value::as_array).map_or(0, |b| b.iter().filter(|x| x.get("type") == Some(&json!("toolCall"))).count() as u64);
-                    let u = |k: &str| m.pointer(&format!("/usage/{k}")).and_then(Value::as_u64).unwrap_or(0);
+                    calls += m.get("content").and_then(Value::as_array).map_or(0, |b| {
+                        b.iter()
+                            .filter(|x| x.get("type") == Some(&json!("toolCall")))
+                            .count() as u64
+                    });
+                    let u = |k: &str| {
+                        m.pointer(&format!("/usage/{k}"))
+                            .and_then(Value::as_u64)
+                            .unwrap_or(0)
+                    };
                     input += u("input");
                     output += u("output");
                     cr += u("cacheRead");
                     cw += u("cacheWrite");
-                    cost += m.pointer("/usage/cost/total").and_then(Value::as_f64).unwrap_or(0.0);
+                    cost += m
+                        .pointer("/usage/cost/total")
+                        .and_then(Value::as_f64)
+                        .unwrap_or(0.0);
                 }
                 Some("toolResult") => results += 1,
                 _ => {}
@@ -329,12 +464,28 @@ pub async fn answer_line(rpc: &Arc<RpcHandle>, line: &str) -> Option<Value> {
     }
     let cmd: Value = match serde_json::from_str(line) {
         Ok(v @ Value::Object(_)) => v,
-        Ok(_) => return Some(respond(None, "parse", Err("Failed to parse command: expected a JSON object".into()))),
-        Err(e) => return Some(respond(None, "parse", Err(format!("Failed to parse command: {e}")))),
+        Ok(_) => {
+            return Some(respond(
+                None,
+                "parse",
+                Err("Failed to parse command: expected a JSON object".into()),
+            ))
+        }
+        Err(e) => {
+            return Some(respond(
+                None,
+                "parse",
+                Err(format!("Failed to parse command: {e}")),
+            ))
+        }
     };
     let id = cmd.get("id").cloned();
     let Some(kind) = cmd.get("type").and_then(Value::as_str).map(str::to_owned) else {
-        return Some(respond(id.as_ref(), "unknown", Err("Command has no type".into())));
+        return Some(respond(
+            id.as_ref(),
+            "unknown",
+            Err("Command has no type".into()),
+        ));
     };
     let result = rpc.0.handle(&cmd, &kind).await;
     Some(respond(id.as_ref(), &kind, result))
@@ -351,7 +502,10 @@ pub async fn run(app: App) -> Result<ExitCode, CliError> {
             emit_line(&l);
         }
     });
-    let rpc = Arc::new(RpcHandle(Arc::new(Rpc { app, running: Mutex::new(None) })));
+    let rpc = Arc::new(RpcHandle(Arc::new(Rpc {
+        app,
+        running: Mutex::new(None),
+    })));
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let signal = super::shutdown_signal();
     tokio::pin!(signal);
@@ -371,7 +525,11 @@ pub async fn run(app: App) -> Result<ExitCode, CliError> {
     // Orderly shutdown: stop the run, let it write its last entries.
     let inner = &rpc.0;
     inner.app.harness.abort().await;
-    let task = inner.running.lock().unwrap_or_else(|p| p.into_inner()).take();
+    let task = inner
+        .running
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take();
     if let Some(t) = task {
         let _ = t.await;
     }

@@ -1,5 +1,6 @@
 //! Integration tests, one module per topic, plus shared helpers.
 
+mod agent_e2e;
 mod basics;
 mod context_json;
 mod errors;
