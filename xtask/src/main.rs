@@ -3,6 +3,9 @@
 //! - `conformance [BACKEND...]`: runs the session storage conformance suite against the memory,
 //!   JSONL and SQLite backends (or the ones named), prints a backend × passed/failed table and
 //!   the failures, and exits non-zero when any case fails.
+//! - `tidy`: structural checks (crate layering); see [`tidy`].
+
+mod tidy;
 
 use arbor_agent::session::conformance::{run_all, CaseOutcome, Fixture, CASES};
 use arbor_agent::session::jsonl::JsonlRepository;
@@ -16,14 +19,34 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("conformance") => conformance(&args[1..]),
+        Some("tidy") => tidy_check(),
         Some("help" | "--help" | "-h") | None => {
             println!("usage: cargo xtask conformance [memory|jsonl|sqlite ...]");
+            println!("       cargo xtask tidy");
             ExitCode::SUCCESS
         }
         Some(other) => {
             eprintln!("unknown xtask command {other:?} (try `cargo xtask help`)");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn tidy_check() -> ExitCode {
+    // xtask lives one level below the workspace root.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap_or(std::path::Path::new("."));
+    let problems = tidy::run(root);
+    for problem in &problems {
+        eprintln!("tidy: {problem}");
+    }
+    if problems.is_empty() {
+        println!("tidy: ok");
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("tidy: {} problem(s)", problems.len());
+        ExitCode::FAILURE
     }
 }
 

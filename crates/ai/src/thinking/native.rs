@@ -1,11 +1,11 @@
-//! `stream_simple`: one provider-neutral [`ThinkingLevel`] mapped to each API's native
+//! `stream_simple`'s mapping: one provider-neutral [`ThinkingLevel`] mapped to each API's native
 //! parameters (token budgets, effort strings, clamping; ai-layer §2.3 and §3).
 
 use serde_json::{json, Value};
 
-use super::{google::uses_thinking_level, level_mapping, LevelMapping};
-use crate::stream::{GoogleThinking, SimpleStreamOptions, StreamOptions, ThinkingBudgets};
-use crate::thinking::clamp_level;
+use super::{clamp_level, level_mapping, uses_thinking_level, LevelMapping};
+use crate::models::compat_bool;
+use crate::options::{GoogleThinking, SimpleStreamOptions, StreamOptions, ThinkingBudgets};
 use crate::types::{Content, ContentBlock, Context, Message, Model, StopReason, ThinkingLevel};
 
 /// The wire name of a level (`off`, `minimal`, … `max`).
@@ -203,7 +203,7 @@ fn google_budget(model: &Model, level: ThinkingLevel, custom: &ThinkingBudgets) 
 }
 
 /// `thinkingConfig` that turns thinking off (or as low as the model allows).
-pub(crate) fn google_disabled_thinking(model: &Model) -> Result<Value, String> {
+pub fn google_disabled_thinking(model: &Model) -> Result<Value, String> {
     if !uses_thinking_level(model) {
         return Ok(json!({"thinkingBudget": 0}));
     }
@@ -236,7 +236,7 @@ pub fn to_stream_options(
                 return Ok(native);
             };
             native.anthropic.thinking_enabled = Some(true);
-            if super::compat_bool(model, "forceAdaptiveThinking") == Some(true) {
+            if compat_bool(model, "forceAdaptiveThinking") == Some(true) {
                 native.anthropic.effort = Some(anthropic_effort(model, level));
                 return Ok(native);
             }

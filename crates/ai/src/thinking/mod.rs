@@ -4,6 +4,8 @@
 //! functions are model-level only (pi-ai 1.6.0 `models.ts` and `api/simple-options.ts`);
 //! mapping a level to wire parameters is each provider adapter's job.
 
+pub mod native;
+
 use serde_json::Value;
 
 use crate::types::{Model, ThinkingLevel};
@@ -126,4 +128,56 @@ pub fn adjust_max_tokens_for_thinking(
         budget = clamp_budget_to_answer_room(budget, max_tokens);
     }
     (max_tokens, budget)
+}
+
+/// Google models configured with `thinkingLevel` rather than a token budget.
+pub fn uses_thinking_level(model: &Model) -> bool {
+    let id = model.id.to_ascii_lowercase();
+    let after = |prefix: &str| id.find(prefix).map(|i| &id[i + prefix.len()..]);
+    let gemini3 = after("gemini-3").is_some_and(|rest| {
+        let rest = rest
+            .strip_prefix('.')
+            .map(|r| r.trim_start_matches(|c: char| c.is_ascii_digit()))
+            .unwrap_or(rest);
+        rest.starts_with("-pro") || rest.starts_with("-flash")
+    });
+    let gemini4plus = id.match_indices("gemini-").any(|(i, _)| {
+        let rest = &id[i + 7..];
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse::<u32>().is_ok_and(|v| v >= 4)
+    });
+    gemini3
+        || gemini4plus
+        || id == "gemini-flash-latest"
+        || id == "gemini-flash-lite-latest"
+        || id.contains("gemma4")
+        || id.contains("gemma-4")
+}
+
+/// What `thinkingLevelMap[level]` says.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LevelMapping {
+    /// No entry: provider default.
+    Missing,
+    /// `null`: level unsupported.
+    Unsupported,
+    /// The provider-native value.
+    Value(String),
+}
+
+pub fn level_mapping(model: &Model, level: &str) -> LevelMapping {
+    match model.thinking_level_map.as_ref().and_then(|m| m.get(level)) {
+        None => LevelMapping::Missing,
+        Some(Value::Null) => LevelMapping::Unsupported,
+        Some(Value::String(s)) => LevelMapping::Value(s.clone()),
+        Some(other) => LevelMapping::Value(other.to_string()),
+    }
+}
+
+/// `map[level] ?? level`.
+pub fn mapped_level(model: &Model, level: &str) -> String {
+    match level_mapping(model, level) {
+        LevelMapping::Value(v) => v,
+        _ => level.to_string(),
+    }
 }
