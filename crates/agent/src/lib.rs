@@ -5,6 +5,8 @@
 //! hold no provider or terminal details.
 
 pub mod agent;
+pub mod branch_summary;
+pub mod compaction;
 pub mod context;
 pub mod error;
 pub mod harness;

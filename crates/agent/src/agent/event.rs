@@ -10,6 +10,7 @@ use arbor_ai::{AssistantMessageEvent, ToolResultMessage};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::compaction::{CompactionEndEvent, CompactionStartEvent};
 use crate::message::AgentMessage;
 use crate::session::entry::SessionEntry;
 
@@ -170,6 +171,9 @@ pub enum AgentEvent {
         #[serde(rename = "previousLevel")]
         previous_level: String,
     },
+    /// A compaction began (manual here; the app also reports automatic ones).
+    CompactionStart(CompactionStartEvent),
+    CompactionEnd(CompactionEndEvent),
     ToolsUpdate {
         #[serde(rename = "toolNames")]
         tool_names: Vec<String>,
@@ -209,6 +213,8 @@ impl AgentEvent {
             AgentEvent::ModelUpdate { .. } => "model_update",
             AgentEvent::ThinkingLevelUpdate { .. } => "thinking_level_update",
             AgentEvent::ToolsUpdate { .. } => "tools_update",
+            AgentEvent::CompactionStart(_) => "compaction_start",
+            AgentEvent::CompactionEnd(_) => "compaction_end",
         }
     }
 }

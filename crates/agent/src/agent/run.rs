@@ -686,17 +686,27 @@ impl RunState<'_> {
             for call in calls {
                 self.emit_start(call).await?;
                 let fin = match self.prepare(assistant, call).await {
-                    Prepared::Immediate(f) => f,
+                    Prepared::Immediate(f) => {
+                        self.emit_end(call, &f).await?;
+                        f
+                    }
                     Prepared::Ready { tool, args } => {
+                        // `execute_all` emits the end event.
                         let mut done = self.execute_all(vec![(0, call, tool, args)]).await?;
-                        done.pop().map(|(_, f)| f).unwrap_or_else(|| Finalized {
-                            output: error_output(OPERATION_ABORTED),
-                            is_error: true,
-                            terminate: false,
-                        })
+                        match done.pop() {
+                            Some((_, f)) => f,
+                            None => {
+                                let f = Finalized {
+                                    output: error_output(OPERATION_ABORTED),
+                                    is_error: true,
+                                    terminate: false,
+                                };
+                                self.emit_end(call, &f).await?;
+                                f
+                            }
+                        }
                     }
                 };
-                self.emit_end(call, &fin).await?;
                 let terminate = fin.terminate;
                 out.push(self.emit_result(call, fin).await?);
                 finals.push(Some(Finalized {

@@ -7,7 +7,9 @@
 //! The harness holds no terminal or provider-HTTP details: the caller hands it an
 //! `Arc<dyn ApiProvider>` and the models it may use.
 
+mod compact;
 pub mod hooks;
+mod navigate;
 pub mod pending;
 mod run;
 
@@ -27,10 +29,12 @@ use crate::context::projection::ModelRef;
 use crate::message::AgentMessage;
 use crate::session::Session;
 
+pub use compact::{COMPACTION_CANCELLED, NOTHING_TO_COMPACT};
 pub use hooks::{
     BeforeAgentStart, BeforeAgentStartResult, BeforeCompact, BeforeCompactResult, BeforeTreeResult,
     HarnessHook, HookResult, HookSummary, TreePreparation,
 };
+pub use navigate::{NavigateOptions, NavigateResult};
 pub use pending::PendingWrite;
 
 /// pi's default system prompt when none is given.
@@ -117,6 +121,8 @@ pub struct HarnessOptions {
     /// Maps a stored provider/model id to a model (resuming, navigation). `None`: only
     /// `model` is known.
     pub models: Option<ModelResolver>,
+    /// Settings of [`AgentHarness::compact`].
+    pub compaction: crate::compaction::CompactionSettings,
 }
 
 /// Maps a stored provider/model id to a usable model.
@@ -166,6 +172,7 @@ struct State {
     /// Cancels the running turn, compaction or branch summary.
     cancel: Option<CancellationToken>,
     models: Option<ModelResolver>,
+    compaction: crate::compaction::CompactionSettings,
 }
 
 struct Inner {
@@ -303,6 +310,7 @@ impl AgentHarness {
             pending: VecDeque::new(),
             cancel: None,
             models: options.models,
+            compaction: options.compaction,
         };
         Ok(AgentHarness {
             inner: Arc::new(Inner {
@@ -633,7 +641,8 @@ impl AgentHarness {
 
     /// Appends a message to the session (queued while busy).
     pub async fn append_message(&self, message: AgentMessage) -> Result<(), AgentError> {
-        self.write_or_queue(PendingWrite::Message(message)).await?;
+        self.write_or_queue(PendingWrite::Message(Box::new(message)))
+            .await?;
         Ok(())
     }
 

@@ -9,7 +9,7 @@ use crate::SessionError;
 /// An entry to write later (an entry shape minus id, parent and timestamp).
 #[derive(Debug, Clone, PartialEq)]
 pub enum PendingWrite {
-    Message(AgentMessage),
+    Message(Box<AgentMessage>),
     ModelChange { provider: String, model_id: String },
     ThinkingLevelChange(String),
     ActiveToolsChange(Vec<String>),
@@ -19,7 +19,7 @@ impl PendingWrite {
     /// Writes this entry now.
     pub async fn write(&self, session: &Session) -> Result<String, SessionError> {
         match self {
-            PendingWrite::Message(m) => session.append_message(m.clone()).await,
+            PendingWrite::Message(m) => session.append_message((**m).clone()).await,
             PendingWrite::ModelChange { provider, model_id } => {
                 session.append_model_change(provider, model_id).await
             }

@@ -1,9 +1,15 @@
 //! Integration tests, one module per topic, plus shared helpers.
 
 mod agreement;
+mod compaction;
 mod conformance_jsonl;
 mod conformance_memory;
 mod context_support;
+mod harness;
+mod harness_crash;
+mod harness_support;
+mod harness_tree;
+mod plans;
 mod projection;
 mod proptests;
 mod roundtrip;
