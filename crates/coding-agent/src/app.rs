@@ -464,6 +464,14 @@ pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliE
             )),
             ..Default::default()
         },
+        compaction: {
+            let c = settings.compaction();
+            arbor_agent::compaction::CompactionSettings {
+                enabled: c.enabled,
+                reserve_tokens: c.reserve_tokens,
+                keep_recent_tokens: c.keep_recent_tokens,
+            }
+        },
         steering_mode: queue_mode(settings.steering_mode()),
         follow_up_mode: queue_mode(settings.follow_up_mode()),
         models: Some({

@@ -10,6 +10,7 @@ pub mod error;
 pub mod export;
 pub mod lookup;
 pub mod modes;
+pub mod policy;
 pub mod prompt;
 pub mod provider;
 pub mod render;

@@ -70,6 +70,6 @@ impl ApiProvider for AppProvider {
                 options.headers.push((name, Some(value)));
             }
         }
-        arbor_ai::stream::stream(model, context, options)
+        arbor_ai::providers::BuiltinProvider.stream(model, context, options)
     }
 }

@@ -19,6 +19,26 @@ pub fn emit_line(v: &serde_json::Value) {
     let _ = out.flush();
 }
 
+/// Announces retries and compaction as pi's JSON events.
+pub struct EventObserver;
+
+impl crate::policy::PolicyObserver for EventObserver {
+    fn retry_scheduled(&self, attempt: u32, max_attempts: u32, delay_ms: u64, error: &str) {
+        emit_line(
+            &serde_json::json!({"type": "auto_retry_start", "attempt": attempt, "maxAttempts": max_attempts, "delayMs": delay_ms, "errorMessage": error}),
+        );
+    }
+    fn retry_finished(&self, success: bool, attempt: u32, final_error: Option<&str>) {
+        let mut v =
+            serde_json::json!({"type": "auto_retry_end", "success": success, "attempt": attempt});
+        if let Some(e) = final_error {
+            v["finalError"] = serde_json::json!(e);
+        }
+        emit_line(&v);
+    }
+    fn compacting(&self, _reason: &str) {}
+}
+
 pub async fn run(app: App, prompts: Vec<Prompt>) -> Result<ExitCode, CliError> {
     emit_line(&serde_json::to_value(&app.header).unwrap_or_default());
     let conv = Arc::new(Mutex::new(PiEvents::default()));
@@ -29,9 +49,10 @@ pub async fn run(app: App, prompts: Vec<Prompt>) -> Result<ExitCode, CliError> {
         }
     });
     let harness = app.harness.clone();
+    let settings = app.settings.clone();
     let mut work = tokio::spawn(async move {
         for p in &prompts {
-            harness.prompt(&p.text, &p.images).await?;
+            crate::policy::prompt(&harness, &settings, &p.text, &p.images, &EventObserver).await?;
         }
         Ok::<_, CliError>(())
     });

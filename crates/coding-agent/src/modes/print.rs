@@ -42,12 +42,22 @@ pub fn outcome(last: Option<&AssistantMessage>) -> (String, Option<String>, u8) 
 
 pub async fn run(app: App, prompts: Vec<Prompt>) -> Result<ExitCode, CliError> {
     let harness = app.harness.clone();
+    let settings = app.settings.clone();
     super::events::progress_on_stderr(&harness);
     // The run is its own task so an abort (which waits for the run to wind down) can proceed.
     let mut work = tokio::spawn(async move {
         let mut last = None;
         for p in &prompts {
-            last = Some(harness.prompt(&p.text, &p.images).await?);
+            last = Some(
+                crate::policy::prompt(
+                    &harness,
+                    &settings,
+                    &p.text,
+                    &p.images,
+                    &crate::policy::StderrObserver,
+                )
+                .await?,
+            );
         }
         Ok::<_, CliError>(last)
     });

@@ -18,12 +18,11 @@ use crate::app::App;
 use crate::error::CliError;
 
 /// Commands of pi's table that Arbor does not carry out yet; they get a clear error response.
-pub const UNSUPPORTED: [&str; 11] = [
+pub const UNSUPPORTED: [&str; 10] = [
     "new_session",
     "switch_session",
     "fork",
     "clone",
-    "compact",
     "set_auto_compaction",
     "set_auto_retry",
     "abort_retry",
@@ -97,8 +96,13 @@ impl Rpc {
                     };
                 }
                 let harness = h.clone();
+                let settings = self.app.settings.clone();
                 let task = tokio::spawn(async move {
-                    if let Err(e) = harness.prompt(&message, &images).await {
+                    let observer = super::json::EventObserver;
+                    if let Err(e) =
+                        crate::policy::prompt(&harness, &settings, &message, &images, &observer)
+                            .await
+                    {
                         emit_line(
                             &json!({"type": "extension_error", "extensionPath": "", "event": "prompt", "error": e.to_string()}),
                         );
@@ -325,6 +329,20 @@ impl Rpc {
                 Ok(None)
             }
             "get_commands" => Ok(Some(json!({"commands": []}))),
+            "compact" => {
+                if self.busy() {
+                    return Err("Agent is busy".into());
+                }
+                let instructions = cmd.get("customInstructions").and_then(Value::as_str);
+                let entry = h.compact(instructions).await.map_err(|e| e.to_string())?;
+                let v = serde_json::to_value(&entry).map_err(|e| e.to_string())?;
+                Ok(Some(json!({
+                    "summary": v.get("summary"),
+                    "firstKeptEntryId": v.get("firstKeptEntryId"),
+                    "tokensBefore": v.get("tokensBefore"),
+                    "details": v.get("details"),
+                })))
+            }
             "bash" => {
                 let command = str_field(cmd, "command")?;
                 let env = crate::tools::ToolEnv::new(

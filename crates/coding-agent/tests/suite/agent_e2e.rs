@@ -571,3 +571,87 @@ async fn export_writes_a_self_contained_page() {
     assert!(!html.contains("<script") && !html.contains("http"));
     let _ = std::io::stdout().flush();
 }
+
+fn fast_retries(lab: &Lab) {
+    std::fs::write(
+        lab.home.join("settings.json"),
+        r#"{"retry": {"baseDelayMs": 10}}"#,
+    )
+    .unwrap();
+}
+
+#[tokio::test]
+async fn a_429_is_retried_and_the_failed_attempt_is_hidden() {
+    let server = MockServer::start().await.unwrap();
+    let lab = lab(&server);
+    fast_retries(&lab);
+    server.push(arbor_test_support::MockResponse::json(
+        429,
+        &json!({"error": {"message": "Rate limit reached, too many requests"}}),
+    ));
+    server.push(openai_text("after retry"));
+    let (code, out, err) = lab
+        .run(&["-p", "--model", "mock/mock-model", "hello"])
+        .await;
+    assert_eq!((code, out.as_str()), (0, "after retry\n"), "{err}");
+    assert!(
+        err.contains("retrying (1/3)"),
+        "progress goes to stderr: {err}"
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(
+        reqs[0].body, reqs[1].body,
+        "the retry sends the same request"
+    );
+    let file = lab.session_files().remove(0);
+    assert_eq!(llm_roles_of_session(&lab, &file), ["user", "assistant"]);
+    let log = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(log.matches("\"type\":\"context_edit\"").count(), 2, "{log}");
+}
+
+#[tokio::test]
+async fn a_context_overflow_compacts_and_retries() {
+    let server = MockServer::start().await.unwrap();
+    let lab = lab(&server);
+    std::fs::write(
+        lab.home.join("settings.json"),
+        r#"{"retry": {"baseDelayMs": 10}, "compaction": {"keepRecentTokens": 1}}"#,
+    )
+    .unwrap();
+    server.push(openai_text("first answer"));
+    server.push(openai_text("second answer"));
+    lab.run(&["-p", "--model", "mock/mock-model", "one"]).await;
+    lab.run(&["-c", "-p", "two"]).await;
+    server.push(arbor_test_support::MockResponse::json(400, &json!({"error": {"message": "This model's maximum context length is 32000 tokens. However, your messages resulted in 40000 tokens.", "code": "context_length_exceeded"}})));
+    // The cut falls inside the last turn, so the summary and the turn-prefix summary are two calls.
+    server.push(openai_text("## Goal\nSummary of the work."));
+    server.push(openai_text("## Goal\nSummary of the work."));
+    server.push(openai_text("third answer"));
+    let (code, out, err) = lab.run(&["-c", "-p", "three"]).await;
+    assert_eq!((code, out.as_str()), (0, "third answer\n"), "{err}");
+    assert!(
+        err.contains("compacting the session (context overflow)"),
+        "{err}"
+    );
+    let reqs = server.requests();
+    assert_eq!(
+        reqs.len(),
+        6,
+        "{:#?}",
+        reqs.iter()
+            .map(|r| r.json()["messages"].as_array().map(|m| m.len()))
+            .collect::<Vec<_>>()
+    );
+    let last = reqs[5].json();
+    let text = last["messages"].to_string();
+    assert!(
+        text.contains("Summary of the work."),
+        "the retried request carries the summary: {text}"
+    );
+    assert_eq!(
+        text.matches("three").count(),
+        1,
+        "the prompt is sent once: {text}"
+    );
+}
