@@ -655,3 +655,210 @@ async fn a_context_overflow_compacts_and_retries() {
         "the prompt is sent once: {text}"
     );
 }
+
+/// The tool results pi 1.6.0 produced in `rpc-tools-transcript`, by prompt id.
+fn pi_tool_results() -> Vec<(String, Value, bool, String)> {
+    let path =
+        arbor_test_support::fixtures::fixture("pi-streams", "rpc-tools-transcript.pi-1.6.0.log");
+    let mut out = Vec::new();
+    let mut current: Option<(String, Value)> = None;
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        if let Some(cmd) = line.strip_prefix(">>> ") {
+            let v: Value = serde_json::from_str(cmd).unwrap();
+            let msg = v["message"].as_str().unwrap();
+            let rest = msg.strip_prefix("TOOL ").unwrap();
+            let (name, args) = rest.split_once(' ').unwrap();
+            current = Some((
+                v["id"].as_str().unwrap().to_owned(),
+                json!({"name": name, "args": serde_json::from_str::<Value>(args).unwrap()}),
+            ));
+        } else if let Some(ev) = line
+            .trim_start()
+            .strip_prefix("ev ")
+            .filter(|e| e.contains("\"tool_execution_end\""))
+        {
+            // Other event lines are cut at 400 characters in the log; tool ends are whole.
+            let v: Value = serde_json::from_str(ev).unwrap();
+            if v["type"] == "tool_execution_end" {
+                let (id, call) = current.clone().unwrap();
+                out.push((
+                    id,
+                    call,
+                    v["isError"].as_bool().unwrap(),
+                    v["result"]["content"][0]["text"]
+                        .as_str()
+                        .unwrap()
+                        .to_owned(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn rpc_replay_of_pis_tool_transcript_gives_the_same_results() {
+    let server = MockServer::start().await.unwrap();
+    let lab = lab(&server);
+    std::fs::write(
+        lab.repo.join("hello.txt"),
+        "line one\nline two\nline three\n",
+    )
+    .unwrap();
+    std::fs::write(
+        lab.repo.join("big.txt"),
+        (1..=3000).map(|i| format!("{i}\n")).collect::<String>(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(lab.repo.join("sub")).unwrap();
+    for i in 1..=5 {
+        std::fs::write(
+            lab.repo.join(format!("sub/f{i}.txt")),
+            format!("needle {i} in file\n"),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        lab.repo.join("sub/long.txt"),
+        format!("{} needle\n", "x".repeat(600)),
+    )
+    .unwrap();
+    std::fs::remove_file(lab.repo.join("AGENTS.md")).unwrap();
+    let user_home = lab.home.join("user");
+    std::fs::create_dir_all(&user_home).unwrap();
+    let cases = pi_tool_results();
+    assert_eq!(cases.len(), 21);
+    for (i, (_, call, _, _)) in cases.iter().enumerate() {
+        server.push(openai_tool_calls(&[(
+            &format!("call_{i}"),
+            call["name"].as_str().unwrap(),
+            call["args"].clone(),
+        )]));
+        server.push(openai_text("done"));
+    }
+    let mut child = lab
+        .cmd()
+        .args([
+            "--mode",
+            "rpc",
+            "--model",
+            "mock/mock-model",
+            "--tools",
+            "*",
+        ])
+        .stdin(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut reader =
+        tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(child.stdout.take().unwrap()));
+    let norm = |t: &str| {
+        let t = t.replace("/home/dev/proj", &lab.repo.display().to_string());
+        let t = regex_lite::Regex::new(r"/tmp/(pi|arbor)-bash-[0-9a-f]{16}\.log")
+            .unwrap()
+            .replace_all(&t, "[FULL]")
+            .into_owned();
+        t
+    };
+    let mut compared = 0;
+    for (id, call, pi_error, pi_text) in &cases {
+        let prompt = json!({"type": "prompt", "message": format!("TOOL {}", call), "id": id});
+        tokio::io::AsyncWriteExt::write_all(&mut stdin, format!("{prompt}\n").as_bytes())
+            .await
+            .unwrap();
+        let mut ours: Option<(bool, String)> = None;
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(30), reader.next_line())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["type"] == "tool_execution_end" {
+                ours = Some((
+                    v["isError"].as_bool().unwrap(),
+                    v["result"]["content"][0]["text"]
+                        .as_str()
+                        .unwrap_or("")
+                        .to_owned(),
+                ));
+            }
+            if v["type"] == "agent_settled" {
+                break;
+            }
+        }
+        let (our_error, our_text) = ours.unwrap_or_else(|| panic!("{id}: no tool result"));
+        if id == "r16" {
+            // Known gap: the top-level oldText/newText form (pi 0.58's schema) is refused by the
+            // loop's schema validation before the tool could rewrite it (no argument-preparation
+            // hook in the tool contract yet). Apply pi's result by hand to keep the sequence.
+            assert!(
+                our_error && our_text.starts_with("Validation failed for tool \"edit\""),
+                "{our_text}"
+            );
+            std::fs::write(lab.repo.join("hello.txt"), "line 1\nline two\nline three\n").unwrap();
+            continue;
+        }
+        assert_eq!(our_error, *pi_error, "{id} isError; ours: {our_text}");
+        let (pi_text, our_text) = (norm(pi_text), norm(&our_text));
+        match id.as_str() {
+            // Result order is rg's/fd's (varies), ours is path order: compare lines as sets,
+            // and for limited searches the count and the notice.
+            "r1" | "r4" => {
+                // Which lines come first decides whether a long one is among them, so only the
+                // limit part of the notice must agree.
+                let notice = |t: &str| {
+                    let n = t.rsplit_once("\n\n").map(|(_, n)| n.to_owned()).unwrap();
+                    n.split(" pattern").next().unwrap().to_owned()
+                };
+                assert_eq!(notice(&our_text), notice(&pi_text), "{id}");
+                assert_eq!(
+                    our_text.lines().count(),
+                    pi_text.lines().count(),
+                    "{id}: {our_text}"
+                );
+            }
+            "r2" => {
+                let mut a: Vec<&str> = our_text.lines().collect();
+                let mut b: Vec<&str> = pi_text.lines().collect();
+                a.sort();
+                b.sort();
+                assert_eq!(a, b, "{id}");
+            }
+            // The environment variables are ARBOR_* by design (DECISIONS §22.7).
+            "r14" => continue,
+            // Known gap in the loop's validator wording (arbor-agent `validate.rs`): it says
+            // `root: "path" is a required property` where pi says `path: missing`.
+            "r21" => {
+                assert!(
+                    our_text.starts_with("Validation failed for tool \"read\":\n  - "),
+                    "{our_text}"
+                );
+                assert!(
+                    our_text.ends_with("\n\nReceived arguments:\n{\n  \"nopath\": 1\n}"),
+                    "{our_text}"
+                );
+            }
+            "r19" => {
+                assert_eq!(our_text, pi_text);
+                assert_eq!(
+                    std::fs::read_to_string(user_home.join("from-write.txt")).unwrap(),
+                    "tilde"
+                );
+            }
+            _ => assert_eq!(our_text, pi_text, "{id}"),
+        }
+        compared += 1;
+    }
+    assert_eq!(compared, 19);
+    drop(stdin);
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(lab.repo.join("hello.txt")).unwrap(),
+        "L1\nline two\nL3\n"
+    );
+}
