@@ -135,6 +135,12 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
         None
     };
     let prompts = collect_prompts(&args, stdin, &cwd)?;
+    if mode != Mode::Rpc && prompts.is_empty() {
+        // Checked before anything is opened, so no empty session file is left behind.
+        return Err(CliError::Startup(
+            "Error: no message given: pass one (arbor -p \"...\"), pipe one on stdin, or use --mode rpc".into(),
+        ));
+    }
     let app = crate::app::start(&args, session_dir).await?;
     match mode {
         Mode::Json => json::run(app, prompts).await,
