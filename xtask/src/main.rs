@@ -151,7 +151,7 @@ fn print_table(rows: &[(&str, Vec<CaseOutcome>)]) {
                     "\nFAILED {backend} / {} / {}:\n  {}",
                     c.group,
                     c.name,
-                    e.replace('\n', "\n  ")
+                    e.to_string().replace('\n', "\n  ")
                 );
             }
         }

@@ -12,9 +12,15 @@ use std::process::Command;
 const HTTP_CRATES: &[&str] = &["reqwest", "hyper", "hyper-util", "h2", "rustls"];
 const TERMINAL_CRATES: &[&str] = &["ratatui", "crossterm"];
 
-/// Per workspace crate: the workspace crates it may depend on, and the crates it must not pull
-/// in (normal dependencies, default features, as `cargo build -p <crate>` builds it).
-const LAYERS: &[(&str, &[&str], &[&[&str]])] = &[
+/// One workspace crate's rule: the workspace crates it may depend on, and the lists of crates it
+/// must not pull in (normal dependencies, default features, as `cargo build -p <crate>` builds it).
+type Layer = (
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static [&'static str]],
+);
+
+const LAYERS: &[Layer] = &[
     ("arbor-ai", &[], &[TERMINAL_CRATES]),
     (
         "arbor-agent",

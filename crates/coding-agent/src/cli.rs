@@ -1,13 +1,8 @@
-//! Command-line arguments (clap derive) and the top-level dispatch with exit codes.
+//! Command-line arguments (clap derive). Running them is [`crate::app`]'s job.
 
-use std::io::Write as _;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-
-use crate::commands;
-use crate::error::CliError;
 
 /// Arbor: a coding agent whose sessions are append-only entry trees.
 #[derive(Debug, Parser)]
@@ -171,53 +166,6 @@ pub enum SessionCommand {
         #[arg(value_name = "FILE")]
         file: PathBuf,
     },
-}
-
-/// Parses the arguments, runs the command and turns failures into one stderr line.
-pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    // Deep trees (100k-entry chains) are walked with explicit stacks, but nested tree values
-    // from the session layer may still recurse on drop; a roomy stack keeps that safe.
-    let worker = std::thread::Builder::new()
-        .name("arbor".into())
-        .stack_size(256 * 1024 * 1024)
-        .spawn(move || run(cli));
-    let outcome = match worker {
-        Ok(handle) => handle
-            .join()
-            .unwrap_or_else(|_| Err(CliError::Usage("internal error (panic)".into()))),
-        Err(e) => Err(CliError::io("thread", e)),
-    };
-    match outcome {
-        Ok(code) => code,
-        Err(err) => {
-            report(&err);
-            ExitCode::from(err.exit_code())
-        }
-    }
-}
-
-/// Writes `arbor: <error>` to stderr.
-pub fn report(err: &CliError) {
-    let mut stderr = std::io::stderr().lock();
-    // Agent-start errors carry pi's own wording ("Error: …"), the rest get our prefix.
-    let _ = match err {
-        CliError::Startup(_) | CliError::NoSessionSelected => writeln!(stderr, "{err}"),
-        _ => writeln!(stderr, "arbor: {err}"),
-    };
-}
-
-fn run(cli: Cli) -> Result<ExitCode, CliError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::io("tokio runtime", e))?;
-    runtime.block_on(async move {
-        match cli.command {
-            Some(Command::Session(cmd)) => commands::session(cli.session_dir.as_deref(), cmd).await,
-            None => crate::modes::run(cli.agent, cli.session_dir.as_deref()).await,
-        }
-    })
 }
 
 #[cfg(test)]

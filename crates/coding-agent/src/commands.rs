@@ -1,6 +1,6 @@
 //! The `arbor session` commands: resolve the session, call the session layer, print.
 //!
-//! stdout carries only results; every failure is one line on stderr (see [`crate::cli::main`]).
+//! stdout carries only results; every failure is one line on stderr (see [`crate::app::main`]).
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -121,7 +121,7 @@ async fn context_json(path: &Path, leaf: Option<&str>) -> Result<ExitCode> {
         Err(err) if err.is_invalid_session() => {
             let refusal = arbor_agent::context::refusal_json(&err.to_string());
             emit(format!("{refusal}\n").as_bytes())?;
-            crate::cli::report(&err);
+            crate::error::report(&err);
             Ok(ExitCode::from(EXIT_INVALID))
         }
         Err(err) => Err(err),

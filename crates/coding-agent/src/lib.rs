@@ -14,6 +14,7 @@ pub mod policy;
 pub mod prompt;
 pub mod provider;
 pub mod render;
+pub mod startup;
 pub mod store;
 pub mod tools;
 

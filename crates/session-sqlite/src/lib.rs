@@ -28,6 +28,7 @@
 //! ```
 
 mod db;
+mod error;
 mod keys;
 mod ops;
 mod repository;

@@ -184,6 +184,6 @@ impl SessionStorage for SqliteStorage {
             Err(e) => Err(SessionError::io(wal.display().to_string(), e)),
         })
         .await
-        .map_err(|e| SessionError::Storage(format!("save point task failed: {e}")))?
+        .map_err(|e| SessionError::backend("save point task failed", e))?
     }
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use super::events::PiEvents;
 use super::Prompt;
-use crate::app::App;
+use crate::startup::App;
 use crate::error::CliError;
 
 /// Writes one JSON value as a line to stdout, flushed so readers see it at once.

@@ -141,7 +141,7 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
             "Error: no message given: pass one (arbor -p \"...\"), pipe one on stdin, or use --mode rpc".into(),
         ));
     }
-    let app = crate::app::start(&args, session_dir).await?;
+    let app = crate::startup::start(&args, session_dir).await?;
     match mode {
         Mode::Json => json::run(app, prompts).await,
         Mode::Rpc => rpc::run(app).await,

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use arbor_ai::{AssistantMessage, StopReason};
 
 use super::Prompt;
-use crate::app::App;
+use crate::startup::App;
 use crate::error::CliError;
 
 /// What print mode reports for the final answer: stdout text, stderr text, exit code.

@@ -14,7 +14,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::events::PiEvents;
 use super::json::emit_line;
-use crate::app::App;
+use crate::startup::App;
 use crate::error::CliError;
 
 /// Commands of pi's table that Arbor does not carry out yet; they get a clear error response.

@@ -42,7 +42,7 @@ impl std::fmt::Debug for JsonlRepository {
 }
 
 fn join_err(e: tokio::task::JoinError) -> SessionError {
-    SessionError::Storage(format!("session I/O task failed: {e}"))
+    SessionError::backend("session I/O task failed", e)
 }
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> SessionError + '_ {
