@@ -5,6 +5,7 @@
 //!
 //! `cargo bench -p arbor-coding-agent --bench agent_startup` (set ARBOR_BENCH_RESUME_MB to
 //! change the resumed session's size; default 100).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
@@ -144,7 +145,7 @@ fn main() {
         let mut written = 0usize;
         while written < mb * 1024 * 1024 {
             let id = format!("{i:08x}");
-            let line = if i % 2 == 0 {
+            let line = if i.is_multiple_of(2) {
                 format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-12-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"q{i} {filler}\"}}],\"timestamp\":1}}}}")
             } else {
                 format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-12-01T00:00:00.000Z\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"a{i} {filler}\"}}],\"api\":\"openai-completions\",\"provider\":\"mock\",\"model\":\"mock-model\",\"usage\":{{\"input\":1,\"output\":1,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":2,\"cost\":{{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}}}},\"stopReason\":\"stop\",\"timestamp\":1}}}}")
@@ -160,7 +161,7 @@ fn main() {
     let mut rss = Vec::new();
     for _ in 0..3 {
         let start = Instant::now();
-        let mut child = Command::new("/usr/bin/time")
+        let child = Command::new("/usr/bin/time")
             .arg("-f")
             .arg("%M")
             .arg(env!("CARGO_BIN_EXE_arbor"))

@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use super::events::PiEvents;
 use super::Prompt;
-use crate::startup::App;
 use crate::error::CliError;
+use crate::startup::App;
 
 /// Writes one JSON value as a line to stdout, flushed so readers see it at once.
 pub fn emit_line(v: &serde_json::Value) {

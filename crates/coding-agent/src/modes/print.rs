@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use arbor_ai::{AssistantMessage, StopReason};
 
 use super::Prompt;
-use crate::startup::App;
 use crate::error::CliError;
+use crate::startup::App;
 
 /// What print mode reports for the final answer: stdout text, stderr text, exit code.
 pub fn outcome(last: Option<&AssistantMessage>) -> (String, Option<String>, u8) {

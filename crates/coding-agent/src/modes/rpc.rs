@@ -14,8 +14,8 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::events::PiEvents;
 use super::json::emit_line;
-use crate::startup::App;
 use crate::error::CliError;
+use crate::startup::App;
 
 /// Commands of pi's table that Arbor does not carry out yet; they get a clear error response.
 pub const UNSUPPORTED: [&str; 10] = [

@@ -29,11 +29,22 @@ fn help_lists_the_session_commands() {
 #[test]
 fn no_arguments_and_no_stdin_is_an_error_without_side_effects() {
     let home = tempfile::tempdir().unwrap();
-    let out: Run = arbor(home.path()).stdin(std::process::Stdio::null()).output().unwrap().into();
+    let out: Run = arbor(home.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+        .into();
     assert_eq!(out.code, 1);
     assert!(out.stdout.is_empty());
-    assert!(out.stderr.starts_with("Error: no message given"), "{}", out.stderr);
-    assert!(!home.path().join("sessions").exists(), "no session may be created");
+    assert!(
+        out.stderr.starts_with("Error: no message given"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !home.path().join("sessions").exists(),
+        "no session may be created"
+    );
 }
 
 #[test]
