@@ -1,5 +1,6 @@
 //! Integration tests, one module per topic, plus shared helpers.
 
+mod agent_e2e;
 mod basics;
 mod checkpoint_harness;
 mod checkpoints;
@@ -9,6 +10,7 @@ mod fork_migrate;
 mod plans;
 mod postgres;
 mod summaries;
+mod tools;
 mod tree_view;
 mod views;
 mod window;
