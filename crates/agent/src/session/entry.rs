@@ -381,7 +381,15 @@ impl SessionEntry {
 
     /// Parses one JSONL line.
     pub fn from_json(line: &str) -> Result<Self, crate::error::ParseError> {
-        arbor_ai::json::parse_then_explain(|| Self::parse_line(line)).map_err(Into::into)
+        match arbor_ai::json::parse_then_explain(|| Self::parse_line(line)) {
+            Ok(entry) => Ok(entry),
+            // Failure path only: a lone UTF-16 surrogate escape (DECISIONS §25.7).
+            Err(e) => match arbor_ai::json::strip_lone_surrogates(line) {
+                Some(fixed) => arbor_ai::json::parse_then_explain(|| Self::parse_line(&fixed))
+                    .map_err(Into::into),
+                None => Err(e.into()),
+            },
+        }
     }
 
     fn parse_line(line: &str) -> Result<Self, String> {

@@ -6,6 +6,7 @@ mod conformance_jsonl;
 mod conformance_memory;
 mod context_support;
 mod harness;
+mod harness_auto_compaction;
 mod harness_crash;
 mod harness_fsyncs;
 mod harness_support;
@@ -15,6 +16,9 @@ mod projection;
 mod proptests;
 mod roundtrip;
 mod session;
+mod store_files;
 mod store_jsonl;
+mod surrogates;
+mod tree;
 
 pub use arbor_test_support::fixtures::{fixture_files, shared_dir};
