@@ -14,7 +14,11 @@ const TERMINAL_CRATES: &[&str] = &["ratatui", "crossterm"];
 
 /// One workspace crate's rule: the workspace crates it may depend on, and the lists of crates it
 /// must not pull in (normal dependencies, default features, as `cargo build -p <crate>` builds it).
-type Layer = (&'static str, &'static [&'static str], &'static [&'static [&'static str]]);
+type Layer = (
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static [&'static str]],
+);
 
 const LAYERS: &[Layer] = &[
     ("arbor-ai", &[], &[TERMINAL_CRATES]),

@@ -116,7 +116,8 @@ async fn an_overflow_error_compacts_once_and_retries_the_turn() {
     r.faux
         .push(FauxResponse::text("## Goal\nsummary before retry"));
     // The cut splits the "plan A" turn: a history and a turn-prefix summary.
-    r.faux.push(FauxResponse::text("## Original Request\nplan A"));
+    r.faux
+        .push(FauxResponse::text("## Original Request\nplan A"));
     r.faux.push(FauxResponse::text("recovered"));
     let last = r
         .harness
@@ -167,7 +168,8 @@ async fn a_second_overflow_reports_that_recovery_failed() {
     r.faux
         .push(FauxResponse::new().error("prompt is too long: 200000 tokens > 128000 maximum"));
     r.faux.push(FauxResponse::text("## Goal\nsummary"));
-    r.faux.push(FauxResponse::text("## Original Request\nplan A"));
+    r.faux
+        .push(FauxResponse::text("## Original Request\nplan A"));
     r.faux
         .push(FauxResponse::new().error("prompt is too long: 190000 tokens > 128000 maximum"));
     let last = r
@@ -185,5 +187,9 @@ async fn a_second_overflow_reports_that_recovery_failed() {
         1,
         "one compaction only"
     );
-    assert_eq!(r.faux.call_count(), 6, "2 warm-up, the failure, 2 summary requests, the retry");
+    assert_eq!(
+        r.faux.call_count(),
+        6,
+        "2 warm-up, the failure, 2 summary requests, the retry"
+    );
 }
