@@ -33,19 +33,24 @@ impl AgentHarness {
         policy: &mut AutoCompaction,
     ) -> Result<AssistantMessage, AgentError> {
         if let Some(last) = self.last_context_assistant().await? {
-            if let AutoDecision::Compact { reason, .. } =
-                self.decide(policy, &last, CheckPoint::BeforePrompt).await?
+            if let AutoDecision::Compact { reason, .. } = self
+                .decide(policy, &last, CheckPoint::BeforePrompt, false)
+                .await?
             {
                 self.auto_compact(policy, reason, false).await?;
             }
         }
         policy.reset_overflow_recovery();
         let mut last = self.prompt(text, images).await?;
+        let mut retried = false;
         loop {
             if last.stop_reason != StopReason::Error {
                 policy.reset_overflow_recovery();
             }
-            match self.decide(policy, &last, CheckPoint::AfterRun).await? {
+            match self
+                .decide(policy, &last, CheckPoint::AfterRun, retried)
+                .await?
+            {
                 AutoDecision::Skip => return Ok(last),
                 AutoDecision::RecoveryFailed(event) => {
                     self.deliver(&AgentEvent::CompactionEnd(*event));
@@ -60,6 +65,7 @@ impl AgentHarness {
                         return Ok(last);
                     }
                     last = self.continue_turn().await?;
+                    retried = true;
                 }
             }
         }
@@ -82,6 +88,7 @@ impl AgentHarness {
         policy: &mut AutoCompaction,
         assistant: &AssistantMessage,
         point: CheckPoint,
+        after_compaction: bool,
     ) -> Result<AutoDecision, AgentError> {
         let ctx = self
             .inner
@@ -89,10 +96,16 @@ impl AgentHarness {
             .build_context(&ContextOptions::default())
             .await?;
         // The context opens with the newest compaction's summary, stamped with its entry time.
-        let latest_compaction_ms = ctx.messages.iter().find_map(|m| match m {
-            AgentMessage::CompactionSummary(c) => Some(c.timestamp),
-            _ => None,
-        });
+        // A retried reply is newer than the compaction before it by construction, even when
+        // both fall in the same millisecond.
+        let latest_compaction_ms = if after_compaction {
+            None
+        } else {
+            ctx.messages.iter().find_map(|m| match m {
+                AgentMessage::CompactionSummary(c) => Some(c.timestamp),
+                _ => None,
+            })
+        };
         let model = self.model();
         Ok(policy.decide(&CompactionCheck {
             assistant,
