@@ -1,6 +1,7 @@
 //! `cargo xtask tidy`: structural rules no compiler checks.
 //!
-//! - Layering: arbor-ai ← arbor-agent ← {arbor-session-sqlite, arbor-coding-agent}. No crate
+//! - Layering: arbor-ai ← arbor-agent ← {arbor-session-sqlite, arbor-session-postgres,
+//!   arbor-coding-agent}. No crate
 //!   depends on one above it, the HTTP stack (reqwest, hyper, h2, rustls) stays out of the
 //!   storage and agent crates, and terminal crates (ratatui, crossterm) stay in the app.
 //!   arbor-checkpoint depends on no workspace crate.
@@ -36,12 +37,18 @@ const LAYERS: &[Layer] = &[
     // Workspace checkpoints: git plumbing and a file store, nothing of sessions or models.
     ("arbor-checkpoint", &[], &[HTTP_CRATES, TERMINAL_CRATES]),
     (
+        "arbor-session-postgres",
+        &["arbor-ai", "arbor-agent"],
+        &[HTTP_CRATES, TERMINAL_CRATES],
+    ),
+    (
         "arbor-coding-agent",
         &[
             "arbor-ai",
             "arbor-agent",
             "arbor-session-sqlite",
             "arbor-checkpoint",
+            "arbor-session-postgres",
         ],
         &[],
     ),

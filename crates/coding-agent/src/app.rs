@@ -42,7 +42,9 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         .map_err(|e| CliError::io("tokio runtime", e))?;
     runtime.block_on(async move {
         match cli.command {
-            Command::Session(cmd) => commands::session(cli.session_dir.as_deref(), cmd).await,
+            Command::Session(cmd) => {
+                commands::session(cli.session_dir.as_deref(), cli.store.as_deref(), cmd).await
+            }
         }
     })
 }

@@ -22,6 +22,16 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "DIR")]
     pub session_dir: Option<PathBuf>,
 
+    /// Use the sessions of a PostgreSQL store (postgres://user@host/db) instead of JSONL files
+    /// (context, tree, list, fork). Sessions there are named by full id.
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        conflicts_with = "session_dir"
+    )]
+    pub store: Option<String>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -117,6 +127,32 @@ pub enum SessionCommand {
         /// The directory whose checkpoint store is pruned.
         #[arg(long, value_name = "DIR")]
         dir: Option<PathBuf>,
+    },
+    /// Copy v3 session files into a PostgreSQL store, each line kept verbatim (same ids).
+    #[command(
+        after_help = "Prints `<id>\t<entries>\t<file>` per file. Each file is one \
+        transaction: a bad line (named by file:line) or an id already in the store imports \
+        nothing of that file. v1/v2 files need `arbor session migrate` first."
+    )]
+    Import {
+        /// The store: postgres://user@host/db.
+        #[arg(long, value_name = "URL")]
+        to: String,
+        /// Session files.
+        #[arg(value_name = "FILE", required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Write a session of a PostgreSQL store to a JSONL file (pi's format, lines as stored).
+    Export {
+        /// The store: postgres://user@host/db.
+        #[arg(long, value_name = "URL")]
+        from: String,
+        /// Session id (or location) in the store.
+        #[arg(value_name = "ID")]
+        session: String,
+        /// The file to write (must not exist).
+        #[arg(value_name = "OUT")]
+        out: PathBuf,
     },
     /// Rewrite a v1/v2 session file as v3, keeping the original as <FILE>.v<N>.bak.
     Migrate {

@@ -11,11 +11,19 @@ use arbor_agent::session::{ForkPosition, JsonlRepository};
 use crate::cli::SessionCommand;
 use crate::error::{CliError, Result, EXIT_INVALID};
 use crate::lookup::SessionDirs;
+use crate::pgstore;
 use crate::render::{list, transcript};
 use crate::store;
 
-/// Runs one `arbor session` subcommand.
-pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<ExitCode> {
+/// Runs one `arbor session` subcommand (on JSONL files, or on the PostgreSQL store `store`).
+pub async fn session(
+    session_dir: Option<&Path>,
+    store: Option<&str>,
+    cmd: SessionCommand,
+) -> Result<ExitCode> {
+    if let Some(url) = store {
+        return on_store(url, cmd).await;
+    }
     match cmd {
         SessionCommand::Context {
             session,
@@ -114,6 +122,8 @@ pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<
                 .as_bytes(),
             )
         }
+        SessionCommand::Import { to, files } => import(&to, &files).await,
+        SessionCommand::Export { from, session, out } => export(&from, &session, &out).await,
         SessionCommand::Migrate { file } => {
             if !file.is_file() {
                 return Err(CliError::NotFound(format!(
@@ -140,10 +150,95 @@ pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<
     }
 }
 
+/// The commands on a PostgreSQL store (`--store URL`).
+async fn on_store(url: &str, cmd: SessionCommand) -> Result<ExitCode> {
+    match cmd {
+        SessionCommand::Context {
+            session,
+            leaf,
+            json,
+            full,
+        } => {
+            if json {
+                let projected = pgstore::context_json(url, &session, leaf.as_deref()).await;
+                print_projection(projected)
+            } else {
+                let ctx = pgstore::load_context(url, &session, leaf.as_deref()).await?;
+                let text = transcript::render(
+                    &ctx.header,
+                    &ctx.messages,
+                    transcript::TranscriptOptions { full },
+                );
+                emit(text.as_bytes())
+            }
+        }
+        SessionCommand::Tree { session } => {
+            let text = pgstore::render_tree(url, &session).await?;
+            if text.is_empty() {
+                eprintln!("arbor: session {session} has no entries");
+            }
+            emit(text.as_bytes())
+        }
+        SessionCommand::List { all } => {
+            let listing = pgstore::list(url, &current_dir()?, all).await?;
+            for (location, reason) in &listing.skipped {
+                eprintln!("arbor: skipped {location}: {reason}");
+            }
+            if listing.sessions.is_empty() {
+                let hint = if all {
+                    ""
+                } else {
+                    " (--all lists every directory)"
+                };
+                eprintln!("arbor: no sessions in {}{hint}", listing.scanned);
+                return Ok(ExitCode::SUCCESS);
+            }
+            emit(list::render(&listing.sessions, all).as_bytes())
+        }
+        SessionCommand::Fork { session, entry, at } => {
+            let position = if at {
+                ForkPosition::At
+            } else {
+                ForkPosition::Before
+            };
+            let (id, location) = pgstore::fork(url, &session, entry.as_deref(), position).await?;
+            emit(format!("{id}\t{location}\n").as_bytes())
+        }
+        SessionCommand::Import { to, files } => import(&to, &files).await,
+        SessionCommand::Export { from, session, out } => export(&from, &session, &out).await,
+        SessionCommand::Migrate { .. } => Err(CliError::Usage(
+            "migrate rewrites JSONL files; it does not take --store".into(),
+        )),
+        SessionCommand::Checkpoints { .. }
+        | SessionCommand::Diff { .. }
+        | SessionCommand::PruneCheckpoints { .. } => Err(CliError::Usage(
+            "workspace checkpoint commands read JSONL session files; they do not take --store yet"
+                .into(),
+        )),
+    }
+}
+
+async fn import(url: &str, files: &[PathBuf]) -> Result<ExitCode> {
+    let mut out = String::new();
+    for (file, id, entries) in pgstore::import(url, files).await? {
+        out.push_str(&format!("{id}\t{entries}\t{}\n", file.display()));
+    }
+    emit(out.as_bytes())
+}
+
+async fn export(url: &str, session: &str, out: &Path) -> Result<ExitCode> {
+    let n = pgstore::export(url, session, out).await?;
+    emit(format!("exported {n} entries to {}\n", out.display()).as_bytes())
+}
+
 /// `context --json`: the projection as one JSON line, or `{"ok":false,"error"}` with exit 2
 /// when the file is refused (the error is also reported on stderr).
 async fn context_json(path: &Path, leaf: Option<&str>) -> Result<ExitCode> {
-    match store::context_json(path, leaf).await {
+    print_projection(store::context_json(path, leaf).await)
+}
+
+fn print_projection(projected: Result<store::Projected>) -> Result<ExitCode> {
+    match projected {
         Ok(projected) => {
             // Streamed message by message: no JSON tree of the whole context is built.
             let stdout = io::stdout().lock();

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod lookup;
+pub mod pgstore;
 pub mod render;
 pub mod store;
 

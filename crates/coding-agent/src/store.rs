@@ -93,7 +93,10 @@ async fn open(path: &Path) -> Result<Session> {
 }
 
 /// Checks `--leaf` up front so a typo is reported as such rather than as an empty context.
-async fn leaf_or_current(storage: &JsonlStorage, leaf: Option<&str>) -> Result<Option<String>> {
+pub(crate) async fn leaf_or_current(
+    storage: &impl SessionStorage,
+    leaf: Option<&str>,
+) -> Result<Option<String>> {
     match leaf {
         Some(id) => {
             if storage.get_entry(id).await?.is_none() {
@@ -114,7 +117,10 @@ async fn leaf_or_current(storage: &JsonlStorage, leaf: Option<&str>) -> Result<O
 /// (DECISIONS §3.2); `build_session_context_from_window` guarantees the same result as
 /// projecting the whole ancestry, without parsing the summarized past (on a 100 MB session:
 /// 99 entries parsed instead of 9,610).
-async fn project(storage: &JsonlStorage, leaf: Option<&str>) -> Result<SessionContext> {
+pub(crate) async fn project(
+    storage: &impl SessionStorage,
+    leaf: Option<&str>,
+) -> Result<SessionContext> {
     let window = storage.path_to_root_or_compaction(leaf).await?;
     let settings = storage.derived_settings(leaf).await?;
     let state = DerivedState {
@@ -142,16 +148,32 @@ pub struct Projected {
 /// The context for `--json` (written by `context::write_expected_json`).
 pub async fn context_json(path: &Path, leaf: Option<&str>) -> Result<Projected> {
     let storage = open_storage(path).await?;
-    let leaf = leaf_or_current(&storage, leaf).await?;
-    let context = project(&storage, leaf.as_deref()).await?;
+    projected(&storage, leaf).await
+}
+
+/// [`context_json`] for any open storage.
+pub(crate) async fn projected(
+    storage: &impl SessionStorage,
+    leaf: Option<&str>,
+) -> Result<Projected> {
+    let leaf = leaf_or_current(storage, leaf).await?;
+    let context = project(storage, leaf.as_deref()).await?;
     Ok(Projected { context, leaf })
 }
 
 /// The projected (pre-`convert_to_llm`) messages plus the derived state, for the transcript.
 pub async fn load_context(path: &Path, leaf: Option<&str>) -> Result<LoadedContext> {
     let storage = open_storage(path).await?;
-    let leaf = leaf_or_current(&storage, leaf).await?;
-    let context = project(&storage, leaf.as_deref()).await?;
+    loaded(&storage, leaf).await
+}
+
+/// [`load_context`] for any open storage.
+pub(crate) async fn loaded(
+    storage: &impl SessionStorage,
+    leaf: Option<&str>,
+) -> Result<LoadedContext> {
+    let leaf = leaf_or_current(storage, leaf).await?;
+    let context = project(storage, leaf.as_deref()).await?;
     let header = storage.header().await?;
     Ok(LoadedContext {
         header: TranscriptHeader {

@@ -10,7 +10,6 @@ mod probe;
 pub mod rules;
 pub mod storage;
 pub mod tree;
-mod utf8;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;

@@ -80,10 +80,11 @@ fn crash_child() {
                 FauxResponse::tool_call("echo", json!({"text": format!("t{i}")}))
                     .chunk_delay(Duration::from_micros(300)),
             );
-            faux.push(FauxResponse::text(format!("done {i}")).chunk_delay(Duration::from_micros(300)));
+            faux.push(
+                FauxResponse::text(format!("done {i}")).chunk_delay(Duration::from_micros(300)),
+            );
         }
-        let harness =
-            AgentHarness::new(session, Arc::new(faux.clone()), options(&faux)).unwrap();
+        let harness = AgentHarness::new(session, Arc::new(faux.clone()), options(&faux)).unwrap();
         let persisted = Arc::new(Mutex::new(0usize));
         let p = persisted.clone();
         harness.subscribe(move |e| match e {
@@ -124,7 +125,12 @@ async fn sigkill_at_random_points_loses_nothing_acknowledged() {
     for run in 0..RUNS {
         let dir = tempfile::tempdir().unwrap();
         let mut child = Command::new(&exe)
-            .args(["--exact", "suite::harness_crash::crash_child", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "suite::harness_crash::crash_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(CHILD_ENV, dir.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -161,8 +167,12 @@ async fn sigkill_at_random_points_loses_nothing_acknowledged() {
         };
         let torn = run % 3 == 2;
         if torn {
-            let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
-            f.write_all(br#"{"type":"message","id":"deadbeef","parentId":nu"#).unwrap();
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&file)
+                .unwrap();
+            f.write_all(br#"{"type":"message","id":"deadbeef","parentId":nu"#)
+                .unwrap();
         }
         let repo = JsonlRepository::flat(dir.path()).with_sync(SyncPolicy::SavePoint);
         let storage = repo
@@ -177,7 +187,10 @@ async fn sigkill_at_random_points_loses_nothing_acknowledged() {
             torn_repaired += 1;
         }
         let session = Session::new(Arc::new(storage));
-        let ctx = session.build_context(&ContextOptions::default()).await.unwrap();
+        let ctx = session
+            .build_context(&ContextOptions::default())
+            .await
+            .unwrap();
         let got: Vec<(String, String)> = ctx
             .messages
             .iter()
@@ -192,7 +205,10 @@ async fn sigkill_at_random_points_loses_nothing_acknowledged() {
             "run {run} (seed {seed}): {} messages after reopen, {acked} acknowledged",
             got.len()
         );
-        eprintln!("crash run {run}: acked {acked}, reopened {} messages, torn {torn}", got.len());
+        eprintln!(
+            "crash run {run}: acked {acked}, reopened {} messages, torn {torn}",
+            got.len()
+        );
         // The reopened file accepts appends again.
         session
             .append_message(arbor_agent::harness::user_message("after crash", &[]))

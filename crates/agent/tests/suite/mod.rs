@@ -7,6 +7,7 @@ mod conformance_memory;
 mod context_support;
 mod harness;
 mod harness_crash;
+mod harness_fsyncs;
 mod harness_support;
 mod harness_tree;
 mod plans;

@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::error::AiError;
 use crate::options::StreamOptions;
 use crate::types::Model;
 
@@ -23,13 +24,18 @@ const SECRET_HEADERS: [&str; 4] = [
     "cf-aig-authorization",
 ];
 
+/// Whether a header carries credentials (redacted in logs; replaces an API key when given).
+fn is_secret_header(name: &str) -> bool {
+    SECRET_HEADERS.iter().any(|s| name.eq_ignore_ascii_case(s))
+}
+
 impl std::fmt::Debug for PreparedRequest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let headers: Vec<(&str, &str)> = self
             .headers
             .iter()
             .map(|(n, v)| {
-                let secret = SECRET_HEADERS.iter().any(|s| n.eq_ignore_ascii_case(s));
+                let secret = is_secret_header(n);
                 (n.as_str(), if secret { "<redacted>" } else { v.as_str() })
             })
             .collect();
@@ -56,7 +62,7 @@ impl PreparedRequest {
 pub(crate) fn resolve_api_key(
     model: &Model,
     options: &StreamOptions,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, AiError> {
     if let Some(key) = options.api_key.as_ref().filter(|k| !k.is_empty()) {
         return Ok(Some(key.clone()));
     }
@@ -65,17 +71,14 @@ pub(crate) fn resolve_api_key(
     }
     // Local OpenAI-compatible servers (llama.cpp, vLLM, Ollama, LM Studio) usually need no key,
     // and a caller-supplied authorization header replaces the key.
-    let has_auth_header = options.headers.iter().any(|(n, v)| {
-        v.is_some()
-            && (n.eq_ignore_ascii_case("authorization")
-                || n.eq_ignore_ascii_case("x-api-key")
-                || n.eq_ignore_ascii_case("x-goog-api-key")
-                || n.eq_ignore_ascii_case("cf-aig-authorization"))
-    });
+    let has_auth_header = options
+        .headers
+        .iter()
+        .any(|(n, v)| v.is_some() && is_secret_header(n));
     if has_auth_header || is_local_url(&model.base_url) || anthropic_auth_token(model).is_some() {
         return Ok(None);
     }
-    Err(format!("No API key for provider: {}", model.provider))
+    Err(AiError::NoApiKey(model.provider.clone()))
 }
 
 /// The provider's key from the environment (pi's variable table in [`crate::models`]).

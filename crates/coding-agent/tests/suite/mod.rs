@@ -6,6 +6,7 @@ mod checkpoints;
 mod context_json;
 mod errors;
 mod fork_migrate;
+mod postgres;
 mod views;
 mod window;
 
