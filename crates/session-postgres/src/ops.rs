@@ -373,10 +373,12 @@ impl<'a> Ctx<'a> {
                 None => break,
                 Some(parent) => match index.get(parent) {
                     Some(&p) => cur = p,
-                    None => return Err(SessionError::InvalidSession(format!(
+                    None => {
+                        return Err(SessionError::InvalidSession(format!(
                         "session {}: entry {id} has parentId {parent}, which is not in the session",
                         s.id
-                    ))),
+                    )))
+                    }
                 },
             }
         }
