@@ -7,7 +7,10 @@
 //!   is dropped afterwards. Without the variable the postgres row is reported as skipped — an
 //!   error when `postgres` was named or `ARBOR_TEST_POSTGRES_REQUIRE` is set (CI).
 //! - `tidy`: structural checks (crate layering); see [`tidy`].
+//! - `plans [--count N] [--seed S] [--dir DIR]`: compaction / branch-summary preparation
+//!   against pi 1.6.0 on freshly generated sessions (see `plans.rs`).
 
+mod plans;
 mod tidy;
 
 use arbor_agent::session::conformance::{run_all, CaseOutcome, Fixture, CASES};
@@ -25,9 +28,11 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("conformance") => conformance(&args[1..]),
         Some("tidy") => tidy_check(),
+        Some("plans") => plans::plans(&args[1..]),
         Some("help" | "--help" | "-h") | None => {
             println!("usage: cargo xtask conformance [memory|jsonl|sqlite|postgres ...]");
             println!("       cargo xtask tidy");
+            println!("       cargo xtask plans [--count N] [--seed S] [--dir DIR]");
             ExitCode::SUCCESS
         }
         Some(other) => {

@@ -4,9 +4,11 @@
 //!   arbor-coding-agent}. No crate
 //!   depends on one above it, the HTTP stack (reqwest, hyper, h2, rustls) stays out of the
 //!   storage and agent crates, and terminal crates (ratatui, crossterm) stay in the app.
+//!   arbor-checkpoint depends on no workspace crate.
+//! - Citations: every `DECISIONS §x.y` in the code names an item of docs/DECISIONS.md.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Crates that must not appear in a crate's normal dependency tree.
@@ -33,6 +35,8 @@ const LAYERS: &[Layer] = &[
         &["arbor-ai", "arbor-agent"],
         &[HTTP_CRATES, TERMINAL_CRATES],
     ),
+    // Workspace checkpoints: git plumbing and a file store, nothing of sessions or models.
+    ("arbor-checkpoint", &[], &[HTTP_CRATES, TERMINAL_CRATES]),
     (
         "arbor-session-postgres",
         &["arbor-ai", "arbor-agent"],
@@ -45,6 +49,7 @@ const LAYERS: &[Layer] = &[
             "arbor-agent",
             "arbor-session-sqlite",
             "arbor-session-postgres",
+            "arbor-checkpoint",
         ],
         &[],
     ),
@@ -52,7 +57,9 @@ const LAYERS: &[Layer] = &[
 
 /// Runs every check; returns the problems found (empty = tidy).
 pub fn run(root: &Path) -> Vec<String> {
-    layering(root)
+    let mut problems = layering(root);
+    problems.extend(citations(root));
+    problems
 }
 
 /// Package names in `cargo tree -p <krate> -e normal` (the crate itself excluded).
@@ -111,4 +118,124 @@ fn layering(root: &Path) -> Vec<String> {
         }
     }
     problems
+}
+
+/// Item numbers docs/DECISIONS.md defines: `## 3. Title` gives `3`, `**3.5**` or `3.5 ` at a
+/// line start (list items, `### 3.5`) gives `3.5`.
+fn decision_items(text: &str) -> BTreeSet<String> {
+    let mut items = BTreeSet::new();
+    for line in text.lines() {
+        let line = line
+            .trim_start_matches('#')
+            .trim_start_matches(['-', '*', ' '])
+            .trim_start_matches("**");
+        let number: String = line
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        let number = number.trim_end_matches('.');
+        if !number.is_empty() && number.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+            items.insert(number.to_string());
+        }
+    }
+    items
+}
+
+/// `§x.y` numbers cited right after `DECISIONS` in `text` (`DECISIONS §3.5`, `§3.5/§3.6`).
+fn cited(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("DECISIONS §") {
+        rest = &rest[at + "DECISIONS ".len()..];
+        // One citation may name several items: `§3.5, §3.6` or `§3.5/§3.6`.
+        let mut tail = rest;
+        while let Some(after) = tail.strip_prefix('§') {
+            let number: String = after
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            let number = number.trim_end_matches('.').to_string();
+            if !number.is_empty() {
+                out.push(number.clone());
+            }
+            tail = &after[number.len()..];
+            tail = tail
+                .strip_prefix(", ")
+                .or_else(|| tail.strip_prefix('/'))
+                .or_else(|| tail.strip_prefix(" and "))
+                .unwrap_or("");
+        }
+    }
+    out
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n == "target") {
+                continue;
+            }
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn citations(root: &Path) -> Vec<String> {
+    let decisions = root.join("docs/DECISIONS.md");
+    let items = match std::fs::read_to_string(&decisions) {
+        Ok(text) => decision_items(&text),
+        Err(e) => return vec![format!("cannot read {}: {e}", decisions.display())],
+    };
+    let mut files = Vec::new();
+    rust_files(&root.join("crates"), &mut files);
+    rust_files(&root.join("xtask"), &mut files);
+    files.sort();
+    let mut problems = Vec::new();
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for (index, line) in text.lines().enumerate() {
+            for number in cited(line) {
+                if !items.contains(&number) {
+                    problems.push(format!(
+                        "citation: {}:{}: DECISIONS §{number} is not an item of docs/DECISIONS.md",
+                        file.strip_prefix(root).unwrap_or(&file).display(),
+                        index + 1
+                    ));
+                }
+            }
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn citations_are_read_with_their_siblings() {
+        assert_eq!(cited("see DECISIONS §3.5."), vec!["3.5"]);
+        assert_eq!(cited("DECISIONS §3.5/§3.6 and"), vec!["3.5", "3.6"]);
+        assert_eq!(cited("(DECISIONS §12, §9.3)"), vec!["12", "9.3"]);
+        assert!(cited("ai-layer §6.3").is_empty());
+    }
+
+    #[test]
+    fn items_are_headings_and_numbered_entries() {
+        let items =
+            decision_items("## 3. Storage\n**3.5** Lines…\n### 9.3 Ids\n- 9.4 more\nText 7.1 no");
+        let want: BTreeSet<String> = ["3", "3.5", "9.3", "9.4"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(items, want);
+    }
 }

@@ -75,4 +75,22 @@ impl SessionError {
     }
 }
 
+/// Why one JSON line is not a session entry or header: the text names the entry id and the
+/// failing field. Callers that know the file and line wrap it into [`SessionError::Line`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ParseError(pub String);
+
+impl From<ParseError> for String {
+    fn from(e: ParseError) -> String {
+        e.0
+    }
+}
+
+impl From<String> for ParseError {
+    fn from(message: String) -> Self {
+        ParseError(message)
+    }
+}
+
 pub type Result<T, E = SessionError> = std::result::Result<T, E>;

@@ -45,11 +45,18 @@ pub struct Emitter {
     tx: UnboundedSender<AssistantMessageEvent>,
     created: Instant,
     terminated: bool,
+    /// Whether terminal messages get `durationMs` (off for the faux provider: deterministic).
+    timed: bool,
     /// Used for the safety-net error if the producer ends without a terminal event.
     template: AssistantMessage,
 }
 
 impl Emitter {
+    /// Leaves `durationMs` off the final message (replies that must not depend on timing).
+    pub fn set_timed(&mut self, timed: bool) {
+        self.timed = timed;
+    }
+
     pub fn push(&mut self, event: AssistantMessageEvent) {
         if self.terminated {
             return;
@@ -89,7 +96,7 @@ impl Emitter {
     }
 
     fn stamp(&self, message: &mut AssistantMessage) {
-        if message.duration_ms.is_none() {
+        if self.timed && message.duration_ms.is_none() {
             let ms = self.created.elapsed().as_secs_f64() * 1000.0;
             message.duration_ms = Some(Num::new(ms.round()));
         }
@@ -133,6 +140,7 @@ where
         tx,
         created: Instant::now(),
         terminated: false,
+        timed: true,
         template,
     };
     let fut = std::panic::AssertUnwindSafe(producer(emitter))

@@ -877,6 +877,8 @@ fn play(
     cancel: Option<CancellationToken>,
 ) -> AssistantMessageEventStream {
     lazy_event_stream(template.clone(), move |mut emitter: Emitter| async move {
+        // Faux replies carry no `durationMs`: final messages must not depend on timing.
+        emitter.set_timed(false);
         let mut plan = plan;
         let mut acc = MessageAccumulator::new();
         let mut started = false;

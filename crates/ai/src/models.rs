@@ -333,11 +333,11 @@ impl ModelRegistry {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => {
-                return Err(models_error(
-                    &path.display().to_string(),
-                    format!("cannot read file: {e}"),
-                ))
+            Err(source) => {
+                return Err(AiError::Io {
+                    path: path.display().to_string(),
+                    source,
+                })
             }
         };
         self.apply_models_json_str(&text, &path.display().to_string())

@@ -42,9 +42,10 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         .map_err(|e| CliError::io("tokio runtime", e))?;
     runtime.block_on(async move {
         match cli.command {
-            Command::Session(cmd) => {
+            Some(Command::Session(cmd)) => {
                 commands::session(cli.session_dir.as_deref(), cli.store.as_deref(), cmd).await
             }
+            None => crate::modes::run(cli.agent, cli.session_dir.as_deref()).await,
         }
     })
 }

@@ -15,7 +15,7 @@ use clap::{Parser, Subcommand};
         (ARBOR_HOME moves ~/.arbor). `arbor session` inspects, forks and migrates them; it \
         also reads pi's session directories through --session-dir.",
     propagate_version = true,
-    arg_required_else_help = true
+    args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
     /// Use session files in DIR instead of ~/.arbor/sessions (pi's session folders work too).
@@ -33,7 +33,84 @@ pub struct Cli {
     pub store: Option<String>,
 
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+
+    #[command(flatten)]
+    pub agent: AgentArgs,
+}
+
+/// The agent's flags (pi's names, coding-agent.md §5.2, §9, §10).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AgentArgs {
+    /// Messages to send, in order; `@file` attaches a file's contents to the first one.
+    #[arg(value_name = "MESSAGE")]
+    pub messages: Vec<String>,
+    /// Print mode: send the messages, print the final answer, exit.
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+    /// Output mode: text (print mode without a terminal), json (JSONL events) or rpc.
+    #[arg(long, value_name = "MODE", value_parser = ["text", "json", "rpc"])]
+    pub mode: Option<String>,
+    /// Continue the newest session of this directory (a new one if there is none).
+    #[arg(short = 'c', long = "continue")]
+    pub continue_: bool,
+    /// Pick a session to resume (without a terminal: the newest one, else "No session selected").
+    #[arg(short = 'r', long)]
+    pub resume: bool,
+    /// Open this session: a file path, a session id or a unique id prefix.
+    #[arg(long, value_name = "PATH|ID")]
+    pub session: Option<String>,
+    /// Open the project session with this id, or create one with it.
+    #[arg(long, value_name = "ID")]
+    pub session_id: Option<String>,
+    /// Copy a session (all branches) into a new session of this directory and continue there.
+    #[arg(long, value_name = "PATH|ID")]
+    pub fork: Option<String>,
+    /// Keep the session in memory only; nothing is written.
+    #[arg(long)]
+    pub no_session: bool,
+    /// Name the session (a session_info entry).
+    #[arg(short = 'n', long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Provider of the model (e.g. anthropic, openai, or one from models.json).
+    #[arg(long, value_name = "ID")]
+    pub provider: Option<String>,
+    /// Model as provider/id or id, optionally with :thinking (e.g. openai/gpt-5:high).
+    #[arg(long, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// Thinking level: off, minimal, low, medium, high, xhigh.
+    #[arg(long, value_name = "LEVEL")]
+    pub thinking: Option<String>,
+    /// API key for this run (overrides auth.json and environment; never stored).
+    #[arg(long, value_name = "KEY")]
+    pub api_key: Option<String>,
+    /// List the models that have credentials (optionally filtered) and exit.
+    #[arg(long, value_name = "SEARCH", num_args = 0..=1, default_missing_value = "")]
+    pub list_models: Option<String>,
+    /// Tools to enable: a,b (allowlist, * patterns) or +x,-y (change the default set).
+    #[arg(long, value_name = "LIST")]
+    pub tools: Option<String>,
+    /// Disable every tool.
+    #[arg(long)]
+    pub no_tools: bool,
+    /// Tools to disable.
+    #[arg(long, value_name = "LIST")]
+    pub exclude_tools: Option<String>,
+    /// Replace the system prompt (text, or a file to read).
+    #[arg(long, value_name = "TEXT|FILE")]
+    pub system_prompt: Option<String>,
+    /// Add to the system prompt (text or file; repeatable).
+    #[arg(long, value_name = "TEXT|FILE")]
+    pub append_system_prompt: Vec<String>,
+    /// Do not load AGENTS.md / CLAUDE.md files.
+    #[arg(long)]
+    pub no_context_files: bool,
+    /// No network access except to the model (Arbor makes no other requests anyway).
+    #[arg(long)]
+    pub offline: bool,
+    /// Write a self-contained HTML transcript of SESSION_FILE to OUT (default: next to it).
+    #[arg(long, value_name = "FILE", num_args = 1..=2)]
+    pub export: Option<Vec<String>>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -118,6 +195,108 @@ pub enum SessionCommand {
         /// The file to write (must not exist).
         #[arg(value_name = "OUT")]
         out: PathBuf,
+    },
+    /// List the workspace checkpoints (and restores) along the active path, with changed files.
+    Checkpoints {
+        /// Session file, id or unique id prefix.
+        #[arg(value_name = "SESSION")]
+        session: String,
+    },
+    /// Show the code difference between two entries of the tree as a unified diff.
+    #[command(
+        after_help = "Each entry's code is the nearest checkpoint at or above it (e.g. the \
+        tips of two branches). The checkpoints are read from the session's working directory: \
+        its git repository, or the snapshot store under ~/.arbor/checkpoints."
+    )]
+    Diff {
+        /// Session file, id or unique id prefix.
+        #[arg(value_name = "SESSION")]
+        session: String,
+        /// The entry whose code is the old side.
+        #[arg(long, value_name = "ID")]
+        from: String,
+        /// The entry whose code is the new side.
+        #[arg(long, value_name = "ID")]
+        to: String,
+    },
+    /// Delete the workspace checkpoints of deleted sessions and those beyond the limits.
+    #[command(
+        after_help = "Prunes the checkpoints of the git repository around DIR (default: \
+        the current directory), or the snapshot store under ~/.arbor/checkpoints outside git. \
+        Limits come from settings.json `checkpoints` (maxPerSession, maxAgeDays) in ARBOR_HOME. \
+        Git objects are freed by git's own garbage collection later."
+    )]
+    PruneCheckpoints {
+        /// The directory whose checkpoint store is pruned.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// Summarize the older part of the active path into a compaction entry.
+    #[command(
+        after_help = "With --dry-run nothing is written and no model is called: it shows \
+        what would be summarized (--json: {\"plan\": null | {firstKeptEntryId, isSplitTurn, \
+        tokensBefore, previousSummary, messagesToSummarize, turnPrefixMessages, readFiles, \
+        modifiedFiles, conversation, turnPrefixConversation}}). Otherwise the summary is written \
+        by --model (default: the session's model; keys from the environment) and appended; \
+        progress goes to stderr."
+    )]
+    Compact {
+        /// Session file, id or unique id prefix.
+        #[arg(value_name = "SESSION")]
+        session: String,
+        /// Tokens of recent conversation kept verbatim (default 20000).
+        #[arg(long, value_name = "N")]
+        keep_recent_tokens: Option<u64>,
+        /// Extra focus for the summary.
+        #[arg(long, value_name = "TEXT")]
+        instructions: Option<String>,
+        /// The model that writes the summary, as PROVIDER/ID.
+        #[arg(long, value_name = "PROVIDER/ID")]
+        model: Option<String>,
+        /// Show the plan; write nothing, call no model.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print JSON (the plan with --dry-run, else the entry written).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Move the leaf to another entry, optionally summarizing the branch left behind.
+    #[command(
+        after_help = "Navigating to a user message puts its text back for editing \
+        (printed as editor text) and moves the leaf to its parent. --summarize writes a \
+        branch_summary entry under the new leaf (model as for `compact`). With --dry-run \
+        nothing is written; --summarize --dry-run --json prints {\"plan\": {commonAncestorId, \
+        entryIds, messages, readFiles, modifiedFiles, totalTokens, conversation}} (budget: \
+        --token-budget, default the model's context window minus 16384, 0 = no limit)."
+    )]
+    Navigate {
+        /// Session file, id or unique id prefix.
+        #[arg(value_name = "SESSION")]
+        session: String,
+        /// The entry to move to.
+        #[arg(long, value_name = "ID")]
+        to: String,
+        /// Summarize the branch being left.
+        #[arg(long)]
+        summarize: bool,
+        /// Extra focus for the branch summary.
+        #[arg(long, value_name = "TEXT")]
+        instructions: Option<String>,
+        /// Use --instructions instead of the built-in summary prompt.
+        #[arg(long, requires = "instructions")]
+        replace_instructions: bool,
+        /// The model that writes the summary, as PROVIDER/ID.
+        #[arg(long, value_name = "PROVIDER/ID")]
+        model: Option<String>,
+        /// Token budget of the summarized transcript (dry run; 0 = no limit).
+        #[arg(long, value_name = "N", requires = "dry_run")]
+        token_budget: Option<u64>,
+        /// Show what would happen; write nothing, call no model.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Rewrite a v1/v2 session file as v3, keeping the original as <FILE>.v<N>.bak.
     Migrate {

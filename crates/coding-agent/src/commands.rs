@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use arbor_agent::session::ForkPosition;
+use arbor_agent::session::{ForkPosition, JsonlRepository};
 
 use crate::cli::SessionCommand;
 use crate::error::{CliError, Result, EXIT_INVALID};
@@ -14,6 +14,7 @@ use crate::lookup::SessionDirs;
 use crate::pgstore;
 use crate::render::{list, transcript};
 use crate::store;
+use crate::summaries;
 
 /// Runs one `arbor session` subcommand (on JSONL files, or on the PostgreSQL store `store`).
 pub async fn session(
@@ -46,11 +47,28 @@ pub async fn session(
         }
         SessionCommand::Tree { session } => {
             let path = find(session_dir, &session)?;
-            let text = store::render_tree(&path).await?;
-            if text.is_empty() {
+            let view = store::tree_view(&path).await?;
+            if view.rows.is_empty() {
                 eprintln!("arbor: {} has no entries", path.display());
             }
-            emit(text.as_bytes())
+            if !view.links.unreachable.is_empty() {
+                let ids: Vec<&str> = view
+                    .links
+                    .unreachable
+                    .iter()
+                    .take(5)
+                    .filter_map(|&n| view.rows.get(n).map(|r| &*r.id))
+                    .collect();
+                let more = view.links.unreachable.len().saturating_sub(ids.len());
+                eprintln!(
+                    "arbor: warning: {} of {} unreachable from any root (parentId cycle): {}{}; shown last",
+                    crate::render::tree::plural(view.links.unreachable.len(), "entry", "entries"),
+                    path.display(),
+                    ids.join(", "),
+                    if more > 0 { format!(" and {more} more") } else { String::new() }
+                );
+            }
+            write_tree(&view)
         }
         SessionCommand::List { all } => {
             let dirs = SessionDirs::resolve(session_dir)?;
@@ -84,6 +102,90 @@ pub async fn session(
         }
         SessionCommand::Import { to, files } => import(&to, &files).await,
         SessionCommand::Export { from, session, out } => export(&from, &session, &out).await,
+        SessionCommand::Checkpoints { session } => {
+            let path = find(session_dir, &session)?;
+            let text = store::checkpoints(&path).await?;
+            if text.is_empty() {
+                eprintln!(
+                    "arbor: {} has no workspace checkpoints on its active path",
+                    path.display()
+                );
+            }
+            emit(text.as_bytes())
+        }
+        SessionCommand::Diff { session, from, to } => {
+            let path = find(session_dir, &session)?;
+            let text = store::diff(&path, &from, &to).await?;
+            if text.is_empty() {
+                eprintln!("arbor: no difference between the code of {from} and {to}");
+            }
+            emit(text.as_bytes())
+        }
+        SessionCommand::PruneCheckpoints { dir } => {
+            let dir = match dir {
+                Some(d) => d,
+                None => PathBuf::from(current_dir()?),
+            };
+            let sessions = match SessionDirs::resolve(session_dir)? {
+                SessionDirs::Layout { root } => JsonlRepository::new(root),
+                SessionDirs::Flat { dir } => JsonlRepository::flat(dir),
+            };
+            let home = arbor_agent::session::jsonl::layout::arbor_home();
+            let settings = crate::checkpoints::housekeeping::load_settings(&home)?;
+            let pruned =
+                crate::checkpoints::housekeeping::prune(&dir, &sessions, &settings, &home).await?;
+            emit(
+                format!(
+                    "pruned {} checkpoints of deleted sessions, {} beyond the limits, {} unreferenced snapshot files\n",
+                    pruned.deleted_sessions, pruned.over_limits, pruned.unreferenced_files
+                )
+                .as_bytes(),
+            )
+        }
+        SessionCommand::Compact {
+            session,
+            keep_recent_tokens,
+            instructions,
+            model,
+            dry_run,
+            json,
+        } => {
+            let path = find(session_dir, &session)?;
+            let args = summaries::CompactArgs {
+                keep_recent_tokens,
+                instructions,
+                model,
+                dry_run,
+                json,
+            };
+            summaries::compact_command(&path, args).await?;
+            Ok(ExitCode::SUCCESS)
+        }
+        SessionCommand::Navigate {
+            session,
+            to,
+            summarize,
+            instructions,
+            replace_instructions,
+            model,
+            token_budget,
+            dry_run,
+            json,
+        } => {
+            let path = find(session_dir, &session)?;
+            let args = summaries::NavigateArgs {
+                to,
+                summarize,
+                instructions,
+                replace_instructions,
+                model,
+                token_budget,
+                dry_run,
+                json,
+            };
+            summaries::navigate_command(&path, args).await?;
+            Ok(ExitCode::SUCCESS)
+        }
         SessionCommand::Migrate { file } => {
             if !file.is_file() {
                 return Err(CliError::NotFound(format!(
@@ -133,11 +235,11 @@ async fn on_store(url: &str, cmd: SessionCommand) -> Result<ExitCode> {
             }
         }
         SessionCommand::Tree { session } => {
-            let text = pgstore::render_tree(url, &session).await?;
-            if text.is_empty() {
+            let view = pgstore::tree_view(url, &session).await?;
+            if view.rows.is_empty() {
                 eprintln!("arbor: session {session} has no entries");
             }
-            emit(text.as_bytes())
+            write_tree(&view)
         }
         SessionCommand::List { all } => {
             let listing = pgstore::list(url, &current_dir()?, all).await?;
@@ -168,6 +270,15 @@ async fn on_store(url: &str, cmd: SessionCommand) -> Result<ExitCode> {
         SessionCommand::Export { from, session, out } => export(&from, &session, &out).await,
         SessionCommand::Migrate { .. } => Err(CliError::Usage(
             "migrate rewrites JSONL files; it does not take --store".into(),
+        )),
+        SessionCommand::Compact { .. } | SessionCommand::Navigate { .. } => Err(CliError::Usage(
+            "compact and navigate work on session files; they do not take --store yet".into(),
+        )),
+        SessionCommand::Checkpoints { .. }
+        | SessionCommand::Diff { .. }
+        | SessionCommand::PruneCheckpoints { .. } => Err(CliError::Usage(
+            "workspace checkpoints are read from session files; this command does not take --store"
+                .into(),
         )),
     }
 }
@@ -246,6 +357,17 @@ fn current_dir() -> Result<String> {
 fn emit(bytes: &[u8]) -> Result<ExitCode> {
     let mut stdout = io::stdout().lock();
     match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(CliError::io("stdout", e)),
+    }
+}
+
+/// Streams a tree view to stdout; a closed pipe (`| head`) is not an error.
+fn write_tree(view: &crate::render::tree::TreeView) -> Result<ExitCode> {
+    let stdout = io::stdout().lock();
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout);
+    match crate::render::tree::write(&mut out, view).and_then(|()| out.flush()) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
         Err(e) => Err(CliError::io("stdout", e)),

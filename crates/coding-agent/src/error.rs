@@ -28,9 +28,32 @@ pub enum CliError {
         #[source]
         source: std::io::Error,
     },
+    /// A workspace checkpoint could not be taken or restored (refusals included).
+    #[error("{0}")]
+    Checkpoint(#[from] arbor_checkpoint::CheckpointError),
+    /// A checkpoint question the session cannot answer (no checkpoint above an entry, a
+    /// checkpoint entry whose data is broken).
+    #[error("{0}")]
+    Workspace(String),
+    /// A configuration file (settings.json, auth.json, models.json) that cannot be used.
+    #[error("{0}")]
+    Config(String),
+    /// A flag problem or refused start of the agent, worded like pi (`Error: …`); printed as
+    /// is, exit 1.
+    #[error("{0}")]
+    Startup(String),
+    /// `-r` without a terminal and nothing to pick: pi prints "No session selected", exit 0.
+    #[error("No session selected")]
+    NoSessionSelected,
+    /// The agent harness refused an operation.
+    #[error("{0}")]
+    Agent(#[from] arbor_agent::agent::AgentError),
     /// An error from the session layer (refused file, unknown entry, storage failure).
     #[error("{0}")]
     Session(#[from] SessionError),
+    /// A compaction or branch summary that failed or was aborted (the session is unchanged).
+    #[error("{0}")]
+    Summary(#[from] arbor_agent::compaction::CompactionError),
     /// A bug: the command panicked. Never a verdict on the user's input or files.
     #[error("internal error: {0} (this is a bug in arbor; please report it)")]
     Internal(String),
@@ -67,6 +90,9 @@ impl CliError {
     }
 
     pub fn exit_code(&self) -> u8 {
+        if matches!(self, CliError::NoSessionSelected) {
+            return 0;
+        }
         if matches!(self, CliError::Internal(_)) {
             return EXIT_INTERNAL;
         }
@@ -81,7 +107,11 @@ impl CliError {
 /// Writes `arbor: <error>` to stderr.
 pub fn report(err: &CliError) {
     let mut stderr = std::io::stderr().lock();
-    let _ = writeln!(stderr, "arbor: {err}");
+    // Agent-start errors carry pi's own wording ("Error: …"), the rest get our prefix.
+    let _ = match err {
+        CliError::Startup(_) | CliError::NoSessionSelected => writeln!(stderr, "{err}"),
+        _ => writeln!(stderr, "arbor: {err}"),
+    };
 }
 
 pub type Result<T, E = CliError> = std::result::Result<T, E>;

@@ -2,12 +2,23 @@
 //! sessions (`arbor session ...`); the interactive agent builds on the same parts.
 
 pub mod app;
+pub mod auth;
+pub mod checkpoints;
 pub mod cli;
 pub mod commands;
+pub mod config;
 pub mod error;
+pub mod export;
 pub mod lookup;
+pub mod modes;
 pub mod pgstore;
+pub mod policy;
+pub mod prompt;
+pub mod provider;
 pub mod render;
+pub mod startup;
 pub mod store;
+pub mod summaries;
+pub mod tools;
 
 pub use error::{CliError, Result};

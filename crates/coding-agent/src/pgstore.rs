@@ -5,15 +5,13 @@
 //! the schema (default `arbor`), so several stores can share one database.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use arbor_agent::session::{ForkOptions, ForkPosition, Session, SessionRepository, SessionStorage};
+use arbor_agent::session::{ForkOptions, ForkPosition, SessionRepository, SessionStorage};
 use arbor_session_postgres::{
     is_postgres_url, PostgresOptions, PostgresRepository, PostgresStorage,
 };
 
 use crate::error::{CliError, Result};
-use crate::render::tree;
 use crate::store::{loaded, projected, Listing, LoadedContext, Projected};
 
 /// Connects to the store named by `url` (which must be `postgres://` or `postgresql://`).
@@ -48,11 +46,9 @@ pub async fn load_context(url: &str, session: &str, leaf: Option<&str>) -> Resul
     loaded(&open(&repo, session).await?, leaf).await
 }
 
-pub async fn render_tree(url: &str, session: &str) -> Result<String> {
+pub async fn tree_view(url: &str, session: &str) -> Result<crate::render::tree::TreeView> {
     let repo = connect(url).await?;
-    let storage = open(&repo, session).await?;
-    let tree = Session::new(Arc::new(storage)).tree().await?;
-    Ok(tree::render(&tree))
+    crate::store::tree_view_of(open(&repo, session).await?).await
 }
 
 pub async fn list(url: &str, cwd: &str, all: bool) -> Result<Listing> {

@@ -69,6 +69,7 @@ pub(crate) struct Db {
     /// The opened file's absolute path and identity, to notice it being deleted or replaced
     /// (`None` for databases without a file, e.g. `:memory:`).
     file: Option<(PathBuf, FileId)>,
+    writers: crate::writer_lock::WriterLocks,
 }
 
 /// Device and inode (Unix); elsewhere only existence is checked.
@@ -104,11 +105,14 @@ impl Db {
         })
         .await
         .map_err(|_| task_gone(path))??;
+        let writers =
+            crate::writer_lock::WriterLocks::for_database(file.as_ref().map(|(p, _)| p.as_path()));
         Ok(Db {
             conn: Arc::new(Mutex::new(conn)),
             path: path.to_path_buf(),
             options,
             file,
+            writers,
         })
     }
 
@@ -137,6 +141,11 @@ impl Db {
 
     pub(crate) fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The writer locks of this repository's sessions (DECISIONS §25.8).
+    pub(crate) fn writers(&self) -> &crate::writer_lock::WriterLocks {
+        &self.writers
     }
 
     pub(crate) fn options(&self) -> &SqliteOptions {

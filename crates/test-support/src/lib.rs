@@ -10,6 +10,7 @@
 //! to the test through [`MockServer::wait_for_client_close`].
 
 pub mod fixtures;
+pub mod scripts;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;

@@ -86,7 +86,6 @@ pub(crate) fn js_numbers(v: &mut Value) {
             if let Some(f) = n.as_f64() {
                 if f.fract() == 0.0 && f.abs() <= MAX_SAFE {
                     // Exact: integral and within the exactly representable range.
-                    #[allow(clippy::cast_possible_truncation)]
                     let i = f as i64;
                     *v = Value::from(i);
                 }

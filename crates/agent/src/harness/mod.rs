@@ -7,6 +7,7 @@
 //! The harness holds no terminal or provider-HTTP details: the caller hands it an
 //! `Arc<dyn ApiProvider>` and the models it may use.
 
+mod auto_compact;
 mod compact;
 pub mod hooks;
 mod navigate;

@@ -21,10 +21,10 @@ use super::hooks::{BeforeAgentStart, BeforeAgentStartResult};
 use super::{user_message, AgentHarness, Phase, SystemPromptInput};
 
 /// The loop's host for one run.
-struct RunHooks<'a> {
-    harness: &'a AgentHarness,
+pub(super) struct RunHooks<'a> {
+    pub(super) harness: &'a AgentHarness,
     /// The last assistant message persisted in this run (what `prompt` returns).
-    last_assistant: Mutex<Option<AssistantMessage>>,
+    pub(super) last_assistant: Mutex<Option<AssistantMessage>>,
 }
 
 impl AgentHarness {
@@ -46,7 +46,7 @@ impl AgentHarness {
     }
 
     /// The current loop configuration (model, tools, system prompt of this turn).
-    fn loop_config(&self, system_prompt_override: Option<String>) -> AgentLoopConfig {
+    pub(super) fn loop_config(&self, system_prompt_override: Option<String>) -> AgentLoopConfig {
         let s = self.state();
         let system_prompt = system_prompt_override.unwrap_or_else(|| {
             s.system_prompt.render(&SystemPromptInput {
@@ -143,7 +143,7 @@ impl AgentHarness {
 
 impl RunHooks<'_> {
     /// The loop failed (a write, a hook): end the run the normal way with a failure message.
-    async fn report_failure(
+    pub(super) async fn report_failure(
         &self,
         model: &Model,
         cancel: &CancellationToken,

@@ -10,7 +10,7 @@ mod probe;
 pub mod rules;
 pub mod storage;
 pub mod tree;
-mod utf8;
+pub mod tree_view;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
@@ -20,4 +20,4 @@ pub use handle::{BranchSummaryDraft, CompactionDraft, Session};
 pub use jsonl::{JsonlRepository, JsonlStorage, SyncPolicy};
 pub use memory::{MemoryRepository, MemoryStorage};
 pub use storage::*;
-pub use tree::{SessionTree, TreeNode};
+pub use tree::{LinkItem, SessionTree, TreeLinks, TreeNode};

@@ -565,7 +565,7 @@ async fn an_abort_is_its_own_error_and_leaves_the_session_unchanged() {
     let prep = prepare_compaction(&path, &keep(60)).unwrap().unwrap();
     // Cancelled while the summary streams.
     let provider = Recording::new(vec![
-        FauxResponse::text(&"words ".repeat(200)).chunk_delay(Duration::from_millis(5))
+        FauxResponse::text("words ".repeat(200)).chunk_delay(Duration::from_millis(5))
     ]);
     let options = SummaryOptions::default();
     let cancel = options.cancel.clone();

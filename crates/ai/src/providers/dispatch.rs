@@ -2,6 +2,7 @@
 //! real clients behind the [`ApiProvider`] trait for callers that take one.
 
 use crate::emit::{empty_message, error_stream, lazy_event_stream};
+use crate::error::AiError;
 use crate::event::AssistantMessageEventStream;
 use crate::options::{SimpleStreamOptions, StreamOptions};
 use crate::registry::{no_provider_message, registered, ApiProvider};
@@ -78,12 +79,11 @@ pub fn build_request(
     model: &Model,
     context: &Context,
     options: &StreamOptions,
-) -> Result<PreparedRequest, String> {
-    let api = builtin(&model.api)
-        .ok_or_else(|| format!("No API provider registered for api: {}", model.api))?;
+) -> Result<PreparedRequest, AiError> {
+    let api = builtin(&model.api).ok_or_else(|| AiError::UnsupportedApi(model.api.clone()))?;
     let api_key = resolve_api_key(model, options)?;
     let transcript = Transcript::from_context(model, context);
-    match api {
+    let built = match api {
         BuiltinApi::AnthropicMessages => {
             anthropic::build_request(model, &transcript, options, api_key.as_deref())
         }
@@ -96,7 +96,8 @@ pub fn build_request(
         BuiltinApi::GoogleGenerativeAi => {
             google::build_request(model, &transcript, options, api_key.as_deref())
         }
-    }
+    };
+    built.map_err(AiError::InvalidRequest)
 }
 
 /// Creates the stream parser of a built-in API (used by the client and the benchmark).
@@ -131,9 +132,9 @@ pub(crate) fn stream_builtin(
     lazy_event_stream(empty_message(&model), move |mut emitter| async move {
         let request = match request {
             Ok(request) => request,
-            Err(message) => {
+            Err(err) => {
                 let mut msg = empty_message(&model);
-                msg.error_message = Some(message);
+                msg.error_message = Some(err.to_string());
                 emitter.error(msg, StopReason::Error);
                 return;
             }

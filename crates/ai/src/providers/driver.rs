@@ -12,7 +12,7 @@ use crate::types::{AssistantMessage, Model, StopReason};
 
 use super::dispatch::{new_parser, BuiltinApi};
 use super::http_error::{body_error_text, format_http_error, transport_error_text};
-use super::keys::PreparedRequest;
+use super::keys::{PreparedRequest, Secrets};
 use super::output::{Halt, Output, StreamParser};
 use super::sse::SseDecoder;
 
@@ -138,11 +138,14 @@ pub(crate) async fn run(
     if options.is_cancelled() {
         return emitter.error(out.message, StopReason::Aborted);
     }
+    // Error texts may echo the request (DECISIONS §25.6): scrub what we sent before any of it
+    // reaches `errorMessage`.
+    let secrets = Secrets::of(&request);
     let client = options.client.clone().unwrap_or_else(shared_client);
     let mut response = match send_with_retries(&client, api, model, options, &request).await {
         SendOutcome::Response(r) => r,
         SendOutcome::Failed(message) => {
-            out.message.error_message = Some(message);
+            out.message.error_message = Some(secrets.scrub(&message));
             return emitter.error(out.message, StopReason::Error);
         }
         SendOutcome::Aborted => {
@@ -190,12 +193,16 @@ pub(crate) async fn run(
         Err(Halt::Fail(message)) => Err(message),
     };
     drain(emitter, &mut out);
+    // In-stream error events set `errorMessage` inside the parsers.
+    if let Some(m) = out.message.error_message.take() {
+        out.message.error_message = Some(secrets.scrub(&m));
+    }
     match finished {
         Ok(()) => emitter.done(out.message),
         Err(message) => {
             parser.on_failure(&mut out);
             drain(emitter, &mut out);
-            out.message.error_message = Some(message);
+            out.message.error_message = Some(secrets.scrub(&message));
             emitter.error(out.message, StopReason::Error);
         }
     }

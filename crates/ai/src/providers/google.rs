@@ -87,7 +87,8 @@ pub(crate) fn build_request(
             } else {
                 generation.insert(
                     "thinkingConfig".into(),
-                    crate::thinking::native::google_disabled_thinking(model)?,
+                    crate::thinking::native::google_disabled_thinking(model)
+                        .map_err(|e| e.to_string())?,
                 );
             }
         }

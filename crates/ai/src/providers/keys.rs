@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 
+use crate::error::AiError;
 use crate::options::StreamOptions;
 use crate::types::Model;
 
@@ -23,14 +24,92 @@ const SECRET_HEADERS: [&str; 4] = [
     "cf-aig-authorization",
 ];
 
+/// Name parts that mark a custom header (e.g. from `models.json`) as a credential.
+const SECRET_NAME_PARTS: [&str; 8] = [
+    "auth",
+    "key",
+    "token",
+    "secret",
+    "password",
+    "cookie",
+    "credential",
+    "signature",
+];
+
+/// Whether a header's value is a credential: the known ones, and any header whose name says
+/// so (DECISIONS §25.6).
+pub(crate) fn is_secret_header(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    SECRET_HEADERS.contains(&lower.as_str()) || SECRET_NAME_PARTS.iter().any(|p| lower.contains(p))
+}
+
+/// What replaces a credential in any text Arbor keeps or shows.
+pub(crate) const REDACTED: &str = "<redacted>";
+
+/// Shorter values are not scrubbed: they would match ordinary words in error texts.
+const MIN_SECRET_LEN: usize = 6;
+
+/// Every credential one request carries (secret header values, the token of a `Bearer`
+/// value, secret query parameters), to scrub from error texts before they leave the provider
+/// layer: a proxy or local server that echoes request headers must not put them in a session.
+#[derive(Default)]
+pub(crate) struct Secrets(Vec<String>);
+
+impl Secrets {
+    pub(crate) fn of(request: &PreparedRequest) -> Secrets {
+        let mut found: Vec<String> = Vec::new();
+        let mut add = |v: &str| {
+            let v = v.trim();
+            if v.len() >= MIN_SECRET_LEN && !found.iter().any(|f| f == v) {
+                found.push(v.to_string());
+            }
+        };
+        for (name, value) in &request.headers {
+            if is_secret_header(name) {
+                add(value);
+                if let Some((_, token)) = value.split_once(' ') {
+                    add(token);
+                }
+            }
+        }
+        if let Some((_, query)) = request.url.split_once('?') {
+            for pair in query.split('&') {
+                if let Some((k, v)) = pair.split_once('=') {
+                    if is_secret_header(k) {
+                        add(v);
+                    }
+                }
+            }
+        }
+        // Longest first, so a whole `Bearer <token>` goes before its token alone.
+        found.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        Secrets(found)
+    }
+
+    /// `text` with every credential replaced by `<redacted>`.
+    pub(crate) fn scrub(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for secret in &self.0 {
+            if out.contains(secret.as_str()) {
+                out = out.replace(secret.as_str(), REDACTED);
+            }
+        }
+        out
+    }
+}
+
 impl std::fmt::Debug for PreparedRequest {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let headers: Vec<(&str, &str)> = self
             .headers
             .iter()
             .map(|(n, v)| {
-                let secret = SECRET_HEADERS.iter().any(|s| n.eq_ignore_ascii_case(s));
-                (n.as_str(), if secret { "<redacted>" } else { v.as_str() })
+                let shown = if is_secret_header(n) {
+                    REDACTED
+                } else {
+                    v.as_str()
+                };
+                (n.as_str(), shown)
             })
             .collect();
         f.debug_struct("PreparedRequest")
@@ -56,7 +135,7 @@ impl PreparedRequest {
 pub(crate) fn resolve_api_key(
     model: &Model,
     options: &StreamOptions,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, AiError> {
     if let Some(key) = options.api_key.as_ref().filter(|k| !k.is_empty()) {
         return Ok(Some(key.clone()));
     }
@@ -65,17 +144,14 @@ pub(crate) fn resolve_api_key(
     }
     // Local OpenAI-compatible servers (llama.cpp, vLLM, Ollama, LM Studio) usually need no key,
     // and a caller-supplied authorization header replaces the key.
-    let has_auth_header = options.headers.iter().any(|(n, v)| {
-        v.is_some()
-            && (n.eq_ignore_ascii_case("authorization")
-                || n.eq_ignore_ascii_case("x-api-key")
-                || n.eq_ignore_ascii_case("x-goog-api-key")
-                || n.eq_ignore_ascii_case("cf-aig-authorization"))
-    });
+    let has_auth_header = options
+        .headers
+        .iter()
+        .any(|(n, v)| v.is_some() && is_secret_header(n));
     if has_auth_header || is_local_url(&model.base_url) || anthropic_auth_token(model).is_some() {
         return Ok(None);
     }
-    Err(format!("No API key for provider: {}", model.provider))
+    Err(AiError::NoApiKey(model.provider.clone()))
 }
 
 /// The provider's key from the environment (pi's variable table in [`crate::models`]).

@@ -4,6 +4,7 @@
 use serde_json::{json, Value};
 
 use super::{clamp_level, level_mapping, uses_thinking_level, LevelMapping};
+use crate::error::AiError;
 use crate::models::compat_bool;
 use crate::options::{GoogleThinking, SimpleStreamOptions, StreamOptions, ThinkingBudgets};
 use crate::types::{Content, ContentBlock, Context, Message, Model, StopReason, ThinkingLevel};
@@ -149,7 +150,7 @@ fn anthropic_effort(model: &Model, level: ThinkingLevel) -> String {
     .to_string()
 }
 
-fn google_level(model: &Model, level: ThinkingLevel) -> Result<&'static str, String> {
+fn google_level(model: &Model, level: ThinkingLevel) -> Result<&'static str, AiError> {
     let mapped = level_mapping(model, level_name(level));
     let resolved = match &mapped {
         LevelMapping::Value(v) => v.to_ascii_lowercase(),
@@ -160,7 +161,7 @@ fn google_level(model: &Model, level: ThinkingLevel) -> Result<&'static str, Str
         "low" => Ok("LOW"),
         "medium" => Ok("MEDIUM"),
         "high" => Ok("HIGH"),
-        _ => Err(format!(
+        _ => Err(AiError::InvalidRequest(format!(
             "Unsupported Google thinking level mapping for {}/{}: {} -> {}",
             model.provider,
             model.id,
@@ -170,7 +171,7 @@ fn google_level(model: &Model, level: ThinkingLevel) -> Result<&'static str, Str
                 LevelMapping::Unsupported => "null".into(),
                 LevelMapping::Missing => "undefined".into(),
             }
-        )),
+        ))),
     }
 }
 
@@ -203,7 +204,7 @@ fn google_budget(model: &Model, level: ThinkingLevel, custom: &ThinkingBudgets) 
 }
 
 /// `thinkingConfig` that turns thinking off (or as low as the model allows).
-pub fn google_disabled_thinking(model: &Model) -> Result<Value, String> {
+pub fn google_disabled_thinking(model: &Model) -> Result<Value, AiError> {
     if !uses_thinking_level(model) {
         return Ok(json!({"thinkingBudget": 0}));
     }
@@ -219,7 +220,7 @@ pub fn to_stream_options(
     model: &Model,
     context: &Context,
     options: SimpleStreamOptions,
-) -> Result<StreamOptions, String> {
+) -> Result<StreamOptions, AiError> {
     let SimpleStreamOptions {
         base,
         reasoning,

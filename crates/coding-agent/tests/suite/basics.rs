@@ -1,6 +1,6 @@
 //! `--help`, `--version` and argument errors.
 
-use super::run;
+use super::{arbor, run, Run};
 
 #[test]
 fn version_names_the_binary_and_crate_version() {
@@ -27,11 +27,24 @@ fn help_lists_the_session_commands() {
 }
 
 #[test]
-fn no_arguments_prints_help_and_fails() {
-    let out = run(&[]);
-    assert_eq!(out.code, 2);
+fn no_arguments_and_no_stdin_is_an_error_without_side_effects() {
+    let home = tempfile::tempdir().unwrap();
+    let out: Run = arbor(home.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap()
+        .into();
+    assert_eq!(out.code, 1);
     assert!(out.stdout.is_empty());
-    assert!(out.stderr.contains("Usage: arbor"), "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with("Error: no message given"),
+        "{}",
+        out.stderr
+    );
+    assert!(
+        !home.path().join("sessions").exists(),
+        "no session may be created"
+    );
 }
 
 #[test]

@@ -1,10 +1,17 @@
 //! Integration tests, one module per topic, plus shared helpers.
 
+mod agent_e2e;
 mod basics;
+mod checkpoint_harness;
+mod checkpoints;
 mod context_json;
 mod errors;
 mod fork_migrate;
+mod plans;
 mod postgres;
+mod summaries;
+mod tools;
+mod tree_view;
 mod views;
 mod window;
 

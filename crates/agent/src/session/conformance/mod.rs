@@ -61,6 +61,7 @@ mod forks;
 mod labels_and_names;
 mod paths_and_queries;
 mod persistence;
+pub mod process;
 mod repository;
 mod stats;
 mod support;
@@ -275,6 +276,15 @@ __session_conformance_list!((define_dispatch)());
 macro_rules! session_conformance_tests {
     ($factory:expr) => {
         $crate::__session_conformance_list!(($crate::__session_conformance_emit)($factory));
+    };
+    // Backends other processes can open also run the two-process case ([`process`]);
+    // `$reopen` maps a location to a repository that can open it.
+    ($factory:expr, second_process: $reopen:expr) => {
+        $crate::__session_conformance_list!(($crate::__session_conformance_emit)($factory));
+        #[::tokio::test]
+        async fn second_writer_from_another_process_is_refused() {
+            $crate::session::conformance::process::run($factory, module_path!(), $reopen).await;
+        }
     };
 }
 

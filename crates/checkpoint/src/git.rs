@@ -1,0 +1,183 @@
+//! Running `git` plumbing: one place that builds the command, scrubs the environment the user's
+//! shell or hook may have set, and turns failures into [`CheckpointError::Git`].
+
+use std::ffi::OsStr;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::error::{CheckpointError, Result};
+
+/// Variables that would redirect git away from the repository we were opened on, or change the
+/// index it uses behind our back.
+const SCRUBBED: [&str; 8] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_COMMON_DIR",
+];
+
+/// The output of one git run.
+pub(crate) struct Output {
+    pub status: i32,
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+}
+
+/// Runs git in one directory.
+#[derive(Debug, Clone)]
+pub(crate) struct Git {
+    pub dir: PathBuf,
+}
+
+impl Git {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Git { dir: dir.into() }
+    }
+
+    fn command(&self, args: &[&OsStr], index: Option<&Path>) -> Command {
+        let mut cmd = Command::new("git");
+        cmd.current_dir(&self.dir);
+        for var in SCRUBBED {
+            cmd.env_remove(var);
+        }
+        // Checkpoint commits carry a fixed identity: capturing must work in a repository whose
+        // user never configured one, and must not look like the user's own commits.
+        cmd.env("GIT_AUTHOR_NAME", "arbor")
+            .env("GIT_AUTHOR_EMAIL", "arbor@localhost")
+            .env("GIT_COMMITTER_NAME", "arbor")
+            .env("GIT_COMMITTER_EMAIL", "arbor@localhost")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_OPTIONAL_LOCKS", "0");
+        if let Some(index) = index {
+            cmd.env("GIT_INDEX_FILE", index);
+        }
+        cmd.args([
+            "-c",
+            "core.quotePath=false",
+            "-c",
+            "advice.addEmbeddedRepo=false",
+        ]);
+        cmd.args(args);
+        cmd
+    }
+
+    /// Runs and returns whatever happened (non-zero exits included).
+    pub fn run_raw(
+        &self,
+        args: &[&OsStr],
+        index: Option<&Path>,
+        stdin: Option<&[u8]>,
+    ) -> Result<Output> {
+        let mut cmd = self.command(args, index);
+        cmd.stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(CheckpointError::GitMissing)?;
+        if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
+            pipe.write_all(bytes)
+                .map_err(|e| CheckpointError::io(&self.dir, e))?;
+        }
+        let out = child
+            .wait_with_output()
+            .map_err(|e| CheckpointError::io(&self.dir, e))?;
+        Ok(Output {
+            status: out.status.code().unwrap_or(-1),
+            stdout: out.stdout,
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        })
+    }
+
+    /// Runs and fails unless git exits 0.
+    pub fn run(&self, args: &[&str], index: Option<&Path>) -> Result<Vec<u8>> {
+        let os: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+        self.run_os(&os, index, None)
+    }
+
+    pub fn run_os(
+        &self,
+        args: &[&OsStr],
+        index: Option<&Path>,
+        stdin: Option<&[u8]>,
+    ) -> Result<Vec<u8>> {
+        let out = self.run_raw(args, index, stdin)?;
+        if out.status == 0 {
+            Ok(out.stdout)
+        } else {
+            Err(self.failure(args, out.stderr))
+        }
+    }
+
+    /// Runs and returns stdout as one trimmed line.
+    pub fn line(&self, args: &[&str], index: Option<&Path>) -> Result<String> {
+        let out = self.run(args, index)?;
+        Ok(String::from_utf8_lossy(&out).trim().to_string())
+    }
+
+    pub fn failure(&self, args: &[&OsStr], stderr: String) -> CheckpointError {
+        CheckpointError::Git {
+            command: args
+                .iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" "),
+            dir: self.dir.clone(),
+            stderr: if stderr.is_empty() {
+                "(no message)".to_string()
+            } else {
+                stderr
+            },
+        }
+    }
+}
+
+/// Where a work tree's repository lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Located {
+    pub toplevel: PathBuf,
+    /// This work tree's git dir (HEAD, index, in-progress operations).
+    pub git_dir: PathBuf,
+    /// The shared git dir (refs, objects); differs from `git_dir` in linked worktrees.
+    pub common_dir: PathBuf,
+}
+
+/// The repository around a directory, if any. `None` outside a work tree (including inside a
+/// bare repository or a `.git` directory).
+pub(crate) fn discover(cwd: &Path) -> Result<Option<Located>> {
+    let git = Git::new(cwd);
+    let args = [
+        "rev-parse",
+        "--path-format=absolute",
+        "--is-inside-work-tree",
+        "--show-toplevel",
+        "--git-dir",
+        "--git-common-dir",
+    ];
+    let os: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    let out = git.run_raw(&os, None, None)?;
+    if out.status != 0 {
+        return Ok(None);
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    match lines.as_slice() {
+        ["true", top, dir, common] => Ok(Some(Located {
+            toplevel: PathBuf::from(top),
+            git_dir: PathBuf::from(dir),
+            common_dir: PathBuf::from(common),
+        })),
+        ["false", ..] => Ok(None),
+        _ => Err(CheckpointError::GitOutput {
+            command: args.join(" "),
+            output: text.into_owned(),
+        }),
+    }
+}

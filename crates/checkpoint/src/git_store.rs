@@ -1,0 +1,614 @@
+//! Checkpoints as git objects (DECISIONS §27.1–§27.5).
+//!
+//! The worktree is staged into a *private* index (`<git dir>/arbor/<session>.index`) with
+//! `git add -A`, so git's own stat cache decides which files need hashing; `write-tree` turns it
+//! into a tree. A checkpoint is a commit of that tree whose parents are HEAD and (when it is
+//! neither HEAD's tree nor the worktree's) a commit of the user's index tree, kept alive by
+//! `refs/arbor/checkpoints/<session>/<commit>`. Nothing here writes the user's index, branches,
+//! stash or HEAD unless a restore is asked to.
+
+use std::ffi::OsStr;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::checkpoint::*;
+use crate::error::{CheckpointError, Result};
+use crate::git::{Git, Located};
+
+/// Where this crate's refs live.
+pub const REF_PREFIX: &str = "refs/arbor/checkpoints/";
+
+/// The checkpoint store of one session in one git work tree.
+#[derive(Debug)]
+pub struct GitStore {
+    git: Git,
+    toplevel: PathBuf,
+    git_dir: PathBuf,
+    common_dir: PathBuf,
+    session_id: String,
+    private_index: PathBuf,
+    /// The tree the private index held after our last write (skips re-checking it).
+    private_tree: Option<String>,
+    /// Commit → tree of the last HEAD seen (HEAD rarely moves between captures).
+    head_tree: Option<(String, String)>,
+    /// The user's index as last seen: its identity and its tree. Re-read only when it changed.
+    user_index: Option<(IndexStamp, Option<String>)>,
+}
+
+/// Identity of an index file: a rewrite changes at least one of these.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct IndexStamp {
+    len: u64,
+    modified: Option<SystemTime>,
+    ino: u64,
+}
+
+impl IndexStamp {
+    fn of(path: &Path) -> Option<IndexStamp> {
+        let meta = fs::metadata(path).ok()?;
+        #[cfg(unix)]
+        let ino = std::os::unix::fs::MetadataExt::ino(&meta);
+        #[cfg(not(unix))]
+        let ino = 0;
+        Some(IndexStamp {
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            ino,
+        })
+    }
+}
+
+impl GitStore {
+    pub(crate) fn new(located: Located, session_id: &str) -> Result<Self> {
+        check_session_id(session_id)?;
+        let Located {
+            toplevel,
+            git_dir,
+            common_dir,
+        } = located;
+        let private_index = git_dir.join("arbor").join(format!("{session_id}.index"));
+        Ok(GitStore {
+            git: Git::new(&toplevel),
+            toplevel,
+            git_dir,
+            common_dir,
+            session_id: session_id.to_string(),
+            private_index,
+            private_tree: None,
+            head_tree: None,
+            user_index: None,
+        })
+    }
+
+    /// The work tree's top directory (checkpoints always cover the whole work tree).
+    pub fn root(&self) -> &Path {
+        &self.toplevel
+    }
+
+    pub fn git_dir(&self) -> &Path {
+        &self.git_dir
+    }
+
+    fn ref_name(&self, commit: &str) -> String {
+        format!("{REF_PREFIX}{}/{commit}", self.session_id)
+    }
+
+    /// HEAD's commit and tree (`None`: unborn branch). HEAD and a loose branch ref are read
+    /// as files (a process spawn saved per capture); anything unusual asks `git rev-parse`.
+    fn head(&mut self) -> Result<Option<(String, String)>> {
+        let commit = match self.read_head_fast() {
+            Some(commit) => Some(commit),
+            None => {
+                let out = self.git.run_raw(
+                    &[
+                        OsStr::new("rev-parse"),
+                        OsStr::new("-q"),
+                        OsStr::new("--verify"),
+                        OsStr::new("HEAD^{commit}"),
+                    ],
+                    None,
+                    None,
+                )?;
+                if out.status != 0 {
+                    return Ok(None); // unborn branch
+                }
+                Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+            }
+        };
+        let Some(commit) = commit else {
+            return Ok(None);
+        };
+        if let Some((c, t)) = &self.head_tree {
+            if *c == commit {
+                return Ok(Some((c.clone(), t.clone())));
+            }
+        }
+        let tree = self
+            .git
+            .line(&["rev-parse", &format!("{commit}^{{tree}}")], None)?;
+        self.head_tree = Some((commit.clone(), tree.clone()));
+        Ok(Some((commit, tree)))
+    }
+
+    /// HEAD → `ref: refs/heads/x` → a loose ref file holding a hex id, or a detached id.
+    /// `None` for everything else (packed refs, unborn branches, symbolic chains).
+    fn read_head_fast(&self) -> Option<String> {
+        let head = fs::read_to_string(self.git_dir.join("HEAD")).ok()?;
+        let head = head.trim();
+        let id = match head.strip_prefix("ref: ") {
+            Some(name) if name.starts_with("refs/") && !name.contains("..") => {
+                let path = if name.starts_with("refs/heads/") || name.starts_with("refs/tags/") {
+                    self.common_dir.join(name)
+                } else {
+                    self.git_dir.join(name)
+                };
+                fs::read_to_string(path).ok()?.trim().to_string()
+            }
+            Some(_) => return None,
+            None => head.to_string(),
+        };
+        let hex = (id.len() == 40 || id.len() == 64) && id.bytes().all(|b| b.is_ascii_hexdigit());
+        hex.then_some(id)
+    }
+
+    /// Makes the private index start from the user's index whenever the user's index changed
+    /// (so `git add -f`'d files and the stat cache carry over), and returns the user's index
+    /// tree (`None` with unmerged entries).
+    fn sync_user_index(&mut self) -> Result<Option<String>> {
+        let user_index = self.git_dir.join("index");
+        let stamp = IndexStamp::of(&user_index);
+        if let (Some(stamp), Some((seen, tree))) = (stamp, &self.user_index) {
+            if stamp == *seen && self.private_index.exists() {
+                return Ok(tree.clone());
+            }
+        }
+        if let Some(dir) = self.private_index.parent() {
+            fs::create_dir_all(dir).map_err(|e| CheckpointError::io(dir, e))?;
+        }
+        self.private_tree = None;
+        match stamp {
+            Some(_) => copy_keeping_mtime(&user_index, &self.private_index)?,
+            None => match fs::remove_file(&self.private_index) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(CheckpointError::io(&self.private_index, e)),
+            },
+        }
+        let out = self
+            .git
+            .run_raw(&[OsStr::new("write-tree")], Some(&self.private_index), None)?;
+        let tree = if out.status == 0 {
+            Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+        } else if out.stderr.contains("unmerged") || out.stderr.contains("not able to write") {
+            None
+        } else {
+            return Err(self.git.failure(&[OsStr::new("write-tree")], out.stderr));
+        };
+        if let Some(stamp) = stamp {
+            self.user_index = Some((stamp, tree.clone()));
+        } else {
+            self.user_index = None;
+        }
+        Ok(tree)
+    }
+
+    /// Stages the whole worktree into the private index and returns its tree.
+    fn worktree_tree(&mut self) -> Result<String> {
+        // The untracked cache (an extension of the private index, validated by git against
+        // directory mtimes) spares re-reading unchanged directories on every capture.
+        let staged = self.git.run(
+            &[
+                "-c",
+                "core.untrackedCache=true",
+                "add",
+                "-A",
+                "--verbose",
+                "--no-warn-embedded-repo",
+            ],
+            Some(&self.private_index),
+        )?;
+        // `--verbose` names every path it added or removed: none means the index holds the
+        // tree we wrote last time, and `write-tree` (a process) can be skipped.
+        if staged.iter().all(u8::is_ascii_whitespace) {
+            if let Some(tree) = &self.private_tree {
+                return Ok(tree.clone());
+            }
+        }
+        let tree = self.git.line(&["write-tree"], Some(&self.private_index))?;
+        self.private_tree = Some(tree.clone());
+        Ok(tree)
+    }
+
+    /// Captures the workspace. `previous` is the state the caller believes the workspace is in
+    /// (the nearest checkpoint on the session's active path); an equal state writes nothing.
+    pub fn capture(&mut self, previous: Option<&Checkpoint>) -> Result<Captured> {
+        let head = self.head()?;
+        let index = self.sync_user_index()?;
+        let tree = self.worktree_tree()?;
+        let head_commit = head.as_ref().map(|(c, _)| c.clone());
+        if let Some(prev) = previous {
+            if prev.store == StoreKind::Git
+                && prev.tree == tree
+                && prev.head == head_commit
+                && prev.index == index
+            {
+                return Ok(Captured::Unchanged(prev.clone()));
+            }
+        }
+        let mut args: Vec<String> = vec!["commit-tree".into(), tree.clone()];
+        if let Some((commit, _)) = &head {
+            args.push("-p".into());
+            args.push(commit.clone());
+        }
+        if let Some(index_tree) = &index {
+            let reachable =
+                *index_tree == tree || head.as_ref().is_some_and(|(_, t)| t == index_tree);
+            if !reachable {
+                let index_commit = self.git.line(
+                    &[
+                        "commit-tree",
+                        index_tree,
+                        "-m",
+                        "arbor checkpoint: the index",
+                    ],
+                    None,
+                )?;
+                args.push("-p".into());
+                args.push(index_commit);
+            }
+        }
+        let message = format!(
+            "arbor checkpoint\n\nsession: {}\nhead: {}\nindex: {}\n",
+            self.session_id,
+            head_commit.as_deref().unwrap_or("none"),
+            index.as_deref().unwrap_or("unmerged")
+        );
+        args.push("-m".into());
+        args.push(message);
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let commit = self.git.line(&argv, None)?;
+        self.git
+            .run(&["update-ref", &self.ref_name(&commit), &commit], None)?;
+        let base = match previous {
+            Some(p) if p.store == StoreKind::Git => Some(p.tree.clone()),
+            _ => head.as_ref().map(|(_, t)| t.clone()),
+        };
+        let changed = match base {
+            Some(base) => self.tree_changes(&base, &tree)?,
+            None => self.tree_changes(EMPTY_TREE_MARKER, &tree)?,
+        };
+        Ok(Captured::Created {
+            checkpoint: Checkpoint {
+                store: StoreKind::Git,
+                id: commit,
+                tree,
+                head: head_commit,
+                index,
+            },
+            changed,
+        })
+    }
+
+    /// Paths that differ between two trees (no rename detection: a rename is a D and an A).
+    pub fn tree_changes(&self, from: &str, to: &str) -> Result<Vec<Change>> {
+        if from == to {
+            return Ok(Vec::new());
+        }
+        let from = if from == EMPTY_TREE_MARKER {
+            self.empty_tree()?
+        } else {
+            from.to_string()
+        };
+        let out = self.git.run(
+            &[
+                "diff-tree",
+                "-r",
+                "-z",
+                "--no-renames",
+                "--name-status",
+                &from,
+                to,
+            ],
+            None,
+        )?;
+        parse_name_status(&out)
+    }
+
+    fn empty_tree(&self) -> Result<String> {
+        self.git
+            .line(&["hash-object", "-t", "tree", "/dev/null"], None)
+    }
+
+    /// The operation that makes restoring unsafe right now, if any.
+    pub fn busy(&self) -> Option<&'static str> {
+        let checks: [(&str, &str); 5] = [
+            ("rebase-merge", "rebase"),
+            ("rebase-apply", "rebase"),
+            ("MERGE_HEAD", "merge"),
+            ("CHERRY_PICK_HEAD", "cherry-pick"),
+            ("REVERT_HEAD", "revert"),
+        ];
+        checks
+            .iter()
+            .find(|(file, _)| self.git_dir.join(file).exists())
+            .map(|(_, op)| *op)
+    }
+
+    /// Refuses when a restore to `target` cannot be done: mid-merge/rebase, or objects gone.
+    pub fn check_restorable(&self, target: &Checkpoint) -> Result<()> {
+        if target.store != StoreKind::Git {
+            return Err(CheckpointError::WrongStore {
+                id: target.id.clone(),
+                kind: target.store.as_str().to_string(),
+                current: "git".to_string(),
+                dir: self.toplevel.clone(),
+            });
+        }
+        if let Some(op) = self.busy() {
+            return Err(CheckpointError::Busy {
+                repo: self.toplevel.clone(),
+                operation: op.to_string(),
+            });
+        }
+        let mut wanted = vec![
+            ("commit", format!("{}^{{commit}}", target.id)),
+            ("worktree tree", format!("{}^{{tree}}", target.tree)),
+        ];
+        if let Some(index) = &target.index {
+            wanted.push(("index tree", format!("{index}^{{tree}}")));
+        }
+        let input: String = wanted.iter().map(|(_, spec)| format!("{spec}\n")).collect();
+        let out = self.git.run_os(
+            &[OsStr::new("cat-file"), OsStr::new("--batch-check")],
+            None,
+            Some(input.as_bytes()),
+        )?;
+        let text = String::from_utf8_lossy(&out);
+        for ((what, _), line) in wanted.iter().zip(text.lines()) {
+            if line.ends_with(" missing") || line.ends_with(" ambiguous") {
+                return Err(CheckpointError::Gone {
+                    id: target.id.clone(),
+                    what: what.to_string(),
+                    store: self.git_dir.display().to_string(),
+                });
+            }
+        }
+        // A tree further down may still be missing in a damaged store: `read-tree` reads
+        // them all before it writes a file, so the restore then fails without changes.
+        Ok(())
+    }
+
+    /// Moves the worktree (and the index; HEAD only when asked) from `current` — a checkpoint
+    /// the caller captured just now — to `target`.
+    pub fn restore(
+        &mut self,
+        target: &Checkpoint,
+        current: &Checkpoint,
+        opts: RestoreOptions,
+    ) -> Result<Restored> {
+        self.check_restorable(target)?;
+        if current.store != StoreKind::Git {
+            return Err(CheckpointError::WrongStore {
+                id: current.id.clone(),
+                kind: current.store.as_str().to_string(),
+                current: "git".to_string(),
+                dir: self.toplevel.clone(),
+            });
+        }
+        // Make sure the private index is exactly `current.tree`: it is after a capture, but a
+        // capture in another process (same session id) could have moved it.
+        let now = match &self.private_tree {
+            Some(tree) => tree.clone(),
+            None => self.git.line(&["write-tree"], Some(&self.private_index))?,
+        };
+        if now != current.tree {
+            self.git
+                .run(&["read-tree", &current.tree], Some(&self.private_index))?;
+            self.git
+                .run(
+                    &["update-index", "-q", "--refresh"],
+                    Some(&self.private_index),
+                )
+                .ok();
+        }
+        let changed = self.tree_changes(&current.tree, &target.tree)?;
+        // A two-tree switch, like `git checkout` does: only differing paths are written or
+        // removed, and git refuses rather than overwrite a file that changed in between or an
+        // ignored file in the way.
+        self.private_tree = None;
+        self.git.run(
+            &["read-tree", "-m", "-u", &current.tree, &target.tree],
+            Some(&self.private_index),
+        )?;
+        self.private_tree = Some(target.tree.clone());
+        let mut index_restored = false;
+        if opts.index {
+            if let Some(index) = &target.index {
+                if current.index.as_deref() != Some(index.as_str()) {
+                    // `--reset` without `-u`: entries equal to the tree keep their stat data,
+                    // the worktree is not checked (it was just moved), then one refresh so
+                    // the next `git status` need not re-hash.
+                    self.git.run(&["read-tree", "--reset", index], None)?;
+                    let _ = self.git.run_raw(
+                        &[
+                            OsStr::new("update-index"),
+                            OsStr::new("-q"),
+                            OsStr::new("--refresh"),
+                        ],
+                        None,
+                        None,
+                    )?;
+                }
+                index_restored = true;
+            }
+        }
+        let mut head_moved = false;
+        let head_now = current.head.clone();
+        if opts.head {
+            if let Some(head) = &target.head {
+                if head_now.as_deref() != Some(head.as_str()) {
+                    let msg = format!("arbor: restore checkpoint {}", target.id);
+                    self.git.run(
+                        &["update-ref", "--no-deref", "-m", &msg, "HEAD", head],
+                        None,
+                    )?;
+                    head_moved = true;
+                }
+            }
+        }
+        let head_after = if head_moved {
+            target.head.clone()
+        } else {
+            head_now
+        };
+        // The private index now mirrors the target with fresh stat data. If we rewrote the
+        // user's index its identity changed, and the next capture re-seeds from it.
+        Ok(Restored {
+            changed,
+            index_restored,
+            head_moved,
+            head_differs: target.head.is_some() && head_after != target.head,
+        })
+    }
+
+    /// A unified diff between the worktrees of two checkpoints (binary files are named, not
+    /// shown).
+    pub fn diff(&self, from: &Checkpoint, to: &Checkpoint) -> Result<String> {
+        let out = self.git.run(
+            &[
+                "diff",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--no-renames",
+                &from.tree,
+                &to.tree,
+            ],
+            None,
+        )?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// Makes sure `checkpoint` has a ref under this session (a forked session refers to its
+    /// source's checkpoints; pruning the source must not take them away).
+    pub fn adopt(&self, checkpoint: &Checkpoint) -> Result<()> {
+        if checkpoint.store != StoreKind::Git {
+            return Ok(());
+        }
+        self.git.run(
+            &["update-ref", &self.ref_name(&checkpoint.id), &checkpoint.id],
+            None,
+        )?;
+        Ok(())
+    }
+
+    /// Every checkpoint ref in the repository (all sessions).
+    pub fn list_all(&self) -> Result<Vec<StoredCheckpoint>> {
+        let out = self.git.run(
+            &[
+                "for-each-ref",
+                "--format=%(refname)%09%(objectname)%09%(committerdate:unix)",
+                REF_PREFIX,
+            ],
+            None,
+        )?;
+        let text = String::from_utf8_lossy(&out);
+        let mut all = Vec::new();
+        for line in text.lines() {
+            let mut parts = line.split('\t');
+            let (Some(name), Some(id), Some(date)) = (parts.next(), parts.next(), parts.next())
+            else {
+                return Err(CheckpointError::GitOutput {
+                    command: "for-each-ref".into(),
+                    output: line.to_string(),
+                });
+            };
+            let Some((session, _)) = name
+                .strip_prefix(REF_PREFIX)
+                .and_then(|rest| rest.split_once('/'))
+            else {
+                continue;
+            };
+            all.push(StoredCheckpoint {
+                session_id: session.to_string(),
+                id: id.to_string(),
+                created: date.parse().unwrap_or(0),
+            });
+        }
+        Ok(all)
+    }
+
+    /// Deletes the refs `doomed` (objects go with git's own garbage collection).
+    pub(crate) fn delete_refs(&self, doomed: &[StoredCheckpoint]) -> Result<()> {
+        if doomed.is_empty() {
+            return Ok(());
+        }
+        let input: String = doomed
+            .iter()
+            .map(|c| format!("delete {REF_PREFIX}{}/{}\n", c.session_id, c.id))
+            .collect();
+        self.git.run_os(
+            &[OsStr::new("update-ref"), OsStr::new("--stdin")],
+            None,
+            Some(input.as_bytes()),
+        )?;
+        Ok(())
+    }
+
+    /// Removes the private index of a session whose checkpoints are all gone.
+    pub(crate) fn forget_session_index(&self, session_id: &str) {
+        let path = self
+            .git_dir
+            .join("arbor")
+            .join(format!("{session_id}.index"));
+        let _ = fs::remove_file(path);
+    }
+}
+
+/// Stands for the empty tree in [`GitStore::tree_changes`] (its id depends on the hash).
+const EMPTY_TREE_MARKER: &str = "<empty>";
+
+/// Copies a file and gives the copy the original's modification time: git's racy-clean check
+/// compares entries against the index file's own mtime, so a newer copy could make a file
+/// changed within the same second look clean.
+fn copy_keeping_mtime(from: &Path, to: &Path) -> Result<()> {
+    let tmp = to.with_extension("index.tmp");
+    fs::copy(from, &tmp).map_err(|e| CheckpointError::io(from, e))?;
+    let modified = fs::metadata(from)
+        .and_then(|m| m.modified())
+        .map_err(|e| CheckpointError::io(from, e))?;
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .open(&tmp)
+        .map_err(|e| CheckpointError::io(&tmp, e))?;
+    file.set_modified(modified)
+        .map_err(|e| CheckpointError::io(&tmp, e))?;
+    drop(file);
+    fs::rename(&tmp, to).map_err(|e| CheckpointError::io(to, e))
+}
+
+/// Parses `diff-tree -z --name-status` output: `STATUS\0PATH\0` pairs.
+fn parse_name_status(out: &[u8]) -> Result<Vec<Change>> {
+    let mut fields = out.split(|b| *b == 0).filter(|f| !f.is_empty());
+    let mut changes = Vec::new();
+    while let Some(status) = fields.next() {
+        let Some(path) = fields.next() else {
+            return Err(CheckpointError::GitOutput {
+                command: "diff-tree --name-status".into(),
+                output: String::from_utf8_lossy(out).into_owned(),
+            });
+        };
+        let status = match status.first() {
+            Some(b'A') => ChangeStatus::Added,
+            Some(b'D') => ChangeStatus::Deleted,
+            Some(b'T') => ChangeStatus::TypeChanged,
+            _ => ChangeStatus::Modified,
+        };
+        changes.push(Change {
+            status,
+            path: String::from_utf8_lossy(path).into_owned(),
+        });
+    }
+    Ok(changes)
+}

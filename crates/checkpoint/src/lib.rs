@@ -1,0 +1,27 @@
+//! `arbor-checkpoint`: the state of a session's working directory, captured at turn starts and
+//! after tool batches, restorable when the user navigates the session tree (DECISIONS §27).
+//!
+//! Inside a git work tree checkpoints are git objects written with the `git` CLI's plumbing
+//! under `refs/arbor/checkpoints/<session>/`, through a private index, so the user's branches,
+//! index, stash and HEAD stay as they are ([`GitStore`]). Elsewhere a content-addressed store
+//! under `<ARBOR_HOME>/checkpoints/` does the same job within size limits ([`SnapshotStore`]).
+//! The crate knows nothing of sessions' entries or of terminals: the coding agent records each
+//! capture in the session and decides when to restore.
+
+pub mod checkpoint;
+pub mod error;
+mod git;
+pub mod git_store;
+pub mod settings;
+pub mod snapshot;
+pub mod workspace;
+
+pub use checkpoint::{
+    Captured, Change, ChangeStatus, Checkpoint, Pruned, RestoreOptions, Restored, StoreKind,
+    StoredCheckpoint,
+};
+pub use error::{CheckpointError, Result};
+pub use git_store::{GitStore, REF_PREFIX};
+pub use settings::CheckpointSettings;
+pub use snapshot::{SnapshotLimits, SnapshotStore};
+pub use workspace::{PrunePolicy, Workspace};

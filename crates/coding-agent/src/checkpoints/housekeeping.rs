@@ -1,0 +1,61 @@
+//! Pruning checkpoints (DECISIONS §27.8): those of sessions whose files are gone, and those
+//! beyond `checkpoints.maxPerSession` / `maxAgeDays`.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use arbor_agent::session::{JsonlRepository, SessionRepository};
+use arbor_checkpoint::{CheckpointSettings, PrunePolicy, Pruned, Workspace};
+
+use crate::error::{CliError, Result};
+
+/// Prunes the checkpoint store that `dir` uses (its git repository, or the snapshot store).
+/// A session counts as alive when any session file under `sessions` carries its id — a
+/// session may live in another cwd folder than `dir`'s (a subdirectory of the repository).
+/// Sessions that could not be read are kept alive (their id comes from the file name): a
+/// broken file is no reason to drop its code.
+pub async fn prune(
+    dir: &Path,
+    sessions: &JsonlRepository,
+    settings: &CheckpointSettings,
+    arbor_home: &Path,
+) -> Result<Pruned> {
+    let listing = sessions.list().await?;
+    let mut alive: HashSet<String> = listing.sessions.into_iter().map(|s| s.id).collect();
+    alive.extend(listing.skipped.into_iter().filter_map(|(location, _)| {
+        Path::new(&location)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .and_then(|s| s.rsplit('_').next())
+            .map(str::to_string)
+    }));
+    let (dir, home, settings) = (
+        dir.to_path_buf(),
+        arbor_home.to_path_buf(),
+        settings.clone(),
+    );
+    tokio::task::spawn_blocking(move || -> Result<Pruned> {
+        // The id only names this process's private index; pruning writes none.
+        let ws = Workspace::open(&dir, "housekeeping", &settings, &home)?;
+        let policy = PrunePolicy::from_settings(&settings);
+        Ok(ws.prune(&|id: &str| alive.contains(id), &policy)?)
+    })
+    .await
+    .map_err(|e| CliError::Workspace(format!("prune task failed: {e}")))?
+}
+
+/// `checkpoints` from `<arbor_home>/settings.json` (absent file → defaults). A file that does
+/// not parse is an error naming it.
+pub fn load_settings(arbor_home: &Path) -> Result<CheckpointSettings> {
+    let path = arbor_home.join("settings.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(CheckpointSettings::default())
+        }
+        Err(e) => return Err(CliError::io(path.display().to_string(), e)),
+    };
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| CliError::Workspace(format!("{}: {e}", path.display())))?;
+    Ok(CheckpointSettings::from_settings(&value)?)
+}

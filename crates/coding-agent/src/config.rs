@@ -1,0 +1,245 @@
+//! Settings: `<ARBOR_HOME>/settings.json` (global) and `<cwd>/.arbor/settings.json` (project),
+//! merged key by key with the project winning (coding-agent.md §11.1). Only the keys Arbor
+//! uses are read; unknown keys are kept in the merged value and ignored.
+//!
+//! Keys that run programs or reach outside the project (`shellPath`, `shellCommandPrefix`, and
+//! pi's global-only keys) are taken from the global file only: opening a cloned repository must
+//! not be enough to make Arbor run a program of the repository's choosing (DECISIONS §22.4).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::error::CliError;
+
+/// Keys a project file may not set.
+pub const GLOBAL_ONLY_KEYS: [&str; 6] = [
+    "shellPath",
+    "shellCommandPrefix",
+    "defaultProjectTrust",
+    "httpProxy",
+    "selfUpdateCommand",
+    "cacheWarming",
+];
+
+/// `ARBOR_HOME`, else `~/.arbor`: settings, auth, models and sessions live there.
+pub fn arbor_home() -> PathBuf {
+    arbor_agent::session::jsonl::layout::arbor_home()
+}
+
+/// Compaction settings (`compaction.*`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactionSettings {
+    pub enabled: bool,
+    pub reserve_tokens: u64,
+    pub keep_recent_tokens: u64,
+}
+
+/// Retry settings (`retry.*`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetrySettings {
+    pub enabled: bool,
+    pub max_retries: u32,
+    pub base_delay_ms: u64,
+    pub max_agent_delay_ms: u64,
+}
+
+/// The merged settings.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    merged: Map<String, Value>,
+}
+
+/// Merges `over` into `base`: objects key by key (recursively), anything else replaced.
+fn merge(base: &mut Map<String, Value>, over: Map<String, Value>) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(Value::Object(b)), Value::Object(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
+fn read_object(path: &Path) -> Result<Option<Map<String, Value>>, CliError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(CliError::io(path.display().to_string(), e)),
+    };
+    let text = text.strip_prefix('\u{FEFF}').unwrap_or(&text);
+    if text.trim().is_empty() {
+        return Ok(Some(Map::new()));
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(m)) => Ok(Some(m)),
+        Ok(_) => Err(CliError::Config(format!(
+            "{}: settings must be a JSON object",
+            path.display()
+        ))),
+        Err(e) => Err(CliError::Config(format!(
+            "{}: invalid JSON at line {} column {}: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        ))),
+    }
+}
+
+impl Settings {
+    /// Reads and merges the global and project files (either may be missing).
+    pub fn load(home: &Path, cwd: &Path) -> Result<Settings, CliError> {
+        let mut merged = read_object(&home.join("settings.json"))?.unwrap_or_default();
+        if let Some(mut project) = read_object(&cwd.join(".arbor").join("settings.json"))? {
+            for key in GLOBAL_ONLY_KEYS {
+                project.remove(key);
+            }
+            merge(&mut merged, project);
+        }
+        Ok(Settings { merged })
+    }
+
+    /// Settings from a JSON object (tests, RPC).
+    pub fn from_value(v: Value) -> Settings {
+        Settings {
+            merged: v.as_object().cloned().unwrap_or_default(),
+        }
+    }
+
+    fn get(&self, path: &[&str]) -> Option<&Value> {
+        let mut cur = self.merged.get(path[0])?;
+        for k in &path[1..] {
+            cur = cur.get(k)?;
+        }
+        Some(cur)
+    }
+
+    fn str(&self, path: &[&str]) -> Option<String> {
+        self.get(path).and_then(Value::as_str).map(str::to_owned)
+    }
+
+    fn bool_or(&self, path: &[&str], default: bool) -> bool {
+        self.get(path).and_then(Value::as_bool).unwrap_or(default)
+    }
+
+    fn u64_or(&self, path: &[&str], default: u64) -> u64 {
+        self.get(path).and_then(Value::as_u64).unwrap_or(default)
+    }
+
+    pub fn default_provider(&self) -> Option<String> {
+        self.str(&["defaultProvider"])
+    }
+    pub fn default_model(&self) -> Option<String> {
+        self.str(&["defaultModel"])
+    }
+    pub fn default_thinking_level(&self) -> Option<String> {
+        self.str(&["defaultThinkingLevel"])
+    }
+    /// `defaultTools`: the tools on when no tool flag is given.
+    pub fn default_tools(&self) -> Option<Vec<String>> {
+        let list = self.get(&["defaultTools"])?.as_array()?;
+        Some(
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+        )
+    }
+    /// `sessionDir`, resolved against `cwd` when relative and `~`-expanded.
+    pub fn session_dir(&self, cwd: &Path) -> Option<PathBuf> {
+        let raw = self.str(&["sessionDir"])?;
+        let expanded = crate::tools::path::expand(&raw);
+        let p = PathBuf::from(expanded);
+        Some(if p.is_absolute() { p } else { cwd.join(p) })
+    }
+    pub fn shell_path(&self) -> Option<PathBuf> {
+        self.str(&["shellPath"]).map(PathBuf::from)
+    }
+    pub fn shell_command_prefix(&self) -> Option<String> {
+        self.str(&["shellCommandPrefix"])
+    }
+    pub fn image_auto_resize(&self) -> bool {
+        self.bool_or(&["images", "autoResize"], true)
+    }
+    pub fn steering_mode(&self) -> Option<String> {
+        self.str(&["steeringMode"])
+    }
+    pub fn follow_up_mode(&self) -> Option<String> {
+        self.str(&["followUpMode"])
+    }
+    pub fn http_idle_timeout_ms(&self) -> u64 {
+        self.u64_or(&["httpIdleTimeoutMs"], 300_000)
+    }
+    pub fn compaction(&self) -> CompactionSettings {
+        CompactionSettings {
+            enabled: self.bool_or(&["compaction", "enabled"], true),
+            reserve_tokens: self.u64_or(&["compaction", "reserveTokens"], 16_384),
+            keep_recent_tokens: self.u64_or(&["compaction", "keepRecentTokens"], 20_000),
+        }
+    }
+    pub fn retry(&self) -> RetrySettings {
+        RetrySettings {
+            enabled: self.bool_or(&["retry", "enabled"], true),
+            max_retries: self
+                .u64_or(&["retry", "maxRetries"], 3)
+                .min(u64::from(u32::MAX)) as u32,
+            base_delay_ms: self.u64_or(&["retry", "baseDelayMs"], 2000),
+            max_agent_delay_ms: self.u64_or(&["retry", "maxAgentDelayMs"], 60_000),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn project_settings_merge_over_global_ones_but_cannot_pick_the_shell() {
+        let home = tempfile::tempdir().unwrap();
+        let cwd = tempfile::tempdir().unwrap();
+        std::fs::write(
+            home.path().join("settings.json"),
+            r#"{"defaultModel":"a","compaction":{"reserveTokens":1000,"enabled":true},"shellPath":"/bin/sh"}"#,
+        )
+        .unwrap();
+        std::fs::create_dir(cwd.path().join(".arbor")).unwrap();
+        std::fs::write(
+            cwd.path().join(".arbor/settings.json"),
+            r#"{"defaultModel":"b","compaction":{"enabled":false},"shellPath":"/tmp/evil","retry":{"maxRetries":5}}"#,
+        )
+        .unwrap();
+        let s = Settings::load(home.path(), cwd.path()).unwrap();
+        assert_eq!(s.default_model().as_deref(), Some("b"));
+        assert_eq!(
+            s.compaction(),
+            CompactionSettings {
+                enabled: false,
+                reserve_tokens: 1000,
+                keep_recent_tokens: 20_000
+            }
+        );
+        assert_eq!(s.shell_path(), Some(PathBuf::from("/bin/sh")));
+        assert_eq!(s.retry().max_retries, 5);
+        assert_eq!(s.retry().base_delay_ms, 2000);
+    }
+
+    #[test]
+    fn broken_files_are_named_with_line_and_column() {
+        let home = tempfile::tempdir().unwrap();
+        std::fs::write(home.path().join("settings.json"), "{\n  \"a\": ,\n}").unwrap();
+        let err = Settings::load(home.path(), home.path())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("settings.json: invalid JSON at line 2 column"),
+            "{err}"
+        );
+        let s = Settings::from_value(json!({"sessionDir": "rel/dir"}));
+        assert_eq!(
+            s.session_dir(Path::new("/p")),
+            Some(PathBuf::from("/p/rel/dir"))
+        );
+    }
+}

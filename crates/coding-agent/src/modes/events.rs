@@ -1,0 +1,155 @@
+//! Harness events as pi's JSON and RPC modes write them (coding-agent.md §10.4): the loop's
+//! events keep their names; `message_update` carries the latest `usage` and drops the
+//! cumulative `partial`; `tool_execution_end` gains `durationMs` and `result.isError`;
+//! `agent_end` gains `willRetry`; the harness's `settled` becomes `agent_settled{aborted}`.
+//! Harness-internal notifications (`save_point`, `abort`) are not part of pi's stream.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use arbor_agent::agent::AgentEvent;
+use arbor_agent::harness::AgentHarness;
+use serde_json::{json, Value};
+
+/// Converts events one by one; keeps what later events need (tool start times, usage).
+#[derive(Debug, Default)]
+pub struct PiEvents {
+    tool_started: HashMap<String, Instant>,
+    usage: Option<Value>,
+    aborted: bool,
+}
+
+impl PiEvents {
+    /// The JSON lines (usually one, sometimes none) for an event.
+    pub fn convert(&mut self, event: &AgentEvent) -> Vec<Value> {
+        let Ok(mut v) = serde_json::to_value(event) else {
+            return Vec::new();
+        };
+        match event {
+            AgentEvent::MessageStart { .. } | AgentEvent::MessageEnd { .. } => {
+                if let Some(u) = v.pointer("/message/usage") {
+                    self.usage = Some(u.clone());
+                }
+            }
+            AgentEvent::MessageUpdate { .. } => {
+                if let Some(ev) = v
+                    .get_mut("assistantMessageEvent")
+                    .and_then(Value::as_object_mut)
+                {
+                    if let Some(partial) = ev.remove("partial") {
+                        if let Some(u) = partial.get("usage") {
+                            self.usage = Some(u.clone());
+                        }
+                    }
+                    if let Some(m) = ev.get("message").or_else(|| ev.get("error")) {
+                        if let Some(u) = m.get("usage") {
+                            self.usage = Some(u.clone());
+                        }
+                    }
+                }
+                if let Some(obj) = v.as_object_mut() {
+                    let usage = self.usage.clone().unwrap_or(Value::Null);
+                    let ev = obj.remove("assistantMessageEvent").unwrap_or(Value::Null);
+                    obj.insert("usage".into(), usage);
+                    obj.insert("assistantMessageEvent".into(), ev);
+                }
+            }
+            AgentEvent::ToolExecutionStart { tool_call_id, .. } => {
+                self.tool_started
+                    .insert(tool_call_id.clone(), Instant::now());
+            }
+            AgentEvent::ToolExecutionEnd {
+                tool_call_id,
+                is_error,
+                ..
+            } => {
+                let ms = self
+                    .tool_started
+                    .remove(tool_call_id)
+                    .map_or(0, |t| t.elapsed().as_millis() as u64);
+                if let Some(r) = v.get_mut("result").and_then(Value::as_object_mut) {
+                    if *is_error {
+                        r.insert("isError".into(), json!(true));
+                    }
+                }
+                if let Some(obj) = v.as_object_mut() {
+                    obj.insert("durationMs".into(), json!(ms));
+                }
+            }
+            AgentEvent::AgentStart => self.aborted = false,
+            AgentEvent::AgentEnd { .. } => {
+                if let Some(obj) = v.as_object_mut() {
+                    obj.insert("willRetry".into(), json!(false));
+                }
+            }
+            AgentEvent::Abort { .. } => {
+                self.aborted = true;
+                return Vec::new();
+            }
+            AgentEvent::Settled { .. } => {
+                return vec![json!({"type": "agent_settled", "aborted": self.aborted})]
+            }
+            AgentEvent::SavePoint { .. } => return Vec::new(),
+            AgentEvent::QueueUpdate {
+                steer, follow_up, ..
+            } => {
+                let text = |ms: &Vec<arbor_agent::message::AgentMessage>| -> Vec<Value> {
+                    ms.iter().map(|m| json!(message_text(m))).collect()
+                };
+                return vec![
+                    json!({"type": "queue_update", "steering": text(steer), "followUp": text(follow_up)}),
+                ];
+            }
+            AgentEvent::RetryScheduled {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+                ..
+            } => {
+                return vec![
+                    json!({"type": "auto_retry_start", "attempt": attempt, "maxAttempts": max_attempts, "delayMs": delay_ms, "errorMessage": error_message}),
+                ];
+            }
+            AgentEvent::ThinkingLevelUpdate { level, .. } => {
+                return vec![json!({"type": "thinking_level_changed", "level": level})];
+            }
+            _ => {}
+        }
+        vec![v]
+    }
+}
+
+/// The plain text of a queued message.
+pub fn message_text(m: &arbor_agent::message::AgentMessage) -> String {
+    let v = serde_json::to_value(m).unwrap_or(Value::Null);
+    match v.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
+/// Long work (retries, compaction) is announced on stderr, never stdout (print mode).
+pub fn progress_on_stderr(harness: &AgentHarness) {
+    harness.subscribe(|e| match e {
+        AgentEvent::RetryScheduled {
+            attempt,
+            max_attempts,
+            delay_ms,
+            error_message,
+            ..
+        } => {
+            eprintln!(
+                "arbor: request failed ({error_message}); retry {attempt}/{max_attempts} in {:.1}s",
+                *delay_ms as f64 / 1000.0
+            );
+        }
+        AgentEvent::SessionCompact { .. } => eprintln!("arbor: compacted the session context"),
+        _ => {}
+    });
+}

@@ -1,0 +1,67 @@
+//! JSON mode (coding-agent.md §10.4): line 1 is the session header as stored, then one event
+//! per line in pi's shapes ([`super::events`]). The exit status is 0 even when the model failed
+//! (the events say so); SIGTERM aborts and exits 143.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+
+use super::events::PiEvents;
+use super::Prompt;
+use crate::error::CliError;
+use crate::startup::App;
+
+/// Writes one JSON value as a line to stdout, flushed so readers see it at once.
+pub fn emit_line(v: &serde_json::Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = serde_json::to_writer(&mut out, v);
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
+}
+
+/// Announces retries and compaction as pi's JSON events.
+pub struct EventObserver;
+
+impl crate::policy::PolicyObserver for EventObserver {
+    fn retry_scheduled(&self, attempt: u32, max_attempts: u32, delay_ms: u64, error: &str) {
+        emit_line(
+            &serde_json::json!({"type": "auto_retry_start", "attempt": attempt, "maxAttempts": max_attempts, "delayMs": delay_ms, "errorMessage": error}),
+        );
+    }
+    fn retry_finished(&self, success: bool, attempt: u32, final_error: Option<&str>) {
+        let mut v =
+            serde_json::json!({"type": "auto_retry_end", "success": success, "attempt": attempt});
+        if let Some(e) = final_error {
+            v["finalError"] = serde_json::json!(e);
+        }
+        emit_line(&v);
+    }
+    fn compacting(&self, _reason: &str) {}
+}
+
+pub async fn run(app: App, prompts: Vec<Prompt>) -> Result<ExitCode, CliError> {
+    emit_line(&serde_json::to_value(&app.header).unwrap_or_default());
+    let conv = Arc::new(Mutex::new(PiEvents::default()));
+    app.harness.subscribe(move |e| {
+        let lines = conv.lock().unwrap_or_else(|p| p.into_inner()).convert(e);
+        for l in lines {
+            emit_line(&l);
+        }
+    });
+    let harness = app.harness.clone();
+    let settings = app.settings.clone();
+    let mut work = tokio::spawn(async move {
+        for p in &prompts {
+            crate::policy::prompt(&harness, &settings, &p.text, &p.images, &EventObserver).await?;
+        }
+        Ok::<_, CliError>(())
+    });
+    tokio::select! {
+        r = &mut work => r.map_err(|e| CliError::Startup(format!("Error: the run failed: {e}")))??,
+        code = super::shutdown_signal() => {
+            super::stop(&app.harness, work).await;
+            return Ok(ExitCode::from(code));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

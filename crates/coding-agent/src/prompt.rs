@@ -1,0 +1,232 @@
+//! The system prompt (coding-agent.md §11.5): named sections in pi's order, the preamble as
+//! plain text and every other section wrapped as `<name>…</name>`, joined by blank lines. The
+//! wording is Arbor's own. Context files follow §11.4: the global one first, then each
+//! directory from the filesystem root down to the cwd; in each directory the first of
+//! `AGENTS.override.md`, `AGENTS.md`, `AGENTS.MD`, `CLAUDE.md`, `CLAUDE.MD` that is a regular
+//! file wins. No date or time goes in, so the prompt (and the provider's cache) stays stable.
+
+use std::path::{Path, PathBuf};
+
+use crate::tools;
+
+/// Context file names in the order one directory is searched.
+pub const CONTEXT_FILE_NAMES: [&str; 5] = [
+    "AGENTS.override.md",
+    "AGENTS.md",
+    "AGENTS.MD",
+    "CLAUDE.md",
+    "CLAUDE.MD",
+];
+
+const PREAMBLE: &str =
+    "You are Arbor, a coding agent working in the user's project. Read code, run \
+    commands and change files to get the user's task done.";
+
+/// One loaded context file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextFile {
+    pub path: PathBuf,
+    pub content: String,
+}
+
+fn context_file_in(dir: &Path) -> Option<ContextFile> {
+    for name in CONTEXT_FILE_NAMES {
+        let path = dir.join(name);
+        let Ok(meta) = std::fs::metadata(&path) else {
+            continue;
+        };
+        if !meta.is_file() {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let text = text.strip_prefix('\u{FEFF}').unwrap_or(&text).to_owned();
+        return Some(ContextFile {
+            path,
+            content: text,
+        });
+    }
+    None
+}
+
+/// The context files for `cwd`: `home`'s first, then root → cwd, each path once.
+pub fn load_context_files(home: &Path, cwd: &Path) -> Vec<ContextFile> {
+    let mut out: Vec<ContextFile> = Vec::new();
+    if let Some(global) = context_file_in(home) {
+        out.push(global);
+    }
+    let mut dirs: Vec<&Path> = cwd.ancestors().collect();
+    dirs.reverse();
+    for dir in dirs {
+        if let Some(f) = context_file_in(dir) {
+            let real = std::fs::canonicalize(&f.path).unwrap_or_else(|_| f.path.clone());
+            let seen = out
+                .iter()
+                .any(|o| std::fs::canonicalize(&o.path).unwrap_or_else(|_| o.path.clone()) == real);
+            if !seen {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// Everything the prompt is made from.
+#[derive(Debug, Clone, Default)]
+pub struct PromptParts {
+    /// `--system-prompt` or `SYSTEM.md`: replaces the preamble, tools and rules.
+    pub custom: Option<String>,
+    /// `--append-system-prompt` values and `APPEND_SYSTEM.md`.
+    pub append: Vec<String>,
+    pub active_tools: Vec<String>,
+    pub context_files: Vec<ContextFile>,
+    pub cwd: String,
+}
+
+fn wrap(name: &str, body: &str) -> String {
+    format!("<{name}>\n{body}\n</{name}>")
+}
+
+/// Renders the prompt.
+pub fn render(parts: &PromptParts) -> String {
+    let mut sections: Vec<String> = Vec::new();
+    match &parts.custom {
+        Some(custom) => sections.push(custom.clone()),
+        None => {
+            sections.push(PREAMBLE.to_owned());
+            let has = |n: &str| parts.active_tools.iter().any(|t| t == n);
+            let mut list = String::new();
+            for name in &parts.active_tools {
+                if let Some(spec) = tools::spec(name) {
+                    list.push_str(&format!("- {name}: {}\n", spec.snippet));
+                }
+            }
+            list.push_str("\nOther tools may be offered as well.");
+            sections.push(wrap("tools", &list));
+            let mut rules: Vec<&str> = Vec::new();
+            if has("bash") && !has("grep") && !has("find") && !has("ls") {
+                rules.push("Use bash for file system work such as ls, rg and find.");
+            }
+            if has("read") {
+                rules.push("Look at files with read rather than cat or sed.");
+            }
+            if has("bash") {
+                rules.push("ARBOR_* environment variables describe the current session and model.");
+            }
+            if has("edit") {
+                rules.push("Prefer edit for focused changes, and put all changes to one file into one call.");
+                rules.push(
+                    "Every edits[].oldText must match the original file exactly and only once; keep it short, \
+                     never let two edits overlap, and join neighbouring changes instead of spanning unchanged text.",
+                );
+            }
+            if has("write") {
+                rules.push("Use write only to create files or to replace a file entirely.");
+            }
+            rules.push("Keep answers short.");
+            rules.push("Name file paths explicitly when you work with files.");
+            let body: Vec<String> = rules.iter().map(|r| format!("- {r}")).collect();
+            sections.push(wrap("rules", &body.join("\n")));
+        }
+    }
+    let append: Vec<&str> = parts
+        .append
+        .iter()
+        .map(String::as_str)
+        .filter(|s| !s.trim().is_empty())
+        .collect();
+    if !append.is_empty() {
+        sections.push(wrap("addendum", &append.join("\n\n")));
+    }
+    if !parts.context_files.is_empty() {
+        let mut body = String::from("Instructions for this project:\n");
+        for f in &parts.context_files {
+            let content = if f.content.ends_with('\n') {
+                f.content.clone()
+            } else {
+                format!("{}\n", f.content)
+            };
+            body.push_str(&format!(
+                "\n<project_instructions path=\"{}\">\n{content}</project_instructions>\n",
+                f.path.display()
+            ));
+        }
+        sections.push(wrap("project_context", body.trim_end()));
+    }
+    sections.push(wrap("cwd", &parts.cwd.replace('\\', "/")));
+    sections.join("\n\n")
+}
+
+/// A `--system-prompt` / `--append-system-prompt` value: a readable file's contents, else the
+/// text itself.
+pub fn text_or_file(value: &str, cwd: &Path) -> String {
+    let p = tools::path::resolve(value, cwd);
+    if value.len() < 4096 && p.is_file() {
+        if let Ok(text) = std::fs::read_to_string(&p) {
+            return text;
+        }
+    }
+    value.to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_files_load_global_first_then_root_to_cwd() {
+        let home = tempfile::tempdir().unwrap();
+        let proj = tempfile::tempdir().unwrap();
+        let sub = proj.path().join("a/b");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(home.path().join("AGENTS.md"), "global").unwrap();
+        std::fs::write(proj.path().join("CLAUDE.md"), "top claude").unwrap();
+        std::fs::write(proj.path().join("AGENTS.md"), "\u{FEFF}top agents").unwrap();
+        std::fs::create_dir(proj.path().join("a/AGENTS.md")).unwrap(); // a directory: skipped
+        std::fs::write(sub.join("AGENTS.override.md"), "override").unwrap();
+        std::fs::write(sub.join("AGENTS.md"), "shadowed").unwrap();
+        let files = load_context_files(home.path(), &sub);
+        let contents: Vec<&str> = files.iter().map(|f| f.content.as_str()).collect();
+        assert_eq!(contents, vec!["global", "top agents", "override"]);
+    }
+
+    #[test]
+    fn sections_follow_pis_order_and_shape() {
+        let parts = PromptParts {
+            custom: None,
+            append: vec!["Extra rule.".into()],
+            active_tools: vec!["read".into(), "bash".into()],
+            context_files: vec![ContextFile {
+                path: "/p/AGENTS.md".into(),
+                content: "Be terse.".into(),
+            }],
+            cwd: "/p".into(),
+        };
+        let p = render(&parts);
+        assert!(p.starts_with(PREAMBLE));
+        let order: Vec<usize> = [
+            "<tools>",
+            "<rules>",
+            "<addendum>",
+            "<project_context>",
+            "<cwd>\n/p\n</cwd>",
+        ]
+        .iter()
+        .map(|s| p.find(s).unwrap())
+        .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{p}");
+        assert!(p.contains("- read: Read file contents\n- bash: "));
+        assert!(p.contains("Use bash for file system work"));
+        assert!(p.contains(
+            "<project_instructions path=\"/p/AGENTS.md\">\nBe terse.\n</project_instructions>"
+        ));
+        let custom = render(&PromptParts {
+            custom: Some("Only this.".into()),
+            cwd: "/p".into(),
+            ..Default::default()
+        });
+        assert_eq!(custom, "Only this.\n\n<cwd>\n/p\n</cwd>");
+    }
+}

@@ -1,0 +1,551 @@
+//! Starting the agent (`startup`): settings, credentials and models, the session the flags ask for
+//! (coding-agent.md §5.2), the tools, the system prompt and the harness. The modes in
+//! [`crate::modes`] only drive what this builds.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arbor_agent::harness::{AgentHarness, HarnessOptions, QueueMode, SystemPrompt};
+use arbor_agent::session::{
+    CreateOptions, ForkOptions, JsonlRepository, MemoryStorage, Session, SessionHeader,
+    SessionRepository, SessionStorage,
+};
+use arbor_ai::models::{ApiKey, ModelRegistry};
+use arbor_ai::{Model, ThinkingLevel};
+
+use crate::auth::AuthStore;
+use crate::cli::AgentArgs;
+use crate::config::{arbor_home, Settings};
+use crate::error::CliError;
+use crate::lookup::{looks_like_path, SessionDirs};
+use crate::prompt::{self, PromptParts};
+use crate::provider::AppProvider;
+use crate::tools::{self, ToolEnv, ToolSettings};
+
+/// Everything a mode needs.
+pub struct App {
+    pub harness: AgentHarness,
+    pub session: Arc<Session>,
+    pub header: SessionHeader,
+    /// `None` with `--no-session`.
+    pub session_file: Option<PathBuf>,
+    pub registry: Arc<ModelRegistry>,
+    pub provider: Arc<AppProvider>,
+    pub settings: Settings,
+    pub cwd: PathBuf,
+}
+
+/// Checks flag combinations pi refuses (exit 1 with its texts).
+pub fn check_conflicts(a: &AgentArgs) -> Result<(), CliError> {
+    let u = |m: &str| Err(CliError::Startup(format!("Error: {m}")));
+    if a.fork.is_some() {
+        if a.session.is_some() {
+            return u("--fork cannot be combined with --session");
+        }
+        if a.continue_ {
+            return u("--fork cannot be combined with --continue");
+        }
+        if a.resume {
+            return u("--fork cannot be combined with --resume");
+        }
+        if a.no_session {
+            return u("--fork cannot be combined with --no-session");
+        }
+    }
+    if a.session_id.is_some() {
+        if a.continue_ {
+            return u("--session-id cannot be combined with --continue");
+        }
+        if a.session.is_some() {
+            return u("--session-id cannot be combined with --session");
+        }
+        if a.resume {
+            return u("--session-id cannot be combined with --resume");
+        }
+    }
+    if let Some(name) = &a.name {
+        if name.trim().is_empty() {
+            return u("--name requires a non-empty value");
+        }
+    }
+    Ok(())
+}
+
+/// The directory sessions go to and whether it is a per-cwd layout (`false` for an override,
+/// whose files sit directly in it).
+fn session_location(
+    a: &AgentArgs,
+    global_dir: Option<&Path>,
+    settings: &Settings,
+    cwd: &Path,
+    home: &Path,
+) -> (PathBuf, bool) {
+    if let Some(d) = global_dir {
+        return (d.to_path_buf(), false);
+    }
+    if let Some(d) = std::env::var_os("ARBOR_SESSION_DIR").filter(|v| !v.is_empty()) {
+        return (
+            PathBuf::from(tools::path::expand(&d.to_string_lossy())),
+            false,
+        );
+    }
+    if let Some(d) = settings.session_dir(cwd) {
+        return (d, false);
+    }
+    let _ = a;
+    (home.join("sessions"), true)
+}
+
+/// The newest session file (by mtime) of `dir` whose header cwd is `cwd`.
+fn newest_in(dir: &Path, cwd: &str, check_cwd: bool) -> Option<PathBuf> {
+    let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
+    for e in std::fs::read_dir(dir).ok()?.flatten() {
+        let p = e.path();
+        if p.extension().is_none_or(|x| x != "jsonl") {
+            continue;
+        }
+        let Ok(meta) = e.metadata() else { continue };
+        let Ok(mtime) = meta.modified() else { continue };
+        if check_cwd
+            && crate::lookup::read_header(&p)
+                .map(|h| h.cwd != cwd)
+                .unwrap_or(true)
+        {
+            continue;
+        }
+        if best.as_ref().is_none_or(|(t, _)| mtime > *t) {
+            best = Some((mtime, p));
+        }
+    }
+    best.map(|(_, p)| p)
+}
+
+fn missing_cwd(header: &SessionHeader, file: &Path, cwd: &Path) -> Result<(), CliError> {
+    if !header.cwd.is_empty() && !Path::new(&header.cwd).is_dir() {
+        return Err(CliError::Startup(format!(
+            "Stored session working directory does not exist: {}\nSession file: {}\nCurrent working directory: {}",
+            header.cwd,
+            file.display(),
+            cwd.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Parses `provider/id[:thinking]` or `id[:thinking]`.
+pub fn split_thinking(spec: &str) -> (&str, Option<ThinkingLevel>) {
+    if let Some((m, t)) = spec.rsplit_once(':') {
+        if let Some(level) = ThinkingLevel::parse(t) {
+            return (m, Some(level));
+        }
+    }
+    (spec, None)
+}
+
+/// Picks the model: flags, then settings, then the first model whose provider has a key.
+fn choose_model(
+    a: &AgentArgs,
+    settings: &Settings,
+    registry: &ModelRegistry,
+    provider: &AppProvider,
+) -> Result<(Model, Option<ThinkingLevel>), CliError> {
+    let unknown = |e: arbor_ai::AiError| CliError::Startup(format!("Error: {e}"));
+    if let Some(spec) = &a.model {
+        let (m, level) = split_thinking(spec);
+        let model = match &a.provider {
+            Some(p) if !m.contains('/') => registry
+                .get(p, m)
+                .cloned()
+                .ok_or_else(|| CliError::Startup(format!("Error: Model not found: {p}/{m}")))?,
+            _ => registry.find(m).map_err(unknown)?.clone(),
+        };
+        return Ok((model, level));
+    }
+    let wanted_provider = a.provider.clone().or_else(|| settings.default_provider());
+    if let Some(id) = settings.default_model() {
+        let found = match &wanted_provider {
+            Some(p) => registry.get(p, &id).cloned(),
+            None => registry.find(&id).ok().cloned(),
+        };
+        if let Some(m) = found {
+            return Ok((m, None));
+        }
+    }
+    if let Some(p) = &wanted_provider {
+        return registry
+            .provider_models(p)
+            .first()
+            .cloned()
+            .map(|m| (m, None))
+            .ok_or_else(|| CliError::Startup(format!("Error: Unknown provider: {p}")));
+    }
+    for pid in registry.provider_ids() {
+        let models = registry.provider_models(pid);
+        let Some(first) = models.first() else {
+            continue;
+        };
+        if provider.api_key(pid).is_some() || is_local(&first.base_url) {
+            return Ok((first.clone(), None));
+        }
+    }
+    Err(CliError::Config(
+        "No model available: set a provider's API key (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY), pass \
+         --api-key, or add a provider to models.json in the Arbor home directory"
+            .into(),
+    ))
+}
+
+fn is_local(url: &str) -> bool {
+    url.contains("://localhost") || url.contains("://127.0.0.1") || url.contains("://[::1]")
+}
+
+/// The active tool names per `--tools`, `--no-tools`, `--exclude-tools` and `defaultTools`.
+pub fn active_tools(a: &AgentArgs, settings: &Settings) -> Result<Vec<String>, CliError> {
+    let base: Vec<String> = settings
+        .default_tools()
+        .unwrap_or_else(|| tools::DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect());
+    let mut names: Vec<String> = if a.no_tools {
+        Vec::new()
+    } else if let Some(list) = &a.tools {
+        let items: Vec<&str> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .collect();
+        let signed = items
+            .iter()
+            .filter(|s| s.starts_with('+') || s.starts_with('-'))
+            .count();
+        if signed > 0 && signed != items.len() {
+            return Err(CliError::Startup(
+                "Error: --tools cannot mix plain names with +name/-name changes".into(),
+            ));
+        }
+        if signed > 0 {
+            let mut set = base.clone();
+            for item in items {
+                let name = &item[1..];
+                if item.starts_with('+') {
+                    if !set.iter().any(|n| n == name) {
+                        set.push(name.to_owned());
+                    }
+                } else {
+                    set.retain(|n| n != name);
+                }
+            }
+            set
+        } else {
+            let mut out = Vec::new();
+            let mut globs = Vec::new();
+            for item in &items {
+                let glob = globset::Glob::new(item)
+                    .map_err(|e| {
+                        CliError::Startup(format!("Error: bad --tools pattern '{item}': {e}"))
+                    })?
+                    .compile_matcher();
+                if !tools::ALL_TOOLS.iter().any(|t| glob.is_match(t)) {
+                    return Err(CliError::Startup(format!("Error: Unknown tool: {item}")));
+                }
+                globs.push(glob);
+            }
+            // The built-in order, so the request does not depend on how the flag was written.
+            for t in tools::ALL_TOOLS {
+                if globs.iter().any(|g| g.is_match(t)) {
+                    out.push(t.to_owned());
+                }
+            }
+            out
+        }
+    } else {
+        base
+    };
+    if let Some(ex) = &a.exclude_tools {
+        let ex: Vec<&str> = ex.split(',').map(str::trim).collect();
+        names.retain(|n| !ex.contains(&n.as_str()));
+    }
+    for n in &names {
+        if tools::spec(n).is_none() {
+            return Err(CliError::Startup(format!("Error: Unknown tool: {n}")));
+        }
+    }
+    Ok(names)
+}
+
+fn queue_mode(v: Option<String>) -> QueueMode {
+    match v.as_deref() {
+        Some("all") => QueueMode::All,
+        _ => QueueMode::OneAtATime,
+    }
+}
+
+/// Builds the app for a run. `global_dir` is `--session-dir`.
+pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliError> {
+    check_conflicts(a)?;
+    let cwd = std::env::current_dir().map_err(|e| CliError::io("current directory", e))?;
+    let cwd_text = cwd.display().to_string();
+    let home = arbor_home();
+    let settings = Settings::load(&home, &cwd)?;
+    let mut registry = ModelRegistry::builtin().map_err(|e| CliError::Config(e.to_string()))?;
+    registry
+        .load_models_json(&home.join("models.json"))
+        .map_err(|e| CliError::Config(e.to_string()))?;
+    let registry = Arc::new(registry);
+    let auth = Arc::new(AuthStore::load(&home)?);
+    let provider = Arc::new(AppProvider::new(
+        registry.clone(),
+        auth,
+        a.api_key.clone().map(ApiKey::new),
+    ));
+
+    // ---- the session ----
+    let (dir, layout) = session_location(a, global_dir, &settings, &cwd, &home);
+    let repo = if layout {
+        JsonlRepository::new(dir.clone())
+    } else {
+        JsonlRepository::flat(dir.clone())
+    };
+    let project_dir = if layout {
+        repo.dir_for_cwd(&cwd_text)
+    } else {
+        dir.clone()
+    };
+    let mut opened_existing = false;
+    let storage: Arc<dyn SessionStorage> = if a.no_session {
+        Arc::new(MemoryStorage::new(cwd_text.clone()))
+    } else if let Some(src) = &a.fork {
+        let path = find_session(src, &dir, layout, &cwd)?;
+        let forked = repo
+            .fork(
+                &path.display().to_string(),
+                ForkOptions {
+                    cwd: Some(cwd_text.clone()),
+                    id: a.session_id.clone(),
+                    ..Default::default()
+                },
+            )
+            .await?;
+        opened_existing = true;
+        Arc::new(forked)
+    } else if let Some(s) = &a.session {
+        let path = find_session(s, &dir, layout, &cwd)?;
+        let header = crate::lookup::read_header(&path)?;
+        missing_cwd(&header, &path, &cwd)?;
+        opened_existing = true;
+        Arc::new(repo.open(&path.display().to_string()).await?)
+    } else if let Some(id) = &a.session_id {
+        match find_in_project(&project_dir, id) {
+            Some(path) => {
+                opened_existing = true;
+                Arc::new(repo.open(&path.display().to_string()).await?)
+            }
+            None => {
+                eprintln!(
+                    "No project session found with id '{id}'; creating a new session with that id."
+                );
+                Arc::new(
+                    repo.create(CreateOptions {
+                        id: Some(id.clone()),
+                        cwd: cwd_text.clone(),
+                        ..Default::default()
+                    })
+                    .await?,
+                )
+            }
+        }
+    } else if a.continue_ || a.resume {
+        match newest_in(&project_dir, &cwd_text, !layout) {
+            Some(path) => {
+                let header = crate::lookup::read_header(&path)?;
+                missing_cwd(&header, &path, &cwd)?;
+                opened_existing = true;
+                Arc::new(repo.open(&path.display().to_string()).await?)
+            }
+            None if a.resume => return Err(CliError::NoSessionSelected),
+            None => Arc::new(
+                repo.create(CreateOptions {
+                    cwd: cwd_text.clone(),
+                    ..Default::default()
+                })
+                .await?,
+            ),
+        }
+    } else {
+        Arc::new(
+            repo.create(CreateOptions {
+                cwd: cwd_text.clone(),
+                ..Default::default()
+            })
+            .await?,
+        )
+    };
+    let header = storage.header().await?;
+    let session_file = (!a.no_session).then(|| PathBuf::from(storage.location()));
+    let session = Arc::new(Session::new(storage));
+
+    // ---- model, tools, prompt ----
+    let (model, flag_level) = choose_model(a, &settings, &registry, &provider)?;
+    let level = flag_level
+        .or_else(|| a.thinking.as_deref().and_then(ThinkingLevel::parse))
+        .or_else(|| {
+            settings
+                .default_thinking_level()
+                .as_deref()
+                .and_then(ThinkingLevel::parse)
+        });
+    if let Some(t) = &a.thinking {
+        if ThinkingLevel::parse(t).is_none() {
+            return Err(CliError::Startup(format!(
+                "Error: Invalid thinking level \"{t}\""
+            )));
+        }
+    }
+    let active = active_tools(a, &settings)?;
+    let mut env_vars = vec![
+        ("ARBOR_SESSION_ID".to_owned(), header.id.clone()),
+        ("ARBOR_PROVIDER".to_owned(), model.provider.clone()),
+        ("ARBOR_MODEL".to_owned(), model.id.clone()),
+    ];
+    if let Some(f) = &session_file {
+        env_vars.push(("ARBOR_SESSION_FILE".to_owned(), f.display().to_string()));
+    }
+    let tool_env = ToolEnv::new(
+        cwd.clone(),
+        ToolSettings {
+            shell_path: settings.shell_path(),
+            shell_command_prefix: settings.shell_command_prefix(),
+            no_image_resize: !settings.image_auto_resize(),
+            env: env_vars,
+        },
+    );
+    let context_files = if a.no_context_files {
+        Vec::new()
+    } else {
+        prompt::load_context_files(&home, &cwd)
+    };
+    let custom = a
+        .system_prompt
+        .as_deref()
+        .map(|v| prompt::text_or_file(v, &cwd))
+        .or_else(|| read_optional(&cwd.join(".arbor").join("SYSTEM.md")))
+        .or_else(|| read_optional(&home.join("SYSTEM.md")));
+    let mut append: Vec<String> = a
+        .append_system_prompt
+        .iter()
+        .map(|v| prompt::text_or_file(v, &cwd))
+        .collect();
+    if let Some(extra) = read_optional(&home.join("APPEND_SYSTEM.md")) {
+        append.push(extra);
+    }
+    let parts = PromptParts {
+        custom,
+        append,
+        active_tools: Vec::new(),
+        context_files,
+        cwd: cwd_text.clone(),
+    };
+    let system_prompt = SystemPrompt::callback(move |input| {
+        let mut p = parts.clone();
+        p.active_tools = input
+            .active_tools
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect();
+        prompt::render(&p)
+    });
+    let options = HarnessOptions {
+        model: model.clone(),
+        thinking_level: level,
+        tools: tools::builtin_tools(&tool_env),
+        active_tool_names: Some(active),
+        system_prompt,
+        stream_options: arbor_ai::StreamOptions {
+            timeout: Some(std::time::Duration::from_millis(
+                settings.http_idle_timeout_ms(),
+            )),
+            ..Default::default()
+        },
+        compaction: {
+            let c = settings.compaction();
+            arbor_agent::compaction::CompactionSettings {
+                enabled: c.enabled,
+                reserve_tokens: c.reserve_tokens,
+                keep_recent_tokens: c.keep_recent_tokens,
+            }
+        },
+        steering_mode: queue_mode(settings.steering_mode()),
+        follow_up_mode: queue_mode(settings.follow_up_mode()),
+        models: Some({
+            let registry = registry.clone();
+            Arc::new(move |r: &arbor_agent::context::projection::ModelRef| {
+                registry.get(&r.provider, &r.model_id).cloned()
+            })
+        }),
+        ..Default::default()
+    };
+    let harness = if opened_existing && a.model.is_none() {
+        let (h, report) = AgentHarness::resume(session.clone(), provider.clone(), options).await?;
+        if let Some(m) = report.unknown_model {
+            eprintln!(
+                "Warning: Could not restore model {}/{}. Using {}/{}",
+                m.provider, m.model_id, model.provider, model.id
+            );
+        }
+        h
+    } else {
+        AgentHarness::new(session.clone(), provider.clone(), options)?
+    };
+    if let Some(name) = &a.name {
+        session.append_session_name(name.trim()).await?;
+    }
+    Ok(App {
+        harness,
+        session,
+        header,
+        session_file,
+        registry,
+        provider,
+        settings,
+        cwd,
+    })
+}
+
+fn read_optional(p: &Path) -> Option<String> {
+    std::fs::read_to_string(p).ok()
+}
+
+/// A session by path, id or id prefix: the project's sessions first, then every project.
+fn find_session(arg: &str, dir: &Path, layout: bool, cwd: &Path) -> Result<PathBuf, CliError> {
+    if looks_like_path(arg) {
+        let p = tools::path::resolve(arg, cwd);
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(CliError::Startup(format!(
+                "No session found matching '{arg}'"
+            )))
+        };
+    }
+    let dirs = if layout {
+        SessionDirs::Layout {
+            root: dir.to_path_buf(),
+        }
+    } else {
+        SessionDirs::Flat {
+            dir: dir.to_path_buf(),
+        }
+    };
+    dirs.find(arg, None).map_err(|e| match e {
+        CliError::NotFound(_) => CliError::Startup(format!("No session found matching '{arg}'")),
+        other => other,
+    })
+}
+
+fn find_in_project(project_dir: &Path, id: &str) -> Option<PathBuf> {
+    let entries = std::fs::read_dir(project_dir).ok()?;
+    entries.flatten().map(|e| e.path()).find(|p| {
+        crate::lookup::session_id_of(p).as_deref() == Some(id)
+            || crate::lookup::read_header(p)
+                .map(|h| h.id == id)
+                .unwrap_or(false)
+    })
+}

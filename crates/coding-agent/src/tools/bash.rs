@@ -1,0 +1,415 @@
+//! `bash`: runs a command with the user's shell in its own process group (coding-agent.md §9).
+//! stdout and stderr merge in arrival order; the model sees the tail (2000 lines / 50 KiB) and,
+//! once output outgrows that, the whole of it goes to a 0600 temp file named in the notice.
+//! Abort and timeout kill the whole group, so `make` and the compilers it started all stop.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+use tokio::io::AsyncReadExt;
+use tokio_util::sync::CancellationToken;
+
+use super::truncate::{
+    format_size, truncate_tail, Truncation, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES,
+};
+use super::{parse_args, Progress, ToolEnv, ToolError, ToolOutput, ToolResult, ToolSpec};
+
+/// The largest timeout accepted, in seconds (the most a JS timer holds; kept for parity).
+pub const MAX_TIMEOUT_SECONDS: f64 = 2_147_483.647;
+/// Partial results are sent at most this often.
+const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
+/// Tail kept in memory: comfortably more than one result's byte limit.
+const WINDOW_BYTES: usize = 2 * DEFAULT_MAX_BYTES;
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "bash",
+        label: "bash",
+        description: format!(
+            "Run a shell command in the working directory and get its combined stdout and stderr. Only the \
+             last {DEFAULT_MAX_LINES} lines or {}KB are returned (whichever is smaller); longer output is kept \
+             in full in a temp file whose path is given. An optional timeout in seconds stops the command.",
+            DEFAULT_MAX_BYTES / 1024
+        ),
+        parameters: json!({
+            "type": "object",
+            "required": ["command"],
+            "properties": {
+                "command": {"type": "string", "description": "The command line to run"},
+                "timeout": {"type": "number", "description": "Seconds before the command is stopped (optional; none by default)"}
+            }
+        }),
+        snippet: "Run shell commands (ls, rg, git, builds, tests...)",
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    command: String,
+    timeout: Option<f64>,
+}
+
+/// The shell to run commands with: the `shellPath` setting, else `/bin/bash`, `bash` on PATH,
+/// then `sh`.
+pub fn shell(setting: Option<&Path>) -> Result<PathBuf, ToolError> {
+    if let Some(p) = setting {
+        return if p.exists() {
+            Ok(p.to_path_buf())
+        } else {
+            Err(ToolError::failed(format!(
+                "Custom shell path not found: {}",
+                p.display()
+            )))
+        };
+    }
+    if Path::new("/bin/bash").exists() {
+        return Ok(PathBuf::from("/bin/bash"));
+    }
+    if let Some(paths) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&paths) {
+            if dir.join("bash").is_file() {
+                return Ok(dir.join("bash"));
+            }
+        }
+    }
+    Ok(PathBuf::from("sh"))
+}
+
+/// Output collected so far: a bounded tail window, counts, and the spill file once needed.
+struct Collected {
+    window: Vec<u8>,
+    total_bytes: usize,
+    newlines: usize,
+    /// Length of the line being written at the end (for the "line is Y" notice).
+    last_line_len: usize,
+    spill: Option<(PathBuf, std::fs::File)>,
+    /// Everything so far while no spill file exists (bounded by the limits).
+    head: Vec<u8>,
+    spill_error: Option<String>,
+}
+
+impl Collected {
+    fn new() -> Self {
+        Collected {
+            window: Vec::new(),
+            total_bytes: 0,
+            newlines: 0,
+            last_line_len: 0,
+            spill: None,
+            head: Vec::new(),
+            spill_error: None,
+        }
+    }
+
+    fn push(&mut self, chunk: &[u8]) {
+        self.total_bytes += chunk.len();
+        let nl = memchr::memchr_iter(b'\n', chunk).count();
+        self.newlines += nl;
+        match memchr::memrchr(b'\n', chunk) {
+            Some(i) => self.last_line_len = chunk.len() - i - 1,
+            None => self.last_line_len += chunk.len(),
+        }
+        self.window.extend_from_slice(chunk);
+        if self.window.len() > 2 * WINDOW_BYTES {
+            let cut = self.window.len() - WINDOW_BYTES;
+            self.window.drain(..cut);
+        }
+        match &mut self.spill {
+            Some((_, file)) => {
+                if let Err(e) = file.write_all(chunk) {
+                    self.spill_error.get_or_insert(e.to_string());
+                }
+            }
+            None => {
+                self.head.extend_from_slice(chunk);
+                if self.total_bytes > DEFAULT_MAX_BYTES || self.newlines >= DEFAULT_MAX_LINES {
+                    self.start_spill();
+                }
+            }
+        }
+    }
+
+    fn start_spill(&mut self) {
+        let name = format!("arbor-bash-{:016x}.log", rand::random::<u64>());
+        let path = std::env::temp_dir().join(name);
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(0o600);
+        }
+        match opts
+            .open(&path)
+            .and_then(|mut f| f.write_all(&self.head).map(|_| f))
+        {
+            Ok(f) => self.spill = Some((path, f)),
+            Err(e) => self.spill_error = Some(format!("{}: {e}", path.display())),
+        }
+        self.head = Vec::new();
+    }
+
+    /// The text the model sees and the truncation record.
+    fn snapshot(&self) -> (String, Truncation, Option<PathBuf>) {
+        let mut text = String::from_utf8_lossy(&self.window).into_owned();
+        let mut t = truncate_tail(&text, DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES);
+        // Counts are of the whole output, not the window.
+        let total_lines = self.newlines + usize::from(self.last_line_len > 0);
+        if self.window.len() < self.total_bytes {
+            t.truncated = true;
+        }
+        t.total_lines = total_lines;
+        t.total_bytes = self.total_bytes;
+        text.clear();
+        (
+            t.content.clone(),
+            t,
+            self.spill.as_ref().map(|(p, _)| p.clone()),
+        )
+    }
+}
+
+/// Formats the output and notices the way pi's bash tool does.
+fn format_output(c: &Collected, empty: &str) -> (String, Option<Value>) {
+    let (content, t, path) = c.snapshot();
+    let mut text = if content.is_empty() {
+        empty.to_owned()
+    } else {
+        content
+    };
+    if !t.truncated {
+        return (text, None);
+    }
+    let shown_path = path.as_ref().map_or_else(
+        || {
+            c.spill_error
+                .clone()
+                .map_or_else(|| "(not saved)".to_owned(), |e| format!("(not saved: {e})"))
+        },
+        |p| p.display().to_string(),
+    );
+    let start = t.total_lines.saturating_sub(t.output_lines) + 1;
+    let end = t.total_lines;
+    if t.last_line_partial {
+        text.push_str(&format!(
+            "\n\n[Showing last {} of line {end} (line is {}). Full output: {shown_path}]",
+            format_size(t.output_bytes),
+            format_size(c.last_line_len)
+        ));
+    } else if t.truncated_by == Some(super::truncate::TruncatedBy::Lines) {
+        text.push_str(&format!(
+            "\n\n[Showing lines {start}-{end} of {}. Full output: {shown_path}]",
+            t.total_lines
+        ));
+    } else {
+        text.push_str(&format!(
+            "\n\n[Showing lines {start}-{end} of {} ({} limit). Full output: {shown_path}]",
+            t.total_lines,
+            format_size(DEFAULT_MAX_BYTES)
+        ));
+    }
+    let details = json!({"truncation": t, "fullOutputPath": path.map(|p| p.display().to_string())});
+    (text, Some(details))
+}
+
+fn with_status(text: &str, status: &str) -> String {
+    if text.is_empty() {
+        status.to_owned()
+    } else {
+        format!("{text}\n\n{status}")
+    }
+}
+
+/// Sends SIGKILL to the whole process group led by `pid`, falling back to the pid alone.
+fn kill_group(pid: u32) {
+    use nix::sys::signal::{kill, killpg, Signal};
+    use nix::unistd::Pid;
+    let Ok(raw) = i32::try_from(pid) else { return };
+    if killpg(Pid::from_raw(raw), Signal::SIGKILL).is_err() {
+        let _ = kill(Pid::from_raw(raw), Signal::SIGKILL);
+    }
+}
+
+enum End {
+    Exited(std::process::ExitStatus),
+    TimedOut,
+    Aborted,
+}
+
+pub async fn run(
+    env: &ToolEnv,
+    args: Value,
+    cancel: CancellationToken,
+    progress: Option<Progress>,
+) -> ToolResult {
+    let args: Args = parse_args("bash", &args)?;
+    let timeout = match args.timeout {
+        None => None,
+        Some(t) if !t.is_finite() || t <= 0.0 => {
+            return Err(ToolError::failed(
+                "Invalid timeout: must be a finite number of seconds",
+            ))
+        }
+        Some(t) if t > MAX_TIMEOUT_SECONDS => {
+            return Err(ToolError::failed(format!(
+                "Invalid timeout: maximum is {MAX_TIMEOUT_SECONDS} seconds"
+            )))
+        }
+        Some(t) => Some(t),
+    };
+    if !env.cwd.is_dir() {
+        return Err(ToolError::failed(format!(
+            "Working directory does not exist: {}\nCannot execute bash commands.",
+            env.cwd.display()
+        )));
+    }
+    let shell = shell(env.settings.shell_path.as_deref())?;
+    let command = match &env.settings.shell_command_prefix {
+        Some(prefix) => format!("{prefix}\n{}", args.command),
+        None => args.command.clone(),
+    };
+    let mut cmd = tokio::process::Command::new(&shell);
+    cmd.arg("-c")
+        .arg(&command)
+        .current_dir(&env.cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    for (k, v) in &env.settings.env {
+        cmd.env(k, v);
+    }
+    cmd.env("ARBOR_CODING_AGENT", "true")
+        .env("AI_AGENT", "arbor");
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| ToolError::failed(format!("Failed to start {}: {e}", shell.display())))?;
+    let pid = child.id().unwrap_or(0);
+    let collected = Arc::new(Mutex::new(Collected::new()));
+    let readers = {
+        let mut tasks = Vec::new();
+        if let Some(out) = child.stdout.take() {
+            tasks.push(tokio::spawn(pump(out, collected.clone())));
+        }
+        if let Some(err) = child.stderr.take() {
+            tasks.push(tokio::spawn(pump(err, collected.clone())));
+        }
+        tasks
+    };
+    let started = Instant::now();
+    let deadline = timeout.map(|t| started + Duration::from_secs_f64(t));
+    let finished = async {
+        let status = child.wait().await;
+        for t in readers {
+            let _ = t.await;
+        }
+        status
+    };
+    tokio::pin!(finished);
+    let mut ticker = tokio::time::interval(UPDATE_INTERVAL);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut last_sent = 0usize;
+    let end = loop {
+        let sleep_until = async {
+            match deadline {
+                Some(d) => tokio::time::sleep_until(d.into()).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            status = &mut finished => break match status {
+                Ok(s) => End::Exited(s),
+                Err(e) => return Err(ToolError::failed(format!("Failed to wait for the command: {e}"))),
+            },
+            _ = sleep_until => { kill_group(pid); break End::TimedOut },
+            _ = cancel.cancelled() => { kill_group(pid); break End::Aborted },
+            _ = ticker.tick() => {
+                if let Some(p) = &progress {
+                    let guard = collected.lock().unwrap_or_else(|e| e.into_inner());
+                    if guard.total_bytes != last_sent {
+                        last_sent = guard.total_bytes;
+                        let (text, details) = format_output(&guard, "");
+                        drop(guard);
+                        let mut out = ToolOutput::text(text);
+                        out.details = details;
+                        p(out);
+                    }
+                }
+            }
+        }
+    };
+    if !matches!(end, End::Exited(_)) {
+        // Reap the shell and let the pipes drain (the group is dead, so they close).
+        let _ = tokio::time::timeout(Duration::from_secs(5), &mut finished).await;
+    }
+    let mut guard = collected.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, f)) = &mut guard.spill {
+        let _ = f.flush();
+    }
+    match end {
+        End::Aborted => {
+            let (text, details) = format_output(&guard, "");
+            Err(ToolError::Failed {
+                message: with_status(&text, "Command aborted"),
+                details,
+            })
+        }
+        End::TimedOut => {
+            let (text, details) = format_output(&guard, "");
+            let secs = timeout.map_or_else(String::new, trim_float);
+            Err(ToolError::Failed {
+                message: with_status(&text, &format!("Command timed out after {secs} seconds")),
+                details,
+            })
+        }
+        End::Exited(status) => {
+            let code = exit_code(status);
+            let (text, details) = format_output(&guard, "(no output)");
+            if code != 0 {
+                return Err(ToolError::Failed {
+                    message: with_status(&text, &format!("Command exited with code {code}")),
+                    details,
+                });
+            }
+            let mut out = ToolOutput::text(text);
+            out.details = details;
+            Ok(out)
+        }
+    }
+}
+
+/// `1` prints as `1`, `0.5` as `0.5`, as JavaScript prints numbers.
+fn trim_float(t: f64) -> String {
+    if t.fract() == 0.0 {
+        format!("{}", t as i64)
+    } else {
+        format!("{t}")
+    }
+}
+
+/// The exit code, or 128 + the signal number for a shell killed by a signal.
+fn exit_code(status: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
+}
+
+async fn pump<R: tokio::io::AsyncRead + Unpin>(mut r: R, into: Arc<Mutex<Collected>>) {
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match r.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => into
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(&buf[..n]),
+        }
+    }
+}
