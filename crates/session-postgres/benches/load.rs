@@ -63,7 +63,7 @@ fn pct(sorted: &[u64], p: f64) -> f64 {
         return 0.0;
     }
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[i] as f64 / 1000.0
+    sorted[i] as f64 / 1e6
 }
 
 fn main() -> Result<(), BoxError> {
