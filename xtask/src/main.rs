@@ -3,6 +3,10 @@
 //! - `conformance [BACKEND...]`: runs the session storage conformance suite against the memory,
 //!   JSONL and SQLite backends (or the ones named), prints a backend × passed/failed table and
 //!   the failures, and exits non-zero when any case fails.
+//! - `parity requests|streams N [SEED] [--golden FILE K] [--show N]`: differential tests of the
+//!   providers against pi-ai 1.6.0 (needs node and the reference install; see `parity`).
+
+mod parity;
 
 use arbor_agent::session::conformance::{run_all, CaseOutcome, Fixture, CASES};
 use arbor_agent::session::jsonl::JsonlRepository;
@@ -16,8 +20,9 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("conformance") => conformance(&args[1..]),
+        Some("parity") => parity::run(&args[1..]),
         Some("help" | "--help" | "-h") | None => {
-            println!("usage: cargo xtask conformance [memory|jsonl|sqlite ...]");
+            println!("usage: cargo xtask conformance [memory|jsonl|sqlite ...]\n       cargo xtask parity requests|streams N [SEED] [--golden FILE K] [--show N]");
             ExitCode::SUCCESS
         }
         Some(other) => {

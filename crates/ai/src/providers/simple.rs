@@ -298,3 +298,13 @@ pub fn to_stream_options(
     }
     Ok(native)
 }
+
+/// The request [`crate::stream_simple`] would send for a built-in API, without sending it.
+pub fn build_simple_request(
+    model: &Model,
+    context: &Context,
+    options: SimpleStreamOptions,
+) -> Result<super::PreparedRequest, String> {
+    let native = to_stream_options(model, context, options)?;
+    super::build_request(model, context, &native)
+}
