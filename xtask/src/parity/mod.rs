@@ -35,6 +35,8 @@ struct Args {
     seed: u64,
     golden: Option<(PathBuf, usize)>,
     show: usize,
+    /// Prints case `id` in full (inputs, pi's and Arbor's output) instead of the summary.
+    dump: Option<String>,
 }
 
 fn parse_args(args: &[String]) -> Result<Args, String> {
@@ -49,6 +51,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
     let mut positional = Vec::new();
     let mut golden = None;
     let mut show = 1;
+    let mut dump = None;
     let mut i = 1;
     while i < args.len() {
         match args[i].as_str() {
@@ -60,6 +63,10 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
                     .ok_or("--golden needs FILE K (K a number)")?;
                 golden = Some((PathBuf::from(file), k));
                 i += 3;
+            }
+            "--dump" => {
+                dump = Some(args.get(i + 1).ok_or("--dump needs a case id")?.clone());
+                i += 2;
             }
             "--show" => {
                 show = args
@@ -88,6 +95,7 @@ fn parse_args(args: &[String]) -> Result<Args, String> {
         seed,
         golden,
         show,
+        dump,
     })
 }
 
@@ -213,6 +221,20 @@ fn requests(args: &Args) -> Result<bool, String> {
         };
         let pi_request = out["requests"].get(0).cloned();
         let arbor = arbor_request(case);
+        if args.dump.as_deref() == Some(case.id.as_str()) {
+            println!(
+                "case: {}",
+                json!({"model": case.model, "context": case.context, "options": case.options})
+            );
+            println!("pi: {out}");
+            println!(
+                "arbor: {}",
+                match &arbor {
+                    Ok((u, b)) => json!({"url": u, "body": b}),
+                    Err(e) => json!({"error": e}),
+                }
+            );
+        }
         let key_detail = match (&pi_request, &arbor) {
             (None, Err(a)) => {
                 let pi_error = out["events"]
@@ -424,6 +446,14 @@ async fn streams_mode(args: &Args) -> Result<bool, String> {
             .map(|o| normalize_events(&o["events"]))
             .unwrap_or(Value::Null);
         let arbor = arbor_events(case, &server).await?;
+        if args.dump.as_deref() == Some(case.id.as_str()) {
+            println!(
+                "case: {}",
+                json!({"model": case.model, "reply": case.reply.to_json()})
+            );
+            println!("pi: {pi_events}");
+            println!("arbor: {arbor}");
+        }
         match first_difference(&pi_events, &arbor) {
             None => agreed.push((case, pi_events)),
             Some((path, detail)) => {

@@ -29,6 +29,7 @@ fn tokens_for_chars(chars: usize) -> u64 {
     (chars as f64 / CHARS_PER_TOKEN).ceil() as u64
 }
 
+/// Characters of user/tool-result content: text blocks by length, every other block as an image.
 fn content_chars(content: &Content) -> usize {
     match content {
         Content::Text(s) => utf16_len(s),
@@ -36,11 +37,27 @@ fn content_chars(content: &Content) -> usize {
             .iter()
             .map(|b| match b {
                 ContentBlock::Text(t) => utf16_len(&t.text),
-                ContentBlock::Image(_) => IMAGE_CHARS,
-                _ => 0,
+                _ => IMAGE_CHARS,
             })
             .sum(),
     }
+}
+
+/// A system message rendered as a whole prompt: its text blocks joined by `\n`, then its
+/// non-null sections, blank parts skipped, joined by blank lines (what pi estimates).
+fn system_message_chars(system: &crate::types::SystemMessage) -> usize {
+    let mut parts: Vec<String> = vec![super::content_text(&system.content, "\n")];
+    for value in system.sections.iter().flat_map(|s| s.values()) {
+        if let Some(text) = value.as_str() {
+            parts.push(text.to_string());
+        }
+    }
+    let parts: Vec<&str> = parts
+        .iter()
+        .map(String::as_str)
+        .filter(|p| !p.is_empty())
+        .collect();
+    utf16_len(&parts.join("\n\n"))
 }
 
 fn message_tokens(message: &Message) -> u64 {
@@ -48,7 +65,7 @@ fn message_tokens(message: &Message) -> u64 {
         Message::User(u) => tokens_for_chars(content_chars(&u.content)),
         Message::ToolResult(r) => tokens_for_chars(content_chars(&r.content)),
         Message::System(s) => {
-            let mut tokens = tokens_for_chars(content_chars(&s.content));
+            let mut tokens = tokens_for_chars(system_message_chars(s));
             if let Some(tools) = s.tools_added.as_ref().filter(|t| !t.is_empty()) {
                 tokens +=
                     tokens_for_chars(utf16_len(&serde_json::to_string(tools).unwrap_or_default()));

@@ -37,7 +37,10 @@ impl SimpleStreamOptions {
     /// a known field of the wrong type is an error naming the field.
     pub fn from_pi_json(options: &Value) -> Result<Self, AiError> {
         if !options.is_object() {
-            return Err(invalid("object", format!("expected an object, got {options}")));
+            return Err(invalid(
+                "object",
+                format!("expected an object, got {options}"),
+            ));
         }
         let mut out = SimpleStreamOptions::default();
         let base = &mut out.base;

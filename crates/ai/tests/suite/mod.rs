@@ -1,6 +1,7 @@
 mod faux;
 mod models;
 mod overflow;
+mod parity_bugs;
 mod providers_anthropic;
 mod providers_common;
 mod providers_decoding;
