@@ -66,12 +66,50 @@ fn diff_at(pi: &Value, arbor: &Value, path: String) -> Option<(String, String)> 
             }
             None
         }
-        (Value::Number(a), Value::Number(b)) if a.as_f64() == b.as_f64() => None,
+        (Value::Number(a), Value::Number(b)) if same_number(a, b) => None,
         _ if pi == arbor => None,
         _ => Some((
             path,
             format!("pi: {}\narbor: {}", show(Some(pi)), show(Some(arbor))),
         )),
+    }
+}
+
+/// Equal up to the last bits of a double: serde_json's default float parser is not exactly
+/// round-trip (it may read node's shortest form of a value one ulp off).
+fn same_number(a: &serde_json::Number, b: &serde_json::Number) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(x), Some(y)) => x == y || (x - y).abs() <= 4.0 * f64::EPSILON * x.abs().max(y.abs()),
+        _ => a == b,
+    }
+}
+
+/// Google generates missing tool-call ids as `<name>_<Date.now()>_<counter>`; the clock and the
+/// process-wide counter differ between runs, so the comparison sees `<name>_<generated>`.
+fn generated_id(id: &str) -> Option<String> {
+    let mut parts = id.rsplitn(3, '_');
+    let counter = parts.next()?;
+    let millis = parts.next()?;
+    let name = parts.next()?;
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    (digits(counter) && digits(millis) && millis.len() >= 12).then(|| format!("{name}_<generated>"))
+}
+
+fn normalize_ids(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                if k == "id" {
+                    if let Some(g) = x.as_str().and_then(generated_id) {
+                        *x = Value::String(g);
+                    }
+                } else {
+                    normalize_ids(x);
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(normalize_ids),
+        _ => {}
     }
 }
 
@@ -90,7 +128,9 @@ pub fn normalize_events(events: &Value) -> Value {
                         normalize_message(m);
                     }
                 }
-                Value::Object(e)
+                let mut e = Value::Object(e);
+                normalize_ids(&mut e);
+                e
             })
             .collect(),
     )

@@ -434,7 +434,13 @@ async fn streams_mode(args: &Args) -> Result<bool, String> {
         .collect();
     let lines: Vec<Value> = cases
         .iter()
-        .map(|c| json!({"id": c.id, "model": c.model, "context": c.context, "options": c.options, "reply": c.reply.to_json()}))
+        .map(|c| {
+            // Arbor treats a dropped connection as an early end of the body (DECISIONS §26.3),
+            // so its outcome is compared with pi's for the same bytes ending cleanly.
+            let mut reply = c.reply.to_json();
+            reply["ending"] = json!("complete");
+            json!({"id": c.id, "model": c.model, "context": c.context, "options": c.options, "reply": reply})
+        })
         .collect();
     let pi = run_driver(&lines)?;
     let mut groups: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();

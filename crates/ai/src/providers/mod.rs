@@ -844,18 +844,6 @@ fn transport_error_text(err: &reqwest::Error) -> String {
     }
 }
 
-/// Mid-body read failures.
-fn body_error_text(err: &reqwest::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = std::error::Error::source(err);
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
 enum SendOutcome {
     Response(reqwest::Response),
     Failed(String),
@@ -998,12 +986,15 @@ pub(crate) async fn run(
                     break Err(halt);
                 }
             }
-            Ok(None) => {
+            // A connection dropped mid-body ends the stream like an early end of the body: the
+            // parser then reports the incomplete stream in pi's words ("… ended before
+            // message_stop", "… without finish_reason"), which the retry classifier accepts,
+            // and closes open blocks as it does at a clean end (DECISIONS §26.3).
+            Ok(None) | Err(_) => {
                 let fed = decoder.finish(&mut |event| parser.on_event(event, &mut out));
                 drain(emitter, &mut out);
                 break fed;
             }
-            Err(err) => break Err(Halt::Fail(body_error_text(&err))),
         }
     };
     // Close the connection before reporting (matters for aborts and early `[DONE]`).
