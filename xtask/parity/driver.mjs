@@ -46,7 +46,7 @@ const server = createServer((req, res) => {
       if (end > at) {
         res.write(bytes.subarray(at, end));
         at = end;
-        if (cuts.length > 1) await sleep(1);
+        if (cuts.length > 1) await new Promise((r) => setImmediate(r));
       }
     }
     if (reply.ending === "cut") {

@@ -9,6 +9,7 @@ pub mod error;
 pub mod event;
 pub mod faux;
 pub mod json;
+pub mod json_error;
 pub mod json_stream;
 pub mod models;
 pub mod overflow;

@@ -1,4 +1,4 @@
-//! Anthropic Messages API (`anthropic-messages`): `POST {baseUrl}/v1/messages`, SSE response.
+//! Anthropic Messages API (`anthropic-messages`): `POST {baseUrl}/v1/messages?beta=true` (the SDK endpoint pi uses), SSE response.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -254,7 +254,10 @@ pub(crate) fn build_request(
     normalize_beta_header(&mut headers);
 
     Ok(PreparedRequest {
-        url: format!("{}/v1/messages", model.base_url.trim_end_matches('/')),
+        url: format!(
+            "{}/v1/messages?beta=true",
+            model.base_url.trim_end_matches('/')
+        ),
         headers,
         body: Value::Object(body),
     })
@@ -597,13 +600,14 @@ struct TypeOnly<'a> {
 }
 
 enum HandleError {
-    Parse(String),
+    /// The event's JSON did not parse (the message is JavaScript's, rebuilt from the data).
+    Parse,
     Fail(String),
 }
 
 impl HandleError {
-    fn parse(err: serde_json::Error) -> Self {
-        HandleError::Parse(err.to_string())
+    fn parse(_: serde_json::Error) -> Self {
+        HandleError::Parse
     }
 }
 
@@ -909,9 +913,12 @@ impl StreamParser for Parser {
             return Ok(());
         }
         self.handle(name, event.data, out).map_err(|err| match err {
-            HandleError::Parse(message) => Halt::Fail(format!(
-                "Could not parse Anthropic SSE event {name}: {message}; data={}; raw={}",
-                event.data, event.raw
+            // pi quotes JavaScript's parser message (serde's differs in wording).
+            HandleError::Parse => Halt::Fail(format!(
+                "Could not parse Anthropic SSE event {name}: {}; data={}; raw={}",
+                crate::json_stream::js_parse_error_with_repair(event.data),
+                event.data,
+                event.raw
             )),
             HandleError::Fail(message) => Halt::Fail(message),
         })

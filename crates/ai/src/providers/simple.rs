@@ -231,6 +231,50 @@ pub(crate) fn google_disabled_thinking(model: &Model) -> Result<Value, String> {
     Ok(json!({"thinkingLevel": google_level(model, fallback)?}))
 }
 
+/// pi's sampling parameters for a level: the model's `samplingParams`, then its
+/// `samplingParamsByThinkingLevel` entry for the clamped level, then the request's (later keys
+/// win). `None` when none of the three exists.
+pub fn resolve_sampling_params(
+    model: &Model,
+    level: ThinkingLevel,
+    request: Option<&serde_json::Map<String, Value>>,
+) -> Option<serde_json::Map<String, Value>> {
+    let own = model.extra.get("samplingParams").and_then(Value::as_object);
+    let by_level = model
+        .extra
+        .get("samplingParamsByThinkingLevel")
+        .and_then(|m| m.get(level_name(clamp_level(model, level))))
+        .and_then(Value::as_object);
+    if own.is_none() && by_level.is_none() && request.is_none() {
+        return None;
+    }
+    let mut merged = serde_json::Map::new();
+    for source in [own, by_level, request].into_iter().flatten() {
+        for (k, v) in source {
+            merged.insert(k.clone(), v.clone());
+        }
+    }
+    Some(merged)
+}
+
+/// Merges the sampling parameters into an OpenAI-compatible body, last, over named fields
+/// (`effort` is the reasoning level sent, `None` = off).
+pub(crate) fn merge_sampling_params(
+    body: &mut serde_json::Map<String, Value>,
+    model: &Model,
+    effort: Option<&str>,
+    request: Option<&serde_json::Map<String, Value>>,
+) {
+    let level = effort
+        .and_then(ThinkingLevel::parse)
+        .unwrap_or(ThinkingLevel::Off);
+    if let Some(params) = resolve_sampling_params(model, level, request) {
+        for (k, v) in params {
+            body.insert(k, v);
+        }
+    }
+}
+
 /// Builds the native options for `model.api` from simple options.
 pub fn to_stream_options(
     model: &Model,
@@ -243,6 +287,11 @@ pub fn to_stream_options(
         thinking_budgets,
     } = options;
     let mut native = base;
+    native.sampling_params = resolve_sampling_params(
+        model,
+        reasoning.unwrap_or(ThinkingLevel::Off),
+        native.sampling_params.as_ref(),
+    );
     let requested_max = native.max_tokens.unwrap_or(model.max_tokens);
     native.max_tokens = Some(clamp_max_tokens_to_context(model, context, requested_max));
     let reasoning = reasoning.filter(|l| *l != ThinkingLevel::Off);

@@ -30,7 +30,11 @@ fn toolcall_end_and_terminal_events_carry_pi_type_tags() {
     assert_eq!(back, done);
 }
 
-fn request(model: serde_json::Value, context: serde_json::Value, options: serde_json::Value) -> serde_json::Value {
+fn request(
+    model: serde_json::Value,
+    context: serde_json::Value,
+    options: serde_json::Value,
+) -> serde_json::Value {
     let model: arbor_ai::Model = serde_json::from_value(model).unwrap();
     let context: arbor_ai::Context = serde_json::from_value(context).unwrap();
     let options = arbor_ai::SimpleStreamOptions::from_pi_json(&options).unwrap();
@@ -45,7 +49,13 @@ fn model_json(api: &str, provider: &str, id: &str) -> serde_json::Value {
         "contextWindow": 200000, "maxTokens": 32000})
 }
 
-fn assistant(api: &str, provider: &str, model: &str, content: serde_json::Value, ts: i64) -> serde_json::Value {
+fn assistant(
+    api: &str,
+    provider: &str,
+    model: &str,
+    content: serde_json::Value,
+    ts: i64,
+) -> serde_json::Value {
     json!({"role": "assistant", "content": content, "api": api, "provider": provider, "model": model,
         "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
@@ -63,7 +73,11 @@ fn responses_fallback_ids_count_only_messages_with_items() {
         {"role": "user", "content": "two", "timestamp": 3},
         assistant("openai-responses", "openai", "gpt-t", json!([{"type": "text", "text": "answer"}]), 4),
     ]});
-    let body = request(model_json("openai-responses", "openai", "gpt-t"), context, json!({"apiKey": "k"}));
+    let body = request(
+        model_json("openai-responses", "openai", "gpt-t"),
+        context,
+        json!({"apiKey": "k"}),
+    );
     let ids: Vec<&str> = body["input"]
         .as_array()
         .unwrap()
@@ -83,12 +97,21 @@ fn redefined_tools_keep_their_position() {
         {"role": "system", "content": "", "toolsAdded": [tool("read", "r2")], "timestamp": 2},
         {"role": "system", "content": "", "toolsRemoved": [{"name": "bash"}], "toolsAdded": [tool("bash", "b2")], "timestamp": 3},
     ]});
-    let body = request(model_json("openai-completions", "local", "m"), context, json!({"apiKey": "k"}));
+    let body = request(
+        model_json("openai-completions", "local", "m"),
+        context,
+        json!({"apiKey": "k"}),
+    );
     let names: Vec<(&str, &str)> = body["tools"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|t| (t["function"]["name"].as_str().unwrap(), t["function"]["description"].as_str().unwrap()))
+        .map(|t| {
+            (
+                t["function"]["name"].as_str().unwrap(),
+                t["function"]["description"].as_str().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(names, [("read", "r2"), ("edit", "e"), ("bash", "b2")]);
 }

@@ -82,7 +82,7 @@ async fn text_turn_events_message_and_request() {
 
     let request = server.single_request();
     assert_eq!(request.method, "POST");
-    assert_eq!(request.path, "/v1/messages");
+    assert_eq!(request.path, "/v1/messages?beta=true");
     assert_eq!(request.header("x-api-key"), Some("sk-ant-test"));
     assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(request.header("anthropic-beta"), None);
