@@ -457,7 +457,8 @@ mod tests {
         );
         let bad = parse_tool_arguments("{\"a\":");
         let err = bad.arguments_error.unwrap_or_default();
-        assert!(err.starts_with("EOF while parsing"), "{err}");
+        // JavaScript's wording, as pi reports it (DECISIONS §26.6).
+        assert!(err.starts_with("Unexpected end of JSON input"), "{err}");
         assert!(err.ends_with("\n\nReceived arguments:\n{\"a\":"), "{err}");
     }
 

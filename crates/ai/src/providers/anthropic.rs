@@ -94,6 +94,7 @@ pub(crate) fn build_request(
             &transcript.messages,
             oauth,
             cache.as_ref(),
+            super::compat_bool(model, "allowEmptySignature") == Some(true),
         )),
     );
     body.insert(
@@ -331,7 +332,12 @@ fn image_block(image: &ImageContent) -> Value {
     })
 }
 
-fn convert_messages(messages: &[Message], oauth: bool, cache: Option<&Value>) -> Vec<Value> {
+fn convert_messages(
+    messages: &[Message],
+    oauth: bool,
+    cache: Option<&Value>,
+    allow_empty_signature: bool,
+) -> Vec<Value> {
     let mut params: Vec<Value> = Vec::new();
     let mut i = 0;
     while i < messages.len() {
@@ -383,7 +389,12 @@ fn convert_messages(messages: &[Message], oauth: bool, cache: Option<&Value>) ->
                                 })),
                                 None if t.thinking.trim().is_empty() => {}
                                 // Unsigned thinking (e.g. from an aborted stream) is replayed
-                                // as text: the API rejects unsigned thinking blocks.
+                                // as text: the API rejects unsigned thinking blocks. Servers
+                                // marked `allowEmptySignature` (Fireworks, Vercel) take it as
+                                // thinking with an empty signature.
+                                None if allow_empty_signature => blocks.push(json!({
+                                    "type": "thinking", "thinking": t.thinking, "signature": ""
+                                })),
                                 None => blocks.push(json!({"type": "text", "text": t.thinking})),
                             }
                         }
