@@ -1,34 +1,61 @@
 //! Project chores: `cargo xtask <command>`.
 //!
 //! - `conformance [BACKEND...]`: runs the session storage conformance suite against the memory,
-//!   JSONL and SQLite backends (or the ones named), prints a backend × passed/failed table and
-//!   the failures, and exits non-zero when any case fails.
+//!   JSONL, SQLite and PostgreSQL backends (or the ones named), prints a backend × passed/failed
+//!   table and the failures, and exits non-zero when any case fails. PostgreSQL needs a server:
+//!   `ARBOR_TEST_POSTGRES_URL` (see `.ci/postgres.sh`); each case runs in a scratch schema that
+//!   is dropped afterwards. Without the variable the postgres row is reported as skipped — an
+//!   error when `postgres` was named or `ARBOR_TEST_POSTGRES_REQUIRE` is set (CI).
+//! - `tidy`: structural checks (crate layering); see [`tidy`].
 //! - `parity requests|streams N [SEED] [--golden FILE K] [--show N]`: differential tests of the
 //!   providers against pi-ai 1.6.0 (needs node and the reference install; see `parity`).
 
 mod parity;
+mod tidy;
 
 use arbor_agent::session::conformance::{run_all, CaseOutcome, Fixture, CASES};
 use arbor_agent::session::jsonl::JsonlRepository;
 use arbor_agent::session::MemoryRepository;
+use arbor_session_postgres::scratch::ScratchSchema;
+use arbor_session_postgres::PostgresRepository;
 use arbor_session_sqlite::SqliteRepository;
 use std::process::ExitCode;
 
-const BACKENDS: &[&str] = &["memory", "jsonl", "sqlite"];
+const BACKENDS: &[&str] = &["memory", "jsonl", "sqlite", "postgres"];
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("conformance") => conformance(&args[1..]),
+        Some("tidy") => tidy_check(),
         Some("parity") => parity::run(&args[1..]),
         Some("help" | "--help" | "-h") | None => {
-            println!("usage: cargo xtask conformance [memory|jsonl|sqlite ...]\n       cargo xtask parity requests|streams N [SEED] [--golden FILE K] [--show N]");
+            println!("usage: cargo xtask conformance [memory|jsonl|sqlite|postgres ...]\n       cargo xtask parity requests|streams N [SEED] [--golden FILE K] [--show N]");
+            println!("       cargo xtask tidy");
             ExitCode::SUCCESS
         }
         Some(other) => {
             eprintln!("unknown xtask command {other:?} (try `cargo xtask help`)");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn tidy_check() -> ExitCode {
+    // xtask lives one level below the workspace root.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap_or(std::path::Path::new("."));
+    let problems = tidy::run(root);
+    for problem in &problems {
+        eprintln!("tidy: {problem}");
+    }
+    if problems.is_empty() {
+        println!("tidy: ok");
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("tidy: {} problem(s)", problems.len());
+        ExitCode::FAILURE
     }
 }
 
@@ -58,12 +85,32 @@ fn conformance(selected: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let postgres_url = std::env::var("ARBOR_TEST_POSTGRES_URL")
+        .ok()
+        .filter(|u| !u.is_empty());
     let mut rows: Vec<(&str, Vec<CaseOutcome>)> = Vec::new();
+    let mut skipped = false;
     for backend in wanted {
+        if backend == "postgres" && postgres_url.is_none() {
+            let required =
+                !selected.is_empty() || std::env::var_os("ARBOR_TEST_POSTGRES_REQUIRE").is_some();
+            eprintln!(
+                "{}: postgres: ARBOR_TEST_POSTGRES_URL is not set (start a server with `eval \"$(.ci/postgres.sh start)\"`)",
+                if required { "error" } else { "SKIPPED" }
+            );
+            if required {
+                return ExitCode::FAILURE;
+            }
+            skipped = true;
+            continue;
+        }
         let outcomes = runtime.block_on(run_backend(backend));
         rows.push((backend, outcomes));
     }
     print_table(&rows);
+    if skipped {
+        println!("{:<10} skipped (no ARBOR_TEST_POSTGRES_URL)", "postgres");
+    }
     let failed: usize = rows
         .iter()
         .map(|(_, o)| o.iter().filter(|c| c.result.is_err()).count())
@@ -91,6 +138,20 @@ async fn run_backend(backend: &str) -> Vec<CaseOutcome> {
                 match SqliteRepository::open(dir.path().join("sessions.db")).await {
                     Ok(repo) => Fixture::new(repo, dir),
                     Err(e) => panic!("cannot open a SQLite session database: {e}"),
+                }
+            })
+            .await
+        }
+        "postgres" => {
+            let url = std::env::var("ARBOR_TEST_POSTGRES_URL").unwrap_or_default();
+            run_all(|| {
+                let url = url.clone();
+                async move {
+                    let schema = ScratchSchema::new(&url);
+                    match PostgresRepository::connect_with(&url, schema.options()).await {
+                        Ok(repo) => Fixture::new(repo, schema),
+                        Err(e) => panic!("cannot open a PostgreSQL session store: {e}"),
+                    }
                 }
             })
             .await
@@ -133,7 +194,7 @@ fn print_table(rows: &[(&str, Vec<CaseOutcome>)]) {
                     "\nFAILED {backend} / {} / {}:\n  {}",
                     c.group,
                     c.name,
-                    e.replace('\n', "\n  ")
+                    e.to_string().replace('\n', "\n  ")
                 );
             }
         }

@@ -8,6 +8,10 @@
 //! `cargo bench -p arbor-agent --bench store -- open-once FILE` opens FILE and builds the
 //! current path once, for whole-process timing next to `node shared/tools/pi-open.mjs FILE`
 //! (e.g. with `/usr/bin/time -v`).
+//!
+//! `cargo bench -p arbor-agent --bench store -- gen-wide FILE [ENTRIES]` writes a wide, deep
+//! session (see [`wide`]): by default 1,000,000 entries, a 200,000-deep active path and 8,000
+//! side branches, about 390 MB. Never commit the generated file.
 
 use arbor_agent::session::jsonl::{JsonlRepository, SyncPolicy};
 use arbor_agent::session::{
@@ -16,6 +20,9 @@ use arbor_agent::session::{
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+#[path = "store/wide.rs"]
+mod wide;
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -285,6 +292,26 @@ fn main() {
         .enable_all()
         .build()
         .unwrap_or_else(|e| panic!("{e}"));
+    if args.first().map(String::as_str) == Some("gen-wide") {
+        let file = PathBuf::from(args.get(1).cloned().unwrap_or_else(|| {
+            panic!("usage: gen-wide FILE [ENTRIES]");
+        }));
+        let entries = args
+            .get(2)
+            .map(|n| n.parse().unwrap_or_else(|e| panic!("ENTRIES: {e}")))
+            .unwrap_or(1_000_000);
+        let made = wide::generate(&file, &wide::Shape::scaled(entries))
+            .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+        println!(
+            "{}: {} entries ({} on the active path, {} side branches), {:.1} MB",
+            file.display(),
+            made.entries,
+            made.active_depth,
+            made.branches,
+            made.bytes as f64 / 1e6
+        );
+        return;
+    }
     if args.first().map(String::as_str) == Some("open-once") {
         let file = PathBuf::from(args.get(1).cloned().unwrap_or_default());
         let (o, t, b, c) = rt.block_on(open_and_path(&file));

@@ -15,9 +15,17 @@ pub enum SessionError {
     /// A fork target is not a user message (position `before`) or does not exist.
     #[error("invalid fork target: {0}")]
     InvalidForkTarget(String),
-    /// The backend failed (I/O, database, lock).
+    /// The backend failed (I/O, database, lock) and there is no underlying error to keep.
     #[error("storage error: {0}")]
     Storage(String),
+    /// The backend failed with an underlying error (a database driver's, a task's), kept as
+    /// the source so callers can inspect it.
+    #[error("storage error: {message} ({source})")]
+    Backend {
+        message: String,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     #[error("storage error: {path}: {source}")]
     Io {
         path: String,
@@ -42,7 +50,20 @@ impl SessionError {
             SessionError::InvalidSession(_) | SessionError::Line { .. } => "invalid_session",
             SessionError::InvalidEntry(_) => "invalid_entry",
             SessionError::InvalidForkTarget(_) => "invalid_fork_target",
-            SessionError::Storage(_) | SessionError::Io { .. } => "storage",
+            SessionError::Storage(_) | SessionError::Backend { .. } | SessionError::Io { .. } => {
+                "storage"
+            }
+        }
+    }
+
+    /// A backend failure caused by `source`.
+    pub fn backend(
+        message: impl Into<String>,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        SessionError::Backend {
+            message: message.into(),
+            source: Box::new(source),
         }
     }
 
@@ -51,6 +72,24 @@ impl SessionError {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// Why one JSON line is not a session entry or header: the text names the entry id and the
+/// failing field. Callers that know the file and line wrap it into [`SessionError::Line`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ParseError(pub String);
+
+impl From<ParseError> for String {
+    fn from(e: ParseError) -> String {
+        e.0
+    }
+}
+
+impl From<String> for ParseError {
+    fn from(message: String) -> Self {
+        ParseError(message)
     }
 }
 

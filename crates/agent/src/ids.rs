@@ -3,19 +3,29 @@
 use rand::RngCore;
 
 /// Entry ids are 8 lowercase hex characters; after this many collisions we fall back to a UUID.
-const ENTRY_ID_TRIES: usize = 100;
+/// Backends that detect collisions themselves (a UNIQUE index) follow the same rule.
+pub const ENTRY_ID_TRIES: usize = 100;
+
+/// One random entry id candidate: 8 lowercase hex characters.
+pub fn random_entry_id() -> String {
+    format!("{:08x}", rand::thread_rng().next_u32())
+}
+
+/// The id used once [`ENTRY_ID_TRIES`] candidates all collided: a full UUIDv7.
+pub fn fallback_entry_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
 
 /// A fresh entry id not accepted by `exists`: 8 random lowercase hex characters, or a full
 /// UUIDv7 when 100 tries all collide (a session with billions of entries, or a broken RNG).
 pub fn new_entry_id(exists: impl Fn(&str) -> bool) -> String {
-    let mut rng = rand::thread_rng();
     for _ in 0..ENTRY_ID_TRIES {
-        let id = format!("{:08x}", rng.next_u32());
+        let id = random_entry_id();
         if !exists(&id) {
             return id;
         }
     }
-    uuid::Uuid::now_v7().to_string()
+    fallback_entry_id()
 }
 
 /// A new session id (UUIDv7: time-ordered, so ids sort by creation).
@@ -24,8 +34,8 @@ pub fn new_session_id() -> String {
 }
 
 /// Checks a caller-given session id against `^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$`
-/// (safe as a file name on every platform, no leading dot or dash).
-pub fn validate_session_id(id: &str) -> Result<(), String> {
+/// (safe as a file name on every platform, no leading dot or dash); `invalid_session` otherwise.
+pub fn validate_session_id(id: &str) -> Result<(), crate::error::SessionError> {
     let bytes = id.as_bytes();
     let alnum = |b: &u8| b.is_ascii_alphanumeric();
     let inner = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-');
@@ -37,9 +47,9 @@ pub fn validate_session_id(id: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
+        Err(crate::error::SessionError::InvalidSession(format!(
             "invalid session id {id:?}: use letters, digits, '.', '_' or '-', starting and ending with a letter or digit"
-        ))
+        )))
     }
 }
 

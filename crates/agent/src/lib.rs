@@ -4,8 +4,12 @@
 //! Layering: depends on `arbor-ai` for message types only; storage, projection and compaction
 //! hold no provider or terminal details.
 
+pub mod agent;
+pub mod branch_summary;
+pub mod compaction;
 pub mod context;
 pub mod error;
+pub mod harness;
 pub mod ids;
 pub mod message;
 pub mod session;

@@ -1,23 +1,22 @@
 //! The crate's one error type.
 
 /// Errors of the AI layer. Failures *during* a stream are not errors of this type: they become
-/// terminal `error` events (see [`crate::event`]).
+/// terminal `error` events (see [`crate::event`]), whose `errorMessage` is this error's text
+/// when a request could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum AiError {
-    /// A JSON value did not have the expected shape; the message names the field.
-    #[error("invalid {what}: {message}")]
-    InvalidJson { what: String, message: String },
     /// No API key for the provider (neither passed nor in the environment).
     #[error("No API key for provider: {0}")]
     NoApiKey(String),
-    /// A model or provider was not found.
+    /// A model or provider was not found in the catalogue.
     #[error("unknown model {0}")]
     UnknownModel(String),
-    /// The model's `api` has no client.
-    #[error("unsupported api {0}")]
+    /// No implementation serves the model's `api` (pi's wording).
+    #[error("No API provider registered for api: {0}")]
     UnsupportedApi(String),
+    /// The request cannot be expressed for this model (a refused option or thinking level).
     #[error("{0}")]
-    Config(String),
+    InvalidRequest(String),
     /// A model catalogue (`models.json` or the built-in one) was refused; `message` names the
     /// offending field path.
     #[error("{source_name}: {message}")]
@@ -25,7 +24,8 @@ pub enum AiError {
         source_name: String,
         message: String,
     },
-    #[error("io error on {path}: {source}")]
+    /// A file could not be read.
+    #[error("{path}: cannot read file: {source}")]
     Io {
         path: String,
         #[source]

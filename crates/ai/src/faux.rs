@@ -14,12 +14,14 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use futures::stream::{self, StreamExt};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::event::{AssistantMessageEvent, AssistantMessageEventStream};
+use crate::emit::{lazy_event_stream, Emitter};
+use crate::event::{AssistantMessageEvent, AssistantMessageEventStream, MessageAccumulator};
 use crate::models::calculate_cost;
+use crate::options::{CacheRetention, StreamOptions};
+use crate::registry::ApiProvider;
 use crate::types::{
     AssistantMessage, Content, ContentBlock, Context, Message, Model, ModelCost, StopReason,
     TextContent, ThinkingContent, ToolCall, Usage,
@@ -33,8 +35,8 @@ pub const FAUX_API: &str = "faux";
 pub const FAUX_MODEL_ID: &str = "faux-1";
 /// Error text when a request finds the response queue empty.
 pub const NO_MORE_RESPONSES: &str = "No more faux responses queued";
-/// Error text of an aborted faux stream (pi's wording).
-pub const ABORTED_MESSAGE: &str = "Request was aborted";
+/// Error text of an aborted faux stream (pi's wording, shared with the HTTP providers).
+pub use crate::emit::ABORTED_MESSAGE;
 
 /// What a test scripts for one model call.
 #[derive(Clone, Default)]
@@ -556,7 +558,7 @@ impl FauxProvider {
         context: &Context,
         options: FauxStreamOptions,
     ) -> AssistantMessageEventStream {
-        let timestamp = now_ms();
+        let timestamp = crate::time::now_ms();
         let mut state = self.lock();
         let request = FauxRequest {
             index: state.requests.len(),
@@ -574,7 +576,7 @@ impl FauxProvider {
             model: model.id.clone(),
             response_model: None,
             response_id: None,
-            usage: zero_usage(),
+            usage: Usage::zero(),
             stop_reason: StopReason::Pending,
             error_message: None,
             timestamp,
@@ -865,55 +867,70 @@ impl Planned {
     }
 }
 
-struct Player {
-    plan: VecDeque<Planned>,
-    partial: AssistantMessage,
-    /// Raw argument text per tool-call index, to show growing arguments in an abort.
-    tool_args: HashMap<usize, String>,
-    cancel: Option<CancellationToken>,
-    started: bool,
-    done: bool,
-}
-
+/// Plays a plan through the same [`Emitter`] the HTTP providers use. The live partial (the
+/// `error` message of an abort) is rebuilt by the same [`MessageAccumulator`] consumers use.
+/// One event per poll: the producer yields after each event, so a consumer that cancels
+/// between two events sees the abort next, as with a real connection.
 fn play(
     plan: VecDeque<Planned>,
-    partial: AssistantMessage,
+    template: AssistantMessage,
     cancel: Option<CancellationToken>,
 ) -> AssistantMessageEventStream {
-    let player = Player {
-        plan,
-        partial,
-        tool_args: HashMap::new(),
-        cancel,
-        started: false,
-        done: false,
-    };
-    stream::unfold(player, |mut p| async move {
-        loop {
-            if p.done {
-                return None;
-            }
-            let step = p.plan.pop_front()?;
+    lazy_event_stream(template.clone(), move |mut emitter: Emitter| async move {
+        // Faux replies carry no `durationMs`: final messages must not depend on timing.
+        emitter.set_timed(false);
+        let mut plan = plan;
+        let mut acc = MessageAccumulator::new();
+        let mut started = false;
+        let cancelled = || cancel.as_ref().is_some_and(|t| t.is_cancelled());
+        while let Some(step) = plan.pop_front() {
             if let Some(wait) = step.wait.filter(|w| !w.is_zero()) {
-                if !wait_or_cancel(p.cancel.as_ref(), wait).await && step.cancellable {
-                    return Some((p.abort(), p));
+                if !wait_or_cancel(cancel.as_ref(), wait).await && step.cancellable {
+                    return abort(&mut emitter, &acc, started, &template, &plan);
                 }
             }
             if step.stall {
-                match &p.cancel {
+                match &cancel {
                     Some(token) => token.cancelled().await,
                     None => futures::future::pending::<()>().await,
                 }
             }
-            if step.cancellable && p.cancel.as_ref().is_some_and(|t| t.is_cancelled()) {
-                return Some((p.abort(), p));
+            if step.cancellable && cancelled() {
+                return abort(&mut emitter, &acc, started, &template, &plan);
             }
             let Some(event) = step.event else { continue };
-            p.apply(&event);
-            return Some((event, p));
+            acc.apply(&event);
+            match event {
+                AssistantMessageEvent::Done { message, .. } => return emitter.done(message),
+                AssistantMessageEvent::Error { reason, error } => {
+                    return emitter.error(error, reason)
+                }
+                event => {
+                    started |= matches!(event, AssistantMessageEvent::Start { .. });
+                    emitter.push(event);
+                }
+            }
+            YieldOnce(false).await;
         }
     })
-    .boxed()
+}
+
+/// Returns `Pending` once (waking itself), handing control back to the stream's consumer.
+struct YieldOnce(bool);
+
+impl std::future::Future for YieldOnce {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 = true;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
 }
 
 /// Sleeps for `wait`; `false` if cancelled first.
@@ -930,118 +947,46 @@ async fn wait_or_cancel(cancel: Option<&CancellationToken>, wait: Duration) -> b
     }
 }
 
-impl Player {
-    /// The terminal event for a cancelled stream: the partial message, marked aborted.
-    fn abort(&mut self) -> AssistantMessageEvent {
-        self.done = true;
-        let mut error = self.partial.clone();
-        error.stop_reason = StopReason::Aborted;
-        error.error_message = Some(ABORTED_MESSAGE.to_string());
-        if !self.started {
-            // Nothing was generated: no content, no usage (like a request that never went out).
-            error.usage = zero_usage();
-        }
-        AssistantMessageEvent::Error {
-            reason: StopReason::Aborted,
-            error,
-        }
-    }
-
-    fn apply(&mut self, event: &AssistantMessageEvent) {
-        let content = &mut self.partial.content;
-        match event {
-            AssistantMessageEvent::Start { .. } => self.started = true,
-            AssistantMessageEvent::TextStart { .. } => {
-                content.push(ContentBlock::Text(TextContent {
-                    text: String::new(),
-                    text_signature: None,
-                    extra: Map::new(),
-                }))
-            }
-            AssistantMessageEvent::TextDelta {
-                content_index,
-                delta,
-            } => {
-                if let Some(ContentBlock::Text(t)) = content.get_mut(*content_index) {
-                    t.text.push_str(delta);
-                }
-            }
-            AssistantMessageEvent::TextEnd {
-                content_index,
-                content: text,
-            } => {
-                if let Some(ContentBlock::Text(t)) = content.get_mut(*content_index) {
-                    t.text.clone_from(text);
-                }
-            }
-            AssistantMessageEvent::ThinkingStart { .. } => {
-                content.push(ContentBlock::Thinking(ThinkingContent {
-                    thinking: String::new(),
-                    thinking_signature: None,
-                    redacted: None,
-                    extra: Map::new(),
-                }))
-            }
-            AssistantMessageEvent::ThinkingDelta {
-                content_index,
-                delta,
-            } => {
-                if let Some(ContentBlock::Thinking(t)) = content.get_mut(*content_index) {
-                    t.thinking.push_str(delta);
-                }
-            }
-            AssistantMessageEvent::ThinkingEnd {
-                content_index,
-                content: text,
-            } => {
-                if let Some(ContentBlock::Thinking(t)) = content.get_mut(*content_index) {
-                    t.thinking.clone_from(text);
-                }
-            }
-            AssistantMessageEvent::ToolcallStart { content_index } => {
-                // The id and name are known from the start in every real API.
-                let template = self.plan.iter().find_map(|p| match &p.event {
-                    Some(AssistantMessageEvent::ToolcallEnd {
-                        content_index: i,
-                        tool_call,
-                    }) if i == content_index => Some(tool_call),
-                    _ => None,
-                });
-                content.push(ContentBlock::ToolCall(ToolCall {
-                    id: template.map(|t| t.id.clone()).unwrap_or_default(),
-                    name: template.map(|t| t.name.clone()).unwrap_or_default(),
-                    arguments: Value::Object(Map::new()),
-                    thought_signature: None,
-                    namespace: None,
-                    arguments_error: None,
-                    extra: Map::new(),
-                }));
-            }
-            AssistantMessageEvent::ToolcallDelta {
-                content_index,
-                delta,
-            } => {
-                let raw = self.tool_args.entry(*content_index).or_default();
-                raw.push_str(delta);
-                if let Ok(v @ Value::Object(_)) = serde_json::from_str::<Value>(raw) {
-                    if let Some(ContentBlock::ToolCall(tc)) = content.get_mut(*content_index) {
-                        tc.arguments = v;
-                    }
-                }
-            }
-            AssistantMessageEvent::ToolcallEnd {
+/// The terminal event for a cancelled stream: the partial message so far, marked aborted.
+/// Tool calls still streaming show the id and name the API announced at their start and
+/// their arguments once the streamed text is a complete object.
+fn abort(
+    emitter: &mut Emitter,
+    acc: &MessageAccumulator,
+    started: bool,
+    template: &AssistantMessage,
+    rest: &VecDeque<Planned>,
+) {
+    let mut error = if started {
+        acc.partial().clone()
+    } else {
+        // Nothing was generated: no content, no usage (like a request that never went out).
+        let mut message = template.clone();
+        message.content.clear();
+        message.usage = Usage::zero();
+        message
+    };
+    for (index, block) in error.content.iter_mut().enumerate() {
+        let ContentBlock::ToolCall(call) = block else {
+            continue;
+        };
+        let announced = rest.iter().find_map(|p| match &p.event {
+            Some(AssistantMessageEvent::ToolcallEnd {
                 content_index,
                 tool_call,
-            } => {
-                if let Some(block) = content.get_mut(*content_index) {
-                    *block = ContentBlock::ToolCall(tool_call.clone());
-                }
-            }
-            AssistantMessageEvent::Done { .. } | AssistantMessageEvent::Error { .. } => {
-                self.done = true;
-            }
+            }) if *content_index == index => Some(tool_call),
+            _ => None,
+        });
+        let Some(announced) = announced else { continue };
+        call.id.clone_from(&announced.id);
+        call.name.clone_from(&announced.name);
+        let text = acc.tool_arguments_text(index).unwrap_or("");
+        if let Ok(arguments @ Value::Object(_)) = serde_json::from_str::<Value>(text) {
+            call.arguments = arguments;
         }
     }
+    error.error_message = Some(ABORTED_MESSAGE.to_string());
+    emitter.error(error, StopReason::Aborted);
 }
 
 /// A stream that is one `error` event (after an optional delay; cancellation during the
@@ -1067,20 +1012,6 @@ fn lone_error(
     play(plan, partial, cancel)
 }
 
-fn zero_usage() -> Usage {
-    Usage {
-        total_tokens: Some(0),
-        ..Usage::default()
-    }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
-
 /// Length in UTF-16 code units, the unit pi's estimates count.
 fn js_len(s: &str) -> usize {
     s.encode_utf16().count()
@@ -1097,7 +1028,7 @@ fn estimate_usage(
 ) -> Usage {
     let prompt_tokens = joined_len(prompt, prompt.len()).div_ceil(4) as u64;
     let output = js_len(output_text).div_ceil(4) as u64;
-    let mut usage = zero_usage();
+    let mut usage = Usage::zero();
     usage.input = prompt_tokens;
     usage.output = output;
     if let (Some(session), true) = (&options.session_id, options.cache) {
@@ -1166,7 +1097,7 @@ fn render_prompt(context: &Context) -> Vec<String> {
     for message in &context.messages {
         out.push(match message {
             Message::System(s) => {
-                let mut parts = vec![content_text(&s.content)];
+                let mut parts = vec![s.content.joined_text("\n")];
                 for text in s.sections.iter().flat_map(|m| m.values()) {
                     if let Some(t) = text.as_str() {
                         parts.push(t.to_string());
@@ -1206,20 +1137,6 @@ fn render_prompt(context: &Context) -> Vec<String> {
     out
 }
 
-fn content_text(content: &Content) -> String {
-    match content {
-        Content::Text(t) => t.clone(),
-        Content::Blocks(blocks) => blocks
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-    }
-}
-
 fn user_text(content: &Content) -> String {
     match content {
         Content::Text(t) => t.clone(),
@@ -1256,4 +1173,28 @@ fn assistant_text(content: &[ContentBlock]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The faux provider serves `stream()` like any other API once registered
+/// (`register_api_provider(faux.api(), Arc::new(faux.clone()))`) or handed to a layer that
+/// takes an `Arc<dyn ApiProvider>`.
+impl ApiProvider for FauxProvider {
+    fn stream(
+        &self,
+        model: &Model,
+        context: &Context,
+        options: StreamOptions,
+    ) -> AssistantMessageEventStream {
+        let cache = options.resolved_cache_retention() != CacheRetention::None;
+        FauxProvider::stream(
+            self,
+            model,
+            context,
+            FauxStreamOptions {
+                cancel: options.cancel,
+                session_id: options.session_id,
+                cache,
+            },
+        )
+    }
 }

@@ -295,3 +295,77 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Nullable<T> {
         })
     }
 }
+
+/// Removes `\uXXXX` escapes of unpaired UTF-16 surrogates from JSON text; `None` when there
+/// are none. JavaScript writes them (a string cut in the middle of an emoji, e.g. truncated
+/// tool output) and serde_json refuses them; pi removes them before sending (its
+/// `sanitizeSurrogates`), so dropping them on load sends what pi sends (DECISIONS §25.7).
+/// Meant for failure paths only: callers try the plain parse first.
+pub fn strip_lone_surrogates(json: &str) -> Option<String> {
+    fn escape_at(b: &[u8], i: usize) -> Option<u16> {
+        let hex = b.get(i..i + 6)?;
+        if hex[0] != b'\\' || hex[1] != b'u' {
+            return None;
+        }
+        let s = std::str::from_utf8(&hex[2..]).ok()?;
+        u16::from_str_radix(s, 16).ok()
+    }
+    let b = json.as_bytes();
+    let is_high = |u: u16| (0xD800..0xDC00).contains(&u);
+    let is_low = |u: u16| (0xDC00..0xE000).contains(&u);
+    let mut out: Option<String> = None;
+    let mut copied = 0usize;
+    let mut i = 0usize;
+    while let Some(off) = memchr_backslash(&b[i..]) {
+        let at = i + off;
+        match escape_at(b, at) {
+            Some(u) if is_high(u) && escape_at(b, at + 6).is_some_and(is_low) => i = at + 12,
+            Some(u) if is_high(u) || is_low(u) => {
+                let o = out.get_or_insert_with(|| String::with_capacity(json.len()));
+                o.push_str(&json[copied..at]);
+                copied = at + 6;
+                i = at + 6;
+            }
+            Some(_) => i = at + 6,
+            // `\\`, `\"`, `\n`…: skip the escaped character (so `\\u…` is not an escape).
+            None => i = at + 2,
+        }
+        if i >= b.len() {
+            break;
+        }
+    }
+    let mut o = out?;
+    o.push_str(json.get(copied..).unwrap_or(""));
+    Some(o)
+}
+
+fn memchr_backslash(b: &[u8]) -> Option<usize> {
+    b.iter().position(|&c| c == b'\\')
+}
+
+#[cfg(test)]
+mod surrogate_tests {
+    use super::strip_lone_surrogates as strip;
+
+    #[test]
+    fn lone_surrogates_go_and_pairs_stay() {
+        assert_eq!(strip(r#"{"t":"ok \ud83d\ude00"}"#), None);
+        assert_eq!(
+            strip(r#"{"t":"cut \ud83d"}"#).as_deref(),
+            Some(r#"{"t":"cut "}"#)
+        );
+        assert_eq!(strip(r#"{"t":"\uDE00x"}"#).as_deref(), Some(r#"{"t":"x"}"#));
+        assert_eq!(
+            strip(r#"{"t":"\ud83d\ud83d\ude00"}"#).as_deref(),
+            Some(r#"{"t":"\ud83d\ude00"}"#)
+        );
+        assert_eq!(
+            strip(r#"{"t":"\\ud83d"}"#),
+            None,
+            "an escaped backslash, not an escape"
+        );
+        assert_eq!(strip(r#"{"t":"\n\u0041"}"#), None);
+        let fixed = strip(r#"{"t":"a\ud83d","u":"\udc00b"}"#).unwrap();
+        assert!(serde_json::from_str::<serde_json::Value>(&fixed).is_ok());
+    }
+}

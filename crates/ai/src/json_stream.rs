@@ -506,7 +506,24 @@ mod tests {
 
     #[test]
     fn deep_nesting_does_not_overflow() {
+        // 10 000 unterminated levels: the parser stops at MAX_DEPTH instead of recursing on,
+        // and shows the levels it kept.
         let text = "{\"a\":".repeat(10_000);
-        let _ = parse_partial_json(&text);
+        let value = parse_partial_json(&text);
+        let mut depth = 0;
+        let mut node = &value;
+        while let Some(inner) = node.get("a") {
+            depth += 1;
+            node = inner;
+        }
+        assert_eq!(
+            node,
+            &Value::Object(Map::new()),
+            "the innermost kept level is empty"
+        );
+        assert_eq!(
+            depth, MAX_DEPTH,
+            "levels kept: exactly MAX_DEPTH below the root"
+        );
     }
 }

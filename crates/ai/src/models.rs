@@ -333,11 +333,11 @@ impl ModelRegistry {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => {
-                return Err(models_error(
-                    &path.display().to_string(),
-                    format!("cannot read file: {e}"),
-                ))
+            Err(source) => {
+                return Err(AiError::Io {
+                    path: path.display().to_string(),
+                    source,
+                })
             }
         };
         self.apply_models_json_str(&text, &path.display().to_string())
@@ -959,4 +959,21 @@ pub fn strip_json_comments(text: &str) -> String {
         }
     }
     out
+}
+
+// Compat flags (`model.compat`), read by the request builders and the thinking mapping.
+
+/// `model.compat[key]` as a bool.
+pub fn compat_bool(model: &Model, key: &str) -> Option<bool> {
+    model.compat.as_ref()?.get(key)?.as_bool()
+}
+
+/// `model.compat[key]` as a string.
+pub fn compat_str<'a>(model: &'a Model, key: &str) -> Option<&'a str> {
+    model.compat.as_ref()?.get(key)?.as_str()
+}
+
+/// `model.compat[key]` as it stands.
+pub fn compat_value<'a>(model: &'a Model, key: &str) -> Option<&'a Value> {
+    model.compat.as_ref()?.get(key)
 }

@@ -390,39 +390,11 @@ fn parse_js_float(s: &str) -> Option<f64> {
     s[..end].parse().ok()
 }
 
-/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the form `retry-after` uses.
+/// Parses an HTTP date in any of the three forms RFC 9110 §5.6.7 requires recipients to accept
+/// (IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT`, RFC 850 `Sunday, 06-Nov-94 08:49:37 GMT`,
+/// asctime `Sun Nov  6 08:49:37 1994`) into Unix milliseconds.
 pub fn parse_http_date_ms(s: &str) -> Option<i64> {
-    let s = s.trim();
-    let rest = s.split_once(", ").map_or(s, |(_, r)| r);
-    let mut parts = rest.split_whitespace();
-    let day: i64 = parts.next()?.parse().ok()?;
-    let month = match parts.next()?.to_ascii_lowercase().as_str() {
-        "jan" => 1,
-        "feb" => 2,
-        "mar" => 3,
-        "apr" => 4,
-        "may" => 5,
-        "jun" => 6,
-        "jul" => 7,
-        "aug" => 8,
-        "sep" => 9,
-        "oct" => 10,
-        "nov" => 11,
-        "dec" => 12,
-        _ => return None,
-    };
-    let year: i64 = parts.next()?.parse().ok()?;
-    let mut hms = parts.next()?.split(':');
-    let hour: i64 = hms.next()?.parse().ok()?;
-    let minute: i64 = hms.next()?.parse().ok()?;
-    let second: i64 = hms.next()?.parse().ok()?;
-    match parts.next() {
-        None | Some("GMT") | Some("UTC") | Some("Z") => {}
-        Some(_) => return None,
-    }
-    if !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
-        return None;
-    }
-    let days = crate::time::days_from_civil(year, month, day);
-    Some(((days * 24 + hour) * 60 + minute) * 60_000 + second * 1000)
+    let at = httpdate::parse_http_date(s.trim()).ok()?;
+    let since = at.duration_since(std::time::UNIX_EPOCH).ok()?;
+    i64::try_from(since.as_millis()).ok()
 }

@@ -39,7 +39,14 @@ pub fn iso_to_ms(s: &str) -> Option<i64> {
     {
         return None;
     }
-    let num = |r: std::ops::Range<usize>| -> Option<i64> { s.get(r)?.parse::<i64>().ok() };
+    // Digits only: `parse` would accept a sign (`T-1:00:00Z`), where V8's Date.parse gives NaN.
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let field = s.get(r)?;
+        if !field.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        field.parse::<i64>().ok()
+    };
     let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
     let mut rest = &s[19..];
@@ -113,5 +120,21 @@ mod tests {
         assert_eq!(iso_to_ms("2024-12-03T14:00:01.5Z"), Some(1_733_234_401_500));
         assert_eq!(iso_to_ms("yesterday"), None);
         assert_eq!(iso_to_ms("2024-13-03T14:00:01.000Z"), None);
+    }
+
+    #[test]
+    fn signs_in_numeric_fields_are_refused_like_v8() {
+        // `new Date("2024-12-03T-1:00:01Z")` is an Invalid Date (NaN) in V8.
+        for bad in [
+            "2024-12-03T-1:00:01Z",
+            "2024-12-03T+1:00:01Z",
+            "2024-12-03T14:-0:01Z",
+            "2024-12-03T14:00:+1Z",
+            "2024--2-03T14:00:01Z",
+            "2024-12-+3T14:00:01Z",
+            "+024-12-03T14:00:01Z",
+        ] {
+            assert_eq!(iso_to_ms(bad), None, "{bad}");
+        }
     }
 }

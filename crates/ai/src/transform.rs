@@ -264,7 +264,7 @@ fn close_pending(
     held_system: &mut Vec<Message>,
 ) {
     if !pending.is_empty() {
-        let now = now_ms();
+        let now = crate::time::now_ms();
         for (id, name) in pending.drain(..) {
             if !seen.contains(&id) {
                 result.push(Message::ToolResult(missing_tool_result(id, name, now)));
@@ -325,13 +325,6 @@ fn replace_images(blocks: &[ContentBlock], placeholder: &str) -> Vec<ContentBloc
         }
     }
     out
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -349,6 +349,14 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// pi's initial usage of a response: every count zero, `totalTokens` 0, zero cost.
+    pub fn zero() -> Self {
+        Usage {
+            total_tokens: Some(0),
+            ..Usage::default()
+        }
+    }
+
     /// `totalTokens`, or the sum of the parts when an old file did not record it.
     pub fn total(&self) -> u64 {
         self.total_tokens

@@ -1,13 +1,8 @@
-//! Command-line arguments (clap derive) and the top-level dispatch with exit codes.
+//! Command-line arguments (clap derive). Running them is [`crate::app`]'s job.
 
-use std::io::Write as _;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-
-use crate::commands;
-use crate::error::CliError;
 
 /// Arbor: a coding agent whose sessions are append-only entry trees.
 #[derive(Debug, Parser)]
@@ -26,6 +21,16 @@ pub struct Cli {
     /// Use session files in DIR instead of ~/.arbor/sessions (pi's session folders work too).
     #[arg(long, global = true, value_name = "DIR")]
     pub session_dir: Option<PathBuf>,
+
+    /// Use the sessions of a PostgreSQL store (postgres://user@host/db) instead of JSONL files
+    /// (context, tree, list, fork). Sessions there are named by full id.
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        conflicts_with = "session_dir"
+    )]
+    pub store: Option<String>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -88,54 +93,38 @@ pub enum SessionCommand {
         #[arg(long)]
         at: bool,
     },
+    /// Copy v3 session files into a PostgreSQL store, each line kept verbatim (same ids).
+    #[command(
+        after_help = "Prints `<id>\t<entries>\t<file>` per file. Each file is one \
+        transaction: a bad line (named by file:line) or an id already in the store imports \
+        nothing of that file. v1/v2 files need `arbor session migrate` first."
+    )]
+    Import {
+        /// The store: postgres://user@host/db.
+        #[arg(long, value_name = "URL")]
+        to: String,
+        /// Session files.
+        #[arg(value_name = "FILE", required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Write a session of a PostgreSQL store to a JSONL file (pi's format, lines as stored).
+    Export {
+        /// The store: postgres://user@host/db.
+        #[arg(long, value_name = "URL")]
+        from: String,
+        /// Session id (or location) in the store.
+        #[arg(value_name = "ID")]
+        session: String,
+        /// The file to write (must not exist).
+        #[arg(value_name = "OUT")]
+        out: PathBuf,
+    },
     /// Rewrite a v1/v2 session file as v3, keeping the original as <FILE>.v<N>.bak.
     Migrate {
         /// The session file.
         #[arg(value_name = "FILE")]
         file: PathBuf,
     },
-}
-
-/// Parses the arguments, runs the command and turns failures into one stderr line.
-pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    // Deep trees (100k-entry chains) are walked with explicit stacks, but nested tree values
-    // from the session layer may still recurse on drop; a roomy stack keeps that safe.
-    let worker = std::thread::Builder::new()
-        .name("arbor".into())
-        .stack_size(256 * 1024 * 1024)
-        .spawn(move || run(cli));
-    let outcome = match worker {
-        Ok(handle) => handle
-            .join()
-            .unwrap_or_else(|_| Err(CliError::Usage("internal error (panic)".into()))),
-        Err(e) => Err(CliError::io("thread", e)),
-    };
-    match outcome {
-        Ok(code) => code,
-        Err(err) => {
-            report(&err);
-            ExitCode::from(err.exit_code())
-        }
-    }
-}
-
-/// Writes `arbor: <error>` to stderr.
-pub fn report(err: &CliError) {
-    let mut stderr = std::io::stderr().lock();
-    let _ = writeln!(stderr, "arbor: {err}");
-}
-
-fn run(cli: Cli) -> Result<ExitCode, CliError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::io("tokio runtime", e))?;
-    runtime.block_on(async move {
-        match cli.command {
-            Command::Session(cmd) => commands::session(cli.session_dir.as_deref(), cmd).await,
-        }
-    })
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The `arbor session` commands: resolve the session, call the session layer, print.
 //!
-//! stdout carries only results; every failure is one line on stderr (see [`crate::cli::main`]).
+//! stdout carries only results; every failure is one line on stderr (see [`crate::app::main`]).
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -11,11 +11,19 @@ use arbor_agent::session::ForkPosition;
 use crate::cli::SessionCommand;
 use crate::error::{CliError, Result, EXIT_INVALID};
 use crate::lookup::SessionDirs;
+use crate::pgstore;
 use crate::render::{list, transcript};
 use crate::store;
 
-/// Runs one `arbor session` subcommand.
-pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<ExitCode> {
+/// Runs one `arbor session` subcommand (on JSONL files, or on the PostgreSQL store `store`).
+pub async fn session(
+    session_dir: Option<&Path>,
+    store: Option<&str>,
+    cmd: SessionCommand,
+) -> Result<ExitCode> {
+    if let Some(url) = store {
+        return on_store(url, cmd).await;
+    }
     match cmd {
         SessionCommand::Context {
             session,
@@ -38,11 +46,28 @@ pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<
         }
         SessionCommand::Tree { session } => {
             let path = find(session_dir, &session)?;
-            let text = store::render_tree(&path).await?;
-            if text.is_empty() {
+            let view = store::tree_view(&path).await?;
+            if view.rows.is_empty() {
                 eprintln!("arbor: {} has no entries", path.display());
             }
-            emit(text.as_bytes())
+            if !view.links.unreachable.is_empty() {
+                let ids: Vec<&str> = view
+                    .links
+                    .unreachable
+                    .iter()
+                    .take(5)
+                    .filter_map(|&n| view.rows.get(n).map(|r| &*r.id))
+                    .collect();
+                let more = view.links.unreachable.len().saturating_sub(ids.len());
+                eprintln!(
+                    "arbor: warning: {} of {} unreachable from any root (parentId cycle): {}{}; shown last",
+                    crate::render::tree::plural(view.links.unreachable.len(), "entry", "entries"),
+                    path.display(),
+                    ids.join(", "),
+                    if more > 0 { format!(" and {more} more") } else { String::new() }
+                );
+            }
+            write_tree(&view)
         }
         SessionCommand::List { all } => {
             let dirs = SessionDirs::resolve(session_dir)?;
@@ -74,6 +99,8 @@ pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<
             let forked = store::fork(&dirs, &path, entry.as_deref(), position).await?;
             emit(format!("{}\t{}\n", forked.id, forked.path.display()).as_bytes())
         }
+        SessionCommand::Import { to, files } => import(&to, &files).await,
+        SessionCommand::Export { from, session, out } => export(&from, &session, &out).await,
         SessionCommand::Migrate { file } => {
             if !file.is_file() {
                 return Err(CliError::NotFound(format!(
@@ -100,10 +127,89 @@ pub async fn session(session_dir: Option<&Path>, cmd: SessionCommand) -> Result<
     }
 }
 
+/// The commands on a PostgreSQL store (`--store URL`).
+async fn on_store(url: &str, cmd: SessionCommand) -> Result<ExitCode> {
+    match cmd {
+        SessionCommand::Context {
+            session,
+            leaf,
+            json,
+            full,
+        } => {
+            if json {
+                let projected = pgstore::context_json(url, &session, leaf.as_deref()).await;
+                print_projection(projected)
+            } else {
+                let ctx = pgstore::load_context(url, &session, leaf.as_deref()).await?;
+                let text = transcript::render(
+                    &ctx.header,
+                    &ctx.messages,
+                    transcript::TranscriptOptions { full },
+                );
+                emit(text.as_bytes())
+            }
+        }
+        SessionCommand::Tree { session } => {
+            let view = pgstore::tree_view(url, &session).await?;
+            if view.rows.is_empty() {
+                eprintln!("arbor: session {session} has no entries");
+            }
+            write_tree(&view)
+        }
+        SessionCommand::List { all } => {
+            let listing = pgstore::list(url, &current_dir()?, all).await?;
+            for (location, reason) in &listing.skipped {
+                eprintln!("arbor: skipped {location}: {reason}");
+            }
+            if listing.sessions.is_empty() {
+                let hint = if all {
+                    ""
+                } else {
+                    " (--all lists every directory)"
+                };
+                eprintln!("arbor: no sessions in {}{hint}", listing.scanned);
+                return Ok(ExitCode::SUCCESS);
+            }
+            emit(list::render(&listing.sessions, all).as_bytes())
+        }
+        SessionCommand::Fork { session, entry, at } => {
+            let position = if at {
+                ForkPosition::At
+            } else {
+                ForkPosition::Before
+            };
+            let (id, location) = pgstore::fork(url, &session, entry.as_deref(), position).await?;
+            emit(format!("{id}\t{location}\n").as_bytes())
+        }
+        SessionCommand::Import { to, files } => import(&to, &files).await,
+        SessionCommand::Export { from, session, out } => export(&from, &session, &out).await,
+        SessionCommand::Migrate { .. } => Err(CliError::Usage(
+            "migrate rewrites JSONL files; it does not take --store".into(),
+        )),
+    }
+}
+
+async fn import(url: &str, files: &[PathBuf]) -> Result<ExitCode> {
+    let mut out = String::new();
+    for (file, id, entries) in pgstore::import(url, files).await? {
+        out.push_str(&format!("{id}\t{entries}\t{}\n", file.display()));
+    }
+    emit(out.as_bytes())
+}
+
+async fn export(url: &str, session: &str, out: &Path) -> Result<ExitCode> {
+    let n = pgstore::export(url, session, out).await?;
+    emit(format!("exported {n} entries to {}\n", out.display()).as_bytes())
+}
+
 /// `context --json`: the projection as one JSON line, or `{"ok":false,"error"}` with exit 2
 /// when the file is refused (the error is also reported on stderr).
 async fn context_json(path: &Path, leaf: Option<&str>) -> Result<ExitCode> {
-    match store::context_json(path, leaf).await {
+    print_projection(store::context_json(path, leaf).await)
+}
+
+fn print_projection(projected: Result<store::Projected>) -> Result<ExitCode> {
+    match projected {
         Ok(projected) => {
             // Streamed message by message: no JSON tree of the whole context is built.
             let stdout = io::stdout().lock();
@@ -121,7 +227,7 @@ async fn context_json(path: &Path, leaf: Option<&str>) -> Result<ExitCode> {
         Err(err) if err.is_invalid_session() => {
             let refusal = arbor_agent::context::refusal_json(&err.to_string());
             emit(format!("{refusal}\n").as_bytes())?;
-            crate::cli::report(&err);
+            crate::error::report(&err);
             Ok(ExitCode::from(EXIT_INVALID))
         }
         Err(err) => Err(err),
@@ -157,6 +263,17 @@ fn current_dir() -> Result<String> {
 fn emit(bytes: &[u8]) -> Result<ExitCode> {
     let mut stdout = io::stdout().lock();
     match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(CliError::io("stdout", e)),
+    }
+}
+
+/// Streams a tree view to stdout; a closed pipe (`| head`) is not an error.
+fn write_tree(view: &crate::render::tree::TreeView) -> Result<ExitCode> {
+    let stdout = io::stdout().lock();
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout);
+    match crate::render::tree::write(&mut out, view).and_then(|()| out.flush()) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
         Err(e) => Err(CliError::io("stdout", e)),

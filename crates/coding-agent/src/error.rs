@@ -1,6 +1,8 @@
 //! The crate's one error type. Every variant renders as one line for stderr and maps to an exit
 //! code, so scripts can tell "you asked for something missing" from "the file is broken".
 
+use std::io::Write as _;
+
 use arbor_agent::SessionError;
 
 /// What can go wrong in a command.
@@ -29,12 +31,17 @@ pub enum CliError {
     /// An error from the session layer (refused file, unknown entry, storage failure).
     #[error("{0}")]
     Session(#[from] SessionError),
+    /// A bug: the command panicked. Never a verdict on the user's input or files.
+    #[error("internal error: {0} (this is a bug in arbor; please report it)")]
+    Internal(String),
 }
 
 /// Exit code for errors that are not about a broken session file.
 pub const EXIT_FAILURE: u8 = 1;
 /// Exit code for a session file that is refused as invalid (and for usage errors, as clap does).
 pub const EXIT_INVALID: u8 = 2;
+/// Exit code for a panic (internal error), the code Rust itself uses for a panicking `main`.
+pub const EXIT_INTERNAL: u8 = 101;
 
 impl CliError {
     pub fn io(path: impl Into<String>, source: std::io::Error) -> Self {
@@ -49,7 +56,20 @@ impl CliError {
         matches!(self, CliError::Session(e) if e.code() == "invalid_session")
     }
 
+    /// The text of a caught panic payload.
+    pub fn internal(payload: &(dyn std::any::Any + Send)) -> Self {
+        let text = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic".to_string());
+        CliError::Internal(text)
+    }
+
     pub fn exit_code(&self) -> u8 {
+        if matches!(self, CliError::Internal(_)) {
+            return EXIT_INTERNAL;
+        }
         if self.is_invalid_session() || matches!(self, CliError::Usage(_)) {
             EXIT_INVALID
         } else {
@@ -58,4 +78,31 @@ impl CliError {
     }
 }
 
+/// Writes `arbor: <error>` to stderr.
+pub fn report(err: &CliError) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(stderr, "arbor: {err}");
+}
+
 pub type Result<T, E = CliError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_is_an_internal_error_with_its_own_exit_code() {
+        let payload: Box<dyn std::any::Any + Send> = Box::new("index out of bounds");
+        let err = CliError::internal(payload.as_ref());
+        assert_eq!(err.exit_code(), EXIT_INTERNAL);
+        assert_ne!(err.exit_code(), EXIT_INVALID);
+        assert_eq!(
+            err.to_string(),
+            "internal error: index out of bounds (this is a bug in arbor; please report it)"
+        );
+        let payload: Box<dyn std::any::Any + Send> = Box::new(String::from("boom"));
+        assert!(CliError::internal(payload.as_ref())
+            .to_string()
+            .starts_with("internal error: boom"));
+    }
+}

@@ -228,7 +228,7 @@ pub fn read_header(path: &Path) -> Result<SessionHeader> {
         CliError::Session(arbor_agent::SessionError::Line {
             file: path.display().to_string(),
             line: 1,
-            message: e,
+            message: e.into(),
         })
     })
 }

@@ -3,7 +3,6 @@
 //! every call into the session layer here leaves the commands and renderers independent of its
 //! exact API.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,8 +11,8 @@ use arbor_agent::context::{ContextOptions, DerivedState, ModelRef, SessionContex
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::jsonl::layout;
 use arbor_agent::session::{
-    ForkOptions, ForkPosition, JsonlRepository, JsonlStorage, Session, SessionInfo,
-    SessionRepository, SessionStorage,
+    ForkOptions, ForkPosition, JsonlRepository, JsonlStorage, SessionInfo, SessionRepository,
+    SessionStorage,
 };
 
 use crate::error::{CliError, Result};
@@ -88,12 +87,11 @@ async fn open_storage(path: &Path) -> Result<JsonlStorage> {
     Ok(storage)
 }
 
-async fn open(path: &Path) -> Result<Session> {
-    Ok(Session::new(Arc::new(open_storage(path).await?)))
-}
-
 /// Checks `--leaf` up front so a typo is reported as such rather than as an empty context.
-async fn leaf_or_current(storage: &JsonlStorage, leaf: Option<&str>) -> Result<Option<String>> {
+pub(crate) async fn leaf_or_current(
+    storage: &impl SessionStorage,
+    leaf: Option<&str>,
+) -> Result<Option<String>> {
     match leaf {
         Some(id) => {
             if storage.get_entry(id).await?.is_none() {
@@ -114,7 +112,10 @@ async fn leaf_or_current(storage: &JsonlStorage, leaf: Option<&str>) -> Result<O
 /// (DECISIONS §3.2); `build_session_context_from_window` guarantees the same result as
 /// projecting the whole ancestry, without parsing the summarized past (on a 100 MB session:
 /// 99 entries parsed instead of 9,610).
-async fn project(storage: &JsonlStorage, leaf: Option<&str>) -> Result<SessionContext> {
+pub(crate) async fn project(
+    storage: &impl SessionStorage,
+    leaf: Option<&str>,
+) -> Result<SessionContext> {
     let window = storage.path_to_root_or_compaction(leaf).await?;
     let settings = storage.derived_settings(leaf).await?;
     let state = DerivedState {
@@ -142,16 +143,32 @@ pub struct Projected {
 /// The context for `--json` (written by `context::write_expected_json`).
 pub async fn context_json(path: &Path, leaf: Option<&str>) -> Result<Projected> {
     let storage = open_storage(path).await?;
-    let leaf = leaf_or_current(&storage, leaf).await?;
-    let context = project(&storage, leaf.as_deref()).await?;
+    projected(&storage, leaf).await
+}
+
+/// [`context_json`] for any open storage.
+pub(crate) async fn projected(
+    storage: &impl SessionStorage,
+    leaf: Option<&str>,
+) -> Result<Projected> {
+    let leaf = leaf_or_current(storage, leaf).await?;
+    let context = project(storage, leaf.as_deref()).await?;
     Ok(Projected { context, leaf })
 }
 
 /// The projected (pre-`convert_to_llm`) messages plus the derived state, for the transcript.
 pub async fn load_context(path: &Path, leaf: Option<&str>) -> Result<LoadedContext> {
     let storage = open_storage(path).await?;
-    let leaf = leaf_or_current(&storage, leaf).await?;
-    let context = project(&storage, leaf.as_deref()).await?;
+    loaded(&storage, leaf).await
+}
+
+/// [`load_context`] for any open storage.
+pub(crate) async fn loaded(
+    storage: &impl SessionStorage,
+    leaf: Option<&str>,
+) -> Result<LoadedContext> {
+    let leaf = leaf_or_current(storage, leaf).await?;
+    let context = project(storage, leaf.as_deref()).await?;
     let header = storage.header().await?;
     Ok(LoadedContext {
         header: TranscriptHeader {
@@ -169,10 +186,94 @@ pub async fn load_context(path: &Path, leaf: Option<&str>) -> Result<LoadedConte
     })
 }
 
-pub async fn render_tree(path: &Path) -> Result<String> {
-    let session = open(path).await?;
-    let tree = session.tree().await?;
-    Ok(tree::render(&tree))
+/// Builds the tree view of a session, reading the log page by page and keeping only each
+/// entry's row text and links (memory O(entries), not O(bytes)).
+pub async fn tree_view(path: &Path) -> Result<tree::TreeView> {
+    let storage = open_storage(path).await?;
+    tree_view_of(storage).await
+}
+
+/// [`tree_view`] of any backend's session (the storage is dropped once the log is read).
+pub async fn tree_view_of<S: arbor_agent::session::SessionStorage>(
+    storage: S,
+) -> Result<tree::TreeView> {
+    use arbor_agent::session::{EntryKind, LinkItem, TreeLinks};
+    const PAGE: usize = 4096;
+    let leaf_id = storage.leaf_id().await?;
+    struct Item {
+        parent: Option<Box<str>>,
+        hidden: bool,
+        time: i64,
+    }
+    let mut items: Vec<Item> = Vec::new();
+    let mut texts: Vec<tree::RowText> = Vec::new();
+    let mut labels: std::collections::HashMap<String, String> = Default::default();
+    let mut after = None;
+    loop {
+        let page = storage.entries(after, Some(PAGE)).await?;
+        for (_, entry) in &page.entries {
+            if let EntryKind::Label(l) = &entry.kind {
+                match l.label.get().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+                    Some(text) => {
+                        labels.insert(l.target_id.clone(), text.to_string());
+                    }
+                    None => {
+                        labels.remove(&l.target_id);
+                    }
+                }
+            }
+            items.push(Item {
+                parent: entry.parent_id.as_deref().map(Into::into),
+                hidden: matches!(entry.kind, EntryKind::Leaf(_)),
+                time: arbor_agent::time::iso_to_ms(&entry.timestamp).unwrap_or(i64::MAX),
+            });
+            texts.push(tree::RowText::of(entry));
+        }
+        match page.next_after_seq {
+            Some(next) if Some(next) != after && !page.entries.is_empty() => after = Some(next),
+            _ => break,
+        }
+    }
+    drop(storage);
+    let links = TreeLinks::build(
+        &items
+            .iter()
+            .zip(&texts)
+            .map(|(it, t)| LinkItem {
+                id: &t.id,
+                parent_id: it.parent.as_deref(),
+                hidden: it.hidden,
+                time: it.time,
+            })
+            .collect::<Vec<_>>(),
+    );
+    drop(items);
+    let mut slots: Vec<Option<tree::RowText>> = texts.into_iter().map(Some).collect();
+    let mut rows = Vec::with_capacity(links.item.len());
+    for &i in &links.item {
+        if let Some(mut t) = slots.get_mut(i).and_then(Option::take) {
+            t.label = labels.remove(&*t.id).map(Into::into);
+            rows.push(t);
+        }
+    }
+    drop(slots);
+    let leaf = leaf_id
+        .as_deref()
+        .and_then(|id| rows.iter().position(|r| &*r.id == id));
+    let mut active = vec![false; rows.len()];
+    let mut cur = leaf;
+    while let Some(n) = cur {
+        if std::mem::replace(&mut active[n], true) {
+            break;
+        }
+        cur = links.parent[n];
+    }
+    Ok(tree::TreeView {
+        links,
+        rows,
+        active,
+        leaf,
+    })
 }
 
 /// Sessions of `cwd` (or of every directory with `all`), newest first.
@@ -258,85 +359,17 @@ pub async fn fork(
     })
 }
 
-/// Rewrites a v1/v2 file as v3 (DECISIONS §4.3): the store's in-memory migration, written to
-/// a temporary sibling, fsynced and renamed over the original, which is kept first as
-/// `<file>.v<N>.bak` (an existing backup is never overwritten). A v3 file is left untouched.
-///
-/// Adapter: the JSONL store migrates files on their first append but has no public "migrate
-/// now" call yet; this writes the same result through its public read API.
+/// Rewrites a v1/v2 file as v3 through the store's own migration (DECISIONS §4.3, §25.3):
+/// under the writer's lock, the original kept as a verified `<file>.v<N>.bak`, the new file
+/// fsynced and renamed over the original (or over a symlink's target). A v3 file is left
+/// untouched.
 pub async fn migrate(path: &Path) -> Result<Migrated> {
-    // The writer's advisory lock (DECISIONS §4.4), held until the new file is in place, so a
-    // session open for writing elsewhere is never replaced under its writer.
-    let guard =
-        std::fs::File::open(path).map_err(|e| CliError::io(path.display().to_string(), e))?;
-    lock(&guard, path)?;
-    let storage = open_storage(path).await?;
-    let header = storage.header().await?;
-    let Some(from_version) = storage.report().await.migrated_from else {
-        return Ok(Migrated {
-            from_version: header.format_version(),
-            backup: None,
-        });
-    };
-    let mut text = header.to_json();
-    text.push('\n');
-    let mut after = None;
-    loop {
-        let page = storage.entries(after, None).await?;
-        for (_, entry) in &page.entries {
-            text.push_str(&entry.to_json());
-            text.push('\n');
-        }
-        match page.next_after_seq {
-            Some(next) if Some(next) != after => after = Some(next),
-            _ => break,
-        }
-    }
-    drop(storage);
-    let backup = layout::backup_path(path, from_version);
-    let io = |p: &Path| {
-        let p = p.display().to_string();
-        move |e| CliError::io(p, e)
-    };
-    if !backup.exists() {
-        std::fs::copy(path, &backup).map_err(io(&backup))?;
-    }
-    let tmp = layout::temp_path(path, arbor_agent::time::now_ms());
-    let written = (|| -> Result<()> {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(io(&tmp))?;
-        file.write_all(text.as_bytes()).map_err(io(&tmp))?;
-        file.sync_all().map_err(io(&tmp))?;
-        lock(&file, &tmp)?;
-        std::fs::rename(&tmp, path).map_err(io(path))
-    })();
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
+    let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let done = JsonlRepository::flat(dir).migrate(&path_arg(path)).await?;
     Ok(Migrated {
-        from_version,
-        backup: Some(backup),
+        from_version: done.from_version,
+        backup: done.backup,
     })
-}
-
-/// Takes the advisory write lock without waiting; a held lock means another writer.
-// `File::try_lock` is std since Rust 1.89; the workspace builds with a newer toolchain.
-#[allow(clippy::incompatible_msrv)]
-fn lock(file: &std::fs::File, path: &Path) -> Result<()> {
-    match file.try_lock() {
-        Ok(()) => Ok(()),
-        Err(std::fs::TryLockError::WouldBlock) => Err(CliError::Session(
-            arbor_agent::SessionError::Storage(format!(
-                "session is open for writing by another process: {}",
-                path.display()
-            )),
-        )),
-        Err(std::fs::TryLockError::Error(e)) => Err(CliError::io(path.display().to_string(), e)),
-    }
 }
 
 /// Non-blank lines after the first (the header): the entry count of a well-formed file,

@@ -13,8 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arbor_agent::error::SessionError;
-use rusqlite::{Connection, ErrorCode, OpenFlags};
+use rusqlite::{Connection, OpenFlags};
 
+use crate::error::sql_error;
 use crate::schema;
 
 type Result<T> = std::result::Result<T, SessionError>;
@@ -68,6 +69,7 @@ pub(crate) struct Db {
     /// The opened file's absolute path and identity, to notice it being deleted or replaced
     /// (`None` for databases without a file, e.g. `:memory:`).
     file: Option<(PathBuf, FileId)>,
+    writers: crate::writer_lock::WriterLocks,
 }
 
 /// Device and inode (Unix); elsewhere only existence is checked.
@@ -103,11 +105,14 @@ impl Db {
         })
         .await
         .map_err(|_| task_gone(path))??;
+        let writers =
+            crate::writer_lock::WriterLocks::for_database(file.as_ref().map(|(p, _)| p.as_path()));
         Ok(Db {
             conn: Arc::new(Mutex::new(conn)),
             path: path.to_path_buf(),
             options,
             file,
+            writers,
         })
     }
 
@@ -124,15 +129,23 @@ impl Db {
                 "session database {} was replaced by another file while open; reopen it (writes to the old file would be lost)",
                 self.path.display()
             ))),
-            Err(e) => Err(SessionError::Storage(format!(
-                "session database {} was deleted while open ({e}); writes would be lost",
-                self.path.display()
-            ))),
+            Err(e) => Err(SessionError::backend(
+                format!(
+                    "session database {} was deleted while open; writes would be lost",
+                    self.path.display()
+                ),
+                e,
+            )),
         }
     }
 
     pub(crate) fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The writer locks of this repository's sessions (DECISIONS §25.8).
+    pub(crate) fn writers(&self) -> &crate::writer_lock::WriterLocks {
+        &self.writers
     }
 
     pub(crate) fn options(&self) -> &SqliteOptions {
@@ -205,27 +218,4 @@ fn open_connection(path: &Path, options: &SqliteOptions) -> Result<Connection> {
     conn.set_prepared_statement_cache_capacity(64);
     schema::migrate(&mut conn, path)?;
     Ok(conn)
-}
-
-/// Maps a rusqlite error to the session error model; lock contention gets its own message
-/// because it is the one failure a user can act on (another process is writing).
-pub(crate) fn sql_error(path: &Path, context: &str, e: rusqlite::Error) -> SessionError {
-    if let rusqlite::Error::SqliteFailure(f, _) = &e {
-        match f.code {
-            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
-                return SessionError::Storage(format!(
-                    "{context}: session database {} is locked by another writer ({e})",
-                    path.display()
-                ));
-            }
-            ErrorCode::NotADatabase => {
-                return SessionError::Storage(format!(
-                    "{context}: {} is not a SQLite database ({e})",
-                    path.display()
-                ));
-            }
-            _ => {}
-        }
-    }
-    SessionError::Storage(format!("{context}: {} ({e})", path.display()))
 }

@@ -28,6 +28,7 @@
 //! ```
 
 mod db;
+mod error;
 mod keys;
 mod ops;
 mod repository;
@@ -35,6 +36,7 @@ mod rows;
 pub mod schema;
 mod state;
 mod storage;
+mod writer_lock;
 
 pub use db::{SqliteOptions, Synchronous};
 pub use repository::SqliteRepository;

@@ -15,7 +15,8 @@ use arbor_agent::time;
 use arbor_ai::types::Message;
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction, TransactionBehavior};
 
-use crate::db::{sql_error, Db};
+use crate::db::Db;
+use crate::error::sql_error;
 use crate::keys;
 use crate::rows::decode_payload;
 use crate::state::MaterializedState;
@@ -23,9 +24,6 @@ use arbor_agent::session::rules;
 use serde_json::Value;
 
 type Result<T> = std::result::Result<T, SessionError>;
-
-/// Random short ids tried before falling back to a UUID (as `ids::new_entry_id` does).
-const ENTRY_ID_TRIES: u32 = 100;
 
 /// The identity of one session inside the database.
 #[derive(Debug, Clone)]
@@ -353,7 +351,7 @@ impl<'a> Ctx<'a> {
         };
         let generated = given.is_none();
         let mut entry = SessionEntry {
-            id: given.unwrap_or_else(|| ids::new_entry_id(|_| false)),
+            id: given.unwrap_or_else(ids::random_entry_id),
             parent_id: state.leaf_id.clone(),
             timestamp: draft.timestamp.unwrap_or_else(time::now_iso),
             kind,
@@ -365,12 +363,14 @@ impl<'a> Ctx<'a> {
         loop {
             match self.insert_entry(s, state.entry_count + 1, &entry, &entry.to_json()) {
                 Ok(()) => break,
-                Err(SessionError::InvalidEntry(_)) if generated && collisions < ENTRY_ID_TRIES => {
+                Err(SessionError::InvalidEntry(_))
+                    if generated && collisions < ids::ENTRY_ID_TRIES =>
+                {
                     collisions += 1;
-                    entry.id = if collisions < ENTRY_ID_TRIES {
-                        ids::new_entry_id(|_| false)
+                    entry.id = if collisions < ids::ENTRY_ID_TRIES {
+                        ids::random_entry_id()
                     } else {
-                        ids::new_entry_id(|_| true)
+                        ids::fallback_entry_id()
                     };
                 }
                 Err(e) => return Err(e),

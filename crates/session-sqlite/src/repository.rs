@@ -61,7 +61,7 @@ impl SqliteRepository {
                 Ok((sid, header))
             })
             .await?;
-        Ok(SqliteStorage::new(Arc::clone(&self.db), sid.0, sid.1))
+        SqliteStorage::new(Arc::clone(&self.db), sid.0, sid.1)
     }
 }
 
@@ -86,7 +86,7 @@ impl SessionRepository for SqliteRepository {
                 Ok((sid, header))
             })
             .await?;
-        Ok(SqliteStorage::new(Arc::clone(&self.db), sid, header))
+        SqliteStorage::new(Arc::clone(&self.db), sid, header)
     }
 
     async fn list(&self) -> Result<ListResult> {
@@ -145,6 +145,6 @@ impl SessionRepository for SqliteRepository {
                 Ok((sid, header))
             })
             .await?;
-        Ok(SqliteStorage::new(Arc::clone(&self.db), sid, header))
+        SqliteStorage::new(Arc::clone(&self.db), sid, header)
     }
 }

@@ -10,7 +10,7 @@ use std::path::Path;
 use arbor_agent::error::SessionError;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
-use crate::db::sql_error;
+use crate::error::sql_error;
 use crate::state::MaterializedState;
 
 type Result<T> = std::result::Result<T, SessionError>;

@@ -11,6 +11,7 @@ use async_trait::async_trait;
 
 use crate::db::{Db, Synchronous};
 use crate::ops::{commit, immediate, Ctx, Sid};
+use crate::writer_lock::WriterLock;
 
 /// One session in a SQLite database. Handles share the database's connection; nothing but the (immutable) header is cached, so several handles and other processes see
 /// each other's appends immediately.
@@ -19,15 +20,21 @@ pub struct SqliteStorage {
     db: Arc<Db>,
     sid: Arc<Sid>,
     header: SessionHeader,
+    /// This process's claim to write the session (shared by clones).
+    _writer: Option<Arc<WriterLock>>,
 }
 
 impl SqliteStorage {
-    pub(crate) fn new(db: Arc<Db>, sid: Sid, header: SessionHeader) -> Self {
-        Self {
+    /// A writable handle: takes (or shares) the session's writer lock, refusing when another
+    /// repository or process holds it.
+    pub(crate) fn new(db: Arc<Db>, sid: Sid, header: SessionHeader) -> Result<Self> {
+        let writer = db.writers().acquire(sid.sid, &location(&db, &sid.id))?;
+        Ok(Self {
             db,
             sid: Arc::new(sid),
             header,
-        }
+            _writer: writer,
+        })
     }
 
     /// The session id.
@@ -184,6 +191,6 @@ impl SessionStorage for SqliteStorage {
             Err(e) => Err(SessionError::io(wal.display().to_string(), e)),
         })
         .await
-        .map_err(|e| SessionError::Storage(format!("save point task failed: {e}")))?
+        .map_err(|e| SessionError::backend("save point task failed", e))?
     }
 }

@@ -197,7 +197,8 @@ pub fn arbor_request(case: &gen::RequestCase) -> Result<(String, Value), String>
     let context: Context =
         serde_json::from_value(case.context.clone()).map_err(|e| format!("context: {e}"))?;
     let options = simple_options(&case.options)?;
-    let request = arbor_ai::providers::simple::build_simple_request(&model, &context, options)?;
+    let request = arbor_ai::providers::simple::build_simple_request(&model, &context, options)
+        .map_err(|e| e.to_string())?;
     Ok((request.url, request.body))
 }
 

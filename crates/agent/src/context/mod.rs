@@ -79,7 +79,7 @@ pub fn refusal_json(error: &str) -> Value {
 }
 
 /// Rewrites integral floating-point numbers as integers, as `JSON.stringify` prints them.
-fn js_numbers(v: &mut Value) {
+pub(crate) fn js_numbers(v: &mut Value) {
     const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
     match v {
         Value::Number(n) if n.is_f64() => {

@@ -135,7 +135,7 @@ fn line_error(index: &Index, ix: u32, message: &str) -> SessionError {
 /// Parses the stored line of entry `ix`.
 pub(crate) fn read_entry(index: &Index, src: &dyn LineSource, ix: u32) -> Result<SessionEntry> {
     let raw = src.read(&index.slot(ix).raw)?;
-    SessionEntry::from_json(&raw).map_err(|e| line_error(index, ix, &e))
+    SessionEntry::from_json(&raw).map_err(|e| line_error(index, ix, &e.0))
 }
 
 pub(crate) fn read_all(

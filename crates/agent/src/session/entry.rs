@@ -380,8 +380,16 @@ impl SessionEntry {
     }
 
     /// Parses one JSONL line.
-    pub fn from_json(line: &str) -> Result<Self, String> {
-        arbor_ai::json::parse_then_explain(|| Self::parse_line(line))
+    pub fn from_json(line: &str) -> Result<Self, crate::error::ParseError> {
+        match arbor_ai::json::parse_then_explain(|| Self::parse_line(line)) {
+            Ok(entry) => Ok(entry),
+            // Failure path only: a lone UTF-16 surrogate escape (DECISIONS §25.7).
+            Err(e) => match arbor_ai::json::strip_lone_surrogates(line) {
+                Some(fixed) => arbor_ai::json::parse_then_explain(|| Self::parse_line(&fixed))
+                    .map_err(Into::into),
+                None => Err(e.into()),
+            },
+        }
     }
 
     fn parse_line(line: &str) -> Result<Self, String> {
@@ -522,8 +530,7 @@ impl SessionHeader {
     ) -> crate::error::Result<Self> {
         let id = match id {
             Some(id) => {
-                crate::ids::validate_session_id(&id)
-                    .map_err(crate::error::SessionError::InvalidSession)?;
+                crate::ids::validate_session_id(&id)?;
                 id
             }
             None => crate::ids::new_session_id(),
@@ -540,7 +547,11 @@ impl SessionHeader {
     }
 
     /// Parses a header line, naming what is wrong.
-    pub fn from_json(line: &str) -> Result<Self, String> {
+    pub fn from_json(line: &str) -> Result<Self, crate::error::ParseError> {
+        Self::parse_line(line).map_err(Into::into)
+    }
+
+    fn parse_line(line: &str) -> Result<Self, String> {
         let map = match serde_json::from_str::<Value>(line) {
             Ok(Value::Object(map)) => map,
             Ok(other) => {

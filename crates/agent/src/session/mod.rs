@@ -2,23 +2,22 @@
 
 mod common;
 pub mod entry;
+pub mod handle;
 mod index;
 pub mod jsonl;
 pub mod memory;
 mod probe;
 pub mod rules;
-#[allow(clippy::module_inception)]
-pub mod session;
 pub mod storage;
 pub mod tree;
-mod utf8;
+pub mod tree_view;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
 
 pub use entry::*;
+pub use handle::{BranchSummaryDraft, CompactionDraft, Session};
 pub use jsonl::{JsonlRepository, JsonlStorage, SyncPolicy};
 pub use memory::{MemoryRepository, MemoryStorage};
-pub use session::{BranchSummaryDraft, CompactionDraft, Session};
 pub use storage::*;
-pub use tree::{SessionTree, TreeNode};
+pub use tree::{LinkItem, SessionTree, TreeLinks, TreeNode};

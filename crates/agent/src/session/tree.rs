@@ -38,12 +38,181 @@ pub struct SessionTree {
     /// Root nodes, oldest first: entries without a parent, their own parent, or whose parent
     /// is missing.
     pub roots: Vec<usize>,
+    /// Nodes no root reaches (on or under a `parentId` cycle), in log order. They are not
+    /// dropped: [`SessionTree::walk`] and the tree view list them after the rest.
+    pub unreachable: Vec<usize>,
     pub leaf_id: Option<String>,
+    /// The links the view layout walks ([`crate::session::tree_view`]).
+    #[serde(skip)]
+    pub links: TreeLinks,
 }
 
 /// Orders entries by their ISO timestamp (as milliseconds when parsable), then log order.
 fn time_key(entry: &SessionEntry) -> i64 {
     crate::time::iso_to_ms(&entry.timestamp).unwrap_or(i64::MAX)
+}
+
+/// One log entry as the tree links see it.
+pub struct LinkItem<'a> {
+    pub id: &'a str,
+    pub parent_id: Option<&'a str>,
+    /// Control entries (`leaf`) are not shown; their children hang from their own parent.
+    pub hidden: bool,
+    /// Children are ordered by this key, then by log order.
+    pub time: i64,
+}
+
+/// The parent/child links of a tree view over the visible entries of a log.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TreeLinks {
+    /// The visible parent node of each node.
+    pub parent: Vec<Option<usize>>,
+    /// Children of each node, oldest first.
+    pub children: Vec<Vec<usize>>,
+    /// Nodes without a (visible, existing, other) parent, oldest first.
+    pub roots: Vec<usize>,
+    /// Nodes no root reaches (on or under a `parentId` cycle), in log order.
+    pub unreachable: Vec<usize>,
+    /// One node per group of unreachable nodes: where a view starts drawing that group.
+    pub detached: Vec<usize>,
+    /// The log item each node shows.
+    pub item: Vec<usize>,
+}
+
+impl TreeLinks {
+    /// Builds the links in O(n) (DECISIONS §25.2): each hidden entry's forwarding target is
+    /// resolved once and remembered, so long runs of `leaf` entries cost nothing extra.
+    pub fn build(items: &[LinkItem<'_>]) -> TreeLinks {
+        let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(items.len());
+        for (i, it) in items.iter().enumerate() {
+            by_id.entry(it.id).or_insert(i);
+        }
+        let raw_parent = |i: usize| -> Option<usize> {
+            let p = by_id.get(items[i].parent_id?).copied()?;
+            (p != i).then_some(p)
+        };
+        // Forwarding of hidden items: the nearest visible ancestor. `Pending` marks items on
+        // the walk in progress, so a cycle of hidden items forwards to nothing.
+        #[derive(Clone, Copy, PartialEq)]
+        enum Fwd {
+            Unknown,
+            Pending,
+            Done(Option<usize>),
+        }
+        let mut fwd = vec![Fwd::Unknown; items.len()];
+        let mut chain: Vec<usize> = Vec::new();
+        let mut visible_parent = |i: usize, fwd: &mut Vec<Fwd>| -> Option<usize> {
+            let mut cur = raw_parent(i);
+            let result = loop {
+                let Some(p) = cur else { break None };
+                if !items[p].hidden {
+                    break Some(p);
+                }
+                match fwd[p] {
+                    Fwd::Done(r) => break r,
+                    Fwd::Pending => break None,
+                    Fwd::Unknown => {
+                        fwd[p] = Fwd::Pending;
+                        chain.push(p);
+                        cur = raw_parent(p);
+                    }
+                }
+            };
+            for h in chain.drain(..) {
+                fwd[h] = Fwd::Done(result);
+            }
+            result
+        };
+
+        let mut node_of: Vec<Option<usize>> = vec![None; items.len()];
+        let mut item = Vec::new();
+        for (i, it) in items.iter().enumerate() {
+            if !it.hidden && by_id.get(it.id) == Some(&i) {
+                node_of[i] = Some(item.len());
+                item.push(i);
+            }
+        }
+        let n = item.len();
+        let mut links = TreeLinks {
+            parent: vec![None; n],
+            children: vec![Vec::new(); n],
+            roots: Vec::new(),
+            unreachable: Vec::new(),
+            detached: Vec::new(),
+            item,
+        };
+        for node in 0..n {
+            let i = links.item[node];
+            match visible_parent(i, &mut fwd).and_then(|p| node_of[p]) {
+                Some(p) => {
+                    links.parent[node] = Some(p);
+                    links.children[p].push(node);
+                }
+                None => links.roots.push(node),
+            }
+        }
+        let key = |node: usize| (items[links.item[node]].time, node);
+        for c in links.children.iter_mut() {
+            if c.len() > 1 {
+                c.sort_by_key(|&x| key(x));
+            }
+        }
+        links.roots.sort_by_key(|&r| key(r));
+        links.find_unreachable();
+        links
+    }
+
+    /// Marks what the roots reach; every other node is on or under a cycle. One node per such
+    /// group (the cycle member met first walking up from its earliest entry) becomes a
+    /// detached start.
+    fn find_unreachable(&mut self) {
+        let n = self.parent.len();
+        let mut seen = vec![false; n];
+        let mut stack: Vec<usize> = self.roots.clone();
+        let mark = |stack: &mut Vec<usize>, seen: &mut Vec<bool>, children: &[Vec<usize>]| {
+            while let Some(x) = stack.pop() {
+                if std::mem::replace(&mut seen[x], true) {
+                    continue;
+                }
+                stack.extend(children[x].iter().copied().filter(|&c| !seen[c]));
+            }
+        };
+        mark(&mut stack, &mut seen, &self.children);
+        self.unreachable = (0..n).filter(|&x| !seen[x]).collect();
+        let mut on_walk = vec![false; n];
+        for &start in &self.unreachable {
+            if seen[start] {
+                continue;
+            }
+            // Walk up until a node repeats: that node is on the cycle.
+            let mut cur = start;
+            while let Some(p) = self.parent[cur] {
+                if std::mem::replace(&mut on_walk[cur], true) || seen[p] {
+                    break;
+                }
+                cur = p;
+            }
+            self.detached.push(cur);
+            stack.push(cur);
+            mark(&mut stack, &mut seen, &self.children);
+        }
+    }
+}
+
+impl crate::session::tree_view::TreeShape for TreeLinks {
+    fn len(&self) -> usize {
+        self.parent.len()
+    }
+    fn roots(&self) -> &[usize] {
+        &self.roots
+    }
+    fn detached(&self) -> &[usize] {
+        &self.detached
+    }
+    fn children(&self, node: usize) -> &[usize] {
+        &self.children[node]
+    }
 }
 
 impl SessionTree {
@@ -67,89 +236,54 @@ impl SessionTree {
             }
         }
 
-        // Hidden control entries forward their children to their own parent.
-        let parent_of: HashMap<&str, Option<&str>> = entries
+        let items: Vec<LinkItem<'_>> = entries
             .iter()
-            .map(|e| (e.id.as_str(), e.parent_id.as_deref()))
-            .collect();
-        let hidden: HashSet<&str> = entries
-            .iter()
-            .filter(|e| matches!(e.kind, EntryKind::Leaf(_)))
-            .map(|e| e.id.as_str())
-            .collect();
-        let visible_parent = |e: &SessionEntry| -> Option<String> {
-            let mut p = e.parent_id.as_deref();
-            let mut hops = 0usize;
-            while let Some(pid) = p {
-                if pid == e.id || !parent_of.contains_key(pid) {
-                    return None;
-                }
-                if !hidden.contains(pid) {
-                    return Some(pid.to_string());
-                }
-                hops += 1;
-                if hops > parent_of.len() {
-                    return None;
-                }
-                p = parent_of.get(pid).copied().flatten();
-            }
-            None
-        };
-        let parents: Vec<Option<String>> = entries
-            .iter()
-            .map(|e| {
-                if hidden.contains(e.id.as_str()) {
-                    None
-                } else {
-                    visible_parent(e)
-                }
+            .map(|e| LinkItem {
+                id: &e.id,
+                parent_id: e.parent_id.as_deref(),
+                hidden: matches!(e.kind, EntryKind::Leaf(_)),
+                time: time_key(e),
             })
             .collect();
+        let links = TreeLinks::build(&items);
+        drop(items);
+        let flags: Vec<(bool, bool)> = links
+            .item
+            .iter()
+            .map(|&i| {
+                let id = entries[i].id.as_str();
+                (active_ids.contains(id), leaf == Some(id))
+            })
+            .collect();
+        drop(active_ids);
 
-        let mut nodes = Vec::with_capacity(entries.len());
-        let mut index: HashMap<String, usize> = HashMap::with_capacity(entries.len());
-        let mut node_parents = Vec::with_capacity(entries.len());
-        for (entry, parent) in entries.into_iter().zip(parents) {
-            if matches!(entry.kind, EntryKind::Leaf(_)) {
+        let mut slots: Vec<Option<SessionEntry>> = entries.into_iter().map(Some).collect();
+        let mut nodes = Vec::with_capacity(links.item.len());
+        for (node, &i) in links.item.iter().enumerate() {
+            let Some(entry) = slots[i].take() else {
                 continue;
-            }
+            };
             let (label, label_timestamp) = match labels.remove(&entry.id) {
                 Some((l, t)) => (Some(l), Some(t)),
                 None => (None, None),
             };
-            index.insert(entry.id.clone(), nodes.len());
-            node_parents.push(parent);
             nodes.push(TreeNode {
-                on_active_path: active_ids.contains(entry.id.as_str()),
-                is_leaf: leaf == Some(entry.id.as_str()),
+                on_active_path: flags[node].0,
+                is_leaf: flags[node].1,
                 entry,
-                parent: None,
-                children: Vec::new(),
+                parent: links.parent[node],
+                children: links.children[node].clone(),
                 label,
                 label_timestamp,
             });
         }
 
-        let mut roots = Vec::new();
-        for (i, parent) in node_parents.into_iter().enumerate() {
-            match parent.and_then(|p| index.get(&p).copied()) {
-                Some(p) => {
-                    nodes[i].parent = Some(p);
-                    nodes[p].children.push(i);
-                }
-                None => roots.push(i),
-            }
-        }
-        let keys: Vec<i64> = nodes.iter().map(|n| time_key(&n.entry)).collect();
-        for n in nodes.iter_mut() {
-            n.children.sort_by_key(|&c| (keys[c], c));
-        }
-        roots.sort_by_key(|&r| (keys[r], r));
-
         SessionTree {
             nodes,
-            roots,
+            roots: links.roots.clone(),
+            unreachable: links.unreachable.clone(),
             leaf_id: leaf.map(str::to_string),
+            links,
         }
     }
 
@@ -159,14 +293,22 @@ impl SessionTree {
     }
 
     /// Depth-first, pre-order, children oldest first: `(node index, depth)` — the order a
-    /// tree view draws its rows. Iterative, so arbitrarily deep sessions are fine.
+    /// tree view draws its rows; unreachable groups come last, each from depth 0. Iterative, so
+    /// arbitrarily deep sessions are fine.
     pub fn walk(&self) -> Vec<(usize, usize)> {
         let mut out = Vec::with_capacity(self.nodes.len());
-        let mut stack: Vec<(usize, usize)> = self.roots.iter().rev().map(|&r| (r, 0)).collect();
-        while let Some((i, depth)) = stack.pop() {
-            out.push((i, depth));
-            for &c in self.nodes[i].children.iter().rev() {
-                stack.push((c, depth + 1));
+        let mut seen = vec![false; self.nodes.len()];
+        let starts = self.roots.iter().chain(self.links.detached.iter());
+        for &start in starts {
+            let mut stack = vec![(start, 0usize)];
+            while let Some((i, depth)) = stack.pop() {
+                if std::mem::replace(&mut seen[i], true) {
+                    continue;
+                }
+                out.push((i, depth));
+                for &c in self.nodes[i].children.iter().rev() {
+                    stack.push((c, depth + 1));
+                }
             }
         }
         out

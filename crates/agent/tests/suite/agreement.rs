@@ -138,7 +138,13 @@ fn check(session: &Path, expected: &Path) -> Result<(), String> {
     if loaded.projected != loaded.via_session {
         return Err("Session::build_context differs from the pure projection".into());
     }
-    let _ = &loaded.leaf;
+    // The projection reports the leaf the storage recovered (pi's `leafId`).
+    if loaded.projected["leafId"] != serde_json::json!(loaded.leaf) {
+        return Err(format!(
+            "projected leafId {} is not the storage leaf {:?}",
+            loaded.projected["leafId"], loaded.leaf
+        ));
+    }
     let got = loaded.projected;
     let mut keys = vec!["llm", "model", "thinkingLevel", "activeToolNames"];
     if !loaded.migrated {

@@ -2,13 +2,22 @@
 
 use arbor_agent::session::conformance::Fixture;
 use arbor_agent::session::jsonl::JsonlRepository;
+use arbor_agent::SessionError;
+
+/// A repository that can open a session file made in another process (its folder).
+async fn reopen(location: String) -> Result<JsonlRepository, SessionError> {
+    let path = std::path::PathBuf::from(location);
+    Ok(JsonlRepository::flat(
+        path.parent().unwrap_or(std::path::Path::new(".")),
+    ))
+}
 
 mod per_cwd {
     use super::*;
     arbor_agent::session_conformance_tests!(|| async {
         let dir = tempfile::tempdir().expect("tempdir");
         Fixture::new(JsonlRepository::new(dir.path()), dir)
-    });
+    }, second_process: reopen);
 }
 
 mod flat {
@@ -16,5 +25,5 @@ mod flat {
     arbor_agent::session_conformance_tests!(|| async {
         let dir = tempfile::tempdir().expect("tempdir");
         Fixture::new(JsonlRepository::flat(dir.path()), dir)
-    });
+    }, second_process: reopen);
 }

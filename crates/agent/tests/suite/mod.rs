@@ -1,13 +1,23 @@
 //! Integration tests, one module per topic, plus shared helpers.
 
 mod agreement;
+mod compaction;
 mod conformance_jsonl;
 mod conformance_memory;
 mod context_support;
+mod harness;
+mod harness_crash;
+mod harness_fsyncs;
+mod harness_support;
+mod harness_tree;
+mod plans;
 mod projection;
 mod proptests;
 mod roundtrip;
 mod session;
+mod store_files;
 mod store_jsonl;
+mod surrogates;
+mod tree;
 
 pub use arbor_test_support::fixtures::{fixture_files, shared_dir};

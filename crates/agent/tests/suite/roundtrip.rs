@@ -161,7 +161,7 @@ fn malformed_values_name_the_field() {
         ),
     ];
     for (line, needles) in cases {
-        let err = SessionEntry::from_json(line).expect_err(line);
+        let err = SessionEntry::from_json(line).expect_err(line).to_string();
         for needle in needles {
             assert!(
                 err.contains(needle),
@@ -175,9 +175,11 @@ fn malformed_values_name_the_field() {
 fn header_errors_are_clear() {
     assert!(SessionHeader::from_json(r#"{"type":"message","id":"x"}"#)
         .unwrap_err()
+        .to_string()
         .contains("session header"));
     assert!(SessionHeader::from_json("not json")
         .unwrap_err()
+        .to_string()
         .contains("invalid JSON"));
     let h = SessionHeader::from_json(r#"{"type":"session","id":"s","timestamp":"t","cwd":"/x"}"#)
         .unwrap();

@@ -6,13 +6,13 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use super::sse::SseEvent;
 use super::{
     compat_bool, compat_str, final_headers, user_agent, CowStr, Halt, Output, PreparedRequest,
     StreamParser, Transcript,
 };
 use crate::json_stream::repair_json;
-use crate::stream::sse::SseEvent;
-use crate::stream::{CacheRetention, StreamOptions};
+use crate::options::{CacheRetention, StreamOptions};
 use crate::types::{
     Content, ContentBlock, ImageContent, Message, Model, StopReason, Tool, ToolResultMessage, Usage,
 };
@@ -465,7 +465,7 @@ fn convert_messages(
 /// One `tool_result` block. Error results may not carry images: those are replaced by a
 /// placeholder and appended (with a caption) after all results of the turn.
 fn convert_tool_result(result: &ToolResultMessage, error_images: &mut Vec<Value>) -> Value {
-    let blocks = super::content_blocks(&result.content);
+    let blocks = Content::to_blocks(&result.content);
     let images: Vec<&ImageContent> = blocks
         .iter()
         .filter_map(|b| match b {

@@ -6,12 +6,12 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use super::sse::SseEvent;
 use super::{
-    content_blocks, final_headers, user_agent, CowStr, Halt, Output, PreparedRequest, StreamParser,
-    Transcript,
+    final_headers, user_agent, CowStr, Halt, Output, PreparedRequest, StreamParser, Transcript,
 };
-use crate::stream::sse::SseEvent;
-use crate::stream::{now_ms, StreamOptions};
+use crate::options::StreamOptions;
+use crate::time::now_ms;
 use crate::types::{Content, ContentBlock, Message, Model, StopReason, Tool, Usage};
 
 /// The Gemini major version in ids like `gemini-3-pro`, `gemini-live-2.5-flash`.
@@ -32,30 +32,6 @@ fn requires_tool_call_id(id: &str) -> bool {
 
 fn multimodal_function_response(id: &str) -> bool {
     gemini_major_version(id).is_none_or(|v| v >= 3)
-}
-
-/// Models configured with `thinkingLevel` rather than a token budget.
-pub(crate) fn uses_thinking_level(model: &Model) -> bool {
-    let id = model.id.to_ascii_lowercase();
-    let after = |prefix: &str| id.find(prefix).map(|i| &id[i + prefix.len()..]);
-    let gemini3 = after("gemini-3").is_some_and(|rest| {
-        let rest = rest
-            .strip_prefix('.')
-            .map(|r| r.trim_start_matches(|c: char| c.is_ascii_digit()))
-            .unwrap_or(rest);
-        rest.starts_with("-pro") || rest.starts_with("-flash")
-    });
-    let gemini4plus = id.match_indices("gemini-").any(|(i, _)| {
-        let rest = &id[i + 7..];
-        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-        digits.parse::<u32>().is_ok_and(|v| v >= 4)
-    });
-    gemini3
-        || gemini4plus
-        || id == "gemini-flash-latest"
-        || id == "gemini-flash-lite-latest"
-        || id.contains("gemma4")
-        || id.contains("gemma-4")
 }
 
 fn is_valid_signature(signature: Option<&str>) -> bool {
@@ -111,7 +87,8 @@ pub(crate) fn build_request(
             } else {
                 generation.insert(
                     "thinkingConfig".into(),
-                    super::simple::google_disabled_thinking(model)?,
+                    crate::thinking::native::google_disabled_thinking(model)
+                        .map_err(|e| e.to_string())?,
                 );
             }
         }
@@ -321,7 +298,7 @@ fn convert_messages(model: &Model, transcript: &Transcript) -> Vec<Value> {
                 }
             }
             Message::ToolResult(result) => {
-                let blocks = content_blocks(&result.content);
+                let blocks = Content::to_blocks(&result.content);
                 let texts: Vec<&str> = blocks
                     .iter()
                     .filter_map(|b| match b {

@@ -7,12 +7,12 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use super::sse::SseEvent;
 use super::{
-    cache_key, compat_bool, compat_str, content_blocks, final_headers, level_mapping, mapped_level,
-    user_agent, CowStr, Halt, LevelMapping, Output, PreparedRequest, StreamParser, Transcript,
+    cache_key, compat_bool, compat_str, final_headers, level_mapping, mapped_level, user_agent,
+    CowStr, Halt, LevelMapping, Output, PreparedRequest, StreamParser, Transcript,
 };
-use crate::stream::sse::SseEvent;
-use crate::stream::{CacheRetention, StreamOptions};
+use crate::options::{CacheRetention, StreamOptions};
 use crate::types::{Content, ContentBlock, Message, Model, StopReason, Usage};
 
 const MIN_OUTPUT_TOKENS: u64 = 16;
@@ -306,7 +306,7 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
             }
             Message::ToolResult(result) => {
                 let call_id = result.tool_call_id.split('|').next().unwrap_or("");
-                let blocks = content_blocks(&result.content);
+                let blocks = Content::to_blocks(&result.content);
                 let texts: Vec<&str> = blocks
                     .iter()
                     .filter_map(|b| match b {

@@ -114,6 +114,7 @@ async fn text_response_streams_in_token_chunks() {
     );
     assert_eq!(message.stop_reason, StopReason::Stop);
     assert!(message.error_message.is_none());
+    assert_eq!(message.duration_ms, None, "faux replies are untimed");
     // "user:hello" = 10 chars → 3 tokens; the 72-char text → 18 tokens.
     assert_eq!(
         (message.usage.input, message.usage.output),

@@ -13,5 +13,6 @@ mod providers_pi_fixture;
 mod providers_simple;
 mod providers_stream;
 mod retry;
+mod secrets;
 mod thinking;
 mod transform;

@@ -73,8 +73,9 @@ proptest! {
         prop_assert_eq!(whole, expected);
     }
 
-    /// Every prefix of a serialized object yields an object without panicking, the full text
-    /// yields the value, and the strict parser agrees.
+    /// Every prefix of a serialized object yields an object showing a prefix of the final
+    /// members, all but the last of them already final; the full text yields the value, and
+    /// the strict parser agrees.
     #[test]
     fn partial_json_prefixes(map in proptest::collection::btree_map("[a-z]{1,6}", arb_json(), 0..5)) {
         let text = Value::Object(map.into_iter().collect()).to_string();
@@ -83,7 +84,15 @@ proptest! {
         let mut streaming = StreamingJson::new();
         for (i, ch) in text.char_indices() {
             let partial = parse_partial_json(&text[..i]);
-            prop_assert!(partial.is_object());
+            let (Value::Object(partial), Value::Object(full)) = (&partial, &value) else {
+                return Err(TestCaseError::fail(format!("not an object: {partial}")));
+            };
+            let shown: Vec<&String> = partial.keys().collect();
+            let expected: Vec<&String> = full.keys().take(shown.len()).collect();
+            prop_assert_eq!(&shown, &expected, "members of {:?} are a prefix", &text[..i]);
+            for key in shown.iter().take(shown.len().saturating_sub(1)) {
+                prop_assert_eq!(&partial[key.as_str()], &full[key.as_str()], "member {} of {:?} is final", key, &text[..i]);
+            }
             streaming.push(ch.encode_utf8(&mut [0; 4]));
         }
         prop_assert_eq!(parse_partial_json(&text), value.clone());

@@ -599,7 +599,11 @@ fn missing_key_is_a_setup_error_but_local_servers_need_none() {
         "https://api.groq.com/openai/v1",
     );
     let err = build_request(&m, &simple_context(), &StreamOptions::default()).unwrap_err();
-    assert_eq!(err, "No API key for provider: groq");
+    assert!(
+        matches!(&err, arbor_ai::AiError::NoApiKey(p) if p == "groq"),
+        "{err:?}"
+    );
+    assert_eq!(err.to_string(), "No API key for provider: groq");
     let m = model(
         "openai-completions",
         "llama.cpp",

@@ -332,6 +332,15 @@ fn http_dates() {
         parse_http_date_ms("Thu, 29 Feb 2024 12:00:00 GMT"),
         Some(1_709_208_000_000)
     );
+    // RFC 850 and asctime, which RFC 9110 also requires recipients to accept.
+    assert_eq!(
+        parse_http_date_ms("Sunday, 06-Nov-94 08:49:37 GMT"),
+        parse_http_date_ms("Sun, 06 Nov 1994 08:49:37 GMT")
+    );
+    assert_eq!(
+        parse_http_date_ms("Sun Nov  6 08:49:37 1994"),
+        Some(784_111_777_000)
+    );
     assert_eq!(parse_http_date_ms("not a date"), None);
     assert_eq!(parse_http_date_ms("Sun, 06 Foo 1994 08:49:37 GMT"), None);
 }

@@ -10,61 +10,98 @@
 //! *    66666666  assistant   ok B  ← leaf
 //! ```
 //! `*` marks the active path (root to leaf); labels follow in brackets.
+//!
+
+//! Layout (bounded indentation, flat chains, detached cycles last) comes from
+//! `arbor_agent::session::tree_view`; this module only formats rows. Rows are written as they
+//! are laid out, so output needs no buffer of its own (DECISIONS §25.1).
 
 use std::fmt::Write as _;
+use std::io::{self, Write};
 
 use arbor_agent::message::AgentMessage;
-use arbor_agent::session::{EntryKind, SessionEntry, SessionTree};
+use arbor_agent::session::tree_view::{Layout, Rows};
+use arbor_agent::session::{EntryKind, SessionEntry, TreeLinks};
 use arbor_ai::types::{ContentBlock, Message};
 
 use super::text::{blocks_text, content_text, preview};
 
 const PREVIEW_CHARS: usize = 72;
 
-/// Draws the whole tree (iteratively: a linear session is as deep as it is long).
-pub fn render(tree: &SessionTree) -> String {
-    let mut out = String::new();
-    // (node, prefix for its own line, prefix for what hangs below it)
-    let mut stack: Vec<(usize, String, String)> = Vec::new();
-    push_children(&mut stack, &tree.roots, "");
-    while let Some((idx, head, body)) = stack.pop() {
-        let Some(node) = tree.nodes.get(idx) else {
-            continue;
-        };
-        let mark = if node.on_active_path { '*' } else { ' ' };
-        let (kind, text) = describe(&node.entry);
-        let _ = write!(out, "{mark} {head}{}  {kind:<14} {text}", node.entry.id);
-        if let Some(label) = &node.label {
-            let _ = write!(out, "  [{label}]");
-        }
-        if node.is_leaf {
-            out.push_str("  ← leaf");
-        }
-        // No trailing spaces when the preview is empty.
-        let trimmed = out.trim_end_matches(' ').len();
-        out.truncate(trimmed);
-        out.push('\n');
-        push_children(&mut stack, &node.children, &body);
-    }
-    out
+/// What one row shows, kept per node instead of the parsed entry (a preview is ~100 bytes;
+/// the entry may be megabytes).
+pub struct RowText {
+    pub id: Box<str>,
+    pub kind: Box<str>,
+    pub text: Box<str>,
+    pub label: Option<Box<str>>,
 }
 
-/// A single child continues its parent's column; several children each open a branch.
-fn push_children(stack: &mut Vec<(usize, String, String)>, children: &[usize], body: &str) {
-    if let [only] = children {
-        stack.push((*only, body.to_string(), body.to_string()));
-        return;
+impl RowText {
+    pub fn of(entry: &SessionEntry) -> RowText {
+        let (kind, text) = describe(entry);
+        RowText {
+            id: entry.id.as_str().into(),
+            kind: kind.into(),
+            text: text.into(),
+            label: None,
+        }
     }
-    let last = children.len().saturating_sub(1);
-    // Reversed so the first child is drawn first.
-    for (i, &child) in children.iter().enumerate().rev() {
-        let (head, cont) = if i == last {
-            ("└─ ", "   ")
-        } else {
-            ("├─ ", "│  ")
+}
+
+/// A session's tree, ready to draw.
+pub struct TreeView {
+    pub links: TreeLinks,
+    /// Per node (index as in `links`).
+    pub rows: Vec<RowText>,
+    /// Per node: on the root→leaf path.
+    pub active: Vec<bool>,
+    pub leaf: Option<usize>,
+}
+
+/// Writes the tree, one line per entry.
+pub fn write(out: &mut impl Write, view: &TreeView) -> io::Result<()> {
+    let mut rows = Rows::new(&view.links, Layout::default());
+    let mut line = String::with_capacity(256);
+    while let Some(row) = rows.next_row() {
+        if row.first_detached {
+            writeln!(
+                out,
+                "── {} unreachable from any root (parentId cycle) ──",
+                plural(view.links.unreachable.len(), "entry", "entries")
+            )?;
+        }
+        let Some(text) = view.rows.get(row.node) else {
+            continue;
         };
-        stack.push((child, format!("{body}{head}"), format!("{body}{cont}")));
+        line.clear();
+        let mark = if view.active.get(row.node).copied().unwrap_or(false) {
+            '*'
+        } else {
+            ' '
+        };
+        let _ = write!(
+            line,
+            "{mark} {}{}  {:<14} {}",
+            row.gutter, text.id, text.kind, text.text
+        );
+        if let Some(label) = &text.label {
+            let _ = write!(line, "  [{label}]");
+        }
+        if view.leaf == Some(row.node) {
+            line.push_str("  ← leaf");
+        }
+        // No trailing spaces when the preview is empty.
+        let trimmed = line.trim_end_matches(' ').len();
+        line.truncate(trimmed);
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
     }
+    Ok(())
+}
+
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// `(kind, preview)` for one entry: the role for messages, the entry type otherwise.

@@ -4,6 +4,8 @@ mod basics;
 mod context_json;
 mod errors;
 mod fork_migrate;
+mod postgres;
+mod tree_view;
 mod views;
 mod window;
 

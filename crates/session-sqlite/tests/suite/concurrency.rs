@@ -58,15 +58,30 @@ async fn concurrent_tasks_on_a_current_thread_runtime() {
 async fn two_connections_to_one_file_serialize_through_sqlite() {
     let (dir, repo) = repo().await;
     let first = session(&repo).await;
-    // A second repository is a second connection, like another process.
+    // A second repository is a second connection, like another process: it may not write the
+    // session the first one holds (DECISIONS §25.8), but its own sessions share the file.
     let repo2 = SqliteRepository::open(dir.path().join("sessions.db"))
         .await
         .unwrap();
-    let second = repo2.open(first.id()).await.unwrap();
+    let refused = repo2
+        .open(first.id())
+        .await
+        .err()
+        .expect("second writer refused");
+    assert!(
+        refused
+            .to_string()
+            .contains("session is open for writing by another process"),
+        "{refused}"
+    );
+    let second = session(&repo2).await;
     let (a, b) = (Arc::new(first), Arc::new(second));
     tokio::join!(hammer(Arc::clone(&a), 4, 25), hammer(Arc::clone(&b), 4, 25));
-    assert_single_chain(&a, 200).await;
-    assert_eq!(b.leaf_id().await.unwrap(), a.leaf_id().await.unwrap());
+    assert_single_chain(&a, 100).await;
+    assert_single_chain(&b, 100).await;
+    // The same repository shares its writer lock among handles.
+    let again = repo.open(a.id()).await.unwrap();
+    assert_eq!(again.leaf_id().await.unwrap(), a.leaf_id().await.unwrap());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

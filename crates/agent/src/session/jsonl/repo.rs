@@ -1,5 +1,6 @@
 //! Creating, finding, listing, deleting and forking JSONL session files.
 
+use super::files;
 use super::layout;
 use super::list;
 use super::storage::{sync_dir, try_lock, JsonlStorage};
@@ -10,7 +11,7 @@ use crate::session::storage::{
     CreateOptions, ForkOptions, ListResult, SessionRepository, SessionStorage,
 };
 use async_trait::async_trait;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -22,6 +23,15 @@ pub enum Layout {
     /// Files directly in one directory (`--session-dir`). Listing and lookup also look one
     /// level down into `--…--` directories, so pi's `~/.pi/agent/sessions` can be given here.
     Flat(PathBuf),
+}
+
+/// What [`JsonlRepository::migrate`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Migration {
+    /// The version the file declared (3 when it was already current).
+    pub from_version: u32,
+    /// Where the original was kept; `None` when the file was already v3 and left untouched.
+    pub backup: Option<PathBuf>,
 }
 
 /// JSONL sessions under one root.
@@ -42,7 +52,7 @@ impl std::fmt::Debug for JsonlRepository {
 }
 
 fn join_err(e: tokio::task::JoinError) -> SessionError {
-    SessionError::Storage(format!("session I/O task failed: {e}"))
+    SessionError::backend("session I/O task failed", e)
 }
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> SessionError + '_ {
@@ -168,6 +178,23 @@ impl JsonlRepository {
             .map_err(join_err)?
     }
 
+    /// Rewrites a v1/v2 session file as v3 now (DECISIONS §4.3, §25.3), under the writer's
+    /// lock, with the same crash-safe backup and rewrite an append would do. A v3 file is left
+    /// untouched.
+    pub async fn migrate(&self, id_or_path: &str) -> Result<Migration> {
+        let storage = self.open(id_or_path).await?;
+        match storage.migrate_now().await? {
+            Some((from_version, backup)) => Ok(Migration {
+                from_version,
+                backup: Some(backup),
+            }),
+            None => Ok(Migration {
+                from_version: storage.header().await?.format_version(),
+                backup: None,
+            }),
+        }
+    }
+
     /// Sessions whose files live in `cwd`'s directory (per-cwd layout) or whose header names
     /// `cwd` (flat layout), newest first.
     pub async fn list_cwd(&self, cwd: &str) -> Result<ListResult> {
@@ -199,7 +226,12 @@ impl JsonlRepository {
             )));
         }
         let dir = self.dir_for_cwd(&header.cwd);
-        std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+        // Transcripts are private: folders 0700, files 0600 (DECISIONS §25.4).
+        if let Layout::PerCwd(root) = &self.layout {
+            files::create_private_dirs(root)?;
+        }
+        files::create_private_dirs(&dir)?;
+        files::sweep_stale_temps(&dir);
         let path = dir.join(layout::session_file_name(&header.timestamp, &header.id));
         let mut text = header.to_json();
         text.push('\n');
@@ -210,12 +242,7 @@ impl JsonlRepository {
         let durable = self.sync != SyncPolicy::Never;
         let file = if lines.is_empty() {
             // A lone header: exclusive create is atomic enough (an empty file is never valid).
-            let mut f = OpenOptions::new()
-                .read(true)
-                .append(true)
-                .create_new(true)
-                .open(&path)
-                .map_err(io_err(&path))?;
+            let mut f = files::create_new(&path, files::FILE_MODE)?;
             try_lock(&f, &path)?;
             f.write_all(text.as_bytes()).map_err(io_err(&path))?;
             if durable {
@@ -225,17 +252,13 @@ impl JsonlRepository {
         } else {
             let tmp = layout::temp_path(&path, crate::time::now_ms());
             let made = (|| -> Result<File> {
-                let mut f = OpenOptions::new()
-                    .read(true)
-                    .append(true)
-                    .create_new(true)
-                    .open(&tmp)
-                    .map_err(io_err(&tmp))?;
+                let mut f = files::create_new(&tmp, files::FILE_MODE)?;
+                // Locked from the start: a sweep never takes a temporary still being written.
+                try_lock(&f, &tmp)?;
                 f.write_all(text.as_bytes()).map_err(io_err(&tmp))?;
                 if durable {
                     f.sync_all().map_err(io_err(&tmp))?;
                 }
-                try_lock(&f, &tmp)?;
                 if path.exists() {
                     return Err(SessionError::InvalidSession(format!(
                         "session file {} already exists",

@@ -161,15 +161,8 @@ pub(crate) fn try_lock(file: &File, path: &Path) -> Result<()> {
     }
 }
 
-/// fsyncs a directory so a create/rename in it is durable (no-op where unsupported).
-pub(crate) fn sync_dir(dir: &Path) {
-    #[cfg(unix)]
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    #[cfg(not(unix))]
-    let _ = dir;
-}
+use super::files;
+pub(crate) use super::files::sync_dir;
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> SessionError + '_ {
     move |e| SessionError::io(path.display().to_string(), e)
@@ -193,6 +186,10 @@ impl JsonlStorage {
             Err(e) => return Err(io_err(path)(e)),
         };
         try_lock(&file, path)?;
+        // Temporaries an interrupted rewrite or fork left here (DECISIONS §25.5).
+        if let Some(dir) = files::real_path(path).parent() {
+            files::sweep_stale_temps(dir);
+        }
         Self::from_locked(path, file, sync, factory)
     }
 
@@ -329,6 +326,36 @@ impl JsonlStorage {
         f(&st.index, &src)
     }
 
+    /// Rewrites a migrated file as v3 (keeping the original as a backup) unless already done.
+    fn rewrite_if_migrated(&self, st: &mut State) -> Result<Option<(u32, PathBuf)>> {
+        let Some(ws) = st.write.as_mut() else {
+            return Err(SessionError::Storage(format!(
+                "session {} is open read-only",
+                self.path.display()
+            )));
+        };
+        let Some(version) = ws.rewrite_from else {
+            return Ok(None);
+        };
+        let (file, backup) = rewrite_migrated(&self.path, &st.index, ws, version)?;
+        st.file = file;
+        st.report.backup = Some(backup.clone());
+        st.lines = u32::try_from(st.index.len() + 1).unwrap_or(u32::MAX);
+        Ok(Some((version, backup)))
+    }
+
+    /// Writes a v1/v2 file out as v3 now rather than at the first append (DECISIONS §4.3,
+    /// §25.3): `Some((from version, backup path))`, or `None` when the file was already v3.
+    /// The same code path as the rewrite an append triggers.
+    pub async fn migrate_now(&self) -> Result<Option<(u32, PathBuf)>> {
+        let mut guard = self.state.write().await;
+        let st = &mut *guard;
+        if let Some(ws) = st.write.as_mut() {
+            check_identity(&self.path, &st.file, ws)?;
+        }
+        self.rewrite_if_migrated(st)
+    }
+
     fn write_line(&self, st: &mut State, line: &str) -> Result<()> {
         let path = self.path.as_path();
         let Some(ws) = st.write.as_mut() else {
@@ -345,12 +372,7 @@ impl JsonlStorage {
             ws.writer.truncate(ws.committed).map_err(io_err(path))?;
             ws.dirty_tail = false;
         }
-        if let Some(version) = ws.rewrite_from {
-            let (file, backup) = rewrite_migrated(path, &st.index, ws, version)?;
-            st.file = file;
-            st.report.backup = Some(backup);
-            st.lines = u32::try_from(st.index.len() + 1).unwrap_or(u32::MAX);
-        }
+        self.rewrite_if_migrated(st)?;
         let Some(ws) = st.write.as_mut() else {
             return Err(SessionError::Storage("session lost its writer".into()));
         };
@@ -451,16 +473,19 @@ fn repair_tail(
         }
         Tail::Torn { offset, bytes } => {
             let mut ms = crate::time::now_ms();
+            // Sidecars sit beside the real file (not a symlink to it) and keep its mode.
+            let real = files::real_path(path);
+            let mode = files::mode_of(&file.metadata().map_err(io_err(path))?);
             let (sidecar, mut out) = loop {
-                let candidate = layout::torn_sidecar(path, ms);
-                match OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(&candidate)
-                {
+                let candidate = layout::torn_sidecar(&real, ms);
+                match files::create_new(&candidate, mode) {
                     Ok(f) => break (candidate, f),
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => ms += 1,
-                    Err(e) => return Err(io_err(&candidate)(e)),
+                    Err(SessionError::Io { source, .. })
+                        if source.kind() == std::io::ErrorKind::AlreadyExists =>
+                    {
+                        ms += 1
+                    }
+                    Err(e) => return Err(e),
                 }
             };
             out.write_all(bytes).map_err(io_err(&sidecar))?;
@@ -480,29 +505,23 @@ fn repair_tail(
     }
 }
 
-/// DECISIONS §4.3: keep the original as `<file>.v<N>.bak`, write the migrated content to a
-/// temporary file, fsync, lock it, and rename it over the original.
+/// DECISIONS §4.3, §25.3: keep the original as `<file>.v<N>.bak` (a verified, durable copy),
+/// write the migrated content to a locked temporary with the original's mode, fsync, and
+/// rename it over the original — over the file a symlink names, never over the link.
 fn rewrite_migrated(
     path: &Path,
     index: &Index,
     ws: &mut WriteSide,
     version: u32,
 ) -> Result<(File, PathBuf)> {
-    let backup = layout::backup_path(path, version);
-    if !backup.exists() {
-        std::fs::copy(path, &backup).map_err(io_err(&backup))?;
-        File::open(&backup)
-            .and_then(|f| f.sync_all())
-            .map_err(io_err(&backup))?;
-    }
-    let tmp = layout::temp_path(path, crate::time::now_ms());
+    let target = files::real_path(path);
+    let mode = files::mode_of(&std::fs::metadata(&target).map_err(io_err(&target))?);
+    let backup = layout::backup_path(&target, version);
+    files::make_backup(&target, &backup)?;
+    let tmp = layout::temp_path(&target, crate::time::now_ms());
     let result = (|| -> Result<File> {
-        let mut out = OpenOptions::new()
-            .read(true)
-            .append(true)
-            .create_new(true)
-            .open(&tmp)
-            .map_err(io_err(&tmp))?;
+        let mut out = files::create_new(&tmp, mode)?;
+        try_lock(&out, &tmp)?;
         let mut text = String::with_capacity(ws.header_line.len() + 1);
         text.push_str(&ws.header_line);
         text.push('\n');
@@ -519,8 +538,7 @@ fn rewrite_migrated(
         }
         out.write_all(text.as_bytes()).map_err(io_err(&tmp))?;
         out.sync_all().map_err(io_err(&tmp))?;
-        try_lock(&out, &tmp)?;
-        std::fs::rename(&tmp, path).map_err(io_err(path))?;
+        std::fs::rename(&tmp, &target).map_err(io_err(&target))?;
         Ok(out)
     })();
     let file = match result {
@@ -530,7 +548,7 @@ fn rewrite_migrated(
             return Err(e);
         }
     };
-    if let Some(dir) = path.parent() {
+    if let Some(dir) = target.parent() {
         sync_dir(dir);
     }
     let len = file.metadata().map_err(io_err(path))?.len();

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster for the session-postgres tests (CI and local use).
+#
+#   eval "$(.ci/postgres.sh start)"   # prints `export ARBOR_TEST_POSTGRES_URL=...` (and PGDATA dir)
+#   .ci/postgres.sh stop DIR          # stops the cluster started in DIR and removes DIR
+#
+# `start` installs PostgreSQL from the distribution's packages when `initdb` is missing, creates
+# a cluster in a fresh temporary directory owned by the `postgres` user, listens only on a Unix
+# socket in that directory (no TCP port, nothing reachable from outside) and trusts local
+# connections. Everything the cluster writes stays in that directory.
+set -euo pipefail
+
+pg_bin() {
+    local d
+    for d in /usr/lib/postgresql/*/bin; do
+        [ -x "$d/initdb" ] && { echo "$d"; return 0; }
+    done
+    command -v initdb >/dev/null 2>&1 && { dirname "$(command -v initdb)"; return 0; }
+    return 1
+}
+
+as_postgres() {
+    if [ "$(id -un)" = postgres ]; then "$@"; else runuser -u postgres -- "$@"; fi
+}
+
+start() {
+    local bin dir
+    if ! bin="$(pg_bin)"; then
+        echo "postgres.sh: installing PostgreSQL (apt)" >&2
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq >&2
+        apt-get install -y -qq postgresql >&2
+        bin="$(pg_bin)"
+    fi
+    id postgres >/dev/null 2>&1 || useradd --system --home-dir /var/lib/postgresql postgres
+    dir="$(mktemp -d /tmp/arbor-pg.XXXXXX)"
+    chown postgres "$dir"
+    chmod 700 "$dir"
+    as_postgres "$bin/initdb" -D "$dir/data" -U postgres -A trust -E UTF8 --locale=C.UTF-8 >"$dir/initdb.log" 2>&1 \
+        || { cat "$dir/initdb.log" >&2; exit 1; }
+    # Unix socket only; enough connections for the load benchmark (one held per open writer).
+    as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
+        -o "-c listen_addresses='' -c unix_socket_directories='$dir' -c max_connections=300 -c fsync=on" \
+        start >&2 || { cat "$dir/server.log" >&2; exit 1; }
+    echo "export ARBOR_TEST_POSTGRES_URL='postgresql:///postgres?host=$dir&user=postgres'"
+    echo "export ARBOR_TEST_POSTGRES_DIR='$dir'"
+}
+
+stop() {
+    local dir="${1:?usage: postgres.sh stop DIR}" bin
+    bin="$(pg_bin)" || return 0
+    if [ -d "$dir/data" ]; then
+        as_postgres "$bin/pg_ctl" -D "$dir/data" -m fast -w stop >&2 || true
+    fi
+    rm -rf "$dir"
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) shift; stop "$@" ;;
+    *) echo "usage: $0 start | stop DIR" >&2; exit 2 ;;
+esac

@@ -1,0 +1,200 @@
+//! The tool contract: what the agent loop needs from a tool (`read`, `bash`, an MCP bridge...).
+//!
+//! The loop owns validation (JSON Schema plus pi's coercions, see [`super::validate`]),
+//! cancellation and event emission; a tool only turns validated arguments into content. A tool
+//! never panics to report failure: it returns a [`ToolError`], whose message the model sees as
+//! the error result's text.
+
+use std::fmt;
+use std::sync::Arc;
+
+use arbor_ai::ContentBlock;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Whether the calls of one assistant message may run together. One `Sequential` tool among
+/// the calls makes the whole batch sequential (pi's rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolExecutionMode {
+    #[default]
+    Parallel,
+    Sequential,
+}
+
+/// A tool the model can call.
+#[async_trait::async_trait]
+pub trait AgentTool: Send + Sync {
+    /// What the model calls: `"read"`, `"bash"`, ...
+    fn name(&self) -> &str;
+    /// Human-facing name (pi's `label`).
+    fn label(&self) -> &str {
+        self.name()
+    }
+    fn description(&self) -> &str;
+    /// JSON Schema of the arguments object.
+    fn parameters(&self) -> &Value;
+    fn execution_mode(&self) -> ToolExecutionMode {
+        ToolExecutionMode::Parallel
+    }
+    /// Runs the call. `call.arguments` are already validated and coerced against
+    /// [`AgentTool::parameters`]. Should return promptly once `call.cancel` fires.
+    async fn execute(&self, call: ToolInvocation) -> Result<ToolOutput, ToolError>;
+}
+
+/// The model-facing description of a tool (what goes into the provider request).
+pub fn llm_tool(tool: &dyn AgentTool) -> arbor_ai::Tool {
+    arbor_ai::Tool {
+        name: tool.name().to_string(),
+        description: tool.description().to_string(),
+        parameters: tool.parameters().clone(),
+        extra: Default::default(),
+    }
+}
+
+/// Shared handle to a tool.
+pub type ToolRef = Arc<dyn AgentTool>;
+
+/// One call of a tool, as handed to [`AgentTool::execute`]. (Named apart from
+/// [`arbor_ai::ToolCall`], the content block the model wrote.)
+#[derive(Debug, Clone)]
+pub struct ToolInvocation {
+    pub call_id: String,
+    /// Validated and coerced against the tool's schema.
+    pub arguments: Value,
+    /// Fires when the run is aborted.
+    pub cancel: CancellationToken,
+    /// Partial results for the UI (`tool_execution_update` events).
+    pub progress: ToolProgress,
+}
+
+/// What a tool produced: model-visible content (text and image blocks) and UI-only details.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolOutput {
+    pub content: Vec<ContentBlock>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+impl ToolOutput {
+    /// One text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput {
+            content: vec![ContentBlock::text(text)],
+            details: None,
+        }
+    }
+
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+}
+
+/// A failed tool call. `message` becomes the error result's text for the model.
+#[derive(Debug)]
+pub struct ToolError {
+    message: String,
+    details: Option<Value>,
+    source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
+}
+
+impl ToolError {
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolError {
+            message: message.into(),
+            details: None,
+            source: None,
+        }
+    }
+
+    /// UI-only details kept on the error result (`details` of the toolResult message).
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// Keeps the underlying error for logs; the model only sees [`ToolError::message`].
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(Box::new(source));
+        self
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    pub fn details(&self) -> Option<&Value> {
+        self.details.as_ref()
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ToolError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl From<std::io::Error> for ToolError {
+    fn from(e: std::io::Error) -> Self {
+        ToolError::new(e.to_string()).with_source(e)
+    }
+}
+
+/// Sink for partial results. Cheap to clone; updates sent after the call finished are dropped
+/// (pi ignores late updates).
+#[derive(Clone)]
+pub struct ToolProgress {
+    sink: Option<Arc<ProgressFn>>,
+}
+
+type ProgressFn = dyn Fn(ToolOutput) + Send + Sync;
+
+impl fmt::Debug for ToolProgress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolProgress")
+            .field("connected", &self.sink.is_some())
+            .finish()
+    }
+}
+
+impl ToolProgress {
+    /// A sink that drops everything (for calling a tool outside the loop, e.g. in tests).
+    pub fn disconnected() -> Self {
+        ToolProgress { sink: None }
+    }
+
+    /// A sink calling `f` for every update.
+    pub fn from_fn(f: impl Fn(ToolOutput) + Send + Sync + 'static) -> Self {
+        ToolProgress {
+            sink: Some(Arc::new(f)),
+        }
+    }
+
+    /// A connected sink and the receiver of its updates.
+    pub fn channel() -> (Self, mpsc::UnboundedReceiver<ToolOutput>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let progress = ToolProgress::from_fn(move |out| {
+            // A closed receiver means the call is over; late updates are ignored by design.
+            let _ = tx.send(out);
+        });
+        (progress, rx)
+    }
+
+    /// Reports a partial result.
+    pub fn update(&self, partial: ToolOutput) {
+        if let Some(sink) = &self.sink {
+            sink(partial);
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! Harness hooks (pi's `on(type, handler)`): callbacks that may change what happens, as opposed
+//! to subscribers, which only observe. Several hooks may be registered; for hooks with results
+//! they run in registration order and the **last** `Some` wins, except
+//! `before_provider_request`, where each hook edits the options the previous one left
+//! (compaction-and-harness.md §C.13).
+
+use arbor_ai::stream::SimpleStreamOptions;
+use arbor_ai::{ImageContent, Model};
+
+use crate::agent::{
+    AgentError, ToolCallDecision, ToolCallRequest, ToolCallResult, ToolResultPatch,
+};
+use crate::message::AgentMessage;
+use crate::session::entry::SessionEntry;
+
+/// What a hook returns: `Ok(None)` = no opinion.
+pub type HookResult<T> = Result<Option<T>, AgentError>;
+
+/// `before_agent_start`: the prompt about to be sent.
+#[derive(Debug, Clone)]
+pub struct BeforeAgentStart<'a> {
+    pub prompt: &'a str,
+    pub images: &'a [ImageContent],
+    pub system_prompt: &'a str,
+}
+
+/// `before_agent_start`'s answer: messages appended after the prompt, and a system prompt used
+/// for the first request of this run only.
+#[derive(Debug, Clone, Default)]
+pub struct BeforeAgentStartResult {
+    pub messages: Vec<AgentMessage>,
+    pub system_prompt: Option<String>,
+}
+
+/// `session_before_tree`: what `navigate_tree` is about to do.
+#[derive(Debug, Clone)]
+pub struct TreePreparation {
+    pub target_id: Option<String>,
+    pub old_leaf_id: Option<String>,
+    pub common_ancestor_id: Option<String>,
+    /// The abandoned branch, oldest first (what a summary would cover).
+    pub entries_to_summarize: Vec<SessionEntry>,
+    pub user_wants_summary: bool,
+    pub custom_instructions: Option<String>,
+    pub replace_instructions: bool,
+    pub label: Option<String>,
+}
+
+/// A summary a hook supplies instead of the generated one.
+#[derive(Debug, Clone, Default)]
+pub struct HookSummary {
+    pub summary: String,
+    pub details: Option<serde_json::Value>,
+    pub usage: Option<arbor_ai::Usage>,
+}
+
+/// `session_before_tree`'s answer.
+#[derive(Debug, Clone, Default)]
+pub struct BeforeTreeResult {
+    /// Stop the navigation (`{cancelled: true}`).
+    pub cancel: bool,
+    /// Used whenever present, even without `summarize`.
+    pub summary: Option<HookSummary>,
+    pub custom_instructions: Option<String>,
+    pub replace_instructions: Option<bool>,
+}
+
+/// `session_before_compact`'s answer.
+#[derive(Debug, Clone, Default)]
+pub struct BeforeCompactResult {
+    /// Stop with `compaction` "Compaction cancelled".
+    pub cancel: bool,
+    /// A compaction to write instead of generating one (`fromHook: true`).
+    pub compaction: Option<crate::session::CompactionDraft>,
+}
+
+/// `session_before_compact`: the path about to be compacted.
+#[derive(Debug, Clone)]
+pub struct BeforeCompact<'a> {
+    pub branch_entries: &'a [SessionEntry],
+    pub custom_instructions: Option<&'a str>,
+}
+
+/// One registered set of hooks; implement only what you need.
+#[async_trait::async_trait]
+pub trait HarnessHook: Send + Sync {
+    async fn before_agent_start(
+        &self,
+        _event: &BeforeAgentStart<'_>,
+    ) -> HookResult<BeforeAgentStartResult> {
+        Ok(None)
+    }
+
+    /// `context`: replaces the agent messages of one request.
+    async fn context(&self, _messages: &[AgentMessage]) -> HookResult<Vec<AgentMessage>> {
+        Ok(None)
+    }
+
+    /// `tool_call`: may block a call.
+    async fn tool_call(&self, _request: ToolCallRequest<'_>) -> HookResult<ToolCallDecision> {
+        Ok(None)
+    }
+
+    /// `tool_result`: may patch a result.
+    async fn tool_result(&self, _result: ToolCallResult<'_>) -> HookResult<ToolResultPatch> {
+        Ok(None)
+    }
+
+    /// `before_provider_request`: edits the provider options (chained).
+    async fn before_provider_request(
+        &self,
+        _model: &Model,
+        _options: &mut SimpleStreamOptions,
+    ) -> Result<(), AgentError> {
+        Ok(())
+    }
+
+    async fn session_before_compact(
+        &self,
+        _event: &BeforeCompact<'_>,
+    ) -> HookResult<BeforeCompactResult> {
+        Ok(None)
+    }
+
+    async fn session_before_tree(
+        &self,
+        _preparation: &TreePreparation,
+    ) -> HookResult<BeforeTreeResult> {
+        Ok(None)
+    }
+}

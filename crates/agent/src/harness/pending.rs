@@ -1,0 +1,34 @@
+//! Pending session writes: mutations made while the harness is busy are queued and written at
+//! the next flush point (turn end, before the next request, agent end, error paths), so a turn
+//! lands in the log as a unit (seed 000, "pendingSessionWrites").
+
+use crate::message::AgentMessage;
+use crate::session::Session;
+use crate::SessionError;
+
+/// An entry to write later (an entry shape minus id, parent and timestamp).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PendingWrite {
+    Message(Box<AgentMessage>),
+    ModelChange { provider: String, model_id: String },
+    ThinkingLevelChange(String),
+    ActiveToolsChange(Vec<String>),
+}
+
+impl PendingWrite {
+    /// Writes this entry now.
+    pub async fn write(&self, session: &Session) -> Result<String, SessionError> {
+        match self {
+            PendingWrite::Message(m) => session.append_message((**m).clone()).await,
+            PendingWrite::ModelChange { provider, model_id } => {
+                session.append_model_change(provider, model_id).await
+            }
+            PendingWrite::ThinkingLevelChange(level) => {
+                session.append_thinking_level_change(level).await
+            }
+            PendingWrite::ActiveToolsChange(names) => {
+                session.append_active_tools_change(names).await
+            }
+        }
+    }
+}

@@ -1,0 +1,308 @@
+//! `prompt`: one agent run under the harness (compaction-and-harness.md §C.4–§C.7).
+//!
+//! The harness is the loop's [`LoopHooks`]: it persists every `message_end` before subscribers
+//! see it, flushes pending writes and makes a save point at every `turn_end`, rebuilds the
+//! context from the session before every later request, and drains its queues.
+
+use std::sync::Mutex;
+
+use arbor_ai::stream::SimpleStreamOptions;
+use arbor_ai::{AssistantMessage, ContentBlock, ImageContent, Message, Model, StopReason, Usage};
+use tokio_util::sync::CancellationToken;
+
+use crate::agent::{
+    run_agent_loop, AgentError, AgentEvent, AgentLoopConfig, ErrorCode, LoopHooks, NextTurn,
+    ToolCallDecision, ToolCallRequest, ToolCallResult, ToolResultPatch,
+};
+use crate::context::projection::ContextOptions;
+use crate::message::AgentMessage;
+
+use super::hooks::{BeforeAgentStart, BeforeAgentStartResult};
+use super::{user_message, AgentHarness, Phase, SystemPromptInput};
+
+/// The loop's host for one run.
+struct RunHooks<'a> {
+    harness: &'a AgentHarness,
+    /// The last assistant message persisted in this run (what `prompt` returns).
+    last_assistant: Mutex<Option<AssistantMessage>>,
+}
+
+impl AgentHarness {
+    /// Sends a prompt (text plus images) and runs the agent until it stops. Returns the last
+    /// assistant message of the run (an `error`/`aborted` one included). Requires idle.
+    pub async fn prompt(
+        &self,
+        text: &str,
+        images: &[ImageContent],
+    ) -> Result<AssistantMessage, AgentError> {
+        let cancel = self.begin(Phase::Turn, "AgentHarness is busy")?;
+        let result = self.execute_turn(text, images, cancel).await;
+        // Error paths flush too: nothing the caller set is lost.
+        let flushed = self.flush_pending().await;
+        self.finish();
+        let message = result?;
+        flushed?;
+        Ok(message)
+    }
+
+    /// The current loop configuration (model, tools, system prompt of this turn).
+    fn loop_config(&self, system_prompt_override: Option<String>) -> AgentLoopConfig {
+        let s = self.state();
+        let system_prompt = system_prompt_override.unwrap_or_else(|| {
+            s.system_prompt.render(&SystemPromptInput {
+                model: &s.model,
+                thinking_level: s.thinking_level,
+                active_tools: s.active.tools(),
+            })
+        });
+        AgentLoopConfig {
+            provider: self.inner.provider.clone(),
+            model: s.model.clone(),
+            thinking_level: s.thinking_level,
+            system_prompt: Some(system_prompt),
+            tools: s.active.clone(),
+            stream_options: s.stream_options.clone(),
+            thinking_budgets: s.thinking_budgets,
+            tool_execution: s.tool_execution,
+        }
+    }
+
+    async fn execute_turn(
+        &self,
+        text: &str,
+        images: &[ImageContent],
+        cancel: CancellationToken,
+    ) -> Result<AssistantMessage, AgentError> {
+        let prompt = user_message(text, images);
+        let queued: Vec<AgentMessage> = self.state().next_turn.drain(..).collect();
+        if !queued.is_empty() {
+            let ev = self.queue_update();
+            self.deliver(&ev);
+        }
+        let mut messages = queued;
+        messages.push(prompt);
+
+        let base_prompt = self.loop_config(None).system_prompt.unwrap_or_default();
+        let mut override_prompt = None;
+        let event = BeforeAgentStart {
+            prompt: text,
+            images,
+            system_prompt: &base_prompt,
+        };
+        let mut extra: Option<BeforeAgentStartResult> = None;
+        for hook in self.hooks() {
+            if let Some(r) = hook.before_agent_start(&event).await? {
+                extra = Some(r);
+            }
+        }
+        if let Some(r) = extra {
+            messages.extend(r.messages);
+            override_prompt = r.system_prompt;
+        }
+
+        let ctx = self
+            .inner
+            .session
+            .build_context(&ContextOptions::default())
+            .await?;
+        let config = self.loop_config(override_prompt);
+        let failure_model = config.model.clone();
+        let hooks = RunHooks {
+            harness: self,
+            last_assistant: Mutex::new(None),
+        };
+        let run = run_agent_loop(messages, ctx.messages, config, &hooks, cancel.clone()).await;
+        if let Err(error) = run {
+            hooks
+                .report_failure(&failure_model, &cancel, &error)
+                .await?;
+        }
+        let last = hooks
+            .last_assistant
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        last.ok_or_else(|| {
+            AgentError::new(
+                ErrorCode::InvalidState,
+                "AgentHarness prompt completed without an assistant message",
+            )
+        })
+    }
+
+    /// Flushes pending writes, makes a durability point and reports it (turn end).
+    async fn save_point(&self) -> Result<(), AgentError> {
+        let had = self.flush_pending().await?;
+        self.inner.session.storage().save_point().await?;
+        self.deliver(&AgentEvent::SavePoint {
+            had_pending_mutations: had,
+        });
+        Ok(())
+    }
+}
+
+impl RunHooks<'_> {
+    /// The loop failed (a write, a hook): end the run the normal way with a failure message.
+    async fn report_failure(
+        &self,
+        model: &Model,
+        cancel: &CancellationToken,
+        error: &AgentError,
+    ) -> Result<(), AgentError> {
+        let message = AssistantMessage {
+            content: vec![ContentBlock::text("")],
+            api: model.api.clone(),
+            provider: model.provider.clone(),
+            model: model.id.clone(),
+            usage: Usage::default(),
+            stop_reason: if cancel.is_cancelled() {
+                StopReason::Aborted
+            } else {
+                StopReason::Error
+            },
+            error_message: Some(error.message().to_string()),
+            timestamp: arbor_ai::time::now_ms(),
+            response_id: None,
+            response_model: None,
+            duration_ms: None,
+            extra: Default::default(),
+        };
+        let wrapped = AgentMessage::Llm(Message::Assistant(message));
+        let sequence = [
+            AgentEvent::MessageStart {
+                message: wrapped.clone(),
+            },
+            AgentEvent::MessageEnd {
+                message: wrapped.clone(),
+            },
+            AgentEvent::TurnEnd {
+                message: wrapped.clone(),
+                tool_results: Vec::new(),
+            },
+            AgentEvent::AgentEnd {
+                messages: vec![wrapped],
+            },
+        ];
+        for ev in sequence {
+            if let Err(second) = self.emit(ev).await {
+                return Err(AgentError::new(
+                    ErrorCode::Unknown,
+                    "Agent run failed and failure reporting failed",
+                )
+                .with_source(second));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[async_trait::async_trait]
+impl LoopHooks for RunHooks<'_> {
+    async fn emit(&self, event: AgentEvent) -> Result<(), AgentError> {
+        let h = self.harness;
+        match &event {
+            AgentEvent::MessageEnd { message } => {
+                // Persist first: a subscriber never sees a message the log does not hold.
+                h.inner.session.append_message(message.clone()).await?;
+                if let AgentMessage::Llm(Message::Assistant(a)) = message {
+                    *self
+                        .last_assistant
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner()) = Some(a.clone());
+                }
+                h.deliver(&event);
+            }
+            AgentEvent::TurnEnd { .. } => {
+                h.deliver(&event);
+                h.save_point().await?;
+            }
+            AgentEvent::AgentEnd { .. } => {
+                if h.flush_pending().await? {
+                    h.inner.session.storage().save_point().await?;
+                }
+                h.state().phase = Phase::Idle;
+                h.deliver(&event);
+                let next_turn_count = h.state().next_turn.len();
+                h.deliver(&AgentEvent::Settled { next_turn_count });
+            }
+            _ => h.deliver(&event),
+        }
+        Ok(())
+    }
+
+    async fn transform_context(
+        &self,
+        messages: &[AgentMessage],
+    ) -> Result<Option<Vec<AgentMessage>>, AgentError> {
+        let mut result = None;
+        for hook in self.harness.hooks() {
+            if let Some(r) = hook.context(messages).await? {
+                result = Some(r);
+            }
+        }
+        Ok(result)
+    }
+
+    async fn before_request(
+        &self,
+        model: &Model,
+        options: &mut SimpleStreamOptions,
+    ) -> Result<(), AgentError> {
+        for hook in self.harness.hooks() {
+            hook.before_provider_request(model, options).await?;
+        }
+        Ok(())
+    }
+
+    async fn before_tool_call(
+        &self,
+        request: ToolCallRequest<'_>,
+    ) -> Result<Option<ToolCallDecision>, AgentError> {
+        let mut result = None;
+        for hook in self.harness.hooks() {
+            if let Some(r) = hook.tool_call(request).await? {
+                result = Some(r);
+            }
+        }
+        Ok(result)
+    }
+
+    async fn after_tool_call(
+        &self,
+        result: ToolCallResult<'_>,
+    ) -> Result<Option<ToolResultPatch>, AgentError> {
+        let mut patch = None;
+        for hook in self.harness.hooks() {
+            if let Some(p) = hook.tool_result(result).await? {
+                patch = Some(p);
+            }
+        }
+        Ok(patch)
+    }
+
+    async fn steering_messages(&self) -> Result<Vec<AgentMessage>, AgentError> {
+        Ok(self.harness.drain(true))
+    }
+
+    async fn follow_up_messages(&self) -> Result<Vec<AgentMessage>, AgentError> {
+        Ok(self.harness.drain(false))
+    }
+
+    async fn prepare_next_turn(&self) -> Result<Option<NextTurn>, AgentError> {
+        let h = self.harness;
+        h.flush_pending().await?;
+        let ctx = h
+            .inner
+            .session
+            .build_context(&ContextOptions::default())
+            .await?;
+        let config = h.loop_config(None);
+        Ok(Some(NextTurn {
+            context: Some(ctx.messages),
+            model: Some(config.model),
+            thinking_level: Some(config.thinking_level),
+            tools: Some(config.tools),
+            system_prompt: Some(config.system_prompt),
+        }))
+    }
+}

@@ -1,0 +1,155 @@
+//! Options of one model call: provider-native ([`StreamOptions`]) and unified
+//! ([`SimpleStreamOptions`]). Plain data, so that layers without an HTTP client (the agent,
+//! the faux provider) can build and pass them.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+pub use crate::thinking::ThinkingBudgets;
+use crate::types::ThinkingLevel;
+
+/// How long provider-side prompt caches should live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheRetention {
+    /// No cache markers / cache keys at all.
+    None,
+    /// The provider's default (Anthropic: 5 minutes).
+    Short,
+    /// Long retention (Anthropic `ttl: "1h"`, OpenAI `prompt_cache_retention: "24h"`).
+    Long,
+}
+
+/// Anthropic-specific options of [`stream`](crate::stream::stream).
+#[derive(Debug, Clone, Default)]
+pub struct AnthropicOptions {
+    pub thinking_enabled: Option<bool>,
+    pub thinking_budget_tokens: Option<u64>,
+    /// `low|medium|high|xhigh|max`, sent as `output_config.effort` with adaptive thinking.
+    pub effort: Option<String>,
+    /// `summarized` (default) or `omitted`.
+    pub thinking_display: Option<String>,
+    /// Adds the interleaved-thinking beta with budget thinking (default true).
+    pub interleaved_thinking: Option<bool>,
+}
+
+/// OpenAI-specific options (Chat Completions and Responses).
+#[derive(Debug, Clone, Default)]
+pub struct OpenAiOptions {
+    /// A thinking level name (`minimal`..`max`); mapped through `thinkingLevelMap`.
+    pub reasoning_effort: Option<String>,
+    /// Responses only: `auto|detailed|concise`.
+    pub reasoning_summary: Option<String>,
+    /// Responses only: `flex|priority|...`.
+    pub service_tier: Option<String>,
+    /// Chat Completions only: token budget for servers with a thinking-budget field.
+    pub thinking_budget: Option<u64>,
+}
+
+/// Google thinking configuration.
+#[derive(Debug, Clone, Default)]
+pub struct GoogleThinking {
+    pub enabled: bool,
+    /// `-1` dynamic, `0` off.
+    pub budget_tokens: Option<i64>,
+    /// `MINIMAL|LOW|MEDIUM|HIGH` for thinking-level models.
+    pub level: Option<String>,
+}
+
+/// Google-specific options of [`stream`](crate::stream::stream).
+#[derive(Debug, Clone, Default)]
+pub struct GoogleOptions {
+    pub thinking: Option<GoogleThinking>,
+}
+
+/// Options of [`stream`](crate::stream::stream). Everything is optional; `Default` gives pi's defaults.
+#[derive(Clone, Default)]
+pub struct StreamOptions {
+    /// API key; when absent the provider's environment variable is consulted.
+    pub api_key: Option<String>,
+    /// Cancels the request: the stream ends promptly with an `aborted` error event and the HTTP
+    /// connection is dropped.
+    pub cancel: Option<CancellationToken>,
+    /// Extra request headers (case-insensitive override of defaults; `None` removes a header).
+    pub headers: Vec<(String, Option<String>)>,
+    /// Maximum wait for the response headers (not the whole stream).
+    pub timeout: Option<Duration>,
+    /// HTTP-level retries of the initial request (default 0 = off).
+    pub max_retries: u32,
+    /// Largest server-requested retry delay accepted (default 60 s; zero = no cap).
+    pub max_retry_delay: Option<Duration>,
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u64>,
+    /// Default `Short`, or `Long` when `PI_CACHE_RETENTION=long` / `ARBOR_CACHE_RETENTION=long`.
+    pub cache_retention: Option<CacheRetention>,
+    /// Enables prompt-cache keys and session-affinity headers.
+    pub session_id: Option<String>,
+    /// Anthropic reads `user_id`.
+    pub metadata: Option<Map<String, Value>>,
+    /// Provider-native tool choice: a string (`auto|none|any|required`) or an object.
+    pub tool_choice: Option<Value>,
+    /// Request sampling parameters (`top_p`, `top_k`, `min_p`, …), merged last into
+    /// OpenAI-compatible bodies over the model's own (ai-layer §2.3).
+    pub sampling_params: Option<Map<String, Value>>,
+    pub anthropic: AnthropicOptions,
+    pub openai: OpenAiOptions,
+    pub google: GoogleOptions,
+    /// HTTP client to use (a shared default client otherwise).
+    #[cfg(feature = "providers")]
+    pub client: Option<reqwest::Client>,
+}
+
+impl std::fmt::Debug for StreamOptions {
+    // Hand-written so the API key never reaches logs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamOptions")
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field(
+                "headers",
+                &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
+            .field("timeout", &self.timeout)
+            .field("max_retries", &self.max_retries)
+            .field("temperature", &self.temperature)
+            .field("max_tokens", &self.max_tokens)
+            .field("cache_retention", &self.cache_retention)
+            .field("session_id", &self.session_id)
+            .field("tool_choice", &self.tool_choice)
+            .field("anthropic", &self.anthropic)
+            .field("openai", &self.openai)
+            .field("google", &self.google)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StreamOptions {
+    /// The effective cache retention (explicit, else environment, else `Short`).
+    pub fn resolved_cache_retention(&self) -> CacheRetention {
+        if let Some(r) = self.cache_retention {
+            return r;
+        }
+        let long = ["ARBOR_CACHE_RETENTION", "PI_CACHE_RETENTION"]
+            .iter()
+            .any(|k| std::env::var(k).is_ok_and(|v| v == "long"));
+        if long {
+            CacheRetention::Long
+        } else {
+            CacheRetention::Short
+        }
+    }
+
+    /// Whether the caller's token was cancelled already.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| c.is_cancelled())
+    }
+}
+
+/// Options of [`stream_simple`](crate::stream::stream_simple): the common options plus one provider-neutral reasoning level.
+#[derive(Debug, Clone, Default)]
+pub struct SimpleStreamOptions {
+    pub base: StreamOptions,
+    /// `None` or `Some(Off)` = no reasoning requested.
+    pub reasoning: Option<ThinkingLevel>,
+    pub thinking_budgets: ThinkingBudgets,
+}

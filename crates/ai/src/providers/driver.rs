@@ -1,0 +1,268 @@
+//! Sends a prepared request (with optional retries), pumps the body through the SSE decoder
+//! into a parser and turns every outcome into the stream's terminal event.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use crate::emit::{Emitter, ABORTED_MESSAGE};
+use crate::event::AssistantMessageEvent;
+use crate::options::StreamOptions;
+use crate::retry::{is_retryable_request_failure, request_retry_delay, RetryAfterHeaders};
+use crate::types::{AssistantMessage, Model, StopReason};
+
+use super::dispatch::{new_parser, BuiltinApi};
+use super::http_error::{format_http_error, transport_error_text};
+use super::keys::{PreparedRequest, Secrets};
+use super::output::{Halt, Output, StreamParser};
+use super::sse::SseDecoder;
+
+fn shared_client() -> reqwest::Client {
+    static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .build()
+                .unwrap_or_else(|_| reqwest::Client::new())
+        })
+        .clone()
+}
+
+enum SendOutcome {
+    Response(reqwest::Response),
+    Failed(String),
+    Aborted,
+}
+
+/// Sends the request, retrying per ai-layer §6.3 when `max_retries > 0`.
+async fn send_with_retries(
+    client: &reqwest::Client,
+    api: BuiltinApi,
+    model: &Model,
+    options: &StreamOptions,
+    request: &PreparedRequest,
+) -> SendOutcome {
+    let body = match serde_json::to_vec(&request.body) {
+        Ok(body) => body,
+        Err(err) => return SendOutcome::Failed(format!("Could not serialize request: {err}")),
+    };
+    let cancel = options.cancel.clone().unwrap_or_default();
+    let mut attempt: u32 = 0;
+    loop {
+        let mut builder = client.post(&request.url).body(body.clone());
+        for (name, value) in &request.headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        let send = builder.send();
+        let result = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return SendOutcome::Aborted,
+            result = with_timeout(options.timeout, send) => result,
+        };
+        let (message, retryable, retry_headers) = match result {
+            Ok(Ok(response)) if response.status().is_success() => {
+                return SendOutcome::Response(response)
+            }
+            Ok(Ok(response)) => {
+                let status = response.status().as_u16();
+                let headers = response.headers().clone();
+                let content_type = headers
+                    .get(reqwest::header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_string);
+                let text = tokio::select! {
+                    biased;
+                    _ = cancel.cancelled() => return SendOutcome::Aborted,
+                    text = response.text() => text.unwrap_or_default(),
+                };
+                let message = format_http_error(api, model, status, content_type.as_deref(), &text);
+                let should_retry = headers.get("x-should-retry").and_then(|v| v.to_str().ok());
+                let retryable = is_retryable_request_failure(Some(status), should_retry);
+                (message, retryable, Some(headers))
+            }
+            Ok(Err(err)) => (transport_error_text(&err), true, None),
+            Err(()) => ("Request timed out.".to_string(), true, None),
+        };
+        if !retryable || attempt >= options.max_retries {
+            return SendOutcome::Failed(message);
+        }
+        let header = |name: &str| {
+            retry_headers
+                .as_ref()
+                .and_then(|h| h.get(name))
+                .and_then(|v| v.to_str().ok())
+        };
+        let delay = request_retry_delay(
+            attempt,
+            &RetryAfterHeaders {
+                retry_after_ms: header("retry-after-ms"),
+                retry_after: header("retry-after"),
+            },
+            options.max_retry_delay.map(|d| d.as_millis() as u64),
+            crate::time::now_ms(),
+            rand::random::<f64>(),
+            &message,
+        );
+        let delay = match delay {
+            Ok(delay) => delay,
+            Err(too_long) => return SendOutcome::Failed(too_long.message),
+        };
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => return SendOutcome::Aborted,
+            _ = tokio::time::sleep(delay) => {}
+        }
+        attempt += 1;
+    }
+}
+
+async fn with_timeout<F: std::future::Future>(
+    timeout: Option<Duration>,
+    fut: F,
+) -> Result<F::Output, ()> {
+    match timeout {
+        Some(t) => tokio::time::timeout(t, fut).await.map_err(|_| ()),
+        None => Ok(fut.await),
+    }
+}
+
+/// Runs one request to its terminal event.
+pub(crate) async fn run(
+    emitter: &mut Emitter,
+    model: &Model,
+    options: &StreamOptions,
+    request: PreparedRequest,
+    parser: &mut dyn StreamParser,
+    api: BuiltinApi,
+) {
+    let mut out = Output::new(model);
+    if options.is_cancelled() {
+        return emitter.error(out.message, StopReason::Aborted);
+    }
+    // Error texts may echo the request (DECISIONS §25.6): scrub what we sent before any of it
+    // reaches `errorMessage`.
+    let secrets = Secrets::of(&request);
+    let client = options.client.clone().unwrap_or_else(shared_client);
+    let mut response = match send_with_retries(&client, api, model, options, &request).await {
+        SendOutcome::Response(r) => r,
+        SendOutcome::Failed(message) => {
+            out.message.error_message = Some(secrets.scrub(&message));
+            return emitter.error(out.message, StopReason::Error);
+        }
+        SendOutcome::Aborted => {
+            out.message.error_message = Some(ABORTED_MESSAGE.to_string());
+            return emitter.error(out.message, StopReason::Aborted);
+        }
+    };
+    emitter.push(AssistantMessageEvent::Start {
+        partial: out.message.clone(),
+    });
+    let cancel = options.cancel.clone().unwrap_or_default();
+    let mut decoder = new_decoder(parser);
+    let outcome: Result<(), Halt> = loop {
+        let chunk = tokio::select! {
+            biased;
+            _ = cancel.cancelled() => break Err(Halt::Fail(String::new())),
+            chunk = response.chunk() => chunk,
+        };
+        match chunk {
+            Ok(Some(bytes)) => {
+                let fed = decoder.feed(&bytes, &mut |event| parser.on_event(event, &mut out));
+                drain(emitter, &mut out);
+                if let Err(halt) = fed {
+                    break Err(halt);
+                }
+            }
+            // A connection dropped mid-body ends the stream like an early end of the body: the
+            // parser then reports the incomplete stream in pi's words ("… ended before
+            // message_stop", "… without finish_reason"), which the retry classifier accepts,
+            // and closes open blocks as it does at a clean end (DECISIONS §26.3).
+            Ok(None) | Err(_) => {
+                if decoder.has_unterminated_event() {
+                    if let Some(message) = parser.unterminated_tail_error() {
+                        break Err(Halt::Fail(message));
+                    }
+                }
+                let fed = decoder.finish(&mut |event| parser.on_event(event, &mut out));
+                drain(emitter, &mut out);
+                break fed;
+            }
+        }
+    };
+    // Close the connection before reporting (matters for aborts and early `[DONE]`).
+    drop(response);
+    if cancel.is_cancelled() {
+        parser.on_failure(&mut out);
+        drain(emitter, &mut out);
+        out.message.error_message = Some(ABORTED_MESSAGE.to_string());
+        return emitter.error(out.message, StopReason::Aborted);
+    }
+    let finished = match outcome {
+        Ok(()) | Err(Halt::Stop) => parser.finish(&mut out),
+        Err(Halt::Fail(message)) => Err(message),
+    };
+    drain(emitter, &mut out);
+    // In-stream error events set `errorMessage` inside the parsers.
+    if let Some(m) = out.message.error_message.take() {
+        out.message.error_message = Some(secrets.scrub(&m));
+    }
+    match finished {
+        Ok(()) => emitter.done(out.message),
+        Err(message) => {
+            parser.on_failure(&mut out);
+            drain(emitter, &mut out);
+            out.message.error_message = Some(secrets.scrub(&message));
+            emitter.error(out.message, StopReason::Error);
+        }
+    }
+}
+
+fn new_decoder(parser: &dyn StreamParser) -> SseDecoder {
+    if parser.wants_raw_lines() {
+        SseDecoder::new()
+    } else {
+        SseDecoder::without_raw()
+    }
+}
+
+fn drain(emitter: &mut Emitter, out: &mut Output) {
+    for event in out.events.drain(..) {
+        emitter.push(event);
+    }
+}
+
+/// Feeds a complete recorded body through the SSE decoder and a parser — the client's code
+/// path without the network. Returns the final message (`stopReason` error on failure) and
+/// the number of events produced. Used by the benchmark.
+pub fn parse_recorded(
+    api: BuiltinApi,
+    model: &Model,
+    body: &[u8],
+    chunk_size: usize,
+) -> (AssistantMessage, usize) {
+    let mut parser = new_parser(api, model);
+    let mut out = Output::new(model);
+    let mut decoder = new_decoder(parser.as_ref());
+    let mut events = 0usize;
+    let mut result: Result<(), Halt> = Ok(());
+    for chunk in body.chunks(chunk_size.max(1)) {
+        result = decoder.feed(chunk, &mut |event| parser.on_event(event, &mut out));
+        events += out.events.len();
+        out.events.clear();
+        if result.is_err() {
+            break;
+        }
+    }
+    if result.is_ok() {
+        result = decoder.finish(&mut |event| parser.on_event(event, &mut out));
+    }
+    let finished = match result {
+        Ok(()) | Err(Halt::Stop) => parser.finish(&mut out),
+        Err(Halt::Fail(m)) => Err(m),
+    };
+    events += out.events.len();
+    if let Err(message) = finished {
+        out.message.stop_reason = StopReason::Error;
+        out.message.error_message = Some(message);
+    }
+    (out.message, events)
+}

@@ -1,0 +1,616 @@
+//! The Chat Completions request body: messages, tools, reasoning switches, cache markers.
+
+use serde_json::{json, Map, Value};
+
+use super::compat::{compat_for, Compat, ThinkingFormat};
+use crate::options::{CacheRetention, StreamOptions};
+use crate::providers::{
+    cache_key, compat_value, final_headers, level_mapping, mapped_level, user_agent, LevelMapping,
+    PreparedRequest, Transcript,
+};
+use crate::types::{Content, ContentBlock, Message, Model, Tool};
+
+const DEFAULT_BUDGETS: [(&str, u64); 4] = [
+    ("minimal", 1024),
+    ("low", 2048),
+    ("medium", 8192),
+    ("high", 16384),
+];
+
+pub(crate) fn build_request(
+    model: &Model,
+    transcript: &Transcript,
+    options: &StreamOptions,
+    api_key: Option<&str>,
+) -> Result<PreparedRequest, String> {
+    let compat = compat_for(model);
+    let retention = options.resolved_cache_retention();
+    let mut messages = convert_messages(model, transcript, &compat);
+
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model.id));
+    body.insert("messages".into(), Value::Null); // placed here for key order, filled below
+    body.insert("stream".into(), json!(true));
+    let key_mode = compat.prompt_cache_key_mode.as_str();
+    let supports_cache_key = key_mode == "enabled"
+        || (key_mode == "auto"
+            && (model.base_url.contains("api.openai.com")
+                || (retention == CacheRetention::Long && compat.supports_long_cache_retention)));
+    if retention != CacheRetention::None && supports_cache_key {
+        if let Some(session) = &options.session_id {
+            body.insert("prompt_cache_key".into(), json!(cache_key(session)));
+        }
+    }
+    if retention == CacheRetention::Long && compat.supports_long_cache_retention {
+        body.insert("prompt_cache_retention".into(), json!("24h"));
+    }
+    if compat.supports_usage_in_streaming {
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    if compat.supports_store {
+        body.insert("store".into(), json!(false));
+    }
+    if let Some(max) = options.max_tokens.filter(|m| *m > 0) {
+        body.insert(compat.max_tokens_field.clone(), json!(max));
+    }
+    if let Some(t) = options.temperature {
+        body.insert("temperature".into(), json!(t));
+    }
+    let mut tools_value = None;
+    if !transcript.tools.is_empty() {
+        tools_value = Some(convert_tools(&transcript.tools, &compat));
+    } else if compat.requires_tools_with_tool_history && has_tool_history(&transcript.messages) {
+        tools_value = Some(Vec::new());
+    }
+    if compat.cache_control_anthropic && retention != CacheRetention::None {
+        let cc = if retention == CacheRetention::Long && compat.supports_long_cache_retention {
+            json!({"type": "ephemeral", "ttl": "1h"})
+        } else {
+            json!({"type": "ephemeral"})
+        };
+        apply_anthropic_cache_control(&mut messages, tools_value.as_mut(), &cc);
+    }
+    body["messages"] = Value::Array(messages);
+    if let Some(tools) = tools_value {
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if let Some(choice) = &options.tool_choice {
+        body.insert("tool_choice".into(), choice.clone());
+    }
+    if let Some(p) = compat_value(model, "vllmPriority") {
+        body.insert("priority".into(), p.clone());
+    }
+
+    let effort = options.openai.reasoning_effort.clone();
+    if model.reasoning {
+        apply_reasoning(model, &compat, effort.as_deref(), &mut body);
+        if let (Some(field), Some(level)) = (&compat.thinking_token_budget_field, effort.as_deref())
+        {
+            let budget = options.openai.thinking_budget.unwrap_or_else(|| {
+                let lookup = if matches!(level, "xhigh" | "max") {
+                    "high"
+                } else {
+                    level
+                };
+                DEFAULT_BUDGETS
+                    .iter()
+                    .find(|(l, _)| *l == lookup)
+                    .map_or(0, |(_, b)| *b)
+            });
+            let ceiling = body
+                .get("max_tokens")
+                .or_else(|| body.get("max_completion_tokens"))
+                .and_then(Value::as_u64)
+                .unwrap_or(model.max_tokens);
+            let clamped = budget.min(ceiling.saturating_sub(1024));
+            if clamped > 0 {
+                body.insert(field.clone(), json!(clamped));
+            }
+        }
+    }
+    if let Some(routing) = compat_value(model, "openRouterRouting").filter(|v| v.is_object()) {
+        body.insert("provider".into(), routing.clone());
+    }
+
+    // Headers.
+    let mut headers: Vec<(String, String)> = vec![
+        ("content-type".into(), "application/json".into()),
+        ("accept".into(), "text/event-stream".into()),
+        ("user-agent".into(), user_agent()),
+    ];
+    if let Some(key) = api_key {
+        headers.push(("authorization".into(), format!("Bearer {key}")));
+    }
+    if let Some(session) = &options.session_id {
+        if compat.send_session_affinity_headers && retention != CacheRetention::None {
+            match compat.session_affinity_format.as_str() {
+                "openrouter" => headers.push(("x-session-id".into(), session.clone())),
+                "openai-nosession" => {
+                    headers.push(("x-client-request-id".into(), session.clone()));
+                    headers.push(("x-session-affinity".into(), session.clone()));
+                }
+                _ => {
+                    headers.push(("session_id".into(), session.clone()));
+                    headers.push(("x-client-request-id".into(), session.clone()));
+                    headers.push(("x-session-affinity".into(), session.clone()));
+                }
+            }
+        }
+    }
+    crate::providers::simple::merge_sampling_params(
+        &mut body,
+        model,
+        options.openai.reasoning_effort.as_deref(),
+        options.sampling_params.as_ref(),
+    );
+    Ok(PreparedRequest {
+        url: format!("{}/chat/completions", model.base_url.trim_end_matches('/')),
+        headers: final_headers(headers, model, options),
+        body: Value::Object(body),
+    })
+}
+
+/// Reasoning fields per `thinkingFormat` (only for reasoning models).
+fn apply_reasoning(
+    model: &Model,
+    compat: &Compat,
+    effort: Option<&str>,
+    body: &mut Map<String, Value>,
+) {
+    let off = level_mapping(model, "off");
+    let off_not_null = off != LevelMapping::Unsupported;
+    let off_value = || match &off {
+        LevelMapping::Value(v) => v.clone(),
+        _ => "none".to_string(),
+    };
+    match compat.thinking_format {
+        ThinkingFormat::Zai => {
+            body.insert(
+                "thinking".into(),
+                if effort.is_some() {
+                    json!({"type": "enabled", "clear_thinking": false})
+                } else {
+                    json!({"type": "disabled"})
+                },
+            );
+            if let (Some(e), true) = (effort, compat.supports_reasoning_effort) {
+                match level_mapping(model, e) {
+                    LevelMapping::Value(v) => {
+                        body.insert("reasoning_effort".into(), json!(v));
+                    }
+                    LevelMapping::Missing => {
+                        body.insert("reasoning_effort".into(), json!(e));
+                    }
+                    LevelMapping::Unsupported => {}
+                }
+            }
+        }
+        ThinkingFormat::Qwen => {
+            body.insert("enable_thinking".into(), json!(effort.is_some()));
+            if let (Some(e), true) = (effort, compat.supports_reasoning_effort) {
+                body.insert("reasoning_effort".into(), json!(mapped_level(model, e)));
+            }
+        }
+        ThinkingFormat::QwenChatTemplate => {
+            body.insert(
+                "chat_template_kwargs".into(),
+                json!({"enable_thinking": effort.is_some(), "preserve_thinking": true}),
+            );
+        }
+        ThinkingFormat::DeepSeek => {
+            if effort.is_some() {
+                body.insert("thinking".into(), json!({"type": "enabled"}));
+            } else if off_not_null {
+                body.insert("thinking".into(), json!({"type": "disabled"}));
+            }
+            if let (Some(e), true) = (effort, compat.supports_reasoning_effort) {
+                body.insert("reasoning_effort".into(), json!(mapped_level(model, e)));
+            }
+        }
+        ThinkingFormat::OpenRouter => {
+            if let Some(e) = effort {
+                body.insert(
+                    "reasoning".into(),
+                    json!({"effort": mapped_level(model, e)}),
+                );
+            } else if off_not_null {
+                body.insert("reasoning".into(), json!({"effort": off_value()}));
+            }
+        }
+        ThinkingFormat::AntLing => {
+            if let Some(LevelMapping::Value(v)) = effort.map(|e| level_mapping(model, e)) {
+                body.insert("reasoning".into(), json!({"effort": v}));
+            }
+        }
+        ThinkingFormat::Together => {
+            body.insert("reasoning".into(), json!({"enabled": effort.is_some()}));
+            if let (Some(e), true) = (effort, compat.supports_reasoning_effort) {
+                body.insert("reasoning_effort".into(), json!(mapped_level(model, e)));
+            }
+        }
+        ThinkingFormat::StringThinking => {
+            if let Some(e) = effort {
+                body.insert("thinking".into(), json!(mapped_level(model, e)));
+            } else if off_not_null {
+                body.insert("thinking".into(), json!(off_value()));
+            }
+        }
+        ThinkingFormat::OpenAi => {
+            if !compat.supports_reasoning_effort {
+                return;
+            }
+            match effort {
+                Some(e) => {
+                    body.insert("reasoning_effort".into(), json!(mapped_level(model, e)));
+                }
+                None => {
+                    if let LevelMapping::Value(v) = off {
+                        body.insert("reasoning_effort".into(), json!(v));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn has_tool_history(messages: &[Message]) -> bool {
+    messages.iter().any(|m| match m {
+        Message::ToolResult(_) => true,
+        Message::Assistant(a) => a
+            .content
+            .iter()
+            .any(|b| matches!(b, ContentBlock::ToolCall(_))),
+        _ => false,
+    })
+}
+
+fn convert_tools(tools: &[Tool], compat: &Compat) -> Vec<Value> {
+    tools
+        .iter()
+        .map(|tool| {
+            let mut function = Map::new();
+            function.insert("name".into(), json!(tool.name));
+            function.insert("description".into(), json!(tool.description));
+            function.insert("parameters".into(), tool.parameters.clone());
+            if compat.supports_strict_mode {
+                function.insert("strict".into(), json!(false));
+            }
+            json!({"type": "function", "function": function})
+        })
+        .collect()
+}
+
+fn image_url(mime: &str, data: &str) -> Value {
+    json!({"type": "image_url", "image_url": {"url": format!("data:{mime};base64,{data}")}})
+}
+
+const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "reasoning", "reasoning_text"];
+
+/// A JSON array of OpenRouter-style reasoning details stored as a thinking signature.
+fn parse_reasoning_details(signature: Option<&str>) -> Option<Vec<Value>> {
+    let parsed: Value = serde_json::from_str(signature?).ok()?;
+    let items = parsed.as_array()?;
+    (!items.is_empty() && items.iter().all(is_reasoning_detail)).then(|| items.clone())
+}
+
+pub(super) fn is_reasoning_detail(detail: &Value) -> bool {
+    let Some(obj) = detail.as_object() else {
+        return false;
+    };
+    let common_ok = obj.get("id").is_none_or(|v| v.is_null() || v.is_string())
+        && obj.get("format").is_none_or(Value::is_string)
+        && obj.get("index").is_none_or(Value::is_number);
+    if !common_ok {
+        return false;
+    }
+    match obj.get("type").and_then(Value::as_str) {
+        Some("reasoning.summary") => obj.get("summary").is_some_and(Value::is_string),
+        Some("reasoning.encrypted") => obj.get("data").is_some_and(Value::is_string),
+        Some("reasoning.text") => {
+            obj.get("text").is_some_and(Value::is_string)
+                && obj
+                    .get("signature")
+                    .is_none_or(|v| v.is_null() || v.is_string())
+        }
+        _ => false,
+    }
+}
+
+/// Legacy: an encrypted reasoning detail stored in a tool call's `thoughtSignature`.
+fn legacy_reasoning_detail(signature: Option<&str>) -> Option<Value> {
+    let parsed: Value = serde_json::from_str(signature?).ok()?;
+    let ok = is_reasoning_detail(&parsed)
+        && parsed.get("type").and_then(Value::as_str) == Some("reasoning.encrypted")
+        && parsed
+            .get("id")
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty())
+        && parsed
+            .get("data")
+            .and_then(Value::as_str)
+            .is_some_and(|s| !s.is_empty());
+    ok.then_some(parsed)
+}
+
+fn convert_messages(model: &Model, transcript: &Transcript, compat: &Compat) -> Vec<Value> {
+    let mut params: Vec<Value> = Vec::new();
+    let instruction_role = if model.reasoning && compat.supports_developer_role {
+        "developer"
+    } else {
+        "system"
+    };
+    if !transcript.system_prompt.is_empty() {
+        params.push(json!({"role": instruction_role, "content": transcript.system_prompt}));
+    }
+    let bridge = || json!({"role": "assistant", "content": "I have processed the tool results."});
+    let messages = &transcript.messages;
+    let mut last_role: Option<&str> = None;
+    let mut i = 0;
+    while i < messages.len() {
+        let message = &messages[i];
+        if compat.requires_assistant_after_tool_result
+            && last_role == Some("toolResult")
+            && matches!(message, Message::User(_))
+        {
+            params.push(bridge());
+        }
+        match message {
+            Message::User(user) => match &user.content {
+                Content::Text(text) => params.push(json!({"role": "user", "content": text})),
+                Content::Blocks(blocks) => {
+                    let parts: Vec<Value> = blocks
+                        .iter()
+                        .filter_map(|b| match b {
+                            ContentBlock::Text(t) if !t.text.is_empty() => {
+                                Some(json!({"type": "text", "text": t.text}))
+                            }
+                            ContentBlock::Image(img) => Some(image_url(&img.mime_type, &img.data)),
+                            _ => None,
+                        })
+                        .collect();
+                    if parts.is_empty() {
+                        i += 1;
+                        continue;
+                    }
+                    params.push(json!({"role": "user", "content": parts}));
+                }
+            },
+            Message::Assistant(assistant) => {
+                let mut msg = Map::new();
+                msg.insert("role".into(), json!("assistant"));
+                let null_content = !(compat.requires_assistant_after_tool_result
+                    || compat.requires_non_null_assistant_content);
+                msg.insert(
+                    "content".into(),
+                    if null_content { Value::Null } else { json!("") },
+                );
+                let text_parts: Vec<&str> = assistant
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::Text(t) if !t.text.trim().is_empty() => Some(t.text.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                let text = text_parts.concat();
+                let thinking: Vec<&crate::types::ThinkingContent> = assistant
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::Thinking(t) => Some(t),
+                        _ => None,
+                    })
+                    .collect();
+                let calls: Vec<&crate::types::ToolCall> = assistant
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        ContentBlock::ToolCall(c) => Some(c),
+                        _ => None,
+                    })
+                    .collect();
+                let signed_details = thinking
+                    .iter()
+                    .find_map(|t| parse_reasoning_details(t.thinking_signature.as_deref()));
+                let legacy: Vec<Value> = calls
+                    .iter()
+                    .filter_map(|c| legacy_reasoning_detail(c.thought_signature.as_deref()))
+                    .collect();
+                let preserved = signed_details.or((!legacy.is_empty()).then_some(legacy));
+                let non_empty_thinking: Vec<&&crate::types::ThinkingContent> = thinking
+                    .iter()
+                    .filter(|t| !t.thinking.trim().is_empty())
+                    .collect();
+                if !non_empty_thinking.is_empty() {
+                    if compat.requires_thinking_as_text {
+                        let joined: Vec<&str> = non_empty_thinking
+                            .iter()
+                            .map(|t| t.thinking.as_str())
+                            .collect();
+                        let mut parts = vec![json!({"type": "text", "text": joined.join("\n\n")})];
+                        parts.extend(
+                            text_parts
+                                .iter()
+                                .map(|t| json!({"type": "text", "text": t})),
+                        );
+                        msg.insert("content".into(), Value::Array(parts));
+                    } else {
+                        if !text.is_empty() {
+                            msg.insert("content".into(), json!(text));
+                        }
+                        if preserved.is_none() {
+                            let mut signature = non_empty_thinking[0].thinking_signature.clone();
+                            if model.provider == "opencode-go"
+                                && signature.as_deref() == Some("reasoning")
+                            {
+                                signature = Some("reasoning_content".into());
+                            }
+                            if let Some(field) =
+                                signature.filter(|s| REASONING_FIELDS.contains(&s.as_str()))
+                            {
+                                let joined: Vec<&str> = non_empty_thinking
+                                    .iter()
+                                    .map(|t| t.thinking.as_str())
+                                    .collect();
+                                msg.insert(field, json!(joined.join("\n")));
+                            }
+                        }
+                    }
+                } else if !text.is_empty() {
+                    msg.insert("content".into(), json!(text));
+                }
+                if !calls.is_empty() {
+                    let tool_calls: Vec<Value> = calls
+                        .iter()
+                        .map(|c| {
+                            json!({
+                                "id": c.id,
+                                "type": "function",
+                                "function": {"name": c.name, "arguments": c.arguments.to_string()}
+                            })
+                        })
+                        .collect();
+                    msg.insert("tool_calls".into(), Value::Array(tool_calls));
+                }
+                if let Some(details) = preserved {
+                    msg.insert("reasoning_details".into(), Value::Array(details));
+                }
+                if compat.requires_reasoning_content_on_assistant_messages
+                    && model.reasoning
+                    && !msg.contains_key("reasoning_content")
+                {
+                    msg.insert("reasoning_content".into(), json!(""));
+                }
+                let has_content = match msg.get("content") {
+                    Some(Value::String(s)) => !s.is_empty(),
+                    Some(Value::Array(a)) => !a.is_empty(),
+                    _ => false,
+                };
+                if !has_content && !msg.contains_key("tool_calls") {
+                    i += 1;
+                    continue;
+                }
+                params.push(Value::Object(msg));
+            }
+            Message::ToolResult(_) => {
+                let mut images = Vec::new();
+                while let Some(Message::ToolResult(result)) = messages.get(i) {
+                    let blocks = Content::to_blocks(&result.content);
+                    let texts: Vec<&str> = blocks
+                        .iter()
+                        .filter_map(|b| match b {
+                            ContentBlock::Text(t) => Some(t.text.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    let text = texts.join("\n");
+                    let has_images = blocks.iter().any(|b| matches!(b, ContentBlock::Image(_)));
+                    let content = if !text.trim().is_empty() {
+                        text
+                    } else if has_images {
+                        "(see attached image)".to_string()
+                    } else {
+                        "(no tool output)".to_string()
+                    };
+                    let mut tool_msg = Map::new();
+                    tool_msg.insert("role".into(), json!("tool"));
+                    tool_msg.insert("content".into(), json!(content));
+                    tool_msg.insert("tool_call_id".into(), json!(result.tool_call_id));
+                    if compat.requires_tool_result_name && !result.tool_name.is_empty() {
+                        tool_msg.insert("name".into(), json!(result.tool_name));
+                    }
+                    params.push(Value::Object(tool_msg));
+                    if has_images && model.input.iter().any(|i| i == "image") {
+                        for b in &blocks {
+                            if let ContentBlock::Image(img) = b {
+                                images.push(image_url(&img.mime_type, &img.data));
+                            }
+                        }
+                    }
+                    i += 1;
+                }
+                if images.is_empty() {
+                    last_role = Some("toolResult");
+                } else {
+                    if compat.requires_assistant_after_tool_result {
+                        params.push(bridge());
+                    }
+                    let mut parts = vec![
+                        json!({"type": "text", "text": "Attached image(s) from tool result:"}),
+                    ];
+                    parts.extend(images);
+                    params.push(json!({"role": "user", "content": parts}));
+                    last_role = Some("user");
+                }
+                continue;
+            }
+            Message::System(_) => {}
+        }
+        last_role = Some(match message {
+            Message::User(_) => "user",
+            Message::Assistant(_) => "assistant",
+            Message::ToolResult(_) => "toolResult",
+            Message::System(_) => "system",
+        });
+        i += 1;
+    }
+    params
+}
+
+/// OpenRouter → Claude: cache markers on the system prompt, the last tool and the last
+/// conversation message with text.
+fn apply_anthropic_cache_control(
+    messages: &mut [Value],
+    tools: Option<&mut Vec<Value>>,
+    cc: &Value,
+) {
+    if let Some(system) = messages.iter_mut().find(|m| {
+        matches!(
+            m.get("role").and_then(Value::as_str),
+            Some("system" | "developer")
+        )
+    }) {
+        mark_last_text(system, cc);
+    }
+    if let Some(last) = messages.iter_mut().rev().find(|m| {
+        matches!(
+            m.get("role").and_then(Value::as_str),
+            Some("user" | "assistant" | "tool")
+        ) && has_text(m)
+    }) {
+        mark_last_text(last, cc);
+    }
+    if let Some(Value::Object(tool)) = tools.and_then(|t| t.last_mut()) {
+        tool.insert("cache_control".into(), cc.clone());
+    }
+}
+
+fn has_text(message: &Value) -> bool {
+    match message.get("content") {
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .any(|p| p.get("type").and_then(Value::as_str) == Some("text")),
+        _ => false,
+    }
+}
+
+fn mark_last_text(message: &mut Value, cc: &Value) {
+    if let Some(text) = message
+        .get("content")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+    {
+        message["content"] = json!([{"type": "text", "text": text, "cache_control": cc}]);
+        return;
+    }
+    if let Some(parts) = message.get_mut("content").and_then(Value::as_array_mut) {
+        if let Some(Value::Object(part)) = parts
+            .iter_mut()
+            .rev()
+            .find(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+        {
+            part.insert("cache_control".into(), cc.clone());
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! `arbor session ... --store postgres://…` and `import`/`export`: the same commands on a
+//! PostgreSQL session store (`arbor-session-postgres`). Sessions there are named by full id or
+//! location (`postgres://user@host/db#<id>`); the connection string's password never appears in
+//! output or errors (the store shows `postgres://user@host/db`). `ARBOR_POSTGRES_SCHEMA` picks
+//! the schema (default `arbor`), so several stores can share one database.
+
+use std::path::{Path, PathBuf};
+
+use arbor_agent::session::{ForkOptions, ForkPosition, SessionRepository, SessionStorage};
+use arbor_session_postgres::{
+    is_postgres_url, PostgresOptions, PostgresRepository, PostgresStorage,
+};
+
+use crate::error::{CliError, Result};
+use crate::store::{loaded, projected, Listing, LoadedContext, Projected};
+
+/// Connects to the store named by `url` (which must be `postgres://` or `postgresql://`).
+pub async fn connect(url: &str) -> Result<PostgresRepository> {
+    if !is_postgres_url(url) {
+        return Err(CliError::Usage(
+            "--store/--to/--from take a PostgreSQL connection string (postgres://user@host/db)"
+                .into(),
+        ));
+    }
+    let mut options = PostgresOptions::default();
+    if let Some(schema) = std::env::var("ARBOR_POSTGRES_SCHEMA")
+        .ok()
+        .filter(|s| !s.is_empty())
+    {
+        options.schema = schema;
+    }
+    Ok(PostgresRepository::connect_with(url, options).await?)
+}
+
+async fn open(repo: &PostgresRepository, session: &str) -> Result<PostgresStorage> {
+    Ok(repo.open_read_only(session).await?)
+}
+
+pub async fn context_json(url: &str, session: &str, leaf: Option<&str>) -> Result<Projected> {
+    let repo = connect(url).await?;
+    projected(&open(&repo, session).await?, leaf).await
+}
+
+pub async fn load_context(url: &str, session: &str, leaf: Option<&str>) -> Result<LoadedContext> {
+    let repo = connect(url).await?;
+    loaded(&open(&repo, session).await?, leaf).await
+}
+
+pub async fn tree_view(url: &str, session: &str) -> Result<crate::render::tree::TreeView> {
+    let repo = connect(url).await?;
+    crate::store::tree_view_of(open(&repo, session).await?).await
+}
+
+pub async fn list(url: &str, cwd: &str, all: bool) -> Result<Listing> {
+    let repo = connect(url).await?;
+    let result = if all {
+        repo.list().await?
+    } else {
+        repo.list_cwd(cwd).await?
+    };
+    let scanned = if all {
+        repo.server().to_owned()
+    } else {
+        format!("{} for {cwd}", repo.server())
+    };
+    Ok(Listing {
+        sessions: result.sessions,
+        skipped: result.skipped,
+        scanned,
+    })
+}
+
+/// Forks inside the store; returns the new id and location.
+pub async fn fork(
+    url: &str,
+    session: &str,
+    entry: Option<&str>,
+    position: ForkPosition,
+) -> Result<(String, String)> {
+    let repo = connect(url).await?;
+    let entry_id = match (entry, position) {
+        (Some(id), _) => Some(id.to_owned()),
+        (None, ForkPosition::At) => match open(&repo, session).await?.leaf_id().await? {
+            Some(leaf) => Some(leaf),
+            None => {
+                return Err(CliError::Usage(format!(
+                    "session {session} has no entries to fork at"
+                )))
+            }
+        },
+        (None, ForkPosition::Before) => None,
+    };
+    let forked = repo
+        .fork(
+            session,
+            ForkOptions {
+                entry_id,
+                position,
+                ..ForkOptions::default()
+            },
+        )
+        .await?;
+    Ok((forked.id().to_owned(), forked.location()))
+}
+
+/// One imported file: `(file, session id, entries)`.
+pub async fn import(url: &str, files: &[PathBuf]) -> Result<Vec<(PathBuf, String, u64)>> {
+    let repo = connect(url).await?;
+    let mut out = Vec::with_capacity(files.len());
+    for file in files {
+        let imported = repo.import_jsonl(file).await?;
+        out.push((file.clone(), imported.id, imported.entries));
+    }
+    Ok(out)
+}
+
+pub async fn export(url: &str, session: &str, out: &Path) -> Result<u64> {
+    let repo = connect(url).await?;
+    Ok(repo.export_jsonl(session, out).await?)
+}

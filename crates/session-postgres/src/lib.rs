@@ -1,0 +1,38 @@
+//! PostgreSQL session storage for Arbor: sessions in a database server that many machines
+//! reach at once (hosted agents, CI bots, a team sharing sessions).
+//!
+//! Each entry is one row whose `payload` (`json`) is the exact JSON line pi would write, with
+//! `parent_id`, `type`, `role` and `target_id` copied into indexed columns; the `sessions` row
+//! materializes leaf, name, counts, statistics and latest compaction and is updated in the same
+//! statement as the entry insert. One writer per session is enforced by the server with an
+//! advisory lock held on the writer's own connection (DECISIONS §24). See docs/ARCHITECTURE.md.
+//!
+//! ```no_run
+//! # async fn demo() -> arbor_agent::Result<()> {
+//! use arbor_agent::session::{CreateOptions, SessionRepository, SessionStorage};
+//! use arbor_session_postgres::PostgresRepository;
+//!
+//! let repo = PostgresRepository::connect("postgres://arbor@db.internal/agents").await?;
+//! let session = repo
+//!     .create(CreateOptions { cwd: "/work/project".into(), ..Default::default() })
+//!     .await?;
+//! session.save_point().await?; // turn end: every append so far is on the server's disk
+//! println!("{}", session.location());
+//! # Ok(()) }
+//! ```
+
+mod config;
+mod db;
+mod ops;
+mod repository;
+pub mod schema;
+pub mod scratch;
+mod state;
+mod storage;
+mod transfer;
+mod writer;
+
+pub use config::{is_postgres_url, PostgresOptions, Synchronous};
+pub use repository::{ListCursor, ListPage, ListQuery, PostgresRepository};
+pub use storage::PostgresStorage;
+pub use transfer::Imported;

@@ -1,0 +1,130 @@
+//! The materialized per-session state (the state columns of the `sessions` row): what every append updates in the
+//! same transaction as its entry row, so reads of leaf, name, counts and stats are one row.
+
+use arbor_agent::message::AgentMessage;
+use arbor_agent::session::{EntryKind, SessionEntry, SessionStats};
+use arbor_ai::types::{Content, ContentBlock, Message, Usage};
+
+/// Mirrors the `session_state` row.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct MaterializedState {
+    pub leaf_id: Option<String>,
+    /// The latest `session_info` name, trimmed; `None` when never set or cleared.
+    pub name: Option<String>,
+    pub entry_count: u64,
+    pub stats: SessionStats,
+    /// The newest `compaction` entry in log order (on any branch).
+    pub latest_compaction_id: Option<String>,
+    /// Text of the first user message in log order, shortened, for listings.
+    pub first_message: Option<String>,
+}
+
+impl MaterializedState {
+    /// Folds one entry, appended in log order, into the state (DECISIONS §2.3 for the leaf;
+    /// pi's G1 statistics rules plus `usage` entries, as the other backends count them).
+    pub(crate) fn apply(&mut self, entry: &SessionEntry) {
+        self.entry_count += 1;
+        self.leaf_id = match &entry.kind {
+            EntryKind::Leaf(l) => l.target_id.clone(),
+            _ => Some(entry.id.clone()),
+        };
+        match &entry.kind {
+            EntryKind::Message(m) => {
+                self.stats.message_count += 1;
+                match &m.message {
+                    AgentMessage::Llm(Message::Assistant(a)) => {
+                        add_usage(&mut self.stats, &a.usage)
+                    }
+                    AgentMessage::Llm(Message::User(u)) if self.first_message.is_none() => {
+                        self.first_message = Some(preview(&user_text(&u.content)));
+                    }
+                    _ => {}
+                }
+            }
+            EntryKind::Compaction(c) => {
+                self.latest_compaction_id = Some(entry.id.clone());
+                if let Some(u) = &c.usage {
+                    add_usage(&mut self.stats, u);
+                }
+            }
+            EntryKind::BranchSummary(b) => {
+                if let Some(u) = &b.usage {
+                    add_usage(&mut self.stats, u);
+                }
+            }
+            EntryKind::Usage(u) => {
+                if let Some(u) = &u.usage {
+                    add_usage(&mut self.stats, u);
+                }
+            }
+            EntryKind::SessionInfo(info) => {
+                let name = info.name.get().map(|n| n.trim()).unwrap_or("");
+                self.name = (!name.is_empty()).then(|| name.to_owned());
+            }
+            _ => {}
+        }
+    }
+}
+
+/// pi's sums: cached = cacheRead, uncached = input + cacheWrite, total = all four parts.
+fn add_usage(stats: &mut SessionStats, u: &Usage) {
+    stats.cached_tokens += u.cache_read;
+    stats.uncached_tokens += u.input + u.cache_write;
+    stats.total_tokens += u.input + u.output + u.cache_read + u.cache_write;
+    stats.cost_total += u.cost.total.get();
+}
+
+/// A string content as is, or the text blocks joined by spaces (as the other backends list it).
+fn user_text(content: &Content) -> String {
+    match content {
+        Content::Text(t) => t.clone(),
+        Content::Blocks(blocks) => blocks
+            .iter()
+            .filter_map(|b| match b {
+                ContentBlock::Text(t) => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+/// Listings show the start of the first prompt; a pasted file must not bloat the state row.
+const PREVIEW_CHARS: usize = 500;
+
+fn preview(text: &str) -> String {
+    match text.char_indices().nth(PREVIEW_CHARS) {
+        Some((cut, _)) => text[..cut].to_owned(),
+        None => text.to_owned(),
+    }
+}
+
+/// Writes the state columns of a session row (fork and import of a whole session).
+pub(crate) async fn write(
+    client: &impl deadpool_postgres::GenericClient,
+    s: &crate::ops::Sid,
+    st: &MaterializedState,
+) -> Result<u64, tokio_postgres::Error> {
+    use crate::ops::to_i64;
+    client
+        .execute(
+            "UPDATE sessions SET leaf_id = $2, name = $3, entry_count = $4, message_count = $5,
+                 cached_tokens = $6, uncached_tokens = $7, total_tokens = $8, cost_total = $9,
+                 latest_compaction_id = $10, first_message = $11, updated_at = clock_timestamp()
+             WHERE sid = $1",
+            &[
+                &s.sid,
+                &st.leaf_id,
+                &st.name,
+                &to_i64(st.entry_count),
+                &to_i64(st.stats.message_count),
+                &to_i64(st.stats.cached_tokens),
+                &to_i64(st.stats.uncached_tokens),
+                &to_i64(st.stats.total_tokens),
+                &st.stats.cost_total,
+                &st.latest_compaction_id,
+                &st.first_message,
+            ],
+        )
+        .await
+}

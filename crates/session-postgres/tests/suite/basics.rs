@@ -1,0 +1,133 @@
+//! Repository behaviour beyond the shared suite: paged, filtered listings that read no
+//! payloads, search, read-only handles, deletion under a writer, durability points, and
+//! connection strings whose password never reaches a message.
+
+use arbor_agent::session::{CreateOptions, SessionRepository, SessionStorage};
+use arbor_session_postgres::{ListQuery, PostgresRepository, Synchronous};
+
+use super::{raw, repo, repo_with, session, user};
+
+#[tokio::test]
+async fn listings_are_paged_newest_first_per_cwd_and_searchable() {
+    let url = crate::pg!();
+    let (_schema, repo) = repo(&url).await;
+    let mut ids = Vec::new();
+    for i in 0..25 {
+        let cwd = if i % 2 == 0 { "/even" } else { "/odd" };
+        let s = repo
+            .create(CreateOptions {
+                cwd: cwd.into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        s.append(user(&format!("prompt number {i} about Widgets")))
+            .await
+            .unwrap();
+        ids.push(s.id().to_owned());
+    }
+    let all = repo.list().await.unwrap();
+    let listed: Vec<&str> = all.sessions.iter().map(|s| s.id.as_str()).collect();
+    let newest_first: Vec<&str> = ids.iter().rev().map(String::as_str).collect();
+    assert_eq!(listed, newest_first);
+    assert_eq!(all.sessions[0].entry_count, Some(1));
+    assert_eq!(
+        all.sessions[0].first_message.as_deref(),
+        Some("prompt number 24 about Widgets")
+    );
+
+    let mut paged = Vec::new();
+    let mut query = ListQuery {
+        limit: Some(10),
+        ..Default::default()
+    };
+    loop {
+        let page = repo.list_page(&query).await.unwrap();
+        assert!(page.result.sessions.len() <= 10);
+        paged.extend(page.result.sessions.into_iter().map(|s| s.id));
+        match page.next {
+            Some(c) => query.after = Some(c),
+            None => break,
+        }
+    }
+    assert_eq!(paged, ids.iter().rev().cloned().collect::<Vec<_>>());
+
+    let odd = repo.list_cwd("/odd").await.unwrap();
+    assert_eq!(odd.sessions.len(), 12);
+    assert!(odd.sessions.iter().all(|s| s.cwd == "/odd"));
+
+    let found = repo.search("number 1").await.unwrap();
+    assert_eq!(found.sessions.len(), 11, "1 and 10..=19");
+    let found = repo.search("WIDGETS").await.unwrap();
+    assert_eq!(found.sessions.len(), 25, "case-insensitive");
+    assert!(
+        repo.search("100%").await.unwrap().sessions.is_empty(),
+        "% is literal"
+    );
+}
+
+#[tokio::test]
+async fn search_finds_names() {
+    let url = crate::pg!();
+    let (_schema, repo) = repo(&url).await;
+    let s = session(&repo).await;
+    s.append(super::name_draft("Refactor the parser"))
+        .await
+        .unwrap();
+    let found = repo.search("parser").await.unwrap();
+    assert_eq!(found.sessions.len(), 1);
+    assert_eq!(
+        found.sessions[0].name.as_deref(),
+        Some("Refactor the parser")
+    );
+}
+
+#[tokio::test]
+async fn deleting_a_session_under_its_writer_fails_the_next_append_cleanly() {
+    let url = crate::pg!();
+    let (schema, repo) = repo(&url).await;
+    let s = session(&repo).await;
+    s.append(user("one")).await.unwrap();
+    repo.delete(s.id()).await.unwrap();
+    let err = s.append(user("two")).await.unwrap_err();
+    assert_eq!(err.code(), "not_found", "{err}");
+    let rows: i64 = raw(&schema)
+        .await
+        .query_one("SELECT COUNT(*) FROM entries", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, 0, "entries go with their session");
+}
+
+#[tokio::test]
+async fn save_points_work_under_both_policies() {
+    let url = crate::pg!();
+    for sync in [Synchronous::Normal, Synchronous::Full] {
+        let (_schema, repo) = repo_with(&url, |o| o.synchronous = sync).await;
+        let s = session(&repo).await;
+        s.append(user("x")).await.unwrap();
+        s.save_point().await.unwrap();
+        s.append(user("y")).await.unwrap();
+        s.save_point().await.unwrap();
+        assert_eq!(s.entry_count().await.unwrap(), 2);
+    }
+}
+
+#[tokio::test]
+async fn the_password_never_appears_in_errors_or_debug_output() {
+    // Nothing listens on port 1: the connection is refused at once.
+    let url = "postgres://alice:hunter2-secret@127.0.0.1:1/agents?connect_timeout=2";
+    let err = PostgresRepository::connect(url).await.unwrap_err();
+    let text = format!("{err} {err:?}");
+    assert!(!text.contains("hunter2"), "{text}");
+    assert!(
+        text.contains("postgres://alice@127.0.0.1:1/agents"),
+        "{text}"
+    );
+
+    let url = crate::pg!();
+    let (_schema, repo) = repo(&url).await;
+    let s = session(&repo).await;
+    assert!(!format!("{repo:?} {s:?}").contains("password"));
+}
