@@ -9,7 +9,10 @@
 //! - `tidy`: structural checks (crate layering); see [`tidy`].
 //! - `plans [--count N] [--seed S] [--dir DIR]`: compaction / branch-summary preparation
 //!   against pi 1.6.0 on freshly generated sessions (see `plans.rs`).
+//! - `parity requests|streams N [SEED] [--golden FILE K] [--show N]`: differential tests of the
+//!   providers against pi-ai 1.6.0 (needs node and the reference install; see `parity`).
 
+mod parity;
 mod plans;
 mod tidy;
 
@@ -29,8 +32,9 @@ fn main() -> ExitCode {
         Some("conformance") => conformance(&args[1..]),
         Some("tidy") => tidy_check(),
         Some("plans") => plans::plans(&args[1..]),
+        Some("parity") => parity::run(&args[1..]),
         Some("help" | "--help" | "-h") | None => {
-            println!("usage: cargo xtask conformance [memory|jsonl|sqlite|postgres ...]");
+            println!("usage: cargo xtask conformance [memory|jsonl|sqlite|postgres ...]\n       cargo xtask parity requests|streams N [SEED] [--golden FILE K] [--show N]");
             println!("       cargo xtask tidy");
             println!("       cargo xtask plans [--count N] [--seed S] [--dir DIR]");
             ExitCode::SUCCESS

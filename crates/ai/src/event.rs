@@ -25,7 +25,10 @@ use crate::types::{
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum AssistantMessageEvent {
     /// Headers arrived; `partial` is the empty message being built (api, provider, model set).
-    Start { partial: AssistantMessage },
+    Start {
+        #[serde(with = "tagged_assistant")]
+        partial: AssistantMessage,
+    },
     TextStart {
         #[serde(rename = "contentIndex")]
         content_index: usize,
@@ -71,20 +74,71 @@ pub enum AssistantMessageEvent {
     ToolcallEnd {
         #[serde(rename = "contentIndex")]
         content_index: usize,
-        #[serde(rename = "toolCall")]
+        #[serde(rename = "toolCall", with = "tagged_tool_call")]
         tool_call: ToolCall,
     },
     /// Success: `reason` is `stop`, `length`, `toolUse` or `deferred`.
     Done {
         reason: StopReason,
+        #[serde(with = "tagged_assistant")]
         message: AssistantMessage,
     },
     /// Failure: `reason` is `error` or `aborted`; `error` holds the partial content and
     /// `errorMessage`.
     Error {
         reason: StopReason,
+        #[serde(with = "tagged_assistant")]
         error: AssistantMessage,
     },
+}
+
+/// Event payloads are written as pi writes them: a tool call with its `type: "toolCall"` and a
+/// message with its `role: "assistant"` (consumers of JSON/RPC output dispatch on those tags).
+/// Reading accepts them with or without the tag.
+fn untagged<'de, D: serde::Deserializer<'de>, T: serde::de::DeserializeOwned>(
+    d: D,
+    key: &str,
+) -> Result<T, D::Error> {
+    let mut map = serde_json::Map::<String, serde_json::Value>::deserialize(d)?;
+    map.remove(key);
+    serde_json::from_value(serde_json::Value::Object(map)).map_err(serde::de::Error::custom)
+}
+
+mod tagged_tool_call {
+    use super::*;
+
+    pub fn serialize<S: serde::Serializer>(inner: &ToolCall, s: S) -> Result<S::Ok, S::Error> {
+        crate::json::TypeTagged {
+            tag: "toolCall",
+            inner,
+        }
+        .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ToolCall, D::Error> {
+        untagged(d, "type")
+    }
+}
+
+mod tagged_assistant {
+    use super::*;
+
+    pub fn serialize<S: serde::Serializer>(
+        inner: &AssistantMessage,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        crate::json::RoleTagged {
+            role: "assistant",
+            inner,
+        }
+        .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> Result<AssistantMessage, D::Error> {
+        untagged(d, "role")
+    }
 }
 
 impl AssistantMessageEvent {

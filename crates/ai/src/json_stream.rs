@@ -89,6 +89,14 @@ pub fn parse_json_with_repair(text: &str) -> Result<Value, serde_json::Error> {
     }
 }
 
+/// pi's error text for `text` that failed [`parse_json_with_repair`]: JavaScript's `JSON.parse`
+/// message for the repaired text when repair changed it, else for the text itself.
+pub fn js_parse_error_with_repair(text: &str) -> String {
+    let repaired = repair_json(text);
+    crate::json_error::js_json_parse_error(&repaired)
+        .unwrap_or_else(|| "Unexpected end of JSON input".to_string())
+}
+
 /// Final tool-call arguments parsed from the complete argument text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParsedArguments {
@@ -115,7 +123,7 @@ pub fn parse_tool_arguments(text: &str) -> ParsedArguments {
             }
         }
         Ok(_) => "Tool arguments must be a JSON object".to_string(),
-        Err(err) => err.to_string(),
+        Err(_) => js_parse_error_with_repair(text),
     };
     ParsedArguments {
         arguments: Value::Object(Map::new()),
@@ -449,7 +457,8 @@ mod tests {
         );
         let bad = parse_tool_arguments("{\"a\":");
         let err = bad.arguments_error.unwrap_or_default();
-        assert!(err.starts_with("EOF while parsing"), "{err}");
+        // JavaScript's wording, as pi reports it (DECISIONS §26.6).
+        assert!(err.starts_with("Unexpected end of JSON input"), "{err}");
         assert!(err.ends_with("\n\nReceived arguments:\n{\"a\":"), "{err}");
     }
 

@@ -15,10 +15,12 @@ pub mod event;
 #[cfg(feature = "faux")]
 pub mod faux;
 pub mod json;
+pub mod json_error;
 pub mod json_stream;
 pub mod models;
 pub mod options;
 pub mod overflow;
+pub mod pi_options;
 #[cfg(feature = "providers")]
 pub mod providers;
 pub mod registry;

@@ -89,6 +89,9 @@ pub struct StreamOptions {
     pub metadata: Option<Map<String, Value>>,
     /// Provider-native tool choice: a string (`auto|none|any|required`) or an object.
     pub tool_choice: Option<Value>,
+    /// Request sampling parameters (`top_p`, `top_k`, `min_p`, …), merged last into
+    /// OpenAI-compatible bodies over the model's own (ai-layer §2.3).
+    pub sampling_params: Option<Map<String, Value>>,
     pub anthropic: AnthropicOptions,
     pub openai: OpenAiOptions,
     pub google: GoogleOptions,

@@ -1,4 +1,4 @@
-//! Anthropic Messages API (`anthropic-messages`): `POST {baseUrl}/v1/messages`, SSE response.
+//! Anthropic Messages API (`anthropic-messages`): `POST {baseUrl}/v1/messages?beta=true` (the SDK endpoint pi uses), SSE response.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -94,6 +94,7 @@ pub(crate) fn build_request(
             &transcript.messages,
             oauth,
             cache.as_ref(),
+            super::compat_bool(model, "allowEmptySignature") == Some(true),
         )),
     );
     body.insert(
@@ -254,7 +255,10 @@ pub(crate) fn build_request(
     normalize_beta_header(&mut headers);
 
     Ok(PreparedRequest {
-        url: format!("{}/v1/messages", model.base_url.trim_end_matches('/')),
+        url: format!(
+            "{}/v1/messages?beta=true",
+            model.base_url.trim_end_matches('/')
+        ),
         headers,
         body: Value::Object(body),
     })
@@ -328,7 +332,12 @@ fn image_block(image: &ImageContent) -> Value {
     })
 }
 
-fn convert_messages(messages: &[Message], oauth: bool, cache: Option<&Value>) -> Vec<Value> {
+fn convert_messages(
+    messages: &[Message],
+    oauth: bool,
+    cache: Option<&Value>,
+    allow_empty_signature: bool,
+) -> Vec<Value> {
     let mut params: Vec<Value> = Vec::new();
     let mut i = 0;
     while i < messages.len() {
@@ -380,7 +389,12 @@ fn convert_messages(messages: &[Message], oauth: bool, cache: Option<&Value>) ->
                                 })),
                                 None if t.thinking.trim().is_empty() => {}
                                 // Unsigned thinking (e.g. from an aborted stream) is replayed
-                                // as text: the API rejects unsigned thinking blocks.
+                                // as text: the API rejects unsigned thinking blocks. Servers
+                                // marked `allowEmptySignature` (Fireworks, Vercel) take it as
+                                // thinking with an empty signature.
+                                None if allow_empty_signature => blocks.push(json!({
+                                    "type": "thinking", "thinking": t.thinking, "signature": ""
+                                })),
                                 None => blocks.push(json!({"type": "text", "text": t.thinking})),
                             }
                         }
@@ -597,13 +611,14 @@ struct TypeOnly<'a> {
 }
 
 enum HandleError {
-    Parse(String),
+    /// The event's JSON did not parse (the message is JavaScript's, rebuilt from the data).
+    Parse,
     Fail(String),
 }
 
 impl HandleError {
-    fn parse(err: serde_json::Error) -> Self {
-        HandleError::Parse(err.to_string())
+    fn parse(_: serde_json::Error) -> Self {
+        HandleError::Parse
     }
 }
 
@@ -909,9 +924,12 @@ impl StreamParser for Parser {
             return Ok(());
         }
         self.handle(name, event.data, out).map_err(|err| match err {
-            HandleError::Parse(message) => Halt::Fail(format!(
-                "Could not parse Anthropic SSE event {name}: {message}; data={}; raw={}",
-                event.data, event.raw
+            // pi quotes JavaScript's parser message (serde's differs in wording).
+            HandleError::Parse => Halt::Fail(format!(
+                "Could not parse Anthropic SSE event {name}: {}; data={}; raw={}",
+                crate::json_stream::js_parse_error_with_repair(event.data),
+                event.data,
+                event.raw
             )),
             HandleError::Fail(message) => Halt::Fail(message),
         })

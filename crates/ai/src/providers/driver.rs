@@ -11,7 +11,7 @@ use crate::retry::{is_retryable_request_failure, request_retry_delay, RetryAfter
 use crate::types::{AssistantMessage, Model, StopReason};
 
 use super::dispatch::{new_parser, BuiltinApi};
-use super::http_error::{body_error_text, format_http_error, transport_error_text};
+use super::http_error::{format_http_error, transport_error_text};
 use super::keys::{PreparedRequest, Secrets};
 use super::output::{Halt, Output, StreamParser};
 use super::sse::SseDecoder;
@@ -172,12 +172,20 @@ pub(crate) async fn run(
                     break Err(halt);
                 }
             }
-            Ok(None) => {
+            // A connection dropped mid-body ends the stream like an early end of the body: the
+            // parser then reports the incomplete stream in pi's words ("… ended before
+            // message_stop", "… without finish_reason"), which the retry classifier accepts,
+            // and closes open blocks as it does at a clean end (DECISIONS §26.3).
+            Ok(None) | Err(_) => {
+                if decoder.has_unterminated_event() {
+                    if let Some(message) = parser.unterminated_tail_error() {
+                        break Err(Halt::Fail(message));
+                    }
+                }
                 let fed = decoder.finish(&mut |event| parser.on_event(event, &mut out));
                 drain(emitter, &mut out);
                 break fed;
             }
-            Err(err) => break Err(Halt::Fail(body_error_text(&err))),
         }
     };
     // Close the connection before reporting (matters for aborts and early `[DONE]`).

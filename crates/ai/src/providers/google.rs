@@ -457,7 +457,7 @@ impl Parser {
         }
     }
 
-    fn chunk(&mut self, chunk: Chunk<'_>, out: &mut Output) {
+    fn chunk(&mut self, chunk: Chunk<'_>, out: &mut Output) -> Result<(), String> {
         if out.message.response_id.is_none() {
             out.message.response_id = chunk.response_id.map(|c| c.0.into_owned());
         }
@@ -535,7 +535,9 @@ impl Parser {
             out.message.stop_reason = match reason.as_str() {
                 "STOP" => StopReason::Stop,
                 "MAX_TOKENS" | "CONTINUATION" => StopReason::Length,
-                _ => StopReason::Error,
+                r if ERROR_FINISH_REASONS.contains(&r) => StopReason::Error,
+                // pi fails the stream at once, leaving the open block unclosed.
+                _ => return Err(format!("Unhandled stop reason: {reason}")),
             };
             if out.message.stop_reason == StopReason::Stop && out.has_tool_calls() {
                 out.message.stop_reason = StopReason::ToolUse;
@@ -555,19 +557,42 @@ impl Parser {
             usage.total_tokens = Some(n("totalTokenCount"));
             out.set_usage(usage);
         }
+        Ok(())
     }
 }
+
+/// `finishReason` values that end the reply in an error (`Provider stopped with: <reason>`);
+/// any value outside these and `STOP`/`MAX_TOKENS`/`CONTINUATION` is unknown.
+const ERROR_FINISH_REASONS: &[&str] = &[
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "SAFETY",
+    "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT",
+    "IMAGE_RECITATION",
+    "IMAGE_OTHER",
+    "RECITATION",
+    "FINISH_REASON_UNSPECIFIED",
+    "OTHER",
+    "LANGUAGE",
+    "MALFORMED_FUNCTION_CALL",
+    "UNEXPECTED_TOOL_CALL",
+    "TOO_MANY_TOOL_CALLS",
+    "NO_IMAGE",
+];
 
 impl StreamParser for Parser {
     fn on_event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), Halt> {
         if event.data.trim().is_empty() {
             return Ok(());
         }
+        // pi surfaces JavaScript's `JSON.parse` message for a malformed chunk.
         let chunk: Chunk<'_> = serde_json::from_str(event.data).map_err(|e| {
-            Halt::Fail(format!(
-                "Could not parse Google stream chunk: {e}; data={}",
-                event.data
-            ))
+            Halt::Fail(
+                crate::json_error::js_json_parse_error(event.data)
+                    .unwrap_or_else(|| format!("Could not read Google stream chunk: {e}")),
+            )
         })?;
         if let Some(err) = chunk.error.as_ref().filter(|e| e.is_object()) {
             let status = err.get("status").map_or_else(
@@ -577,8 +602,12 @@ impl StreamParser for Parser {
             let full: Value = serde_json::from_str(event.data).unwrap_or(Value::Null);
             return Err(Halt::Fail(format!("got status: {status}. {full}")));
         }
-        self.chunk(chunk, out);
-        Ok(())
+        self.chunk(chunk, out).map_err(Halt::Fail)
+    }
+
+    fn unterminated_tail_error(&self) -> Option<String> {
+        // @google/genai's reader refuses a trailing event without its blank line.
+        Some("Incomplete JSON segment at the end".to_string())
     }
 
     fn finish(&mut self, out: &mut Output) -> Result<(), String> {

@@ -127,18 +127,6 @@ pub(crate) fn transport_error_text(err: &reqwest::Error) -> String {
     }
 }
 
-/// Mid-body read failures.
-pub(crate) fn body_error_text(err: &reqwest::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = std::error::Error::source(err);
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

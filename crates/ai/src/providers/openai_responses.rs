@@ -160,6 +160,12 @@ pub(crate) fn build_request(
             }
         }
     }
+    super::simple::merge_sampling_params(
+        &mut body,
+        model,
+        options.openai.reasoning_effort.as_deref(),
+        options.sampling_params.as_ref(),
+    );
     Ok(PreparedRequest {
         url: format!("{}/responses", model.base_url.trim_end_matches('/')),
         headers: final_headers(headers, model, options),
@@ -199,7 +205,10 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
         items.push(json!({"role": instruction_role, "content": transcript.system_prompt}));
     }
     let supports_images = model.input.iter().any(|i| i == "image");
-    for (msg_index, message) in transcript.messages.iter().enumerate() {
+    // `msg_pi_<n>` ids number only the messages that produce input items (pi's `msgIndex`).
+    let mut msg_index = 0usize;
+    for message in &transcript.messages {
+        let items_before = items.len();
         match message {
             Message::User(user) => {
                 let content: Vec<Value> = match &user.content {
@@ -219,9 +228,10 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
                         })
                         .collect(),
                 };
-                if !content.is_empty() {
-                    items.push(json!({"role": "user", "content": content}));
+                if content.is_empty() {
+                    continue;
                 }
+                items.push(json!({"role": "user", "content": content}));
             }
             Message::Assistant(assistant) => {
                 let same_provider_api =
@@ -334,6 +344,9 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
                 );
             }
             Message::System(_) => {}
+        }
+        if items.len() > items_before {
+            msg_index += 1;
         }
     }
     items

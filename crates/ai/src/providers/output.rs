@@ -71,6 +71,11 @@ pub trait StreamParser: Send {
     fn finish(&mut self, out: &mut Output) -> Result<(), String>;
     /// The stream failed or was aborted: give partial tool calls their best-effort arguments.
     fn on_failure(&mut self, _out: &mut Output) {}
+    /// The error for a body that ends inside an unterminated event, when the API's client
+    /// refuses such a tail instead of flushing it (`None`: flush it as an event).
+    fn unterminated_tail_error(&self) -> Option<String> {
+        None
+    }
     /// Whether error messages quote raw SSE lines (keeps the decoder's raw-line copy).
     fn wants_raw_lines(&self) -> bool {
         false

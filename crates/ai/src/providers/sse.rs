@@ -51,6 +51,12 @@ impl SseDecoder {
         Self::default()
     }
 
+    /// Whether bytes of an event that was not yet terminated by a blank line are buffered
+    /// (what [`SseDecoder::finish`] would flush).
+    pub fn has_unterminated_event(&self) -> bool {
+        self.data_lines > 0 || self.has_event || !self.pending.iter().all(u8::is_ascii_whitespace)
+    }
+
     /// Feeds bytes; `on_event` runs for every complete event. Stops early (returning the error)
     /// when the callback fails.
     pub fn feed<E>(

@@ -23,7 +23,7 @@ impl Transcript {
         if let Some(prompt) = context.system_prompt.as_ref().filter(|p| !p.is_empty()) {
             contents.push(prompt.clone());
         }
-        let mut sections: Vec<(String, Option<String>)> = Vec::new();
+        let mut sections: Vec<(String, String)> = Vec::new();
         let mut tools: Vec<Tool> = context.tools.clone().unwrap_or_default();
         let mut messages = Vec::with_capacity(context.messages.len());
         for message in &context.messages {
@@ -35,12 +35,17 @@ impl Transcript {
             if !text.is_empty() {
                 contents.push(text);
             }
+            // Sections and tools behave like insertion-ordered maps (pi's `Map`): an update keeps
+            // the entry's position, a deletion followed by a re-add moves it to the end. A stable
+            // tool order keeps the prompt cache warm (DECISIONS §26.11).
             if let Some(patch) = &system.sections {
                 for (name, value) in patch {
-                    let value = value.as_str().map(str::to_string);
-                    match sections.iter_mut().find(|(n, _)| n == name) {
-                        Some(slot) => slot.1 = value,
-                        None => sections.push((name.clone(), value)),
+                    match value.as_str() {
+                        None => sections.retain(|(n, _)| n != name),
+                        Some(text) => match sections.iter_mut().find(|(n, _)| n == name) {
+                            Some(slot) => slot.1 = text.to_string(),
+                            None => sections.push((name.clone(), text.to_string())),
+                        },
                     }
                 }
             }
@@ -50,15 +55,18 @@ impl Transcript {
                 }
             }
             for added in system.tools_added.iter().flatten() {
-                tools.retain(|t| t.name != added.name);
-                tools.push(added.clone());
+                match tools.iter_mut().find(|t| t.name == added.name) {
+                    Some(slot) => *slot = added.clone(),
+                    None => tools.push(added.clone()),
+                }
             }
         }
         let mut parts = contents;
         parts.extend(
             sections
                 .into_iter()
-                .filter_map(|(_, v)| v.filter(|s| !s.is_empty())),
+                .map(|(_, v)| v)
+                .filter(|s| !s.is_empty()),
         );
         Self {
             system_prompt: parts.join("\n\n"),

@@ -30,6 +30,7 @@ fn tokens_for_chars(chars: usize) -> u64 {
     (chars as f64 / CHARS_PER_TOKEN).ceil() as u64
 }
 
+/// Characters of user/tool-result content: text blocks by length, every other block as an image.
 fn content_chars(content: &Content) -> usize {
     match content {
         Content::Text(s) => utf16_len(s),
@@ -37,11 +38,27 @@ fn content_chars(content: &Content) -> usize {
             .iter()
             .map(|b| match b {
                 ContentBlock::Text(t) => utf16_len(&t.text),
-                ContentBlock::Image(_) => IMAGE_CHARS,
-                _ => 0,
+                _ => IMAGE_CHARS,
             })
             .sum(),
     }
+}
+
+/// A system message rendered as a whole prompt: its text blocks joined by `\n`, then its
+/// non-null sections, blank parts skipped, joined by blank lines (what pi estimates).
+fn system_message_chars(system: &crate::types::SystemMessage) -> usize {
+    let mut parts: Vec<String> = vec![system.content.joined_text("\n")];
+    for value in system.sections.iter().flat_map(|s| s.values()) {
+        if let Some(text) = value.as_str() {
+            parts.push(text.to_string());
+        }
+    }
+    let parts: Vec<&str> = parts
+        .iter()
+        .map(String::as_str)
+        .filter(|p| !p.is_empty())
+        .collect();
+    utf16_len(&parts.join("\n\n"))
 }
 
 fn message_tokens(message: &Message) -> u64 {
@@ -49,7 +66,7 @@ fn message_tokens(message: &Message) -> u64 {
         Message::User(u) => tokens_for_chars(content_chars(&u.content)),
         Message::ToolResult(r) => tokens_for_chars(content_chars(&r.content)),
         Message::System(s) => {
-            let mut tokens = tokens_for_chars(content_chars(&s.content));
+            let mut tokens = tokens_for_chars(system_message_chars(s));
             if let Some(tools) = s.tools_added.as_ref().filter(|t| !t.is_empty()) {
                 tokens +=
                     tokens_for_chars(utf16_len(&serde_json::to_string(tools).unwrap_or_default()));
@@ -215,6 +232,51 @@ pub fn google_disabled_thinking(model: &Model) -> Result<Value, AiError> {
     Ok(json!({"thinkingLevel": google_level(model, fallback)?}))
 }
 
+/// pi's sampling parameters for a level: the model's `samplingParams`, then its
+/// `samplingParamsByThinkingLevel` entry for the clamped level, then the request's (later keys
+/// win). `None` when none of the three exists.
+pub fn resolve_sampling_params(
+    model: &Model,
+    level: ThinkingLevel,
+    request: Option<&serde_json::Map<String, Value>>,
+) -> Option<serde_json::Map<String, Value>> {
+    let own = model.extra.get("samplingParams").and_then(Value::as_object);
+    let by_level = model
+        .extra
+        .get("samplingParamsByThinkingLevel")
+        .and_then(|m| m.get(level_name(clamp_level(model, level))))
+        .and_then(Value::as_object);
+    if own.is_none() && by_level.is_none() && request.is_none() {
+        return None;
+    }
+    let mut merged = serde_json::Map::new();
+    for source in [own, by_level, request].into_iter().flatten() {
+        for (k, v) in source {
+            merged.insert(k.clone(), v.clone());
+        }
+    }
+    Some(merged)
+}
+
+/// Merges the sampling parameters into an OpenAI-compatible body, last, over named fields
+/// (`effort` is the reasoning level sent, `None` = off).
+#[cfg(feature = "providers")]
+pub(crate) fn merge_sampling_params(
+    body: &mut serde_json::Map<String, Value>,
+    model: &Model,
+    effort: Option<&str>,
+    request: Option<&serde_json::Map<String, Value>>,
+) {
+    let level = effort
+        .and_then(ThinkingLevel::parse)
+        .unwrap_or(ThinkingLevel::Off);
+    if let Some(params) = resolve_sampling_params(model, level, request) {
+        for (k, v) in params {
+            body.insert(k, v);
+        }
+    }
+}
+
 /// Builds the native options for `model.api` from simple options.
 pub fn to_stream_options(
     model: &Model,
@@ -227,6 +289,11 @@ pub fn to_stream_options(
         thinking_budgets,
     } = options;
     let mut native = base;
+    native.sampling_params = resolve_sampling_params(
+        model,
+        reasoning.unwrap_or(ThinkingLevel::Off),
+        native.sampling_params.as_ref(),
+    );
     let requested_max = native.max_tokens.unwrap_or(model.max_tokens);
     native.max_tokens = Some(clamp_max_tokens_to_context(model, context, requested_max));
     let reasoning = reasoning.filter(|l| *l != ThinkingLevel::Off);
@@ -298,4 +365,15 @@ pub fn to_stream_options(
         }
     }
     Ok(native)
+}
+
+/// The request [`crate::stream_simple`] would send for a built-in API, without sending it.
+#[cfg(feature = "providers")]
+pub fn build_simple_request(
+    model: &Model,
+    context: &Context,
+    options: SimpleStreamOptions,
+) -> Result<crate::providers::PreparedRequest, crate::error::AiError> {
+    let native = to_stream_options(model, context, options)?;
+    crate::providers::build_request(model, context, &native)
 }

@@ -1,6 +1,8 @@
 mod faux;
 mod models;
 mod overflow;
+mod parity_bugs;
+mod parity_golden;
 mod providers_anthropic;
 mod providers_common;
 mod providers_decoding;

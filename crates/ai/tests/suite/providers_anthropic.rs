@@ -82,7 +82,7 @@ async fn text_turn_events_message_and_request() {
 
     let request = server.single_request();
     assert_eq!(request.method, "POST");
-    assert_eq!(request.path, "/v1/messages");
+    assert_eq!(request.path, "/v1/messages?beta=true");
     assert_eq!(request.header("x-api-key"), Some("sk-ant-test"));
     assert_eq!(request.header("anthropic-version"), Some("2023-06-01"));
     assert_eq!(request.header("anthropic-beta"), None);
@@ -451,8 +451,12 @@ async fn stream_cut_off_before_message_stop() {
     let events = collect(stream(&model, &simple_context(), opts())).await;
     let last = check_contract(&events);
     assert_eq!(last.stop_reason, StopReason::Error);
-    let text = last.error_message.unwrap_or_default();
-    assert!(text.starts_with("error decoding response body"), "{text}");
+    // Reported like an early end of the body, in pi's retryable words (DECISIONS §26.3).
+    assert_eq!(
+        last.error_message.as_deref(),
+        Some("Anthropic stream ended before message_stop")
+    );
+    assert!(arbor_ai::retry::is_retryable_assistant_error(&last));
 }
 
 #[tokio::test]
@@ -479,7 +483,7 @@ async fn malformed_and_repairable_sse_payloads() {
     let msg = last.error_message.unwrap_or_default();
     assert!(
         msg.starts_with(
-            "Could not parse Anthropic SSE event content_block_delta: EOF while parsing"
+            "Could not parse Anthropic SSE event content_block_delta: Expected double-quoted property name in JSON at position 40"
         ),
         "{msg}"
     );

@@ -200,17 +200,50 @@ async fn errors_cut_offs_and_malformed_chunks() {
     );
     let server = server_with(MockResponse::sse().body(partial).ending(Ending::CutOff)).await;
     let model = g_model(&server.url());
-    let last = check_contract(&collect(stream(&model, &simple_context(), opts())).await);
-    assert!(last
-        .error_message
-        .unwrap_or_default()
-        .starts_with("error decoding response body"));
+    let events = collect(stream(&model, &simple_context(), opts())).await;
+    let last = check_contract(&events);
+    assert_eq!(
+        last.error_message.as_deref(),
+        Some("Google stream ended without a finish reason")
+    );
+    assert!(arbor_ai::retry::is_retryable_assistant_error(&last));
+    // The open text block is closed before the error, as at a clean early end.
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, arbor_ai::AssistantMessageEvent::TextEnd { .. })));
 
     let server = server_with(MockResponse::sse().body("data: {\"candidates\": [\n\n")).await;
     let model = g_model(&server.url());
     let last = check_contract(&collect(stream(&model, &simple_context(), opts())).await);
-    assert!(last
-        .error_message
-        .unwrap_or_default()
-        .starts_with("Could not parse Google stream chunk: EOF while parsing"));
+    // pi surfaces JavaScript's parser message (bug 5).
+    assert_eq!(
+        last.error_message.as_deref(),
+        Some("Unexpected end of JSON input")
+    );
+
+    // A body ending inside an unterminated event: @google/genai's refusal.
+    let server = server_with(MockResponse::sse().body("data: {\"candidates\": [")).await;
+    let model = g_model(&server.url());
+    let last = check_contract(&collect(stream(&model, &simple_context(), opts())).await);
+    assert_eq!(
+        last.error_message.as_deref(),
+        Some("Incomplete JSON segment at the end")
+    );
+
+    // An unknown finishReason fails at once, the open block left unclosed (bug 5).
+    let body = sse_data(&[
+        chunk(json!([{"text": "hi"}]), None, None),
+        chunk(json!([{"text": "!"}]), Some("FINISH_REASON_NEW"), None),
+    ]);
+    let server = server_with(MockResponse::sse().body(body)).await;
+    let model = g_model(&server.url());
+    let events = collect(stream(&model, &simple_context(), opts())).await;
+    let last = check_contract(&events);
+    assert_eq!(
+        last.error_message.as_deref(),
+        Some("Unhandled stop reason: FINISH_REASON_NEW")
+    );
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, arbor_ai::AssistantMessageEvent::TextEnd { .. })));
 }

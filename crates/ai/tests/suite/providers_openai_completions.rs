@@ -319,11 +319,16 @@ async fn cut_off_and_malformed_streams() {
     // Connection dropped mid-transfer.
     let server = server_with(MockResponse::sse().body(body).ending(Ending::CutOff)).await;
     let model = oa_model(&server.url());
-    let last = check_contract(&collect(stream(&model, &simple_context(), opts())).await);
-    assert!(last
-        .error_message
-        .unwrap_or_default()
-        .starts_with("error decoding response body"));
+    let events = collect(stream(&model, &simple_context(), opts())).await;
+    let last = check_contract(&events);
+    assert_eq!(
+        last.error_message.as_deref(),
+        Some("Stream ended without finish_reason")
+    );
+    assert!(arbor_ai::retry::is_retryable_assistant_error(&last));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, arbor_ai::AssistantMessageEvent::ToolcallEnd { .. })));
 
     // Malformed JSON in a data line.
     let server =

@@ -137,6 +137,12 @@ pub(crate) fn build_request(
             }
         }
     }
+    crate::providers::simple::merge_sampling_params(
+        &mut body,
+        model,
+        options.openai.reasoning_effort.as_deref(),
+        options.sampling_params.as_ref(),
+    );
     Ok(PreparedRequest {
         url: format!("{}/chat/completions", model.base_url.trim_end_matches('/')),
         headers: final_headers(headers, model, options),

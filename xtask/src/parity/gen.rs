@@ -1,0 +1,550 @@
+//! Seeded random request cases: a model (catalogue or models.json style), a context holding
+//! every block kind pi knows, and simple-stream options.
+
+use rand::rngs::StdRng;
+use rand::seq::SliceRandom;
+use rand::Rng;
+use serde_json::{json, Map, Value};
+
+/// One generated case in pi's JSON shapes.
+#[derive(Debug, Clone)]
+pub struct RequestCase {
+    pub id: String,
+    pub model: Value,
+    pub context: Value,
+    pub options: Value,
+}
+
+const WORDS: &[&str] = &[
+    "alpha",
+    "bravo",
+    "read",
+    "the",
+    "file",
+    "src/main.rs",
+    "fix",
+    "bug",
+    "ünïcode",
+    "😀",
+    "tab\t",
+    "line\nbreak",
+    "quote\"",
+    "back\\slash",
+    "<tag>",
+    "  ",
+    "ok",
+    "done",
+    "{json}",
+    "日本語",
+];
+
+const LEVELS: &[&str] = &["minimal", "low", "medium", "high", "xhigh", "max"];
+
+const API_KINDS: &[&str] = &[
+    "anthropic-messages",
+    "openai-completions",
+    "openai-responses",
+    "google-generative-ai",
+];
+
+fn words(rng: &mut StdRng, max: usize) -> String {
+    let n = rng.gen_range(1..=max);
+    let mut out = String::new();
+    for i in 0..n {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(WORDS.choose(rng).copied().unwrap_or("x"));
+    }
+    out
+}
+
+fn maybe<T>(rng: &mut StdRng, p: f64, f: impl FnOnce(&mut StdRng) -> T) -> Option<T> {
+    if rng.gen_bool(p) {
+        Some(f(rng))
+    } else {
+        None
+    }
+}
+
+fn image(rng: &mut StdRng) -> Value {
+    let mime = ["image/png", "image/jpeg", "image/webp"]
+        .choose(rng)
+        .copied();
+    json!({"type": "image", "data": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==", "mimeType": mime})
+}
+
+/// A tool with a schema of varying strictness and an optional `constrainedSampling`.
+fn tool(rng: &mut StdRng, name: &str) -> Value {
+    let mut props = Map::new();
+    let mut required = Vec::new();
+    let n = rng.gen_range(0..4);
+    for i in 0..n {
+        let key = format!("p{i}");
+        let schema = match rng.gen_range(0..9) {
+            0 => json!({"type": "string", "description": "a path"}),
+            1 => json!({"type": "integer", "minimum": 0}),
+            2 => json!({"type": "number", "maximum": 10.5}),
+            3 => json!({"type": "boolean"}),
+            4 => {
+                json!({"type": "array", "items": {"type": "string"}, "minItems": rng.gen_range(0..3)})
+            }
+            5 => json!({"type": "string", "enum": ["a", "b"]}),
+            6 => {
+                json!({"type": "string", "format": (["date-time", "email", "regex", "uri"].choose(rng).copied())})
+            }
+            7 => json!({"type": "object", "properties": {"x": {"type": "string"}}, "required": []}),
+            _ => json!({"const": (["fixed", "1"].choose(rng).copied())}),
+        };
+        props.insert(key.clone(), schema);
+        if rng.gen_bool(0.5) {
+            required.push(Value::String(key));
+        }
+    }
+    let mut params = json!({"type": "object", "properties": props});
+    if !required.is_empty() || rng.gen_bool(0.3) {
+        params["required"] = Value::Array(required);
+    }
+    if rng.gen_bool(0.2) {
+        params["additionalProperties"] = Value::Bool(false);
+    }
+    let mut t = json!({"name": name, "description": words(rng, 6), "parameters": params});
+    match rng.gen_range(0..8) {
+        0 => t["constrainedSampling"] = json!({"type": "json_schema", "strict": "prefer"}),
+        1 => t["constrainedSampling"] = json!({"type": "json_schema", "strict": "require"}),
+        2 => t["constrainedSampling"] = Value::Bool(false),
+        _ => {}
+    }
+    t
+}
+
+fn usage(rng: &mut StdRng) -> Value {
+    let input = rng.gen_range(0..5000u64);
+    let output = rng.gen_range(0..500u64);
+    json!({"input": input, "output": output, "cacheRead": 0, "cacheWrite": 0,
+        "totalTokens": input + output,
+        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}})
+}
+
+struct Origin {
+    api: String,
+    provider: String,
+    model: String,
+}
+
+fn tool_call_id(rng: &mut StdRng, origin_api: &str, n: usize) -> String {
+    match (origin_api, rng.gen_range(0..5)) {
+        ("openai-responses", _) | (_, 0) => format!(
+            "call_{n}abc|fc_{n}0def{}",
+            "x".repeat(rng.gen_range(0..3) * 40)
+        ),
+        (_, 1) => format!("toolu_{n}{}", "Z".repeat(rng.gen_range(0..70))),
+        (_, 2) => format!("call {n}/weird.id"),
+        _ => format!("tc_{n}"),
+    }
+}
+
+/// An assistant turn from `origin`; returns the message and its tool calls (id, name).
+fn assistant(
+    rng: &mut StdRng,
+    origin: &Origin,
+    tools: &[String],
+    ts: i64,
+    n: &mut usize,
+) -> (Value, Vec<(String, String)>) {
+    let mut blocks = Vec::new();
+    let mut calls = Vec::new();
+    let count = rng.gen_range(0..4);
+    for _ in 0..count {
+        match rng.gen_range(0..7) {
+            0 | 1 => {
+                let mut b = json!({"type": "text", "text": if rng.gen_bool(0.1) { String::new() } else { words(rng, 12) }});
+                if rng.gen_bool(0.4) {
+                    b["textSignature"] = if origin.api == "openai-responses" {
+                        Value::String(format!(
+                            "{{\"v\":1,\"id\":\"msg_{}\"{}}}",
+                            *n,
+                            if rng.gen_bool(0.3) {
+                                ",\"phase\":\"final_answer\""
+                            } else {
+                                ""
+                            }
+                        ))
+                    } else {
+                        Value::String("c2lnbmF0dXJl".into())
+                    };
+                }
+                blocks.push(b);
+            }
+            2 | 3 => {
+                let text = if rng.gen_bool(0.15) {
+                    String::new()
+                } else {
+                    words(rng, 10)
+                };
+                let mut b = json!({"type": "thinking", "thinking": text});
+                match rng.gen_range(0..5) {
+                    0 => {}
+                    1 => b["thinkingSignature"] = Value::String(String::new()),
+                    2 if origin.api == "anthropic-messages" => {
+                        b["redacted"] = Value::Bool(true);
+                        b["thinking"] = Value::String("[Reasoning redacted]".into());
+                        b["thinkingSignature"] = Value::String("b3BhcXVl".into());
+                    }
+                    _ => {
+                        b["thinkingSignature"] = Value::String(match origin.api.as_str() {
+                            "openai-responses" => json!({"type": "reasoning", "id": format!("rs_{}", *n), "summary": [{"type": "summary_text", "text": "s"}], "encrypted_content": "enc"}).to_string(),
+                            "openai-completions" => ["reasoning_content", "reasoning", "reasoning_text"].choose(rng).copied().unwrap_or("reasoning").to_string(),
+                            _ => "c2lnbmVkVGhpbmtpbmc=".to_string(),
+                        })
+                    }
+                }
+                blocks.push(b);
+            }
+            _ => {
+                *n += 1;
+                let name = tools.choose(rng).cloned().unwrap_or_else(|| "bash".into());
+                let id = tool_call_id(rng, &origin.api, *n);
+                let mut b = json!({"type": "toolCall", "id": id, "name": name,
+                    "arguments": {"p0": words(rng, 3), "n": rng.gen_range(0..100)}});
+                if origin.api == "google-generative-ai" && rng.gen_bool(0.5) {
+                    b["thoughtSignature"] = Value::String("Z29vZ2xlU2ln".into());
+                }
+                calls.push((id, name));
+                blocks.push(b);
+            }
+        }
+    }
+    let stop = if !calls.is_empty() {
+        ["toolUse", "toolUse", "toolUse", "error", "aborted"]
+            .choose(rng)
+            .copied()
+    } else {
+        ["stop", "stop", "stop", "length", "error", "aborted"]
+            .choose(rng)
+            .copied()
+    };
+    let mut msg = json!({"role": "assistant", "content": blocks, "api": origin.api,
+        "provider": origin.provider, "model": origin.model, "usage": usage(rng),
+        "stopReason": stop, "timestamp": ts});
+    if matches!(stop, Some("error" | "aborted")) {
+        msg["errorMessage"] = Value::String("boom".into());
+    }
+    (msg, calls)
+}
+
+/// A models.json-style model: custom provider, any API, random compat.
+fn custom_model(rng: &mut StdRng) -> Value {
+    let api = API_KINDS
+        .choose(rng)
+        .copied()
+        .unwrap_or("openai-completions");
+    let reasoning = rng.gen_bool(0.6);
+    let base = match api {
+        "google-generative-ai" => "http://localhost:8080/v1beta",
+        "anthropic-messages" => "http://localhost:8080",
+        _ => [
+            "http://localhost:8080/v1",
+            "https://api.together.xyz/v1",
+            "https://api.z.ai/api/paas/v4",
+            "https://openrouter.ai/api/v1",
+            "https://api.deepseek.com/v1",
+            "https://opencode.ai/zen/v1",
+        ]
+        .choose(rng)
+        .copied()
+        .unwrap_or("http://localhost:8080/v1"),
+    };
+    let id = match api {
+        "google-generative-ai" => ["gemini-2.5-flash", "gemini-3-pro-preview", "gemma-local"]
+            .choose(rng)
+            .copied(),
+        "anthropic-messages" => ["claude-local", "claude-sonnet-4-5"].choose(rng).copied(),
+        _ => ["qwen3-coder", "llama-3.3-70b", "glm-4.6", "gpt-oss-120b"]
+            .choose(rng)
+            .copied(),
+    }
+    .unwrap_or("m");
+    let mut m = json!({"id": id, "name": id, "api": api, "provider": (["local", "ollama", "my-proxy"].choose(rng).copied()),
+        "baseUrl": base, "reasoning": reasoning,
+        "input": if rng.gen_bool(0.5) { json!(["text", "image"]) } else { json!(["text"]) },
+        "cost": {"input": rng.gen_range(0..4), "output": rng.gen_range(0..16), "cacheRead": 0, "cacheWrite": 0},
+        "contextWindow": ([8192, 32768, 40000, 131072, 200000].choose(rng).copied()),
+        "maxTokens": ([1024, 4096, 16384, 32000].choose(rng).copied())});
+    if reasoning && rng.gen_bool(0.5) {
+        let mut map = Map::new();
+        for level in ["off", "minimal", "low", "medium", "high", "xhigh", "max"] {
+            match rng.gen_range(0..4) {
+                0 => {
+                    map.insert(level.into(), Value::Null);
+                }
+                1 => {
+                    map.insert(
+                        level.into(),
+                        Value::String(if api == "google-generative-ai" {
+                            ["low", "high", "MEDIUM"]
+                                .choose(rng)
+                                .copied()
+                                .unwrap_or("low")
+                                .into()
+                        } else {
+                            format!("{level}-x")
+                        }),
+                    );
+                }
+                _ => {}
+            }
+        }
+        m["thinkingLevelMap"] = Value::Object(map);
+    }
+    let mut compat = Map::new();
+    let flags: &[&str] = match api {
+        "openai-completions" => &[
+            "supportsDeveloperRole",
+            "supportsStore",
+            "supportsReasoningEffort",
+            "supportsUsageInStreaming",
+            "requiresToolResultName",
+            "requiresAssistantAfterToolResult",
+            "requiresThinkingAsText",
+            "supportsStrictMode",
+            "requiresNonNullAssistantContent",
+            "requiresToolsWithToolHistory",
+            "requiresReasoningContentOnAssistantMessages",
+            "zaiToolStream",
+        ],
+        "openai-responses" => &["supportsDeveloperRole", "supportsStrictMode"],
+        "anthropic-messages" => &[
+            "supportsStrictTools",
+            "supportsEagerToolInputStreaming",
+            "supportsTemperature",
+            "forceAdaptiveThinking",
+            "allowEmptySignature",
+            "supportsCacheControlOnTools",
+            "supportsLongCacheRetention",
+        ],
+        _ => &[],
+    };
+    for f in flags {
+        if rng.gen_bool(0.25) {
+            compat.insert((*f).into(), Value::Bool(rng.gen_bool(0.5)));
+        }
+    }
+    if api == "openai-completions" && rng.gen_bool(0.3) {
+        compat.insert(
+            "maxTokensField".into(),
+            Value::String(
+                ["max_tokens", "max_completion_tokens"]
+                    .choose(rng)
+                    .copied()
+                    .unwrap_or("max_tokens")
+                    .into(),
+            ),
+        );
+    }
+    if api == "openai-completions" && rng.gen_bool(0.3) {
+        compat.insert(
+            "thinkingFormat".into(),
+            Value::String(
+                [
+                    "openai",
+                    "openrouter",
+                    "deepseek",
+                    "zai",
+                    "qwen",
+                    "qwen-chat-template",
+                    "together",
+                    "string-thinking",
+                ]
+                .choose(rng)
+                .copied()
+                .unwrap_or("openai")
+                .into(),
+            ),
+        );
+    }
+    if !compat.is_empty() {
+        m["compat"] = Value::Object(compat);
+    }
+    if rng.gen_bool(0.2) {
+        m["samplingParams"] = json!({"top_p": 0.9, "top_k": 40});
+    }
+    if reasoning && rng.gen_bool(0.15) {
+        m["samplingParamsByThinkingLevel"] =
+            json!({"high": {"temperature": 0.6}, "off": {"min_p": 0.05}});
+    }
+    m
+}
+
+/// Generates case `index` of the run seeded with `seed`, using `catalogue` models (pi JSON).
+pub fn request_case(seed: u64, index: usize, catalogue: &[Value]) -> RequestCase {
+    let mut rng: StdRng =
+        rand::SeedableRng::seed_from_u64(seed.wrapping_mul(1_000_003).wrapping_add(index as u64));
+    let model = if rng.gen_bool(0.7) || catalogue.is_empty() {
+        catalogue
+            .choose(&mut rng)
+            .cloned()
+            .unwrap_or_else(|| custom_model(&mut rng))
+    } else {
+        custom_model(&mut rng)
+    };
+    let target = Origin {
+        api: model["api"].as_str().unwrap_or_default().into(),
+        provider: model["provider"].as_str().unwrap_or_default().into(),
+        model: model["id"].as_str().unwrap_or_default().into(),
+    };
+    let foreign = [
+        Origin {
+            api: "anthropic-messages".into(),
+            provider: "anthropic".into(),
+            model: "claude-sonnet-4-5".into(),
+        },
+        Origin {
+            api: "openai-responses".into(),
+            provider: "openai".into(),
+            model: "gpt-5".into(),
+        },
+        Origin {
+            api: "openai-completions".into(),
+            provider: "openrouter".into(),
+            model: "z-ai/glm-4.6".into(),
+        },
+        Origin {
+            api: "google-generative-ai".into(),
+            provider: "google".into(),
+            model: "gemini-2.5-pro".into(),
+        },
+        Origin {
+            api: target.api.clone(),
+            provider: target.provider.clone(),
+            model: "other-model".into(),
+        },
+    ];
+    let tool_names: Vec<String> = ["read", "bash", "edit", "write_file", "grep"]
+        .iter()
+        .take(rng.gen_range(0..=5))
+        .map(|s| s.to_string())
+        .collect();
+    let tools: Vec<Value> = tool_names.iter().map(|n| tool(&mut rng, n)).collect();
+    let mut messages = Vec::new();
+    let mut ts: i64 = 1_700_000_000_000;
+    let mut n = 0usize;
+    let turns = rng.gen_range(1..7);
+    for turn in 0..turns {
+        ts += 1000;
+        // User turn (sometimes absent: assistant after assistant / tool results).
+        if turn == 0 || rng.gen_bool(0.8) {
+            let content = match rng.gen_range(0..5) {
+                0 => Value::String(words(&mut rng, 20)),
+                1 => Value::String(if rng.gen_bool(0.5) {
+                    "  ".into()
+                } else {
+                    String::new()
+                }),
+                2 => json!([image(&mut rng), {"type": "text", "text": words(&mut rng, 5)}]),
+                3 => {
+                    json!([{"type": "text", "text": words(&mut rng, 8)}, {"type": "text", "text": ""}, image(&mut rng), image(&mut rng)])
+                }
+                _ => json!([{"type": "text", "text": words(&mut rng, 15)}]),
+            };
+            messages.push(json!({"role": "user", "content": content, "timestamp": ts}));
+        }
+        // A mid-conversation system message.
+        if rng.gen_bool(0.2) {
+            let mut s = json!({"role": "system", "content": if rng.gen_bool(0.5) { Value::String(words(&mut rng, 6)) } else { json!([{"type": "text", "text": words(&mut rng, 4)}]) }, "timestamp": ts});
+            if rng.gen_bool(0.5) {
+                s["sections"] = json!({"env": if rng.gen_bool(0.7) { Value::String(words(&mut rng, 5)) } else { Value::Null }});
+            }
+            if !tools.is_empty() && rng.gen_bool(0.3) {
+                s["toolsRemoved"] = json!([{"name": tools[0]["name"]}]);
+            }
+            if !tools.is_empty() && rng.gen_bool(0.3) {
+                s["toolsAdded"] = json!([tools.choose(&mut rng).cloned()]);
+            }
+            messages.push(s);
+        }
+        if turn + 1 == turns && rng.gen_bool(0.7) {
+            break;
+        }
+        ts += 1000;
+        let origin = if rng.gen_bool(0.5) {
+            &target
+        } else {
+            foreign.choose(&mut rng).unwrap_or(&target)
+        };
+        let (msg, calls) = assistant(&mut rng, origin, &tool_names, ts, &mut n);
+        messages.push(msg);
+        for (id, name) in calls {
+            if rng.gen_bool(0.15) {
+                continue; // orphan
+            }
+            let content = match rng.gen_range(0..5) {
+                0 => json!([]),
+                1 => json!([image(&mut rng)]),
+                2 => json!([{"type": "text", "text": words(&mut rng, 6)}, image(&mut rng)]),
+                _ => {
+                    json!([{"type": "text", "text": words(&mut rng, 10)}, {"type": "text", "text": words(&mut rng, 3)}])
+                }
+            };
+            messages.push(
+                json!({"role": "toolResult", "toolCallId": id, "toolName": name,
+                "content": content, "isError": rng.gen_bool(0.2), "timestamp": ts}),
+            );
+        }
+    }
+    let mut context = json!({"messages": messages});
+    if rng.gen_bool(0.85) {
+        let mut prompt = words(&mut rng, 30);
+        if rng.gen_bool(0.05) {
+            prompt.push_str(&"x".repeat(rng.gen_range(10_000..140_000)));
+        }
+        context["systemPrompt"] = Value::String(prompt);
+    }
+    if !tools.is_empty() {
+        context["tools"] = Value::Array(tools);
+    }
+    let mut options = json!({"apiKey": "sk-parity-test"});
+    if let Some(level) = maybe(&mut rng, 0.7, |r| {
+        if r.gen_bool(0.15) {
+            "off"
+        } else {
+            LEVELS.choose(r).copied().unwrap_or("low")
+        }
+    }) {
+        if level != "off" {
+            options["reasoning"] = Value::String(level.into());
+        }
+    }
+    if let Some(r) = maybe(&mut rng, 0.5, |r| {
+        ["none", "short", "long"].choose(r).copied()
+    }) {
+        options["cacheRetention"] = json!(r);
+    }
+    if rng.gen_bool(0.4) {
+        options["sessionId"] = Value::String(format!(
+            "session-{index}-{}",
+            "s".repeat(rng.gen_range(0..80))
+        ));
+    }
+    if rng.gen_bool(0.3) {
+        options["maxTokens"] = json!(rng.gen_range(100..40_000));
+    }
+    if rng.gen_bool(0.2) {
+        options["temperature"] = json!([0.0, 0.5, 1.0].choose(&mut rng));
+    }
+    if rng.gen_bool(0.15) {
+        options["toolChoice"] = json!(["auto", "none"].choose(&mut rng));
+    }
+    if rng.gen_bool(0.1) {
+        options["thinkingBudgets"] = json!({"low": 1500, "high": 20000});
+    }
+    if rng.gen_bool(0.1) {
+        options["samplingParams"] = json!({"top_p": 0.5, "min_p": 0.1});
+    }
+    RequestCase {
+        id: format!("req-{seed}-{index}"),
+        model,
+        context,
+        options,
+    }
+}
