@@ -11,6 +11,9 @@
 //!   1,000 and 4,000 turns, to show what grows with the session (only the conversion of the
 //!   context every request carries; no re-projection).
 
+// A benchmark aborts on setup failure, like the other benches.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
