@@ -472,6 +472,15 @@ pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliE
                 keep_recent_tokens: c.keep_recent_tokens,
             }
         },
+        summary_retry: {
+            let r = settings.retry();
+            Some(arbor_ai::retry::RetryPolicy {
+                enabled: r.enabled,
+                max_retries: r.max_retries,
+                base_delay_ms: r.base_delay_ms,
+                max_agent_delay_ms: Some(r.max_agent_delay_ms),
+            })
+        },
         steering_mode: queue_mode(settings.steering_mode()),
         follow_up_mode: queue_mode(settings.follow_up_mode()),
         models: Some({

@@ -87,15 +87,20 @@ impl AgentHarness {
                 (draft, true, None)
             }
             _ => {
-                let (model, thinking_level, stream) = {
+                let (model, thinking_level, stream, retry) = {
                     let s = self.state();
-                    (s.model.clone(), s.thinking_level, s.stream_options.clone())
+                    (
+                        s.model.clone(),
+                        s.thinking_level,
+                        s.stream_options.clone(),
+                        s.summary_retry.clone(),
+                    )
                 };
                 let options = SummaryOptions {
                     custom_instructions: custom_instructions.map(str::to_string),
                     thinking_level: Some(thinking_level),
                     cancel: cancel.clone(),
-                    retry: None,
+                    retry,
                     on_event: Some(self.summary_event_sink(RetryOperation::Compaction)),
                     stream,
                 };

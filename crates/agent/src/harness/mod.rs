@@ -124,6 +124,9 @@ pub struct HarnessOptions {
     pub models: Option<ModelResolver>,
     /// Settings of [`AgentHarness::compact`].
     pub compaction: crate::compaction::CompactionSettings,
+    /// Retries of a compaction or branch-summary request that fails transiently (with
+    /// `retry_*` events). `None`: a failed summary is reported at once (DECISIONS §20.12).
+    pub summary_retry: Option<arbor_ai::retry::RetryPolicy>,
 }
 
 /// Maps a stored provider/model id to a usable model.
@@ -174,6 +177,7 @@ struct State {
     cancel: Option<CancellationToken>,
     models: Option<ModelResolver>,
     compaction: crate::compaction::CompactionSettings,
+    summary_retry: Option<arbor_ai::retry::RetryPolicy>,
 }
 
 struct Inner {
@@ -312,6 +316,7 @@ impl AgentHarness {
             cancel: None,
             models: options.models,
             compaction: options.compaction,
+            summary_retry: options.summary_retry,
         };
         Ok(AgentHarness {
             inner: Arc::new(Inner {

@@ -150,20 +150,27 @@ impl AgentHarness {
                 true,
             ),
             None if options.summarize && !preparation.entries_to_summarize.is_empty() => {
-                let (model, thinking_level) = {
+                // One lock for everything read here: the guard of a `self.state()` inside the
+                // struct expression below would live to its end and deadlock a second one.
+                let (model, thinking_level, summary_retry, stream) = {
                     let s = self.state();
-                    (s.model.clone(), s.thinking_level)
+                    (
+                        s.model.clone(),
+                        s.thinking_level,
+                        s.summary_retry.clone(),
+                        s.stream_options.clone(),
+                    )
                 };
                 let branch_options = BranchSummaryOptions {
                     summary: SummaryOptions {
                         custom_instructions: preparation.custom_instructions.clone(),
                         thinking_level: Some(thinking_level),
                         cancel: cancel.clone(),
-                        retry: None,
+                        retry: summary_retry,
                         on_event: Some(
                             self.summary_event_sink(crate::agent::RetryOperation::BranchSummary),
                         ),
-                        stream: self.state().stream_options.clone(),
+                        stream,
                     },
                     replace_instructions: preparation.replace_instructions,
                     ..BranchSummaryOptions::default()

@@ -318,6 +318,63 @@ async fn compact_writes_a_compaction_and_the_next_turn_sees_the_summary() {
 }
 
 #[tokio::test]
+async fn compact_retries_a_transient_summary_failure_when_configured() {
+    let mut r = rig();
+    two_exchanges(&r).await;
+    let mut opts = options(&r.faux);
+    opts.compaction = CompactionSettings {
+        enabled: true,
+        reserve_tokens: 100,
+        keep_recent_tokens: 5,
+    };
+    opts.summary_retry = Some(arbor_ai::retry::RetryPolicy {
+        enabled: true,
+        max_retries: 2,
+        base_delay_ms: 1,
+        max_agent_delay_ms: None,
+    });
+    r.harness = AgentHarness::new(r.session.clone(), Arc::new(r.faux.clone()), opts).unwrap();
+    r.events = record(&r.harness);
+    r.faux
+        .push(FauxResponse::new().error("503 service unavailable"));
+    r.faux.push(FauxResponse::text("## Goal\nsay hello"));
+    let entry = r.harness.compact(None).await.unwrap();
+    assert!(matches!(entry.kind, EntryKind::Compaction(_)));
+    let types: Vec<String> = r
+        .events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["type"].as_str().map(str::to_string))
+        .filter(|t| t.starts_with("retry_"))
+        .collect();
+    assert_eq!(
+        types,
+        ["retry_scheduled", "retry_attempt_start", "retry_finished"],
+        "one retry of the summary request"
+    );
+}
+
+#[tokio::test]
+async fn compact_without_summary_retry_fails_on_the_first_error() {
+    let r = rig();
+    two_exchanges(&r).await;
+    let mut opts = options(&r.faux);
+    opts.compaction = CompactionSettings {
+        enabled: true,
+        reserve_tokens: 100,
+        keep_recent_tokens: 5,
+    };
+    let harness = AgentHarness::new(r.session.clone(), Arc::new(r.faux.clone()), opts).unwrap();
+    r.faux
+        .push(FauxResponse::new().error("503 service unavailable"));
+    let before = r.session.storage().leaf_id().await.unwrap();
+    let err = harness.compact(None).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Compaction);
+    assert_eq!(r.session.storage().leaf_id().await.unwrap(), before);
+}
+
+#[tokio::test]
 async fn compact_on_an_empty_session_has_nothing_to_do() {
     let r = rig();
     let err = r.harness.compact(None).await.unwrap_err();

@@ -351,7 +351,8 @@ async fn anthropic_sessions_run_tools_too() {
         .await;
     assert_eq!((code, out.as_str()), (0, "Listed.\n"), "{err}");
     let reqs = server.requests();
-    assert_eq!(reqs[0].path, "/v1/messages");
+    // pi-ai sends `?beta=true` on the Messages URL (DECISIONS §26.7).
+    assert_eq!(reqs[0].path, "/v1/messages?beta=true");
     assert_eq!(reqs[0].header("x-api-key"), Some("ant-key"));
     let first = reqs[0].json();
     let tools: Vec<&str> = first["tools"]
