@@ -20,5 +20,6 @@ pub mod startup;
 pub mod store;
 pub mod summaries;
 pub mod tools;
+pub mod tui;
 
 pub use error::{CliError, Result};

@@ -1,0 +1,13 @@
+//! The interactive terminal UI (coding-agent.md §6, §8): ratatui + crossterm on top of the
+//! [`AgentHarness`](arbor_agent::harness::AgentHarness) and its events only — no session or
+//! provider logic lives here.
+//!
+//! The UI is split into parts that know nothing of the terminal: each one is a plain state
+//! machine (`handle_key` → outcome) plus a `render` into a ratatui `Buffer`, so every frame and
+//! every key sequence is testable with `TestBackend` and no terminal.
+//!
+//! - [`theme`]: the styles, with `NO_COLOR` honoured in one place.
+//! - [`component`]: the contract overlays share (what a key did to them).
+
+pub mod component;
+pub mod theme;
