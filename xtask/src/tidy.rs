@@ -234,7 +234,7 @@ mod tests {
             decision_items("## 3. Storage\n**3.5** Lines…\n### 9.3 Ids\n- 9.4 more\nText 7.1 no");
         let want: BTreeSet<String> = ["3", "3.5", "9.3", "9.4"]
             .iter()
-            .map(|s| s.to_string())
+            .map(std::string::ToString::to_string)
             .collect();
         assert_eq!(items, want);
     }

@@ -143,7 +143,9 @@ async fn open_and_path(path: &Path) -> (Duration, Duration, usize, u64) {
 fn listing_dir() -> PathBuf {
     let dir = bench_dir().join("list1000");
     let cwd_dir = dir.join("--bench-project--");
-    let count = std::fs::read_dir(&cwd_dir).map(|r| r.count()).unwrap_or(0);
+    let count = std::fs::read_dir(&cwd_dir)
+        .map(std::iter::Iterator::count)
+        .unwrap_or(0);
     if count == 1000 {
         return dir;
     }

@@ -500,7 +500,9 @@ impl FauxProvider {
 
     fn lock(&self) -> MutexGuard<'_, FauxState> {
         // A panicking test thread must not poison the provider for the others.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Replaces the queue.
@@ -882,7 +884,11 @@ fn play(
         let mut plan = plan;
         let mut acc = MessageAccumulator::new();
         let mut started = false;
-        let cancelled = || cancel.as_ref().is_some_and(|t| t.is_cancelled());
+        let cancelled = || {
+            cancel
+                .as_ref()
+                .is_some_and(tokio_util::sync::CancellationToken::is_cancelled)
+        };
         while let Some(step) = plan.pop_front() {
             if let Some(wait) = step.wait.filter(|w| !w.is_zero()) {
                 if !wait_or_cancel(cancel.as_ref(), wait).await && step.cancellable {

@@ -141,7 +141,9 @@ impl StreamOptions {
 
     /// Whether the caller's token was cancelled already.
     pub fn is_cancelled(&self) -> bool {
-        self.cancel.as_ref().is_some_and(|c| c.is_cancelled())
+        self.cancel
+            .as_ref()
+            .is_some_and(tokio_util::sync::CancellationToken::is_cancelled)
     }
 }
 

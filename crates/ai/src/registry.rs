@@ -48,19 +48,25 @@ fn registry() -> &'static Registry {
 /// Registers (or replaces) the implementation for an `api` kind. A registered provider wins
 /// over the built-in one of the same name.
 pub fn register_api_provider(api: &str, provider: Arc<dyn ApiProvider>) {
-    let mut map = registry().write().unwrap_or_else(|p| p.into_inner());
+    let mut map = registry()
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     map.insert(api.to_string(), provider);
 }
 
 /// Removes a registered implementation; returns whether one was registered.
 pub fn unregister_api_provider(api: &str) -> bool {
-    let mut map = registry().write().unwrap_or_else(|p| p.into_inner());
+    let mut map = registry()
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     map.remove(api).is_some()
 }
 
 /// The registered implementation of `api`, if any.
 pub fn registered(api: &str) -> Option<Arc<dyn ApiProvider>> {
-    let map = registry().read().unwrap_or_else(|p| p.into_inner());
+    let map = registry()
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     map.get(api).cloned()
 }
 

@@ -472,7 +472,7 @@ fn gemini_major_version(model_id: &str) -> Option<u64> {
     let lower = model_id.to_ascii_lowercase();
     let rest = lower.strip_prefix("gemini-")?;
     let rest = rest.strip_prefix("live-").unwrap_or(rest);
-    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
     if digits.is_empty() {
         return None;
     }

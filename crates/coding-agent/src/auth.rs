@@ -155,7 +155,10 @@ impl AuthStore {
             Credential::ApiKey { key } => key.clone(),
             Credential::OAuth { access, .. } => return Some(ApiKey::new(access.clone())),
         };
-        let mut cache = self.resolved.lock().unwrap_or_else(|p| p.into_inner());
+        let mut cache = self
+            .resolved
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let value = cache
             .entry(provider.to_owned())
             .or_insert_with(|| arbor_ai::models::resolve_config_value(&raw))

@@ -83,7 +83,7 @@ impl CliError {
     pub fn internal(payload: &(dyn std::any::Any + Send)) -> Self {
         let text = payload
             .downcast_ref::<&str>()
-            .map(|s| s.to_string())
+            .map(std::string::ToString::to_string)
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "panic".to_string());
         CliError::Internal(text)

@@ -201,9 +201,12 @@ fn is_local(url: &str) -> bool {
 
 /// The active tool names per `--tools`, `--no-tools`, `--exclude-tools` and `defaultTools`.
 pub fn active_tools(a: &AgentArgs, settings: &Settings) -> Result<Vec<String>, CliError> {
-    let base: Vec<String> = settings
-        .default_tools()
-        .unwrap_or_else(|| tools::DEFAULT_TOOLS.iter().map(|s| s.to_string()).collect());
+    let base: Vec<String> = settings.default_tools().unwrap_or_else(|| {
+        tools::DEFAULT_TOOLS
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect()
+    });
     let mut names: Vec<String> = if a.no_tools {
         Vec::new()
     } else if let Some(list) = &a.tools {
@@ -222,7 +225,7 @@ pub fn active_tools(a: &AgentArgs, settings: &Settings) -> Result<Vec<String>, C
             ));
         }
         if signed > 0 {
-            let mut set = base.clone();
+            let mut set = base;
             for item in items {
                 let name = &item[1..];
                 if item.starts_with('+') {

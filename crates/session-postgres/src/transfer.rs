@@ -181,7 +181,7 @@ impl PostgresRepository {
             let types: Vec<&str> = chunk.iter().map(|r| r.entry.entry_type()).collect();
             let roles: Vec<Option<&str>> = chunk
                 .iter()
-                .map(|r| r.entry.message().map(|m| m.role()))
+                .map(|r| r.entry.message().map(arbor_agent::AgentMessage::role))
                 .collect();
             let targets: Vec<Option<&str>> =
                 chunk.iter().map(|r| r.entry.kind.target_id()).collect();

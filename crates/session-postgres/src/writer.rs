@@ -162,7 +162,7 @@ impl Writer {
         let mut next = live.state.clone();
         next.apply(entry);
         let st = &next.stats;
-        let role = entry.message().map(|m| m.role());
+        let role = entry.message().map(arbor_agent::AgentMessage::role);
         let ty = entry.entry_type();
         let result = live
             .client

@@ -162,7 +162,9 @@ impl Db {
         let run = move || {
             // A panic inside `f` unwinds through rusqlite's `Transaction`, which rolls back, so
             // a poisoned connection is still consistent.
-            let mut guard = conn.lock().unwrap_or_else(|p| p.into_inner());
+            let mut guard = conn
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             f(&mut guard)
         };
         let in_place = tokio::runtime::Handle::try_current()

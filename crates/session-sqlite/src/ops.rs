@@ -897,7 +897,7 @@ impl<'a> Ctx<'a> {
             SessionError::InvalidForkTarget(format!("Entry {target_id} not found"))
         })?;
         let last = match position {
-            ForkPosition::At => Some(target.id.clone()),
+            ForkPosition::At => Some(target.id),
             ForkPosition::Before => {
                 let is_user = matches!(target.message(), Some(AgentMessage::Llm(Message::User(_))));
                 if !is_user {
@@ -905,7 +905,7 @@ impl<'a> Ctx<'a> {
                         "Entry {target_id} is not a user message"
                     )));
                 }
-                target.parent_id.clone()
+                target.parent_id
             }
         };
         let Some(last) = last else {

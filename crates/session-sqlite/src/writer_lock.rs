@@ -47,7 +47,10 @@ impl WriterLocks {
         let Some(dir) = &self.dir else {
             return Ok(None);
         };
-        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        let mut held = self
+            .held
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(lock) = held.get(&sid).and_then(Weak::upgrade) {
             return Ok(Some(lock));
         }

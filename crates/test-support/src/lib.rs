@@ -294,7 +294,7 @@ impl Drop for MockServer {
 fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
     state
         .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 async fn serve(mut socket: TcpStream, state: Arc<Mutex<State>>, notify: Arc<Notify>) {

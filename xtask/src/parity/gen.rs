@@ -423,7 +423,7 @@ pub fn request_case(seed: u64, index: usize, catalogue: &[Value]) -> RequestCase
     let tool_names: Vec<String> = ["read", "bash", "edit", "write_file", "grep"]
         .iter()
         .take(rng.gen_range(0..=5))
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .collect();
     let tools: Vec<Value> = tool_names.iter().map(|n| tool(&mut rng, n)).collect();
     let mut messages = Vec::new();

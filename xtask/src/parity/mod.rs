@@ -321,7 +321,7 @@ fn group_key(key: &str) -> String {
         out.push(c);
         if c == '[' {
             let mut digits = false;
-            while chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+            while chars.peek().is_some_and(char::is_ascii_digit) {
                 chars.next();
                 digits = true;
             }

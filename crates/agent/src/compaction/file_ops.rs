@@ -91,7 +91,10 @@ impl FileOperations {
     /// Modified = edited ∪ written; read = read − modified; both sorted in JavaScript's order.
     pub fn file_lists(&self) -> FileLists {
         let modified: BTreeSet<&String> = self.edited.iter().chain(&self.written).collect();
-        let mut modified_files: Vec<String> = modified.iter().map(|s| s.to_string()).collect();
+        let mut modified_files: Vec<String> = modified
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
         let mut read_files: Vec<String> = self
             .read
             .iter()

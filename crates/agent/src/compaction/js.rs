@@ -122,7 +122,7 @@ pub fn js_number(f: f64) -> String {
         return "0".to_string();
     }
     // `{:e}` gives the shortest round-trip digits: "1.2345e20", "-5e-7".
-    let sci = format!("{:e}", f);
+    let sci = format!("{f:e}");
     let (mantissa, exp) = match sci.split_once('e') {
         Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
         None => (sci.as_str(), 0),

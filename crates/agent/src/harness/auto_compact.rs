@@ -221,7 +221,7 @@ impl AgentHarness {
             let last = hooks
                 .last_assistant
                 .lock()
-                .unwrap_or_else(|p| p.into_inner())
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .take();
             last.ok_or_else(|| {
                 AgentError::new(

@@ -382,7 +382,7 @@ impl AgentHarness {
         self.inner
             .state
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     // ---- getters -------------------------------------------------------------------------
@@ -440,7 +440,7 @@ impl AgentHarness {
                 .inner
                 .next_listener
                 .lock()
-                .unwrap_or_else(|p| p.into_inner());
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             *n += 1;
             *n
         };
@@ -465,7 +465,7 @@ impl AgentHarness {
         self.inner
             .hooks
             .write()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push(hook);
     }
 
@@ -473,7 +473,7 @@ impl AgentHarness {
         self.inner
             .hooks
             .read()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
     }
 

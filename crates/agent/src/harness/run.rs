@@ -120,7 +120,7 @@ impl AgentHarness {
         let last = hooks
             .last_assistant
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take();
         last.ok_or_else(|| {
             AgentError::new(
@@ -208,7 +208,7 @@ impl LoopHooks for RunHooks<'_> {
                     *self
                         .last_assistant
                         .lock()
-                        .unwrap_or_else(|p| p.into_inner()) = Some(a.clone());
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(a.clone());
                 }
                 h.deliver(&event);
             }

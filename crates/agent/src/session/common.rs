@@ -78,7 +78,7 @@ fn finish(_index: &Index, entry: SessionEntry) -> Result<Prepared> {
 /// Reads a prepared line's envelope and checks it against the index (no state change): the
 /// last step before a backend writes the line.
 pub(crate) fn checked_probe<'a>(index: &Index, line: &'a str) -> Result<Envelope<'a>> {
-    let env = probe(line).map_err(|e| SessionError::InvalidEntry(e.to_string()))?;
+    let env = probe(line).map_err(SessionError::InvalidEntry)?;
     index.check_append(&env)?;
     Ok(env)
 }
@@ -101,7 +101,7 @@ fn check_context_edit(
         )));
     }
     let raw = src.read(&index.slot(tix).raw)?;
-    let env = probe(&raw).map_err(|e| line_error(index, tix, &e.to_string()))?;
+    let env = probe(&raw).map_err(|e| line_error(index, tix, &e))?;
     let ok = match env.ty.as_ref() {
         "custom_message" => true,
         "message" => matches!(
@@ -266,7 +266,7 @@ pub(crate) fn fork_selection(
         ForkPosition::At => Some(tix),
         ForkPosition::Before => {
             let raw = src.read(&index.slot(tix).raw)?;
-            let env = probe(&raw).map_err(|e| line_error(index, tix, &e.to_string()))?;
+            let env = probe(&raw).map_err(|e| line_error(index, tix, &e))?;
             if env.ty != "message" || env.message.role.as_deref() != Some("user") {
                 return Err(SessionError::InvalidForkTarget(format!(
                     "Entry {target} is not a user message"

@@ -221,7 +221,7 @@ fn request_value(seen: &Seen) -> Value {
         "systemPrompt": seen.context.system_prompt,
         "user": u.content.joined_text(""),
         "cacheRetention": format!("{:?}", seen.cache_retention),
-        "reasoning": seen.reasoning.map(|l| l.as_str()),
+        "reasoning": seen.reasoning.map(arbor_ai::ThinkingLevel::as_str),
         "maxTokens": seen.max_tokens,
     })
 }

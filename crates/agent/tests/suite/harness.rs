@@ -175,7 +175,12 @@ async fn steering_is_taken_after_the_tool_batch() {
     steer.await.unwrap();
     // The second request carries the steering message after the tool result.
     let req = r.faux.requests()[1].clone();
-    let roles: Vec<&str> = req.context.messages.iter().map(|m| m.role()).collect();
+    let roles: Vec<&str> = req
+        .context
+        .messages
+        .iter()
+        .map(arbor_ai::Message::role)
+        .collect();
     assert_eq!(roles, ["user", "assistant", "toolResult", "user"]);
     insta::assert_snapshot!(r.event_lines());
     r.assert_next_turn_matches_session().await;

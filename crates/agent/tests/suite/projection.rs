@@ -319,7 +319,7 @@ fn context_edits_latest_wins_null_removes_string_becomes_block() {
     );
     assert_eq!(llm[1]["provider"], json!("anthropic"), "metadata kept");
 
-    let mut removed = path.clone();
+    let mut removed = path;
     removed.extend(log(&[other(
         "x4",
         Some("x3"),

@@ -95,7 +95,7 @@ async fn apply(s: &Session, op: &Op, n: &mut u32) {
             let names: Vec<String> = ["read", "bash", "edit"]
                 .iter()
                 .take(*k as usize % 4)
-                .map(|x| x.to_string())
+                .map(std::string::ToString::to_string)
                 .collect();
             s.append_active_tools_change(&names).await.map(drop)
         }

@@ -544,7 +544,7 @@ impl Parser {
             }
             self.raw_stop = Some(reason);
         }
-        if let Some(meta) = chunk.usage_metadata.filter(|m| m.is_object()) {
+        if let Some(meta) = chunk.usage_metadata.filter(serde_json::Value::is_object) {
             let n = |k: &str| meta.get(k).and_then(Value::as_u64).unwrap_or(0);
             let cached = n("cachedContentTokenCount");
             let thoughts = n("thoughtsTokenCount");

@@ -27,8 +27,8 @@ async fn collect(faux: &FauxProvider, ctx: &Context, options: FauxStreamOptions)
 
 /// Checks the §1.8 contract on a complete event list and returns the final message.
 fn check_contract(events: &[E]) -> AssistantMessage {
-    let terminal: Vec<_> = events.iter().filter(|e| e.is_terminal()).collect();
-    assert_eq!(terminal.len(), 1, "exactly one terminal event: {events:?}");
+    let terminal = events.iter().filter(|e| e.is_terminal()).count();
+    assert_eq!(terminal, 1, "exactly one terminal event: {events:?}");
     assert!(
         events.last().unwrap().is_terminal(),
         "terminal event is last"
@@ -140,7 +140,7 @@ async fn thinking_text_and_tool_calls_in_order() {
     let message = check_contract(&events);
     let kinds: Vec<&str> = events
         .iter()
-        .map(|e| e.type_name())
+        .map(E::type_name)
         .filter(|t| !t.ends_with("delta"))
         .collect();
     assert_eq!(
@@ -259,7 +259,7 @@ async fn empty_text_still_sends_one_delta() {
     let events = collect(&faux, &hello(), FauxStreamOptions::default()).await;
     check_contract(&events);
     assert_eq!(
-        events.iter().map(|e| e.type_name()).collect::<Vec<_>>(),
+        events.iter().map(E::type_name).collect::<Vec<_>>(),
         ["start", "text_start", "text_delta", "text_end", "done"]
     );
 }

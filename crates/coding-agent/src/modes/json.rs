@@ -43,7 +43,10 @@ pub async fn run(app: App, prompts: Vec<Prompt>) -> Result<ExitCode, CliError> {
     emit_line(&serde_json::to_value(&app.header).unwrap_or_default());
     let conv = Arc::new(Mutex::new(PiEvents::default()));
     app.harness.subscribe(move |e| {
-        let lines = conv.lock().unwrap_or_else(|p| p.into_inner()).convert(e);
+        let lines = conv
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .convert(e);
         for l in lines {
             emit_line(&l);
         }

@@ -77,7 +77,7 @@ impl Rpc {
             || self
                 .running
                 .lock()
-                .unwrap_or_else(|p| p.into_inner())
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .as_ref()
                 .is_some_and(|h| !h.is_finished())
     }
@@ -108,7 +108,10 @@ impl Rpc {
                         );
                     }
                 });
-                *self.running.lock().unwrap_or_else(|p| p.into_inner()) = Some(task);
+                *self
+                    .running
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(task);
                 Ok(Some(json!({"disposition": "started"})))
             }
             "steer" | "follow_up" => {
@@ -127,7 +130,7 @@ impl Rpc {
                 let task = self
                     .running
                     .lock()
-                    .unwrap_or_else(|p| p.into_inner())
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
                     .take();
                 if let Some(t) = task {
                     let _ = t.await;
@@ -515,7 +518,10 @@ pub struct RpcHandle(Arc<Rpc>);
 pub async fn run(app: App) -> Result<ExitCode, CliError> {
     let conv = Arc::new(Mutex::new(PiEvents::default()));
     app.harness.subscribe(move |e| {
-        let lines = conv.lock().unwrap_or_else(|p| p.into_inner()).convert(e);
+        let lines = conv
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .convert(e);
         for l in lines {
             emit_line(&l);
         }
@@ -546,7 +552,7 @@ pub async fn run(app: App) -> Result<ExitCode, CliError> {
     let task = inner
         .running
         .lock()
-        .unwrap_or_else(|p| p.into_inner())
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
         .take();
     if let Some(t) = task {
         let _ = t.await;

@@ -331,7 +331,7 @@ pub async fn run(
             _ = cancel.cancelled() => { kill_group(pid); break End::Aborted },
             _ = ticker.tick() => {
                 if let Some(p) = &progress {
-                    let guard = collected.lock().unwrap_or_else(|e| e.into_inner());
+                    let guard = collected.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                     if guard.total_bytes != last_sent {
                         last_sent = guard.total_bytes;
                         let (text, details) = format_output(&guard, "");
@@ -348,7 +348,9 @@ pub async fn run(
         // Reap the shell and let the pipes drain (the group is dead, so they close).
         let _ = tokio::time::timeout(Duration::from_secs(5), &mut finished).await;
     }
-    let mut guard = collected.lock().unwrap_or_else(|e| e.into_inner());
+    let mut guard = collected
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some((_, f)) = &mut guard.spill {
         let _ = f.flush();
     }
@@ -408,7 +410,7 @@ async fn pump<R: tokio::io::AsyncRead + Unpin>(mut r: R, into: Arc<Mutex<Collect
             Ok(0) | Err(_) => break,
             Ok(n) => into
                 .lock()
-                .unwrap_or_else(|e| e.into_inner())
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .push(&buf[..n]),
         }
     }

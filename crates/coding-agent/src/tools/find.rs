@@ -84,7 +84,7 @@ fn search(root: &Path, pattern: &str, limit: usize, cancel: &CancellationToken) 
     let mut walk = ignore::WalkBuilder::new(root);
     walk.hidden(false)
         .require_git(false)
-        .sort_by_file_name(|a, b| a.cmp(b));
+        .sort_by_file_name(std::cmp::Ord::cmp);
     walk.filter_entry(|e| e.file_name() != ".git");
     let mut results: Vec<String> = Vec::new();
     let mut count = 0usize;

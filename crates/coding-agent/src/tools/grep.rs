@@ -147,7 +147,7 @@ fn search(
         let mut walk = ignore::WalkBuilder::new(root);
         walk.hidden(false)
             .require_git(false)
-            .sort_by_file_name(|a, b| a.cmp(b));
+            .sort_by_file_name(std::cmp::Ord::cmp);
         walk.filter_entry(|e| e.file_name() != ".git");
         if let Some(glob) = &args.glob {
             let glob = strip_dot_slash(glob);
@@ -163,7 +163,7 @@ fn search(
             walk.build()
                 .filter_map(Result::ok)
                 .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-                .map(|e| e.into_path()),
+                .map(ignore::DirEntry::into_path),
         )
     } else {
         Box::new(std::iter::once(root.to_path_buf()))

@@ -31,7 +31,10 @@ impl MutationQueue {
     pub async fn lock(&self, path: &Path) -> OwnedMutexGuard<()> {
         let key = real_path(path);
         let lock = {
-            let mut map = self.locks.lock().unwrap_or_else(|p| p.into_inner());
+            let mut map = self
+                .locks
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             // Forget locks nobody holds or waits for, so the map stays as small as the work.
             map.retain(|_, l| Arc::strong_count(l) > 1);
             map.entry(key).or_default().clone()

@@ -641,7 +641,7 @@ async fn a_context_overflow_compacts_and_retries() {
         6,
         "{:#?}",
         reqs.iter()
-            .map(|r| r.json()["messages"].as_array().map(|m| m.len()))
+            .map(|r| r.json()["messages"].as_array().map(std::vec::Vec::len))
             .collect::<Vec<_>>()
     );
     let last = reqs[5].json();

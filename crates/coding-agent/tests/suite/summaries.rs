@@ -108,7 +108,7 @@ async fn run_arbor(home: &Path, args: Vec<String>) -> Run {
 }
 
 fn args(v: &[&str]) -> Vec<String> {
-    v.iter().map(|s| s.to_string()).collect()
+    v.iter().map(std::string::ToString::to_string).collect()
 }
 
 fn numbers_as_f64(v: &mut Value) {
