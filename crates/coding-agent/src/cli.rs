@@ -84,6 +84,10 @@ pub struct AgentArgs {
     /// API key for this run (overrides auth.json and environment; never stored).
     #[arg(long, value_name = "KEY")]
     pub api_key: Option<String>,
+    /// Models for cycle_model (RPC) / Ctrl+P: comma-separated patterns (provider/id, id,
+    /// fuzzy text or globs, each with an optional :thinking), e.g. sonnet:high,haiku:low.
+    #[arg(long, value_name = "PATTERNS")]
+    pub models: Option<String>,
     /// List the models that have credentials (optionally filtered) and exit.
     #[arg(long, value_name = "SEARCH", num_args = 0..=1, default_missing_value = "")]
     pub list_models: Option<String>,

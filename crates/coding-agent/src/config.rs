@@ -168,6 +168,16 @@ impl Settings {
     pub fn follow_up_mode(&self) -> Option<String> {
         self.str(&["followUpMode"])
     }
+    /// `enabledModels`: the model scope patterns used when `--models` is not given.
+    pub fn enabled_models(&self) -> Option<Vec<String>> {
+        let list = self.get(&["enabledModels"])?.as_array()?;
+        Some(
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect(),
+        )
+    }
     pub fn http_idle_timeout_ms(&self) -> u64 {
         self.u64_or(&["httpIdleTimeoutMs"], 300_000)
     }

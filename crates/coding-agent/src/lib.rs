@@ -16,6 +16,7 @@ pub mod policy;
 pub mod prompt;
 pub mod provider;
 pub mod render;
+pub mod scope;
 pub mod startup;
 pub mod store;
 pub mod summaries;

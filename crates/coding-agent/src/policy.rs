@@ -8,6 +8,7 @@
 //! common case: 429/5xx/overloaded before anything happened). A failure after tool calls is
 //! reported as is (DECISIONS §22.12).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use arbor_agent::harness::AgentHarness;
@@ -22,6 +23,45 @@ pub trait PolicyObserver: Send + Sync {
     fn retry_finished(&self, success: bool, attempt: u32, final_error: Option<&str>);
     fn compacting(&self, reason: &str);
 }
+
+/// Switches an RPC client flips while the agent runs (`set_auto_retry`, `set_auto_compaction`,
+/// `abort_retry`); they start from the settings and live as long as the process (DECISIONS
+/// §22.13).
+#[derive(Debug)]
+pub struct PolicyControl {
+    auto_retry: AtomicBool,
+    auto_compaction: AtomicBool,
+    retry_wait: tokio::sync::Notify,
+}
+
+impl PolicyControl {
+    pub fn new(settings: &Settings) -> PolicyControl {
+        PolicyControl {
+            auto_retry: AtomicBool::new(settings.retry().enabled),
+            auto_compaction: AtomicBool::new(settings.compaction().enabled),
+            retry_wait: tokio::sync::Notify::new(),
+        }
+    }
+    pub fn auto_retry(&self) -> bool {
+        self.auto_retry.load(Ordering::Relaxed)
+    }
+    pub fn auto_compaction(&self) -> bool {
+        self.auto_compaction.load(Ordering::Relaxed)
+    }
+    pub fn set_auto_retry(&self, on: bool) {
+        self.auto_retry.store(on, Ordering::Relaxed);
+    }
+    pub fn set_auto_compaction(&self, on: bool) {
+        self.auto_compaction.store(on, Ordering::Relaxed);
+    }
+    /// Cancels the retry delay being waited out, if any: the failed answer stands.
+    pub fn abort_retry(&self) {
+        self.retry_wait.notify_waiters();
+    }
+}
+
+/// The text `auto_retry_end.finalError` carries when `abort_retry` cut the delay short.
+pub const RETRY_CANCELLED: &str = "Retry cancelled";
 
 /// Writes progress to stderr.
 pub struct StderrObserver;
@@ -86,6 +126,19 @@ pub async fn prompt(
     images: &[ImageContent],
     observer: &dyn PolicyObserver,
 ) -> Result<AssistantMessage, CliError> {
+    let control = PolicyControl::new(settings);
+    prompt_controlled(harness, settings, text, images, observer, &control).await
+}
+
+/// [`prompt`] with switches the caller can flip during the run.
+pub async fn prompt_controlled(
+    harness: &AgentHarness,
+    settings: &Settings,
+    text: &str,
+    images: &[ImageContent],
+    observer: &dyn PolicyObserver,
+    control: &PolicyControl,
+) -> Result<AssistantMessage, CliError> {
     let retry = settings.retry();
     let compaction = settings.compaction();
     let mut attempt = 0u32;
@@ -94,7 +147,7 @@ pub async fn prompt(
         let answer = harness.prompt(text, images).await?;
         if answer.stop_reason == StopReason::Error {
             let window = harness.model().context_window;
-            if compaction.enabled
+            if control.auto_compaction()
                 && !compacted_for_overflow
                 && arbor_ai::overflow::is_context_overflow(&answer, Some(window))
             {
@@ -112,7 +165,7 @@ pub async fn prompt(
                     }
                 }
             }
-            if retry.enabled && arbor_ai::retry::is_retryable_assistant_error(&answer) {
+            if control.auto_retry() && arbor_ai::retry::is_retryable_assistant_error(&answer) {
                 if attempt < retry.max_retries {
                     if let Some(ids) = failed_attempt(harness, text).await {
                         attempt += 1;
@@ -127,8 +180,13 @@ pub async fn prompt(
                             answer.error_message.as_deref().unwrap_or(""),
                         );
                         hide(harness, &ids).await?;
-                        tokio::time::sleep(Duration::from_millis(delay)).await;
-                        continue;
+                        tokio::select! {
+                            () = tokio::time::sleep(Duration::from_millis(delay)) => continue,
+                            () = control.retry_wait.notified() => {
+                                observer.retry_finished(false, attempt, Some(RETRY_CANCELLED));
+                                return Ok(answer);
+                            }
+                        }
                     }
                 }
                 if attempt > 0 {
@@ -141,7 +199,7 @@ pub async fn prompt(
             observer.retry_finished(true, attempt, None);
         }
         let window = harness.model().context_window;
-        if compaction.enabled
+        if control.auto_compaction()
             && answer.stop_reason != StopReason::Aborted
             && context_tokens(&answer) > window.saturating_sub(compaction.reserve_tokens)
         {

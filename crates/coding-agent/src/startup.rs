@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use arbor_agent::harness::{AgentHarness, HarnessOptions, QueueMode, SystemPrompt};
 use arbor_agent::session::{
-    CreateOptions, ForkOptions, JsonlRepository, MemoryStorage, Session, SessionHeader,
-    SessionRepository, SessionStorage,
+    CreateOptions, ForkOptions, ForkPosition, JsonlRepository, MemoryStorage, Session,
+    SessionHeader, SessionRepository, SessionStorage,
 };
 use arbor_ai::models::{ApiKey, ModelRegistry};
 use arbor_ai::{Model, ThinkingLevel};
@@ -33,6 +33,8 @@ pub struct App {
     pub provider: Arc<AppProvider>,
     pub settings: Settings,
     pub cwd: PathBuf,
+    /// The `--models` / `enabledModels` scope (empty: cycle through every usable model).
+    pub scope: Vec<crate::scope::ScopedModel>,
 }
 
 /// Checks flag combinations pi refuses (exit 1 with its texts).
@@ -281,8 +283,51 @@ fn queue_mode(v: Option<String>) -> QueueMode {
     }
 }
 
+/// The session an RPC session command (`new_session`, `switch_session`, `fork`, `clone`) asks
+/// for in place of the one the flags chose.
+#[derive(Debug, Clone)]
+pub enum SessionChoice {
+    /// A fresh session; `parent` goes to the header's `parentSession`.
+    New { parent: Option<String> },
+    /// An existing session file.
+    Open(PathBuf),
+    /// A new session copied from `source` up to `entry_id` (before or at it).
+    Fork {
+        source: PathBuf,
+        entry_id: String,
+        position: ForkPosition,
+    },
+}
+
+/// What carries over when RPC replaces the session: the choice, and the model and thinking
+/// level in use (a reopened or forked session restores its own, as `-c` does).
+#[derive(Debug, Clone)]
+pub struct Restart {
+    pub choice: SessionChoice,
+    pub model: Model,
+    pub thinking: ThinkingLevel,
+}
+
 /// Builds the app for a run. `global_dir` is `--session-dir`.
 pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliError> {
+    start_with(a, global_dir, None).await
+}
+
+/// Builds the app again over the session `restart` names (RPC session commands). The flags
+/// still decide everything else (tools, prompt, settings).
+pub async fn restart(
+    a: &AgentArgs,
+    global_dir: Option<&Path>,
+    restart: Restart,
+) -> Result<App, CliError> {
+    start_with(a, global_dir, Some(restart)).await
+}
+
+async fn start_with(
+    a: &AgentArgs,
+    global_dir: Option<&Path>,
+    restart: Option<Restart>,
+) -> Result<App, CliError> {
     check_conflicts(a)?;
     let cwd = std::env::current_dir().map_err(|e| CliError::io("current directory", e))?;
     let cwd_text = cwd.display().to_string();
@@ -313,7 +358,47 @@ pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliE
         dir.clone()
     };
     let mut opened_existing = false;
-    let storage: Arc<dyn SessionStorage> = if a.no_session {
+    let storage: Arc<dyn SessionStorage> = if let Some(r) = &restart {
+        match &r.choice {
+            SessionChoice::New { parent } if a.no_session => {
+                let _ = parent;
+                Arc::new(MemoryStorage::new(cwd_text.clone()))
+            }
+            SessionChoice::New { parent } => Arc::new(
+                repo.create(CreateOptions {
+                    cwd: cwd_text.clone(),
+                    parent_session: parent.clone(),
+                    ..Default::default()
+                })
+                .await?,
+            ),
+            SessionChoice::Open(path) => {
+                let header = crate::lookup::read_header(path)?;
+                missing_cwd(&header, path, &cwd)?;
+                opened_existing = true;
+                Arc::new(repo.open(&path.display().to_string()).await?)
+            }
+            SessionChoice::Fork {
+                source,
+                entry_id,
+                position,
+            } => {
+                opened_existing = true;
+                Arc::new(
+                    repo.fork(
+                        &source.display().to_string(),
+                        ForkOptions {
+                            entry_id: Some(entry_id.clone()),
+                            position: *position,
+                            cwd: Some(cwd_text.clone()),
+                            id: None,
+                        },
+                    )
+                    .await?,
+                )
+            }
+        }
+    } else if a.no_session {
         Arc::new(MemoryStorage::new(cwd_text.clone()))
     } else if let Some(src) = &a.fork {
         let path = find_session(src, &dir, layout, &cwd)?;
@@ -382,11 +467,50 @@ pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliE
         )
     };
     let header = storage.header().await?;
-    let session_file = (!a.no_session).then(|| PathBuf::from(storage.location()));
+    let stored = !a.no_session
+        || restart
+            .as_ref()
+            .is_some_and(|r| !matches!(r.choice, SessionChoice::New { .. }));
+    let session_file = stored.then(|| PathBuf::from(storage.location()));
     let session = Arc::new(Session::new(storage));
 
     // ---- model, tools, prompt ----
-    let (model, flag_level) = choose_model(a, &settings, &registry, &provider)?;
+    let patterns = a
+        .models
+        .as_deref()
+        .map(crate::scope::split_patterns)
+        .or_else(|| settings.enabled_models())
+        .unwrap_or_default();
+    let scope = if patterns.is_empty() {
+        crate::scope::Scope::default()
+    } else {
+        let usable: Vec<Model> = registry
+            .models()
+            .filter(|m| provider.api_key(&m.provider).is_some() || is_local(&m.base_url))
+            .cloned()
+            .collect();
+        crate::scope::resolve(&patterns, &usable)
+    };
+    if restart.is_none() {
+        for w in &scope.warnings {
+            eprintln!("Warning: {w}");
+        }
+    }
+    let (model, flag_level) = match &restart {
+        Some(r) => (r.model.clone(), Some(r.thinking)),
+        // pi: without --model, a new session starts on the saved default when it is in the
+        // scope, else on the scope's first model.
+        None if a.model.is_none() && !opened_existing && !scope.models.is_empty() => {
+            let saved = settings.default_model();
+            let first = scope
+                .models
+                .iter()
+                .find(|s| saved.as_deref() == Some(s.model.id.as_str()))
+                .unwrap_or(&scope.models[0]);
+            (first.model.clone(), first.thinking)
+        }
+        None => choose_model(a, &settings, &registry, &provider)?,
+    };
     let level = flag_level
         .or_else(|| a.thinking.as_deref().and_then(ThinkingLevel::parse))
         .or_else(|| {
@@ -494,7 +618,7 @@ pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliE
         }),
         ..Default::default()
     };
-    let harness = if opened_existing && a.model.is_none() {
+    let harness = if opened_existing && (a.model.is_none() || restart.is_some()) {
         let (h, report) = AgentHarness::resume(session.clone(), provider.clone(), options).await?;
         if let Some(m) = report.unknown_model {
             eprintln!(
@@ -506,7 +630,7 @@ pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliE
     } else {
         AgentHarness::new(session.clone(), provider.clone(), options)?
     };
-    if let Some(name) = &a.name {
+    if let Some(name) = a.name.as_ref().filter(|_| restart.is_none()) {
         session.append_session_name(name.trim()).await?;
     }
     Ok(App {
@@ -518,6 +642,7 @@ pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliE
         provider,
         settings,
         cwd,
+        scope: scope.models,
     })
 }
 

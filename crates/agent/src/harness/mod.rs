@@ -737,6 +737,27 @@ impl AgentHarness {
         self.state().system_prompt = prompt;
     }
 
+    /// The steering and follow-up delivery modes.
+    pub fn queue_modes(&self) -> (QueueMode, QueueMode) {
+        let s = self.state();
+        (s.steering_mode, s.follow_up_mode)
+    }
+
+    /// Empties the steering and follow-up queues (the run goes on) and returns what they held;
+    /// emits `queue_update`.
+    pub fn clear_queues(&self) -> (Vec<AgentMessage>, Vec<AgentMessage>) {
+        let taken = {
+            let mut s = self.state();
+            (
+                s.steer.drain(..).collect::<Vec<_>>(),
+                s.follow_up.drain(..).collect::<Vec<_>>(),
+            )
+        };
+        let ev = self.queue_update();
+        self.deliver(&ev);
+        taken
+    }
+
     pub fn set_steering_mode(&self, mode: QueueMode) {
         self.state().steering_mode = mode;
     }

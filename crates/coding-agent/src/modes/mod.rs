@@ -144,7 +144,7 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
     let app = crate::startup::start(&args, session_dir).await?;
     match mode {
         Mode::Json => json::run(app, prompts).await,
-        Mode::Rpc => rpc::run(app).await,
+        Mode::Rpc => rpc::run(app, args, session_dir.map(Path::to_path_buf)).await,
         _ => print::run(app, prompts).await,
     }
 }

@@ -2,34 +2,30 @@
 //! the LF dropped), responses `{id?, type:"response", command, success, data?|error}` and the
 //! JSON-mode events on stdout. `prompt` answers once the run has started; the run continues as
 //! events. stdin EOF or SIGTERM/SIGHUP shut down in order (abort, flush, exit).
+//!
+//! Session commands (`new_session`, `switch_session`, `fork`, `clone`) build the app again over
+//! the new session with the same flags ([`crate::startup::restart`]); `bash` runs beside the
+//! other commands so `abort_bash` can reach it.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use arbor_agent::context::projection::ContextOptions;
-use arbor_agent::harness::{Phase, QueueMode};
+use arbor_agent::harness::{Phase, QueueMode, SubscriptionId};
+use arbor_agent::message::{AgentMessage, BashExecutionMessage};
+use arbor_agent::session::ForkPosition;
 use arbor_ai::{ImageContent, Message, ThinkingLevel};
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio_util::sync::CancellationToken;
 
 use super::events::PiEvents;
 use super::json::emit_line;
+use crate::cli::AgentArgs;
 use crate::error::CliError;
-use crate::startup::App;
-
-/// Commands of pi's table that Arbor does not carry out yet; they get a clear error response.
-pub const UNSUPPORTED: [&str; 10] = [
-    "new_session",
-    "switch_session",
-    "fork",
-    "clone",
-    "set_auto_compaction",
-    "set_auto_retry",
-    "abort_retry",
-    "abort_bash",
-    "cycle_model",
-    "clear_queue",
-];
+use crate::policy::PolicyControl;
+use crate::startup::{App, Restart, SessionChoice};
 
 fn respond(id: Option<&Value>, command: &str, result: Result<Option<Value>, String>) -> Value {
     let mut obj = Map::new();
@@ -65,25 +61,130 @@ fn images_of(cmd: &Value) -> Vec<ImageContent> {
         .unwrap_or_default()
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn queue_mode_name(m: QueueMode) -> &'static str {
+    match m {
+        QueueMode::All => "all",
+        QueueMode::OneAtATime => "one-at-a-time",
+    }
+}
+
+/// A queued message's text (what `clear_queue` hands back for the client to restore).
+fn message_text(m: &AgentMessage) -> String {
+    let v = serde_json::to_value(m).unwrap_or(Value::Null);
+    content_text(v.get("content"))
+}
+
+/// The text of a message `content` (a string, or the text blocks joined).
+fn content_text(content: Option<&Value>) -> String {
+    match content {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(b)) => b
+            .iter()
+            .filter_map(|x| x.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    }
+}
+
 struct Rpc {
-    app: App,
+    /// The flags the process started with; session commands reuse them.
+    args: AgentArgs,
+    session_dir: Option<PathBuf>,
+    /// The app over the current session (replaced by the session commands).
+    app: RwLock<Arc<App>>,
+    /// The harness subscription that writes events, moved to each new harness.
+    subscription: Mutex<Option<SubscriptionId>>,
     /// The running prompt, if any.
     running: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    control: Arc<PolicyControl>,
+    /// Cancellation of each running `bash` command (`abort_bash` cancels them all).
+    bash: Mutex<Vec<CancellationToken>>,
 }
 
 impl Rpc {
+    fn app(&self) -> Arc<App> {
+        self.app
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Writes the new harness's events to stdout (pi's shapes), dropping the old subscription.
+    fn attach(&self, app: &App) {
+        let conv = Arc::new(Mutex::new(PiEvents::default()));
+        let id = app.harness.subscribe(move |e| {
+            for l in lock(&conv).convert(e) {
+                emit_line(&l);
+            }
+        });
+        *lock(&self.subscription) = Some(id);
+    }
+
     fn busy(&self) -> bool {
-        self.app.harness.phase() != Phase::Idle
-            || self
-                .running
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.app().harness.phase() != Phase::Idle
+            || lock(&self.running)
                 .as_ref()
                 .is_some_and(|h| !h.is_finished())
     }
 
+    /// Stops the run (if any) and waits for it to write its last entries.
+    async fn stop_run(&self) {
+        self.app().harness.abort().await;
+        let task = lock(&self.running).take();
+        if let Some(t) = task {
+            let _ = t.await;
+        }
+    }
+
+    /// Replaces the session: the run is stopped first, then the app is built again over the
+    /// chosen session with the current model and thinking level (a reopened or forked session
+    /// restores its own). The old session is closed once nothing holds it. DECISIONS §22.13.
+    async fn replace_session(&self, choice: SessionChoice) -> Result<(), String> {
+        self.stop_run().await;
+        let old = self.app();
+        let restart = Restart {
+            choice,
+            model: old.harness.model(),
+            thinking: old.harness.thinking_level(),
+        };
+        let (steering, follow_up) = old.harness.queue_modes();
+        // The old app must let go of its session before the same file can be opened again.
+        if let SessionChoice::Open(path) = &restart.choice {
+            if old.session_file.as_deref() == Some(path.as_path()) {
+                return Ok(());
+            }
+        }
+        let app = crate::startup::restart(&self.args, self.session_dir.as_deref(), restart)
+            .await
+            .map_err(|e| e.to_string())?;
+        app.harness.set_steering_mode(steering);
+        app.harness.set_follow_up_mode(follow_up);
+        if let Some(id) = lock(&self.subscription).take() {
+            old.harness.unsubscribe(id);
+        }
+        self.attach(&app);
+        *self
+            .app
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(app);
+        Ok(())
+    }
+
+    fn stored_file(&self, what: &str) -> Result<PathBuf, String> {
+        self.app()
+            .session_file
+            .clone()
+            .ok_or_else(|| format!("Cannot {what}: the session is not stored (--no-session)"))
+    }
+
     async fn handle(self: &Arc<Self>, cmd: &Value, kind: &str) -> Result<Option<Value>, String> {
-        let h = &self.app.harness;
+        let app = self.app();
+        let h = &app.harness;
         match kind {
             "prompt" => {
                 let message = str_field(cmd, "message")?.to_owned();
@@ -96,22 +197,21 @@ impl Rpc {
                     };
                 }
                 let harness = h.clone();
-                let settings = self.app.settings.clone();
+                let settings = app.settings.clone();
+                let control = self.control.clone();
                 let task = tokio::spawn(async move {
                     let observer = super::json::EventObserver;
-                    if let Err(e) =
-                        crate::policy::prompt(&harness, &settings, &message, &images, &observer)
-                            .await
+                    if let Err(e) = crate::policy::prompt_controlled(
+                        &harness, &settings, &message, &images, &observer, &control,
+                    )
+                    .await
                     {
                         emit_line(
                             &json!({"type": "extension_error", "extensionPath": "", "event": "prompt", "error": e.to_string()}),
                         );
                     }
                 });
-                *self
-                    .running
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(task);
+                *lock(&self.running) = Some(task);
                 Ok(Some(json!({"disposition": "started"})))
             }
             "steer" | "follow_up" => {
@@ -126,22 +226,96 @@ impl Rpc {
                     .map_err(|e| e.to_string())
             }
             "abort" => {
-                h.abort().await;
-                let task = self
-                    .running
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .take();
-                if let Some(t) = task {
-                    let _ = t.await;
+                self.stop_run().await;
+                Ok(None)
+            }
+            "clear_queue" => {
+                let (steering, follow_up) = h.clear_queues();
+                let texts = |q: &[AgentMessage]| q.iter().map(message_text).collect::<Vec<_>>();
+                Ok(Some(
+                    json!({"steering": texts(&steering), "followUp": texts(&follow_up)}),
+                ))
+            }
+            "new_session" => {
+                let parent = cmd
+                    .get("parentSession")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                self.replace_session(SessionChoice::New { parent }).await?;
+                Ok(Some(json!({"cancelled": false})))
+            }
+            "switch_session" => {
+                let path = str_field(cmd, "sessionPath")?;
+                let path = crate::tools::path::resolve(path, &app.cwd);
+                if !path.is_file() {
+                    return Err(format!("Session file not found: {}", path.display()));
+                }
+                self.replace_session(SessionChoice::Open(path)).await?;
+                Ok(Some(json!({"cancelled": false})))
+            }
+            "fork" => {
+                let entry_id = str_field(cmd, "entryId")?.to_owned();
+                let source = self.stored_file("fork")?;
+                let entry = app
+                    .session
+                    .get_entry(&entry_id)
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .ok_or_else(|| format!("Entry not found: {entry_id}"))?;
+                let text = user_text(&entry)
+                    .ok_or_else(|| format!("Entry {entry_id} is not a user message"))?;
+                self.replace_session(SessionChoice::Fork {
+                    source,
+                    entry_id,
+                    position: ForkPosition::Before,
+                })
+                .await?;
+                Ok(Some(json!({"text": text, "cancelled": false})))
+            }
+            "clone" => {
+                let leaf = app
+                    .session
+                    .leaf_id()
+                    .await
+                    .map_err(|e| e.to_string())?
+                    .ok_or_else(|| "Cannot clone session: no current entry selected".to_owned())?;
+                let source = self.stored_file("clone")?;
+                self.replace_session(SessionChoice::Fork {
+                    source,
+                    entry_id: leaf,
+                    position: ForkPosition::At,
+                })
+                .await?;
+                Ok(Some(json!({"cancelled": false})))
+            }
+            "set_auto_compaction" | "set_auto_retry" => {
+                let on = cmd
+                    .get("enabled")
+                    .and_then(Value::as_bool)
+                    .ok_or_else(|| "Missing required field: enabled".to_owned())?;
+                if kind == "set_auto_compaction" {
+                    self.control.set_auto_compaction(on);
+                } else {
+                    self.control.set_auto_retry(on);
                 }
                 Ok(None)
             }
+            "abort_retry" => {
+                self.control.abort_retry();
+                Ok(None)
+            }
+            "abort_bash" => {
+                for t in lock(&self.bash).drain(..) {
+                    t.cancel();
+                }
+                Ok(None)
+            }
+            "cycle_model" => self.cycle_model(&app).await,
             "get_state" => {
                 let (steer, follow, _) = h.queues();
-                let name = self.app.session.name().await.map_err(|e| e.to_string())?;
-                let ctx = self
-                    .app
+                let (steering_mode, follow_up_mode) = h.queue_modes();
+                let name = app.session.name().await.map_err(|e| e.to_string())?;
+                let ctx = app
                     .session
                     .build_context(&ContextOptions::default())
                     .await
@@ -151,11 +325,11 @@ impl Rpc {
                     "thinkingLevel": h.thinking_level().as_str(),
                     "isStreaming": self.busy(),
                     "isCompacting": h.phase() == Phase::Compaction,
-                    "steeringMode": "one-at-a-time",
-                    "followUpMode": "one-at-a-time",
-                    "sessionFile": self.app.session_file.as_ref().map(|p| p.display().to_string()),
-                    "sessionId": self.app.header.id,
-                    "autoCompactionEnabled": self.app.settings.compaction().enabled,
+                    "steeringMode": queue_mode_name(steering_mode),
+                    "followUpMode": queue_mode_name(follow_up_mode),
+                    "sessionFile": app.session_file.as_ref().map(|p| p.display().to_string()),
+                    "sessionId": app.header.id,
+                    "autoCompactionEnabled": self.control.auto_compaction(),
                     "messageCount": ctx.messages.len(),
                     "pendingMessageCount": steer.len() + follow.len(),
                 });
@@ -165,8 +339,7 @@ impl Rpc {
                 Ok(Some(data))
             }
             "get_messages" => {
-                let ctx = self
-                    .app
+                let ctx = app
                     .session
                     .build_context(&ContextOptions::default())
                     .await
@@ -176,8 +349,7 @@ impl Rpc {
             "set_model" => {
                 let provider = str_field(cmd, "provider")?;
                 let model_id = str_field(cmd, "modelId")?;
-                let model = self
-                    .app
+                let model = app
                     .registry
                     .get(provider, model_id)
                     .cloned()
@@ -188,12 +360,11 @@ impl Rpc {
                 Ok(Some(json!(model)))
             }
             "get_available_models" => {
-                let models: Vec<&arbor_ai::Model> = self
-                    .app
+                let models: Vec<&arbor_ai::Model> = app
                     .registry
                     .models()
                     .filter(|m| {
-                        self.app.provider.api_key(&m.provider).is_some()
+                        app.provider.api_key(&m.provider).is_some()
                             || m.base_url.contains("://127.0.0.1")
                             || m.base_url.contains("://localhost")
                     })
@@ -241,12 +412,7 @@ impl Rpc {
             }
             "get_session_stats" => self.stats().await,
             "get_entries" => {
-                let entries = self
-                    .app
-                    .session
-                    .entries()
-                    .await
-                    .map_err(|e| e.to_string())?;
+                let entries = app.session.entries().await.map_err(|e| e.to_string())?;
                 let start = match cmd.get("since").and_then(Value::as_str) {
                     Some(since) => entries
                         .iter()
@@ -255,16 +421,11 @@ impl Rpc {
                         .ok_or_else(|| format!("Entry not found: {since}"))?,
                     None => 0,
                 };
-                let leaf = self
-                    .app
-                    .session
-                    .leaf_id()
-                    .await
-                    .map_err(|e| e.to_string())?;
+                let leaf = app.session.leaf_id().await.map_err(|e| e.to_string())?;
                 Ok(Some(json!({"entries": &entries[start..], "leafId": leaf})))
             }
             "get_tree" => {
-                let tree = self.app.session.tree().await.map_err(|e| e.to_string())?;
+                let tree = app.session.tree().await.map_err(|e| e.to_string())?;
                 fn node(t: &arbor_agent::session::SessionTree, i: usize) -> Value {
                     let n = &t.nodes[i];
                     let children: Vec<Value> = n.children.iter().map(|&c| node(t, c)).collect();
@@ -278,8 +439,7 @@ impl Rpc {
                 Ok(Some(json!({"tree": roots, "leafId": tree.leaf_id})))
             }
             "get_last_assistant_text" => {
-                let ctx = self
-                    .app
+                let ctx = app
                     .session
                     .build_context(&ContextOptions::default())
                     .await
@@ -293,12 +453,7 @@ impl Rpc {
                 Ok(Some(json!({"text": text})))
             }
             "get_fork_messages" => {
-                let branch = self
-                    .app
-                    .session
-                    .branch(None)
-                    .await
-                    .map_err(|e| e.to_string())?;
+                let branch = app.session.branch(None).await.map_err(|e| e.to_string())?;
                 let mut out = Vec::new();
                 for e in &branch {
                     let v = serde_json::to_value(e).unwrap_or(Value::Null);
@@ -324,8 +479,7 @@ impl Rpc {
                 if name.is_empty() {
                     return Err("Session name cannot be empty".into());
                 }
-                self.app
-                    .session
+                app.session
                     .append_session_name(name)
                     .await
                     .map_err(|e| e.to_string())?;
@@ -339,61 +493,29 @@ impl Rpc {
                 let instructions = cmd.get("customInstructions").and_then(Value::as_str);
                 let entry = h.compact(instructions).await.map_err(|e| e.to_string())?;
                 let v = serde_json::to_value(&entry).map_err(|e| e.to_string())?;
-                Ok(Some(json!({
+                let mut data = json!({
                     "summary": v.get("summary"),
                     "firstKeptEntryId": v.get("firstKeptEntryId"),
                     "tokensBefore": v.get("tokensBefore"),
-                    "details": v.get("details"),
-                })))
-            }
-            "bash" => {
-                let command = str_field(cmd, "command")?;
-                let env = crate::tools::ToolEnv::new(
-                    self.app.cwd.clone(),
-                    crate::tools::ToolSettings::default(),
+                });
+                let ctx = app
+                    .session
+                    .build_context(&ContextOptions::default())
+                    .await
+                    .map_err(|e| e.to_string())?;
+                data["estimatedTokensAfter"] = json!(
+                    arbor_agent::compaction::tokens::estimate_context_tokens(&ctx.messages).tokens
                 );
-                let r = crate::tools::run(
-                    "bash",
-                    &env,
-                    json!({"command": command}),
-                    tokio_util::sync::CancellationToken::new(),
-                    None,
-                )
-                .await;
-                let (text, details, code) = match r {
-                    Ok(o) => (
-                        o.content
-                            .iter()
-                            .filter_map(|b| b.as_text())
-                            .collect::<String>(),
-                        o.details,
-                        0,
-                    ),
-                    Err(crate::tools::ToolError::Failed { message, details }) => {
-                        let code = message
-                            .rsplit_once("Command exited with code ")
-                            .and_then(|(_, c)| c.trim().parse::<i64>().ok())
-                            .unwrap_or(1);
-                        let out = message
-                            .rsplit_once("\n\nCommand exited with code ")
-                            .map_or(message.clone(), |(o, _)| o.to_owned());
-                        (out, details, code)
-                    }
-                    Err(crate::tools::ToolError::Aborted(m)) => (m, None, 1),
-                };
-                let output = if text == "(no output)" {
-                    String::new()
-                } else {
-                    text
-                };
-                let mut data = json!({"output": output, "exitCode": code, "cancelled": false, "truncated": details.is_some()});
-                if let Some(p) = details.as_ref().and_then(|d| d.get("fullOutputPath")) {
-                    data["fullOutputPath"] = p.clone();
+                if let Some(u) = v.get("usage") {
+                    data["usage"] = u.clone();
                 }
+                data["details"] = v.get("details").cloned().unwrap_or(Value::Null);
                 Ok(Some(data))
             }
+            // Answered by its own task (`answer_line`), so `abort_bash` can reach it.
+            "bash" => Err("bash is answered by its own task".into()),
             "export_html" => {
-                let Some(file) = &self.app.session_file else {
+                let Some(file) = &app.session_file else {
                     return Err("Cannot export: the session is not stored (--no-session)".into());
                 };
                 let out = cmd
@@ -405,20 +527,70 @@ impl Rpc {
                     .map_err(|e| e.to_string())?;
                 Ok(Some(json!({"path": path.display().to_string()})))
             }
-            other if UNSUPPORTED.contains(&other) => {
-                Err(format!("{other} is not supported by arbor yet"))
-            }
             other => Err(format!("Unknown command: {other}")),
         }
     }
 
-    async fn stats(&self) -> Result<Option<Value>, String> {
-        let entries = self
-            .app
-            .session
-            .entries()
+    /// pi's `cycle_model`: the next model of the `--models` scope (or of every model that has
+    /// credentials), wrapping around; `null` when there is nothing to switch to. The thinking
+    /// level is the scope entry's, else the current one (`off` for a model without reasoning).
+    async fn cycle_model(&self, app: &App) -> Result<Option<Value>, String> {
+        let available: Vec<arbor_ai::Model> = app
+            .registry
+            .models()
+            .filter(|m| usable(app, m))
+            .cloned()
+            .collect();
+        let scoped = !app.scope.is_empty();
+        let pool: Vec<(arbor_ai::Model, Option<ThinkingLevel>)> = if scoped {
+            app.scope
+                .iter()
+                .filter(|s| {
+                    available
+                        .iter()
+                        .any(|m| m.provider == s.model.provider && m.id == s.model.id)
+                })
+                .map(|s| (s.model.clone(), s.thinking))
+                .collect()
+        } else {
+            available.into_iter().map(|m| (m, None)).collect()
+        };
+        let current = app.harness.model();
+        let at = pool
+            .iter()
+            .position(|(m, _)| m.provider == current.provider && m.id == current.id);
+        let next = match (at, pool.len()) {
+            (_, 0) | (Some(_), 1) => return Ok(Some(Value::Null)),
+            (None, _) => 0,
+            (Some(i), n) => (i + 1) % n,
+        };
+        let (model, level) = pool[next].clone();
+        app.harness
+            .set_model(model.clone())
             .await
             .map_err(|e| e.to_string())?;
+        let wanted = level.unwrap_or_else(|| app.harness.thinking_level());
+        let level = if model.reasoning {
+            wanted
+        } else {
+            ThinkingLevel::Off
+        };
+        if level != app.harness.thinking_level() {
+            app.harness
+                .set_thinking_level(level)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(Some(json!({
+            "model": model,
+            "thinkingLevel": level.as_str(),
+            "isScoped": scoped,
+        })))
+    }
+
+    async fn stats(&self) -> Result<Option<Value>, String> {
+        let app = self.app();
+        let entries = app.session.entries().await.map_err(|e| e.to_string())?;
         let (mut users, mut assistants, mut calls, mut results, mut total) =
             (0u64, 0u64, 0u64, 0u64, 0u64);
         let (mut input, mut output, mut cr, mut cw, mut cost) = (0u64, 0u64, 0u64, 0u64, 0f64);
@@ -459,14 +631,169 @@ impl Rpc {
             }
         }
         Ok(Some(json!({
-            "sessionFile": self.app.session_file.as_ref().map(|p| p.display().to_string()),
-            "sessionId": self.app.header.id,
+            "sessionFile": app.session_file.as_ref().map(|p| p.display().to_string()),
+            "sessionId": app.header.id,
             "userMessages": users, "assistantMessages": assistants, "toolCalls": calls, "toolResults": results,
             "totalMessages": total,
             "tokens": {"input": input, "output": output, "cacheRead": cr, "cacheWrite": cw, "total": input + output + cr + cw},
             "cost": cost,
+            "contextUsage": context_usage(&app).await?,
         })))
     }
+}
+
+/// Whether a model can be used now: its provider has credentials, or it is a local server.
+fn usable(app: &App, m: &arbor_ai::Model) -> bool {
+    app.provider.api_key(&m.provider).is_some()
+        || m.base_url.contains("://127.0.0.1")
+        || m.base_url.contains("://localhost")
+}
+
+/// The text of a user-message entry (`fork` hands it back for editing).
+fn user_text(entry: &arbor_agent::session::SessionEntry) -> Option<String> {
+    let v = serde_json::to_value(entry).ok()?;
+    if v.get("type") != Some(&json!("message"))
+        || v.pointer("/message/role") != Some(&json!("user"))
+    {
+        return None;
+    }
+    Some(content_text(v.pointer("/message/content")))
+}
+
+/// `contextUsage` of `get_session_stats`: the projected context's size estimate against the
+/// model's window; `tokens`/`percent` are null after a compaction until a reply reports usage.
+async fn context_usage(app: &App) -> Result<Value, String> {
+    let window = app.harness.model().context_window;
+    if window == 0 {
+        return Ok(Value::Null);
+    }
+    let ctx = app
+        .session
+        .build_context(&ContextOptions::default())
+        .await
+        .map_err(|e| e.to_string())?;
+    let est = arbor_agent::compaction::tokens::estimate_context_tokens(&ctx.messages);
+    let summary_at = ctx
+        .messages
+        .iter()
+        .rposition(|m| matches!(m, AgentMessage::CompactionSummary(_)));
+    if let Some(at) = summary_at {
+        if est.last_usage_index.is_none_or(|u| u < at) {
+            return Ok(json!({"tokens": null, "contextWindow": window, "percent": null}));
+        }
+    }
+    Ok(json!({
+        "tokens": est.tokens,
+        "contextWindow": window,
+        "percent": est.tokens as f64 / window as f64 * 100.0,
+    }))
+}
+
+/// Runs the `bash` command (pi's `executeBash`): output streamed as `bash_execution_update`
+/// deltas, the result recorded as a `bashExecution` message (queued while a run is going).
+async fn run_bash(
+    app: Arc<App>,
+    cmd: Value,
+    cancel: CancellationToken,
+) -> Result<Option<Value>, String> {
+    let command = str_field(&cmd, "command")?.to_owned();
+    let exclude = cmd
+        .get("excludeFromContext")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let settings = crate::tools::ToolSettings {
+        shell_path: app.settings.shell_path(),
+        shell_command_prefix: app.settings.shell_command_prefix(),
+        ..Default::default()
+    };
+    let env = crate::tools::ToolEnv::new(app.cwd.clone(), settings);
+    let id = cmd.get("id").cloned();
+    let sink: crate::tools::bash::ChunkSink = Arc::new(move |delta: &str| {
+        let mut v = json!({"type": "bash_execution_update", "delta": delta});
+        if let Some(id) = &id {
+            v["id"] = id.clone();
+        }
+        emit_line(&v);
+    });
+    let r = crate::tools::bash::run_streaming(
+        &env,
+        json!({"command": command}),
+        cancel.clone(),
+        None,
+        Some(sink),
+    )
+    .await;
+    let cancelled = cancel.is_cancelled();
+    let (text, details, code) = match r {
+        Ok(o) => (
+            o.content
+                .iter()
+                .filter_map(|b| b.as_text())
+                .collect::<String>(),
+            o.details,
+            Some(0),
+        ),
+        Err(crate::tools::ToolError::Failed { message, details }) => {
+            let code = message
+                .rsplit_once("Command exited with code ")
+                .and_then(|(_, c)| c.trim().parse::<i64>().ok());
+            let out = [
+                "\n\nCommand exited with code ",
+                "\n\nCommand aborted",
+                "Command aborted",
+            ]
+            .iter()
+            .find_map(|tail| message.rsplit_once(tail).map(|(o, _)| o.to_owned()))
+            .unwrap_or(message);
+            (
+                out,
+                details,
+                if cancelled {
+                    None
+                } else {
+                    Some(code.unwrap_or(1))
+                },
+            )
+        }
+        Err(crate::tools::ToolError::Aborted(m)) => (m, None, None),
+    };
+    let output = if text == "(no output)" {
+        String::new()
+    } else {
+        text
+    };
+    let full = details
+        .as_ref()
+        .and_then(|d| d.get("fullOutputPath"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let truncated = details
+        .as_ref()
+        .and_then(|d| d.get("truncation"))
+        .and_then(|t| t.get("truncated"))
+        .and_then(Value::as_bool)
+        .unwrap_or(full.is_some());
+    let record = BashExecutionMessage {
+        command,
+        output: output.clone(),
+        exit_code: code,
+        cancelled,
+        truncated,
+        full_output_path: full.clone(),
+        exclude_from_context: exclude.then_some(true),
+        timestamp: arbor_ai::time::now_ms(),
+        ..Default::default()
+    };
+    app.harness
+        .append_message(AgentMessage::BashExecution(record))
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut data =
+        json!({"output": output, "exitCode": code, "cancelled": cancelled, "truncated": truncated});
+    if let Some(p) = full {
+        data["fullOutputPath"] = json!(p);
+    }
+    Ok(Some(data))
 }
 
 fn levels(model: &arbor_ai::Model) -> Vec<&'static str> {
@@ -477,8 +804,9 @@ fn levels(model: &arbor_ai::Model) -> Vec<&'static str> {
     }
 }
 
-/// Answers one input line (already without its LF); `None` for a blank line.
-pub async fn answer_line(rpc: &Arc<RpcHandle>, line: &str) -> Option<Value> {
+/// Answers one input line (already without its LF); `None` for a blank line and for `bash`,
+/// whose task writes its own response when the command ends.
+async fn answer_line(rpc: &Arc<Rpc>, line: &str) -> Option<Value> {
     let line = line.strip_suffix('\r').unwrap_or(line);
     if line.trim().is_empty() {
         return None;
@@ -508,28 +836,40 @@ pub async fn answer_line(rpc: &Arc<RpcHandle>, line: &str) -> Option<Value> {
             Err("Command has no type".into()),
         ));
     };
-    let result = rpc.0.handle(&cmd, &kind).await;
+    if kind == "bash" {
+        let token = CancellationToken::new();
+        lock(&rpc.bash).push(token.clone());
+        let app = rpc.app();
+        let rpc = rpc.clone();
+        tokio::spawn(async move {
+            let result = run_bash(app, cmd, token.clone()).await;
+            // Forget this command's token (cancelled ones were removed by abort_bash).
+            token.cancel();
+            lock(&rpc.bash).retain(|t| !t.is_cancelled());
+            emit_line(&respond(id.as_ref(), "bash", result));
+        });
+        return None;
+    }
+    let result = rpc.handle(&cmd, &kind).await;
     Some(respond(id.as_ref(), &kind, result))
 }
 
-/// The RPC state shared by the reader loop.
-pub struct RpcHandle(Arc<Rpc>);
-
-pub async fn run(app: App) -> Result<ExitCode, CliError> {
-    let conv = Arc::new(Mutex::new(PiEvents::default()));
-    app.harness.subscribe(move |e| {
-        let lines = conv
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .convert(e);
-        for l in lines {
-            emit_line(&l);
-        }
-    });
-    let rpc = Arc::new(RpcHandle(Arc::new(Rpc {
-        app,
+pub async fn run(
+    app: App,
+    args: AgentArgs,
+    session_dir: Option<PathBuf>,
+) -> Result<ExitCode, CliError> {
+    let control = Arc::new(PolicyControl::new(&app.settings));
+    let rpc = Arc::new(Rpc {
+        args,
+        session_dir,
+        app: RwLock::new(Arc::new(app)),
+        subscription: Mutex::new(None),
         running: Mutex::new(None),
-    })));
+        control,
+        bash: Mutex::new(Vec::new()),
+    });
+    rpc.attach(&rpc.app());
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let signal = super::shutdown_signal();
     tokio::pin!(signal);
@@ -546,16 +886,10 @@ pub async fn run(app: App) -> Result<ExitCode, CliError> {
             c = &mut signal => break c,
         }
     };
-    // Orderly shutdown: stop the run, let it write its last entries.
-    let inner = &rpc.0;
-    inner.app.harness.abort().await;
-    let task = inner
-        .running
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .take();
-    if let Some(t) = task {
-        let _ = t.await;
+    // Orderly shutdown: stop the run and any bash command, let them write their last entries.
+    for t in lock(&rpc.bash).drain(..) {
+        t.cancel();
     }
+    rpc.stop_run().await;
     Ok(ExitCode::from(code))
 }

@@ -241,11 +241,26 @@ enum End {
     Aborted,
 }
 
+/// Receives the command's output as it arrives (stdout and stderr chunks, whole UTF-8
+/// characters only): RPC's `bash_execution_update` deltas.
+pub type ChunkSink = Arc<dyn Fn(&str) + Send + Sync>;
+
 pub async fn run(
     env: &ToolEnv,
     args: Value,
     cancel: CancellationToken,
     progress: Option<Progress>,
+) -> ToolResult {
+    run_streaming(env, args, cancel, progress, None).await
+}
+
+/// [`run`] that also hands every output chunk to `chunks`.
+pub async fn run_streaming(
+    env: &ToolEnv,
+    args: Value,
+    cancel: CancellationToken,
+    progress: Option<Progress>,
+    chunks: Option<ChunkSink>,
 ) -> ToolResult {
     let args: Args = parse_args("bash", &args)?;
     let timeout = match args.timeout {
@@ -295,10 +310,10 @@ pub async fn run(
     let readers = {
         let mut tasks = Vec::new();
         if let Some(out) = child.stdout.take() {
-            tasks.push(tokio::spawn(pump(out, collected.clone())));
+            tasks.push(tokio::spawn(pump(out, collected.clone(), chunks.clone())));
         }
         if let Some(err) = child.stderr.take() {
-            tasks.push(tokio::spawn(pump(err, collected.clone())));
+            tasks.push(tokio::spawn(pump(err, collected.clone(), chunks.clone())));
         }
         tasks
     };
@@ -403,15 +418,43 @@ fn exit_code(status: std::process::ExitStatus) -> i32 {
         .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))
 }
 
-async fn pump<R: tokio::io::AsyncRead + Unpin>(mut r: R, into: Arc<Mutex<Collected>>) {
+async fn pump<R: tokio::io::AsyncRead + Unpin>(
+    mut r: R,
+    into: Arc<Mutex<Collected>>,
+    chunks: Option<ChunkSink>,
+) {
     let mut buf = vec![0u8; 16 * 1024];
+    // Bytes of a UTF-8 character cut by the read boundary, kept for the next chunk.
+    let mut carry: Vec<u8> = Vec::new();
     loop {
         match r.read(&mut buf).await {
             Ok(0) | Err(_) => break,
-            Ok(n) => into
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push(&buf[..n]),
+            Ok(n) => {
+                into.lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(&buf[..n]);
+                if let Some(sink) = &chunks {
+                    carry.extend_from_slice(&buf[..n]);
+                    let whole = utf8_prefix_len(&carry);
+                    if whole > 0 {
+                        sink(&String::from_utf8_lossy(&carry[..whole]));
+                        carry.drain(..whole);
+                    }
+                }
+            }
         }
+    }
+    if let (Some(sink), false) = (&chunks, carry.is_empty()) {
+        sink(&String::from_utf8_lossy(&carry));
+    }
+}
+
+/// How much of `bytes` can be decoded now: all of it unless it ends inside a UTF-8 character
+/// (at most 3 bytes held back; invalid bytes are passed on and shown as U+FFFD).
+fn utf8_prefix_len(bytes: &[u8]) -> usize {
+    match std::str::from_utf8(bytes) {
+        Ok(_) => bytes.len(),
+        Err(e) if e.error_len().is_none() => e.valid_up_to(),
+        Err(_) => bytes.len(),
     }
 }
