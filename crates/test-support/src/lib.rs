@@ -250,6 +250,15 @@ impl MockServer {
         lock(&self.state).responses.push_back(response);
     }
 
+    /// Drops the responses no request took (a script that queued more than a step needed);
+    /// returns how many there were.
+    pub fn discard_unused(&self) -> usize {
+        let mut s = lock(&self.state);
+        let n = s.responses.len();
+        s.responses.clear();
+        n
+    }
+
     /// All requests recorded so far.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         lock(&self.state).requests.clone()

@@ -804,6 +804,30 @@ fn levels(model: &arbor_ai::Model) -> Vec<&'static str> {
     }
 }
 
+/// Node 22 follows V8's "… at position N" with " (line L column C)" (1-based, UTF-16 units).
+fn with_line_column(message: &str, text: &str) -> String {
+    let Some(pos) = message
+        .rsplit_once("at position ")
+        .and_then(|(_, n)| n.parse::<usize>().ok())
+    else {
+        return message.to_owned();
+    };
+    let (mut line, mut column, mut units) = (1, 1, 0);
+    for c in text.chars() {
+        if units >= pos {
+            break;
+        }
+        units += c.len_utf16();
+        if c == '\n' {
+            line += 1;
+            column = 1;
+        } else {
+            column += c.len_utf16();
+        }
+    }
+    format!("{message} (line {line} column {column})")
+}
+
 /// Answers one input line (already without its LF); `None` for a blank line and for `bash`,
 /// whose task writes its own response when the command ends.
 async fn answer_line(rpc: &Arc<Rpc>, line: &str) -> Option<Value> {
@@ -821,11 +845,16 @@ async fn answer_line(rpc: &Arc<Rpc>, line: &str) -> Option<Value> {
             ))
         }
         Err(e) => {
+            // pi reports JavaScript's JSON.parse wording; serde's text when there is no
+            // equivalent.
+            let why = arbor_ai::json_error::js_json_parse_error(line)
+                .map(|m| with_line_column(&m, line))
+                .unwrap_or_else(|| e.to_string());
             return Some(respond(
                 None,
                 "parse",
-                Err(format!("Failed to parse command: {e}")),
-            ))
+                Err(format!("Failed to parse command: {why}")),
+            ));
         }
     };
     let id = cmd.get("id").cloned();

@@ -13,13 +13,13 @@ use arbor_test_support::{MockServer, RecordedRequest};
 use serde_json::{json, Value};
 
 /// A temp home (ARBOR_HOME) with models.json pointing at the mock server, and a temp repo.
-struct Lab {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    repo: PathBuf,
+pub(super) struct Lab {
+    pub(super) _dir: tempfile::TempDir,
+    pub(super) home: PathBuf,
+    pub(super) repo: PathBuf,
 }
 
-fn lab(server: &MockServer) -> Lab {
+pub(super) fn lab(server: &MockServer) -> Lab {
     let dir = tempfile::tempdir().unwrap();
     let home = dir.path().join("home");
     let repo = dir.path().join("repo");
@@ -42,7 +42,7 @@ fn lab(server: &MockServer) -> Lab {
 }
 
 impl Lab {
-    fn cmd(&self) -> tokio::process::Command {
+    pub(super) fn cmd(&self) -> tokio::process::Command {
         let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_arbor"));
         c.env("ARBOR_HOME", &self.home)
             .env("HOME", self.home.join("user"))
