@@ -54,3 +54,40 @@ fn unknown_flags_are_usage_errors() {
     assert!(out.stdout.is_empty());
     assert!(out.stderr.contains("--bogus"), "{}", out.stderr);
 }
+
+#[test]
+fn agent_flag_errors_use_pis_texts_and_exit_1() {
+    let cases: [(&[&str], &str); 6] = [
+        (&["-x"], "Error: Unknown option: -x\n"),
+        (
+            &["--frobnicate", "-p", "hi"],
+            "Error: Unknown option: --frobnicate\n",
+        ),
+        (
+            &["--frob=1", "--bar", "value", "-p", "hi"],
+            "Error: Unknown options: --frob, --bar\n",
+        ),
+        (
+            &["--mode", "xml"],
+            "Error: Invalid mode \"xml\". Valid values: text, json, rpc\n",
+        ),
+        (&["--mode"], "Error: --mode requires text, json, or rpc\n"),
+        (&["-p", "hi", "--models"], ""),
+    ];
+    for (args, want) in cases {
+        let home = tempfile::tempdir().unwrap();
+        let out = super::run_in(home.path(), args);
+        if want.is_empty() {
+            // A known flag without its value stays clap's usage error (exit 2).
+            assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+            continue;
+        }
+        assert_eq!(out.code, 1, "{args:?}: {}", out.stderr);
+        assert_eq!(out.stderr, want, "{args:?}");
+        assert!(out.stdout.is_empty());
+        assert!(
+            !home.path().join("sessions").exists(),
+            "{args:?}: nothing written"
+        );
+    }
+}
