@@ -36,6 +36,11 @@ pub trait AgentTool: Send + Sync {
     fn description(&self) -> &str;
     /// JSON Schema of the arguments object.
     fn parameters(&self) -> &Value;
+    /// Rewrites argument forms the tool still accepts into its schema's form before
+    /// validation (pi's `prepareArguments`); the transcript keeps what the model sent.
+    fn prepare_arguments(&self, arguments: Value) -> Value {
+        arguments
+    }
     fn execution_mode(&self) -> ToolExecutionMode {
         ToolExecutionMode::Parallel
     }

@@ -78,10 +78,13 @@ impl ToolSet {
                 ))
             }
         };
-        let coerced = coerce(tool.parameters(), call.arguments.clone());
+        // The tool may first rewrite forms it still accepts (pi's `prepareArguments`).
+        let prepared = tool.prepare_arguments(call.arguments.clone());
+        let coerced = coerce(tool.parameters(), prepared);
         let lines: Vec<String> = validator
             .iter_errors(&coerced)
-            .map(|e| format!("  - {}: {}", dotted(e.instance_path().as_str()), e))
+            .flat_map(|e| explain(&e))
+            .map(|(path, message)| format!("  - {}: {message}", dotted(&path)))
             .collect();
         if lines.is_empty() {
             return Ok(coerced);
@@ -93,6 +96,78 @@ impl ToolSet {
             call.name,
             lines.join("\n")
         ))
+    }
+}
+
+/// One schema failure as pi-schema words it: `(JSON Pointer, message)` pairs, e.g.
+/// `("/path", "missing")`, `("/limit", "expected integer, got string")`. A required property
+/// and an unknown field are reported at the property's own path.
+fn explain(e: &jsonschema::ValidationError<'_>) -> Vec<(String, String)> {
+    use jsonschema::error::{TypeKind, ValidationErrorKind as K};
+    let at = e.instance_path().as_str().to_owned();
+    let child = |key: &str| format!("{at}/{}", key.replace('~', "~0").replace('/', "~1"));
+    let json = |v: &Value| serde_json::to_string(v).unwrap_or_default();
+    let one = |m: String| vec![(at.clone(), m)];
+    match e.kind() {
+        K::Required { property } => {
+            vec![(
+                child(property.as_str().unwrap_or(&json(property))),
+                "missing".to_owned(),
+            )]
+        }
+        K::AdditionalProperties { unexpected } | K::UnevaluatedProperties { unexpected } => {
+            unexpected
+                .iter()
+                .map(|k| (child(k), "unknown field".to_owned()))
+                .collect()
+        }
+        K::Type { kind } => {
+            let wanted: Vec<String> = match kind {
+                TypeKind::Single(t) => vec![t.to_string()],
+                TypeKind::Multiple(set) => set.iter().map(|t| t.to_string()).collect(),
+            };
+            one(format!(
+                "expected {}, got {}",
+                wanted.join(" or "),
+                type_name(e.instance())
+            ))
+        }
+        K::Enum { options } => one(format!("expected one of {}", json(options))),
+        K::Constant { expected_value } => one(format!("expected {}", json(expected_value))),
+        K::MinLength { limit } => one(format!("expected at least {limit} characters")),
+        K::MaxLength { limit } => one(format!("expected at most {limit} characters")),
+        K::Pattern { pattern } => one(format!("expected to match {pattern}")),
+        K::Format { format } => one(format!("expected format {format}")),
+        K::Minimum { limit } => one(format!("expected >= {limit}")),
+        K::Maximum { limit } => one(format!("expected <= {limit}")),
+        K::ExclusiveMinimum { limit } => one(format!("expected > {limit}")),
+        K::ExclusiveMaximum { limit } => one(format!("expected < {limit}")),
+        K::MultipleOf { multiple_of, .. } => one(format!("expected a multiple of {multiple_of}")),
+        K::MinItems { limit } => one(format!("expected at least {limit} items")),
+        K::MaxItems { limit } => one(format!("expected at most {limit} items")),
+        K::UniqueItems => one("expected unique items".to_owned()),
+        K::MinProperties { limit } => one(format!("expected at least {limit} properties")),
+        K::MaxProperties { limit } => one(format!("expected at most {limit} properties")),
+        K::AnyOf { .. } | K::OneOfNotValid { .. } => one("matches no alternative".to_owned()),
+        K::OneOfMultipleValid { .. } => one("matches more than one alternative".to_owned()),
+        K::Not { .. } => one("must not match the schema in not".to_owned()),
+        K::FalseSchema => one("no value is allowed here".to_owned()),
+        K::Contains => one("expected at least 1 matching item".to_owned()),
+        _ => one(e.to_string()),
+    }
+}
+
+/// pi-schema's name for a value's type (`integer` for whole numbers).
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
     }
 }
 

@@ -61,7 +61,7 @@ struct Args {
 
 /// Accepts the older argument shapes models still send: top-level `oldText`/`newText`, `edits`
 /// as a JSON string, or a single edit object.
-fn normalize_args(mut args: Value) -> Value {
+pub fn normalize_args(mut args: Value) -> Value {
     let Some(obj) = args.as_object_mut() else {
         return args;
     };

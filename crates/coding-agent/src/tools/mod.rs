@@ -160,6 +160,15 @@ impl arbor_agent::agent::AgentTool for BuiltinTool {
     fn parameters(&self) -> &Value {
         &self.spec.parameters
     }
+    /// `edit` still takes pi's older forms (top-level `oldText`/`newText`, `edits` as a JSON
+    /// string or a single object); they become `edits[]` before the schema check.
+    fn prepare_arguments(&self, arguments: Value) -> Value {
+        if self.spec.name == "edit" {
+            edit::normalize_args(arguments)
+        } else {
+            arguments
+        }
+    }
     async fn execute(
         &self,
         call: arbor_agent::agent::ToolInvocation,

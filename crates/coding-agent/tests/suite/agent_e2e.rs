@@ -789,17 +789,6 @@ async fn rpc_replay_of_pis_tool_transcript_gives_the_same_results() {
             }
         }
         let (our_error, our_text) = ours.unwrap_or_else(|| panic!("{id}: no tool result"));
-        if id == "r16" {
-            // Known gap: the top-level oldText/newText form (pi 0.58's schema) is refused by the
-            // loop's schema validation before the tool could rewrite it (no argument-preparation
-            // hook in the tool contract yet). Apply pi's result by hand to keep the sequence.
-            assert!(
-                our_error && our_text.starts_with("Validation failed for tool \"edit\""),
-                "{our_text}"
-            );
-            std::fs::write(lab.repo.join("hello.txt"), "line 1\nline two\nline three\n").unwrap();
-            continue;
-        }
         assert_eq!(our_error, *pi_error, "{id} isError; ours: {our_text}");
         let (pi_text, our_text) = (norm(pi_text), norm(&our_text));
         match id.as_str() {
@@ -828,18 +817,6 @@ async fn rpc_replay_of_pis_tool_transcript_gives_the_same_results() {
             }
             // The environment variables are ARBOR_* by design (DECISIONS §22.7).
             "r14" => continue,
-            // Known gap in the loop's validator wording (arbor-agent `validate.rs`): it says
-            // `root: "path" is a required property` where pi says `path: missing`.
-            "r21" => {
-                assert!(
-                    our_text.starts_with("Validation failed for tool \"read\":\n  - "),
-                    "{our_text}"
-                );
-                assert!(
-                    our_text.ends_with("\n\nReceived arguments:\n{\n  \"nopath\": 1\n}"),
-                    "{our_text}"
-                );
-            }
             "r19" => {
                 assert_eq!(our_text, pi_text);
                 assert_eq!(
@@ -851,7 +828,7 @@ async fn rpc_replay_of_pis_tool_transcript_gives_the_same_results() {
         }
         compared += 1;
     }
-    assert_eq!(compared, 19);
+    assert_eq!(compared, 20);
     drop(stdin);
     let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
         .await
