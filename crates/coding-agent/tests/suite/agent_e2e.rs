@@ -55,7 +55,7 @@ impl Lab {
         c
     }
 
-    async fn run(&self, args: &[&str]) -> (i32, String, String) {
+    pub(super) async fn run(&self, args: &[&str]) -> (i32, String, String) {
         let out = tokio::time::timeout(Duration::from_secs(60), self.cmd().args(args).output())
             .await
             .expect("arbor finished in time")
@@ -67,7 +67,7 @@ impl Lab {
         )
     }
 
-    fn session_files(&self) -> Vec<PathBuf> {
+    pub(super) fn session_files(&self) -> Vec<PathBuf> {
         let mut out = Vec::new();
         if let Ok(dirs) = std::fs::read_dir(self.home.join("sessions")) {
             for d in dirs.flatten() {

@@ -7,6 +7,7 @@ mod checkpoints;
 mod context_json;
 mod errors;
 mod fork_migrate;
+mod pi_open;
 mod plans;
 mod postgres;
 mod rpc_replay;

@@ -42,7 +42,7 @@ fn transcript(name: &str) -> Vec<Step> {
 }
 
 /// A running `arbor --mode rpc`.
-struct Rpc {
+pub(super) struct Rpc {
     child: tokio::process::Child,
     stdin: ChildStdin,
     out: Lines<BufReader<ChildStdout>>,
@@ -51,7 +51,7 @@ struct Rpc {
 }
 
 impl Rpc {
-    fn start(lab: &Lab, extra: &[&str]) -> Rpc {
+    pub(super) fn start(lab: &Lab, extra: &[&str]) -> Rpc {
         let mut child = lab
             .cmd()
             .args(["--mode", "rpc", "--model", "mock/mock-model"])
@@ -89,7 +89,7 @@ impl Rpc {
 
     /// Sends a command and reads up to its response; for a started prompt, on to
     /// `agent_settled`.
-    async fn call(&mut self, raw: &str) -> Value {
+    pub(super) async fn call(&mut self, raw: &str) -> Value {
         self.write(raw).await;
         let sent: Value = serde_json::from_str(raw).unwrap_or(Value::Null);
         let resp = loop {
@@ -105,7 +105,7 @@ impl Rpc {
         resp
     }
 
-    async fn finish(mut self) -> Vec<Value> {
+    pub(super) async fn finish(mut self) -> Vec<Value> {
         drop(self.stdin);
         while let Ok(Ok(Some(line))) =
             tokio::time::timeout(Duration::from_secs(10), self.out.next_line()).await
