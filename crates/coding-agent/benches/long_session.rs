@@ -74,7 +74,11 @@ fn serve(listener: TcpListener, served: Arc<AtomicUsize>) {
         std::thread::spawn(move || {
             while read_request(&mut sock).is_some() {
                 let n = served.fetch_add(1, Ordering::SeqCst);
-                let body = if n.is_multiple_of(2) { tool_call(n) } else { text() };
+                let body = if n.is_multiple_of(2) {
+                    tool_call(n)
+                } else {
+                    text()
+                };
                 let resp = format!(
                     "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\n\r\n{body}",
                     body.len()

@@ -426,3 +426,27 @@ async fn queue_modes_switches_and_abort_bash_work_over_rpc() {
     assert_eq!(r["error"], "Session file not found: /nonexistent/x.jsonl");
     rpc.finish().await;
 }
+
+#[tokio::test]
+async fn the_models_scope_picks_the_first_model_and_warns_about_bad_patterns() {
+    let server = MockServer::start().await.unwrap();
+    let lab = lab(&server);
+    server.push(arbor_test_support::scripts::anthropic_text("from claude"));
+    let (code, out, err) = lab
+        .run(&[
+            "-p",
+            "--models",
+            "zzz-nothing,claude:turbo,mock-model",
+            "hi",
+        ])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "from claude\n");
+    assert_eq!(
+        err,
+        "Warning: No models match pattern \"zzz-nothing\"\n\
+         Warning: Invalid thinking level \"turbo\" in pattern \"claude:turbo\". Using default instead.\n"
+    );
+    let req = server.single_request();
+    assert_eq!(req.json()["model"], "claude-mock");
+}
