@@ -146,6 +146,10 @@ impl Rpc {
     /// restores its own). The old session is closed once nothing holds it. DECISIONS §22.13.
     async fn replace_session(&self, choice: SessionChoice) -> Result<(), String> {
         self.stop_run().await;
+        // A running bash command belongs to the old session (its result is recorded there).
+        for t in lock(&self.bash).drain(..) {
+            t.cancel();
+        }
         let old = self.app();
         let restart = Restart {
             choice,
@@ -153,7 +157,7 @@ impl Rpc {
             thinking: old.harness.thinking_level(),
         };
         let (steering, follow_up) = old.harness.queue_modes();
-        // The old app must let go of its session before the same file can be opened again.
+        // The file already open would only be found locked by ourselves: nothing to switch.
         if let SessionChoice::Open(path) = &restart.choice {
             if old.session_file.as_deref() == Some(path.as_path()) {
                 return Ok(());
