@@ -4,7 +4,8 @@
 //! each figure is the median of several runs of the real `arbor` binary.
 //!
 //! `cargo bench -p arbor-coding-agent --bench agent_startup` (set ARBOR_BENCH_RESUME_MB to
-//! change the resumed session's size; default 100).
+//! change the generated session's size, default 100, or ARBOR_BENCH_RESUME_FILE to resume a copy
+//! of an existing file such as `gen_big.py`'s).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{Read, Write};
@@ -136,7 +137,16 @@ fn main() {
     ));
     std::fs::create_dir_all(&folder).expect("folder");
     let file = folder.join("2026-12-01T00-00-00-000Z_01a22c74-0000-7000-8000-000000000001.jsonl");
-    {
+    if let Ok(src) = std::env::var("ARBOR_BENCH_RESUME_FILE") {
+        // A real-shaped session (shared/tools/gen_big.py), its header's cwd pointed here.
+        let text = std::fs::read_to_string(&src).expect("ARBOR_BENCH_RESUME_FILE");
+        let (head, rest) = text.split_once('\n').expect("header line");
+        let mut header: serde_json::Value = serde_json::from_str(head).expect("header");
+        header["cwd"] = serde_json::json!(cwd.display().to_string());
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&file).expect("create"));
+        writeln!(w, "{header}").expect("w");
+        w.write_all(rest.as_bytes()).expect("w");
+    } else {
         let mut w = std::io::BufWriter::new(std::fs::File::create(&file).expect("create"));
         writeln!(w, "{{\"type\":\"session\",\"version\":3,\"id\":\"01a22c74-0000-7000-8000-000000000001\",\"timestamp\":\"2026-12-01T00:00:00.000Z\",\"cwd\":\"{}\"}}", cwd.display()).expect("w");
         let filler = "x".repeat(2000);
@@ -165,7 +175,7 @@ fn main() {
             .arg("-f")
             .arg("%M")
             .arg(env!("CARGO_BIN_EXE_arbor"))
-            .args(["-c", "-p", "next"])
+            .args(["-c", "-p", "--model", "mock/mock-model", "next"])
             .env("ARBOR_HOME", &home)
             .current_dir(&cwd)
             .stdin(Stdio::null())
