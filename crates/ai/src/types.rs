@@ -282,7 +282,9 @@ fn parse_blocks(items: Vec<Value>) -> Result<Vec<ContentBlock>, AiError> {
         .into_iter()
         .enumerate()
         .map(|(i, item)| match item {
-            Value::Object(map) => ContentBlock::from_map(map).map_err(|e| e.within(format!("[{i}]"))),
+            Value::Object(map) => {
+                ContentBlock::from_map(map).map_err(|e| e.within(format!("[{i}]")))
+            }
             other => Err(AiError::InvalidJson(format!(
                 "[{i}]: expected a content block object, found {}",
                 describe(&other)
@@ -600,9 +602,7 @@ impl Message {
 
     /// Parses a message from a JSON object whose `role` is one of the four LLM roles. Returns the
     /// map back unchanged when the role is not an LLM role, so callers with more roles can go on.
-    pub fn from_map(
-        map: Map<String, Value>,
-    ) -> Result<Result<Self, Map<String, Value>>, AiError> {
+    pub fn from_map(map: Map<String, Value>) -> Result<Result<Self, Map<String, Value>>, AiError> {
         let role: String = take_tag::<serde_json::Error>(&map, "role")
             .map_err(|e| AiError::InvalidJson(e.to_string()))?;
         let res: Result<Message, serde_json::Error> = match role.as_str() {

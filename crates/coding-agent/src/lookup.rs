@@ -238,7 +238,10 @@ mod tests {
             layout::session_id_from_file_stem("2026-11-30T12-36-34-121Z_my_session.1"),
             Some("my_session.1")
         );
-        assert_eq!(layout::session_id_from_file_stem("notes_about_things"), None);
+        assert_eq!(
+            layout::session_id_from_file_stem("notes_about_things"),
+            None
+        );
     }
 
     #[test]

@@ -593,14 +593,8 @@ mod key_order_tests {
     #[test]
     fn rewriting_an_entry_keeps_unknown_field_order() {
         let line = r#"{"type":"future_kind","id":"f1","parentId":null,"timestamp":"t","x":1,"y":null,"z":[2]}"#;
-        assert_eq!(
-            SessionEntry::from_json(line).unwrap().to_json(),
-            line
-        );
+        assert_eq!(SessionEntry::from_json(line).unwrap().to_json(), line);
         let extra = r#"{"type":"custom","id":"c1","parentId":"f1","timestamp":"t","customType":"k","b":1,"a":2}"#;
-        assert_eq!(
-            SessionEntry::from_json(extra).unwrap().to_json(),
-            extra
-        );
+        assert_eq!(SessionEntry::from_json(extra).unwrap().to_json(), extra);
     }
 }

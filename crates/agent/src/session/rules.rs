@@ -91,11 +91,17 @@ mod tests {
             ("message", Some("toolResult")),
             ("custom_message", None),
         ] {
-            assert!(check_context_edit_target("e1", true, ty, role).is_ok(), "{ty} {role:?}");
+            assert!(
+                check_context_edit_target("e1", true, ty, role).is_ok(),
+                "{ty} {role:?}"
+            );
         }
         let off = check_context_edit_target("e1", false, "message", Some("user")).unwrap_err();
         assert_eq!(off.code(), "invalid_entry");
-        assert!(off.to_string().contains("is not on the active branch"), "{off}");
+        assert!(
+            off.to_string().contains("is not on the active branch"),
+            "{off}"
+        );
         for (ty, role) in [
             ("message", Some("bashExecution")),
             ("message", None),
@@ -103,7 +109,10 @@ mod tests {
             ("label", None),
         ] {
             let e = check_context_edit_target("e1", true, ty, role).unwrap_err();
-            assert!(e.to_string().contains(&format!("(it is a {ty} entry)")), "{e}");
+            assert!(
+                e.to_string().contains(&format!("(it is a {ty} entry)")),
+                "{e}"
+            );
         }
     }
 

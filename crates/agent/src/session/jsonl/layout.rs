@@ -151,7 +151,10 @@ mod tests {
         );
         assert_eq!(session_id_from_file_name("notes.txt"), None);
         assert_eq!(session_id_from_file_name("notes_about_things.jsonl"), None);
-        assert_eq!(session_id_from_file_name("2026-11-30T12-36-34-121Z_.jsonl"), None);
+        assert_eq!(
+            session_id_from_file_name("2026-11-30T12-36-34-121Z_.jsonl"),
+            None
+        );
         assert!(looks_like_path("a/b"));
         assert!(looks_like_path("x.jsonl"));
         assert!(!looks_like_path("0190abcd-1234"));

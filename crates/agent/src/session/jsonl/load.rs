@@ -342,7 +342,8 @@ fn load_legacy(origin: &str, file: &File, version: u32) -> Result<Loaded> {
     });
     let header_line = serde_json::to_string(&header_map)
         .map_err(|e| line_err(origin, 1, format!("session header: {e}")))?;
-    let header = SessionHeader::from_json(&header_line).map_err(|e| line_err(origin, 1, e.to_string()))?;
+    let header =
+        SessionHeader::from_json(&header_line).map_err(|e| line_err(origin, 1, e.to_string()))?;
     let mut index = Index::new(origin);
     for ((line, _), map) in entries.iter().zip(maps) {
         let text =
