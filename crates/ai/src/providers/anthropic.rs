@@ -136,7 +136,13 @@ pub(crate) fn build_request(
         };
         body.insert(
             "tools".into(),
-            Value::Array(convert_tools(&transcript.tools, oauth, eager, tool_cache)),
+            Value::Array(convert_tools(
+                &transcript.tools,
+                oauth,
+                eager,
+                compat_bool(model, "supportsStrictTools") == Some(true),
+                tool_cache,
+            )?),
         );
     }
 
@@ -280,49 +286,68 @@ fn normalize_beta_header(headers: &mut [(String, String)]) {
     }
 }
 
-fn convert_tools(tools: &[Tool], oauth: bool, eager: bool, cache: Option<Value>) -> Vec<Value> {
+/// Tool definitions; tools asking for `constrainedSampling` are sent strict where the model
+/// allows it (`compat.supportsStrictTools`), with pi's refusal for an unmet `require`.
+fn convert_tools(
+    tools: &[Tool],
+    oauth: bool,
+    eager: bool,
+    supports_strict: bool,
+    cache: Option<Value>,
+) -> Result<Vec<Value>, String> {
     let last = tools.len().saturating_sub(1);
-    tools
-        .iter()
-        .enumerate()
-        .map(|(i, tool)| {
-            let schema = &tool.parameters;
-            let mut input_schema = Map::new();
-            input_schema.insert("type".into(), json!("object"));
-            input_schema.insert(
-                "properties".into(),
-                schema
-                    .get("properties")
-                    .cloned()
-                    .unwrap_or_else(|| json!({})),
-            );
-            input_schema.insert(
-                "required".into(),
-                schema.get("required").cloned().unwrap_or_else(|| json!([])),
-            );
-            for key in ["additionalProperties", "$defs", "definitions"] {
-                if let Some(v) = schema.get(key) {
-                    input_schema.insert(key.into(), v.clone());
-                }
+    let mut out_tools = Vec::with_capacity(tools.len());
+    for (i, tool) in tools.iter().enumerate() {
+        let strict = super::constrained::resolve(
+            tool,
+            supports_strict,
+            Some(super::constrained::anthropic_rule),
+        )?;
+        let schema = strict.as_ref().unwrap_or(&tool.parameters);
+        // Anthropic rejects root `anyOf`/`oneOf`/`allOf`: only these root keywords are kept
+        // (a strict schema keeps all of its own, these overriding in place).
+        let mut input_schema = match &strict {
+            Some(Value::Object(m)) => m.clone(),
+            _ => Map::new(),
+        };
+        input_schema.insert("type".into(), json!("object"));
+        input_schema.insert(
+            "properties".into(),
+            schema
+                .get("properties")
+                .cloned()
+                .unwrap_or_else(|| json!({})),
+        );
+        input_schema.insert(
+            "required".into(),
+            schema.get("required").cloned().unwrap_or_else(|| json!([])),
+        );
+        for key in ["additionalProperties", "$defs", "definitions"] {
+            if let Some(v) = schema.get(key) {
+                input_schema.insert(key.into(), v.clone());
             }
-            let mut out = Map::new();
-            let name = if oauth {
-                to_claude_code_name(&tool.name)
-            } else {
-                tool.name.clone()
-            };
-            out.insert("name".into(), json!(name));
-            out.insert("description".into(), json!(tool.description));
-            if eager {
-                out.insert("eager_input_streaming".into(), json!(true));
-            }
-            out.insert("input_schema".into(), Value::Object(input_schema));
-            if let (Some(cc), true) = (&cache, i == last) {
-                out.insert("cache_control".into(), cc.clone());
-            }
-            Value::Object(out)
-        })
-        .collect()
+        }
+        let mut out = Map::new();
+        let name = if oauth {
+            to_claude_code_name(&tool.name)
+        } else {
+            tool.name.clone()
+        };
+        out.insert("name".into(), json!(name));
+        out.insert("description".into(), json!(tool.description));
+        if eager {
+            out.insert("eager_input_streaming".into(), json!(true));
+        }
+        if strict.is_some() {
+            out.insert("strict".into(), json!(true));
+        }
+        out.insert("input_schema".into(), Value::Object(input_schema));
+        if let (Some(cc), true) = (&cache, i == last) {
+            out.insert("cache_control".into(), cc.clone());
+        }
+        out_tools.push(Value::Object(out));
+    }
+    Ok(out_tools)
 }
 
 fn image_block(image: &ImageContent) -> Value {

@@ -58,7 +58,7 @@ pub(crate) fn build_request(
     }
     let mut tools_value = None;
     if !transcript.tools.is_empty() {
-        tools_value = Some(convert_tools(&transcript.tools, &compat));
+        tools_value = Some(convert_tools(&transcript.tools, &compat)?);
     } else if compat.requires_tools_with_tool_history && has_tool_history(&transcript.messages) {
         tools_value = Some(Vec::new());
     }
@@ -264,20 +264,27 @@ fn has_tool_history(messages: &[Message]) -> bool {
     })
 }
 
-fn convert_tools(tools: &[Tool], compat: &Compat) -> Vec<Value> {
-    tools
-        .iter()
-        .map(|tool| {
-            let mut function = Map::new();
-            function.insert("name".into(), json!(tool.name));
-            function.insert("description".into(), json!(tool.description));
-            function.insert("parameters".into(), tool.parameters.clone());
-            if compat.supports_strict_mode {
-                function.insert("strict".into(), json!(false));
-            }
-            json!({"type": "function", "function": function})
-        })
-        .collect()
+/// Function tools; `strict` is sent only where the compat allows it, `true` for tools whose
+/// `constrainedSampling` schema has a strict form (DECISIONS §26.12).
+fn convert_tools(tools: &[Tool], compat: &Compat) -> Result<Vec<Value>, String> {
+    let mut out = Vec::with_capacity(tools.len());
+    for tool in tools {
+        let strict =
+            crate::providers::constrained::resolve(tool, compat.supports_strict_mode, None)?;
+        let mut function = Map::new();
+        function.insert("name".into(), json!(tool.name));
+        function.insert("description".into(), json!(tool.description));
+        let is_strict = strict.is_some();
+        function.insert(
+            "parameters".into(),
+            strict.unwrap_or_else(|| tool.parameters.clone()),
+        );
+        if compat.supports_strict_mode {
+            function.insert("strict".into(), json!(is_strict));
+        }
+        out.push(json!({"type": "function", "function": function}));
+    }
+    Ok(out)
 }
 
 fn image_url(mime: &str, data: &str) -> Value {
