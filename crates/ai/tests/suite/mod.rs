@@ -14,5 +14,6 @@ mod providers_simple;
 mod providers_stream;
 mod retry;
 mod secrets;
+mod sse_oracle;
 mod thinking;
 mod transform;
