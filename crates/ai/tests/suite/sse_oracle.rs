@@ -289,7 +289,7 @@ fn fault_4_bare_cr_at_eof_loses_the_last_event_in_eventsource_stream() {
 }
 
 /// DECISIONS §9.18: a block with an `event:` line and no `data:` line is delivered with empty
-/// data (pi's SDK decoders do the same); the spec's `EventSource` (and eventsource-stream) drop
+/// data (as the Anthropic SDK's decoder does); the spec's `EventSource` (and eventsource-stream) drop
 /// it. Blocks with only comments, `id:` or `retry:` are never delivered.
 #[test]
 fn dataless_event_block_yields_the_name_with_empty_data() {
