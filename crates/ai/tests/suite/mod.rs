@@ -12,6 +12,7 @@ mod providers_openai_responses;
 mod providers_pi_fixture;
 mod providers_simple;
 mod providers_stream;
+mod providers_surrogates;
 mod retry;
 mod secrets;
 mod sse_oracle;
