@@ -81,7 +81,8 @@ pub(crate) fn build_request(
     options: &StreamOptions,
     api_key: Option<&str>,
 ) -> Result<PreparedRequest, String> {
-    let oauth = is_oauth_token(api_key);
+    // pi checks for Copilot before OAuth: a Copilot token is never sent the Claude Code way.
+    let oauth = model.provider != "github-copilot" && is_oauth_token(api_key);
     let cache = cache_control(model, options);
     let force_adaptive = compat_bool(model, "forceAdaptiveThinking") == Some(true);
     let thinking_enabled = options.anthropic.thinking_enabled == Some(true);
@@ -210,6 +211,12 @@ pub(crate) fn build_request(
         }
         headers.push(("user-agent".into(), "claude-cli/2.1.322".into()));
         headers.push(("x-app".into(), "cli".into()));
+    } else if model.provider == "github-copilot" {
+        // Copilot's Anthropic endpoint takes its token as a bearer token (DECISIONS §26.13).
+        if let Some(key) = api_key {
+            headers.push(("authorization".into(), format!("Bearer {key}")));
+        }
+        headers.push(("user-agent".into(), user_agent()));
     } else {
         if let Some(key) = api_key {
             headers.push(("x-api-key".into(), key.to_string()));
@@ -257,7 +264,7 @@ pub(crate) fn build_request(
             headers.push((name.into(), session.clone()));
         }
     }
-    let mut headers = final_headers(headers, model, options);
+    let mut headers = final_headers(headers, model, transcript, options);
     normalize_beta_header(&mut headers);
 
     Ok(PreparedRequest {

@@ -54,17 +54,6 @@ fn json_schema_request(tool: &Tool) -> Option<bool> {
     Some(config.get("strict").and_then(Value::as_str) == Some("require"))
 }
 
-/// Whether the tool asks for strict sampling only where possible (`strict: "prefer"`).
-pub(crate) fn prefers_strict(tool: &Tool) -> bool {
-    tool.extra
-        .get("constrainedSampling")
-        .and_then(Value::as_object)
-        .is_some_and(|c| {
-            c.get("type").and_then(Value::as_str) == Some("json_schema")
-                && c.get("strict").and_then(Value::as_str) == Some("prefer")
-        })
-}
-
 /// Decides whether `tool` is sent strict. `Ok(None)`: not strict (no request, or `prefer` that
 /// cannot be met); `Ok(Some(schema))`: strict, with the rewritten schema; `Err(text)`: a
 /// `require` tool that cannot be strict, with the refusal message.

@@ -131,7 +131,7 @@ pub(crate) fn build_request(
             model.base_url.trim_end_matches('/'),
             model.id
         ),
-        headers: final_headers(headers, model, options),
+        headers: final_headers(headers, model, transcript, options),
         body: Value::Object(body),
     })
 }

@@ -170,7 +170,7 @@ pub(crate) fn build_request(
     );
     Ok(PreparedRequest {
         url: format!("{}/responses", model.base_url.trim_end_matches('/')),
-        headers: final_headers(headers, model, options),
+        headers: final_headers(headers, model, transcript, options),
         body: Value::Object(body),
     })
 }

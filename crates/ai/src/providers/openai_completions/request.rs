@@ -71,8 +71,12 @@ pub(crate) fn build_request(
         apply_anthropic_cache_control(&mut messages, tools_value.as_mut(), &cc);
     }
     body["messages"] = Value::Array(messages);
+    let has_request_tools = !transcript.tools.is_empty();
     if let Some(tools) = tools_value {
         body.insert("tools".into(), Value::Array(tools));
+    }
+    if has_request_tools && compat.zai_tool_stream {
+        body.insert("tool_stream".into(), json!(true));
     }
     if let Some(choice) = &options.tool_choice {
         body.insert("tool_choice".into(), choice.clone());
@@ -145,7 +149,7 @@ pub(crate) fn build_request(
     );
     Ok(PreparedRequest {
         url: format!("{}/chat/completions", model.base_url.trim_end_matches('/')),
-        headers: final_headers(headers, model, options),
+        headers: final_headers(headers, model, transcript, options),
         body: Value::Object(body),
     })
 }
