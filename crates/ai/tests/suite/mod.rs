@@ -2,6 +2,7 @@ mod faux;
 mod models;
 mod overflow;
 mod parity_bugs;
+mod parity_features;
 mod parity_golden;
 mod providers_anthropic;
 mod providers_common;
