@@ -298,6 +298,18 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Nullable<T> {
 /// `sanitizeSurrogates`), so dropping them on load sends what pi sends (DECISIONS §25.7).
 /// Meant for failure paths only: callers try the plain parse first.
 pub fn strip_lone_surrogates(json: &str) -> Option<String> {
+    fix_lone_surrogates(json, "")
+}
+
+/// Replaces `\uXXXX` escapes of unpaired UTF-16 surrogates in JSON text with `\ufffd` (the
+/// replacement character, written as an escape of the same length, so error positions stay
+/// put); `None` when there are none. For provider stream payloads (DECISIONS §9.19): the text
+/// the user saw cut shows where it was cut. Failure paths only, like [`strip_lone_surrogates`].
+pub fn replace_lone_surrogates(json: &str) -> Option<String> {
+    fix_lone_surrogates(json, "\\ufffd")
+}
+
+fn fix_lone_surrogates(json: &str, replacement: &str) -> Option<String> {
     fn escape_at(b: &[u8], i: usize) -> Option<u16> {
         let hex = b.get(i..i + 6)?;
         if hex[0] != b'\\' || hex[1] != b'u' {
@@ -319,6 +331,7 @@ pub fn strip_lone_surrogates(json: &str) -> Option<String> {
             Some(u) if is_high(u) || is_low(u) => {
                 let o = out.get_or_insert_with(|| String::with_capacity(json.len()));
                 o.push_str(&json[copied..at]);
+                o.push_str(replacement);
                 copied = at + 6;
                 i = at + 6;
             }
@@ -363,5 +376,17 @@ mod surrogate_tests {
         assert_eq!(strip(r#"{"t":"\n\u0041"}"#), None);
         let fixed = strip(r#"{"t":"a\ud83d","u":"\udc00b"}"#).unwrap();
         assert!(serde_json::from_str::<serde_json::Value>(&fixed).is_ok());
+    }
+
+    #[test]
+    fn lone_surrogates_become_the_replacement_character() {
+        use super::replace_lone_surrogates as replace;
+        assert_eq!(replace(r#"{"t":"ok \ud83d\ude00"}"#), None);
+        let fixed = replace(r#"{"t":"cut \ud83d","u":"\uDE00x","v":"\\ud800"}"#).unwrap();
+        assert_eq!(fixed, r#"{"t":"cut \ufffd","u":"\ufffdx","v":"\\ud800"}"#);
+        let v: serde_json::Value = serde_json::from_str(&fixed).unwrap();
+        assert_eq!(v["t"], "cut \u{FFFD}");
+        assert_eq!(v["u"], "\u{FFFD}x");
+        assert_eq!(v["v"], "\\ud800");
     }
 }
