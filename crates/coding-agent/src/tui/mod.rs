@@ -11,3 +11,4 @@
 
 pub mod component;
 pub mod theme;
+pub mod transcript;
