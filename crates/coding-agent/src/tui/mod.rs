@@ -24,6 +24,7 @@ pub mod slash;
 pub mod state;
 pub mod terminal;
 pub mod theme;
+pub mod transcript;
 pub mod view;
 
 use std::io::Write;
