@@ -8,6 +8,14 @@
 //!
 //! - [`theme`]: the styles, with `NO_COLOR` honoured in one place.
 //! - [`component`]: the contract overlays share (what a key did to them).
+//! - [`list`]: the selection and scroll position every list overlay shares.
+//! - [`tree`]: the `/tree` navigator; [`summarize`]: the prompt after a choice there
+//!   (restore mode, "Summarize branch?") and the summary's progress.
+//! - [`picker`]: the session picker (`/resume`, `-r`) and the model picker (`/model`).
 
 pub mod component;
+pub mod list;
+pub mod picker;
+pub mod summarize;
 pub mod theme;
+pub mod tree;
