@@ -13,18 +13,26 @@
 //!   the screen layout.
 //! - [`driver`]: carries out effects against the harness (async, still no terminal).
 //! - [`terminal`]: the real terminal and its restoration; [`run`] is the loop tying them up.
+//! - [`list`]: the selection and scroll position every list overlay shares.
+//! - [`tree`]: the `/tree` navigator; [`summarize`]: the prompt after a choice there
+//!   (restore mode, "Summarize branch?") and the summary's progress.
+//! - [`picker`]: the session picker (`/resume`, `-r`) and the model picker (`/model`).
 
 pub mod bash;
 pub mod component;
 pub mod driver;
 pub mod editor;
 pub mod footer;
+pub mod list;
+pub mod picker;
 pub mod plain_log;
 pub mod slash;
 pub mod state;
+pub mod summarize;
 pub mod terminal;
 pub mod theme;
 pub mod transcript;
+pub mod tree;
 pub mod view;
 
 use std::io::Write;
