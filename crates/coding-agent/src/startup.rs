@@ -33,6 +33,8 @@ pub struct App {
     pub provider: Arc<AppProvider>,
     pub settings: Settings,
     pub cwd: PathBuf,
+    /// The repository the session came from (the TUI's `/resume` lists it).
+    pub repo: JsonlRepository,
 }
 
 /// Checks flag combinations pi refuses (exit 1 with its texts).
@@ -518,6 +520,7 @@ pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliE
         provider,
         settings,
         cwd,
+        repo,
     })
 }
 

@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+use arbor_agent::agent::ErrorCode;
 use arbor_agent::context::projection::ContextOptions;
 use arbor_agent::harness::{AgentHarness, Phase};
 use arbor_agent::message::{AgentMessage, BashExecutionMessage};
@@ -24,9 +25,12 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::footer::FooterInfo;
-use super::plain_log::PlainLog;
-use super::state::{AppEvent, AppState, Effect, Note, Outcome};
+use super::picker::model::ModelPicker;
+use super::picker::session::SessionPicker;
+use super::state::{AppEvent, AppState, Effect, Note, Outcome, Overlay};
+use super::tree::{TreeFilter, TreeNavigator};
 use super::theme::Theme;
+use super::transcript::{NoticeKind, Transcript};
 use crate::config::Settings;
 use crate::policy::PolicyObserver;
 
@@ -42,6 +46,8 @@ pub struct Ctx {
     pub cycle_models: Vec<(String, String)>,
     pub settings: Settings,
     pub cwd: PathBuf,
+    /// Where `/resume` lists sessions (`None`: in-memory tests).
+    pub repo: Option<arbor_agent::session::JsonlRepository>,
 }
 
 impl Ctx {
@@ -65,6 +71,7 @@ impl Ctx {
             cycle_models,
             settings: app.settings,
             cwd: app.cwd,
+            repo: Some(app.repo),
         }
     }
 }
@@ -98,7 +105,7 @@ impl PolicyObserver for Observer {
 pub struct Driver {
     pub ctx: Ctx,
     pub state: AppState,
-    pub transcript: PlainLog,
+    pub transcript: Transcript,
     pub theme: Theme,
     tx: mpsc::UnboundedSender<AppEvent>,
     rx: mpsc::UnboundedReceiver<AppEvent>,
@@ -129,8 +136,8 @@ impl Driver {
             let _ = sink.send(AppEvent::Agent(Box::new(e.clone())));
         });
         let mut d = Driver {
-            state: AppState::new(FooterInfo::default()),
-            transcript: PlainLog::new(theme),
+            state: AppState::new(FooterInfo::default(), theme),
+            transcript: Transcript::new(theme),
             theme,
             tx,
             rx,
@@ -153,7 +160,7 @@ impl Driver {
             .build_context(&ContextOptions::default())
             .await?;
         self.transcript.clear();
-        self.transcript.load(&ctx.messages);
+        self.transcript.load(ctx.messages.iter());
         self.state.editor.set_history(user_texts(&ctx.messages));
         let mut f = FooterInfo {
             cwd: self.ctx.cwd.display().to_string(),
@@ -226,7 +233,7 @@ impl Driver {
         let effects = self.state.handle(event, Instant::now());
         if reload {
             if let Err(e) = self.reload().await {
-                self.transcript.error(&e.to_string());
+                self.transcript.push_notice(NoticeKind::Error, e.to_string());
             }
         }
         for e in effects {
@@ -238,8 +245,8 @@ impl Driver {
     fn flush_notes(&mut self) {
         for n in self.state.notes.drain(..) {
             match n {
-                Note::Notice(t) => self.transcript.notice(&t),
-                Note::Error(t) => self.transcript.error(&t),
+                Note::Notice(t) => self.transcript.push_notice(NoticeKind::Info, t),
+                Note::Error(t) => self.transcript.push_notice(NoticeKind::Error, t),
             }
         }
     }
@@ -277,7 +284,7 @@ impl Driver {
 
     /// Draws the screen; returns the cursor position.
     pub fn render(&mut self, area: Rect, buf: &mut Buffer) -> (u16, u16) {
-        super::view::render(&self.state, &mut self.transcript, area, buf, &self.theme)
+        super::view::render(&mut self.state, &mut self.transcript, area, buf, &self.theme)
     }
 
     fn done(&self, o: Outcome) {
@@ -298,14 +305,21 @@ impl Driver {
                     )));
                 });
             }
-            Effect::Steer(text) => {
-                if let Err(e) = h.steer(&text, &[]) {
-                    self.done(Outcome::Error(e.to_string()));
-                }
-            }
-            Effect::FollowUp(text) => {
-                if let Err(e) = h.follow_up(&text, &[]) {
-                    self.done(Outcome::Error(e.to_string()));
+            Effect::Steer(ref text) | Effect::FollowUp(ref text) => {
+                let steer = matches!(effect, Effect::Steer(_));
+                let r = if steer {
+                    h.steer(text, &[])
+                } else {
+                    h.follow_up(text, &[])
+                };
+                match r {
+                    Ok(()) => {}
+                    // The prompt task has not begun its turn yet: the message goes in with it
+                    // (DECISIONS §23.10).
+                    Err(e) if e.code() == ErrorCode::InvalidState && self.state.is_running() => {
+                        h.next_turn(text, &[]);
+                    }
+                    Err(e) => self.done(Outcome::Error(e.to_string())),
                 }
             }
             Effect::Abort => {
@@ -348,11 +362,46 @@ impl Driver {
                     }));
                 });
             }
-            Effect::OpenTree => {
-                self.done(Outcome::Notice(
-                    "/tree: the tree navigator is not part of this build yet".into(),
-                ));
+            Effect::OpenTree => match self.ctx.session.tree().await {
+                Ok(tree) => {
+                    let nav = TreeNavigator::new(tree, TreeFilter::default(), self.theme);
+                    self.state.overlay = Some(Overlay::Tree(Box::new(nav)));
+                }
+                Err(e) => self.done(Outcome::Error(e.to_string())),
+            },
+            Effect::SetLabel { id, label } => {
+                if let Err(e) = self.ctx.session.append_label(&id, label.as_deref()).await {
+                    self.done(Outcome::Error(e.to_string()));
+                }
             }
+            Effect::Resume => {
+                let Some(repo) = &self.ctx.repo else {
+                    self.done(Outcome::Error("No session store to resume from".into()));
+                    return;
+                };
+                match arbor_agent::session::SessionRepository::list(repo).await {
+                    Ok(list) => {
+                        let current = self.ctx.session_file.as_ref().map(|p| p.display().to_string());
+                        let picker = SessionPicker::new(
+                            list.sessions,
+                            &self.ctx.cwd.display().to_string(),
+                            current.as_deref(),
+                            arbor_ai::time::now_ms(),
+                            self.theme,
+                        );
+                        self.state.overlay = Some(Overlay::Sessions(Box::new(picker)));
+                    }
+                    Err(e) => self.done(Outcome::Error(e.to_string())),
+                }
+            }
+            Effect::DeleteSession(location) => {
+                if let Some(repo) = &self.ctx.repo {
+                    if let Err(e) = arbor_agent::session::SessionRepository::delete(repo, &location).await {
+                        self.done(Outcome::Error(e.to_string()));
+                    }
+                }
+            }
+            Effect::OpenSession(_) => self.terminal_effects.push(effect),
             Effect::NavigateTree {
                 target,
                 summarize,
@@ -404,21 +453,25 @@ impl Driver {
                 self.switch_model(&p, &id).await;
             }
             Effect::SetModel(spec) => match spec {
-                Some(spec) => match self.ctx.registry.find(&spec).cloned() {
+                Some(spec) => match self.find_model(&spec) {
                     Ok(m) => self.switch_model(&m.provider, &m.id).await,
-                    Err(e) => self.done(Outcome::Error(e.to_string())),
+                    Err(e) => self.done(Outcome::Error(e)),
                 },
                 None => {
-                    let names: Vec<String> = self
+                    let models: Vec<&arbor_ai::Model> = self
                         .ctx
                         .cycle_models
                         .iter()
-                        .map(|(p, id)| format!("{p}/{id}"))
+                        .filter_map(|(p, id)| self.ctx.registry.get(p, id))
                         .collect();
-                    self.done(Outcome::Notice(format!(
-                        "Models (use /model provider/id):\n{}",
-                        names.join("\n")
-                    )));
+                    let cur = h.model();
+                    let picker = ModelPicker::from_models(
+                        models,
+                        Some((&cur.provider, &cur.id)),
+                        "",
+                        self.theme,
+                    );
+                    self.state.overlay = Some(Overlay::Models(Box::new(picker)));
                 }
             },
             Effect::CycleThinking | Effect::SetThinking(_) => {
@@ -513,18 +566,27 @@ impl Driver {
                 }
                 None => self.done(Outcome::Error("No assistant message to copy".into())),
             },
-            Effect::Fork | Effect::Clone | Effect::New | Effect::Resume => {
+            Effect::Fork | Effect::Clone | Effect::New => {
                 self.terminal_effects.push(effect);
             }
             Effect::ExternalEditor(_) | Effect::Quit => self.terminal_effects.push(effect),
-            Effect::ToggleThinking | Effect::ToggleTools => {}
-            Effect::ScrollPage(n) => {
-                let page = i32::from(self.state.size.1.saturating_sub(6).max(1));
-                self.transcript.scroll_lines(n * page);
-            }
-            Effect::ScrollLines(n) => self.transcript.scroll_lines(n),
-            Effect::ScrollBottom => self.transcript.scroll_bottom(),
+            Effect::ToggleThinking => self.transcript.toggle_thinking(),
+            Effect::ToggleTools => self.transcript.toggle_tools(),
+            Effect::ScrollPage(n) if n < 0 => self.transcript.scroll_page_up(),
+            Effect::ScrollPage(_) => self.transcript.scroll_page_down(),
+            Effect::ScrollLines(n) if n < 0 => self.transcript.scroll_up(n.unsigned_abs() as usize),
+            Effect::ScrollLines(n) => self.transcript.scroll_down(n as usize),
+            Effect::ScrollBottom => self.transcript.scroll_to_bottom(),
         }
+    }
+
+    fn find_model(&self, spec: &str) -> Result<arbor_ai::Model, String> {
+        if let Some((p, id)) = spec.split_once('/') {
+            if let Some(m) = self.ctx.registry.get(p, id) {
+                return Ok(m.clone());
+            }
+        }
+        self.ctx.registry.find(spec).cloned().map_err(|e| e.to_string())
     }
 
     async fn switch_model(&mut self, provider: &str, id: &str) {

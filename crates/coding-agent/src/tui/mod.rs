@@ -25,7 +25,6 @@ pub mod editor;
 pub mod footer;
 pub mod list;
 pub mod picker;
-pub mod plain_log;
 pub mod slash;
 pub mod state;
 pub mod summarize;
@@ -128,7 +127,7 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
                         osc52(t);
                     }
                 }
-                Effect::New | Effect::Clone | Effect::Fork | Effect::Resume => {
+                Effect::New | Effect::Clone | Effect::Fork | Effect::OpenSession(_) => {
                     match switch(&args, session_dir, &driver, &effect).await {
                         Ok(Some(next)) => {
                             driver = Driver::new(Ctx::from_app(next), theme).await?;
@@ -197,6 +196,7 @@ async fn switch(
                 next.no_session = true;
             }
         }
+        Effect::OpenSession(location) => next.session = Some(location.clone()),
         Effect::Clone => {
             let Some(file) = &driver.ctx.session_file else {
                 return Err(CliError::Startup(
@@ -219,14 +219,10 @@ async fn switch(
             next.session = Some(arbor_agent::session::SessionStorage::location(&copy));
         }
         _ => {
-            return Err(CliError::Startup(format!(
-                "{} needs a picker that is not part of this build yet",
-                if matches!(effect, Effect::Fork) {
-                    "/fork"
-                } else {
-                    "/resume"
-                }
-            )))
+            return Err(CliError::Startup(
+                "/fork needs a message picker that is not part of this build yet; use /tree to go back to a message, then /clone"
+                    .into(),
+            ))
         }
     }
     Ok(Some(crate::startup::start(&next, session_dir).await?))

@@ -11,9 +11,16 @@ use arbor_agent::message::AgentMessage;
 use arbor_ai::Message;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
+use super::component::Flow;
 use super::editor::{EditKey, Editor};
 use super::footer::FooterInfo;
+use super::picker::model::ModelPicker;
+use super::picker::session::{SessionPick, SessionPicker};
 use super::slash::{self, Slash};
+use super::summarize::{SummarizePrompt, SummaryChoice, SummaryProgress};
+use super::theme::Theme;
+use super::tree::{TreeAction, TreeNavigator};
+use crate::checkpoints::RestoreMode;
 
 /// Two Esc presses closer than this on an empty editor open `/tree` (DECISIONS §23.9).
 pub const DOUBLE_ESC: Duration = Duration::from_millis(500);
@@ -77,6 +84,14 @@ pub enum Effect {
     },
     /// Open the `/tree` navigator.
     OpenTree,
+    /// Write a `label` entry (from `/tree` Shift+L).
+    SetLabel {
+        id: String,
+        label: Option<String>,
+    },
+    /// Switch to this session (the `/resume` picker).
+    OpenSession(String),
+    DeleteSession(String),
     NavigateTree {
         target: Option<String>,
         summarize: bool,
@@ -148,6 +163,31 @@ pub const HOTKEYS: &[(&str, &str)] = &[
     ),
 ];
 
+/// A modal part of the UI; while one is open it gets every key.
+pub enum Overlay {
+    Tree(Box<TreeNavigator>),
+    Summarize {
+        prompt: Box<SummarizePrompt>,
+        target: String,
+    },
+    /// A branch summary streams (Esc aborts it).
+    Progress(Box<SummaryProgress>),
+    Sessions(Box<SessionPicker>),
+    Models(Box<ModelPicker>),
+}
+
+impl std::fmt::Debug for Overlay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Overlay::Tree(_) => "Tree",
+            Overlay::Summarize { .. } => "Summarize",
+            Overlay::Progress(_) => "Progress",
+            Overlay::Sessions(_) => "Sessions",
+            Overlay::Models(_) => "Models",
+        })
+    }
+}
+
 /// A completion popup over the editor.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Completion {
@@ -174,14 +214,31 @@ pub struct AppState {
     pub notes: Vec<Note>,
     pub quit: bool,
     pub size: (u16, u16),
+    pub overlay: Option<Overlay>,
+    pub theme: Theme,
+    summary_since: Option<Instant>,
     last_esc: Option<Instant>,
     last_ctrl_c: Option<Instant>,
 }
 
 impl Default for AppState {
     fn default() -> Self {
-        Self::new(FooterInfo::default())
+        Self::new(FooterInfo::default(), Theme::monochrome())
     }
+}
+
+/// One line naming a tree entry for the "Summarize branch?" prompt.
+fn entry_preview(e: &arbor_agent::session::SessionEntry) -> String {
+    use arbor_agent::session::EntryKind;
+    let text = match &e.kind {
+        EntryKind::Message(m) => match &m.message {
+            AgentMessage::Llm(Message::User(u)) => format!("user: {}", u.content.joined_text(" ")),
+            AgentMessage::Llm(Message::Assistant(a)) => format!("assistant: {}", a.text()),
+            other => other.role().to_owned(),
+        },
+        _ => e.kind.entry_type().to_owned(),
+    };
+    crate::render::text::preview(&text, 80)
 }
 
 fn text_of(m: &AgentMessage) -> String {
@@ -192,7 +249,7 @@ fn text_of(m: &AgentMessage) -> String {
 }
 
 impl AppState {
-    pub fn new(footer: FooterInfo) -> Self {
+    pub fn new(footer: FooterInfo, theme: Theme) -> Self {
         Self {
             editor: Editor::new(),
             footer,
@@ -205,6 +262,9 @@ impl AppState {
             notes: Vec::new(),
             quit: false,
             size: (80, 24),
+            overlay: None,
+            theme,
+            summary_since: None,
             last_esc: None,
             last_ctrl_c: None,
         }
@@ -238,6 +298,9 @@ impl AppState {
             }
             AppEvent::Tick => {
                 self.footer.frame = self.footer.frame.wrapping_add(1);
+                if let (Some(Overlay::Progress(p)), Some(t)) = (&mut self.overlay, self.summary_since) {
+                    p.tick(now.saturating_duration_since(t));
+                }
                 Vec::new()
             }
             AppEvent::Resize(w, h) => {
@@ -265,6 +328,10 @@ impl AppState {
             }
             Outcome::Navigated(r) => {
                 self.background = None;
+                if matches!(self.overlay, Some(Overlay::Progress(_))) {
+                    self.overlay = None;
+                }
+                self.summary_since = None;
                 self.footer.compacting = None;
                 match r {
                     Ok(Some(text)) => self.editor.set_text(&text),
@@ -481,9 +548,100 @@ impl AppState {
         true
     }
 
+    /// Hands a key to the open overlay and acts on what it reports.
+    fn overlay_key(&mut self, k: KeyEvent, now: Instant) -> Vec<Effect> {
+        let Some(overlay) = self.overlay.take() else {
+            return Vec::new();
+        };
+        match overlay {
+            Overlay::Tree(mut nav) => match nav.handle_key(k) {
+                Flow::Pending => self.overlay = Some(Overlay::Tree(nav)),
+                Flow::Cancel => {}
+                Flow::Done(TreeAction::SetLabel { id, label }) => {
+                    self.overlay = Some(Overlay::Tree(nav));
+                    return vec![Effect::SetLabel { id, label }];
+                }
+                Flow::Done(TreeAction::Navigate { target_id }) => {
+                    let tree = nav.tree();
+                    if tree.leaf_id.as_deref() == Some(target_id.as_str()) {
+                        self.notice("Already at this point");
+                        return Vec::new();
+                    }
+                    let preview = tree
+                        .nodes
+                        .iter()
+                        .find(|n| n.entry.id == target_id)
+                        .map(|n| entry_preview(&n.entry))
+                        .unwrap_or_default();
+                    // Code restore is offered once the app records checkpoints (DECISIONS §23.12).
+                    let prompt = SummarizePrompt::new(&preview, false, self.theme);
+                    self.overlay = Some(Overlay::Summarize {
+                        prompt: Box::new(prompt),
+                        target: target_id,
+                    });
+                }
+            },
+            Overlay::Summarize { mut prompt, target } => match prompt.handle_key(k) {
+                Flow::Pending => self.overlay = Some(Overlay::Summarize { prompt, target }),
+                Flow::Cancel => {}
+                Flow::Done(choice) => {
+                    if choice.restore != RestoreMode::ConversationOnly {
+                        self.error("Restoring code is not available in the interactive UI yet");
+                        return Vec::new();
+                    }
+                    let (summarize, custom) = match choice.summary {
+                        SummaryChoice::None => (false, None),
+                        SummaryChoice::Summarize => (true, None),
+                        SummaryChoice::Custom(c) => (true, Some(c)),
+                    };
+                    if summarize {
+                        self.overlay = Some(Overlay::Progress(Box::new(SummaryProgress::new(
+                            self.theme,
+                        ))));
+                        self.summary_since = Some(now);
+                    }
+                    self.background = Some("navigating".into());
+                    return vec![Effect::NavigateTree {
+                        target: Some(target),
+                        summarize,
+                        custom_instructions: custom,
+                    }];
+                }
+            },
+            Overlay::Progress(mut p) => {
+                let flow = p.handle_key(k);
+                self.overlay = Some(Overlay::Progress(p));
+                if flow == Flow::Cancel {
+                    return vec![Effect::Abort];
+                }
+            }
+            Overlay::Sessions(mut picker) => match picker.handle_key(k) {
+                Flow::Pending => self.overlay = Some(Overlay::Sessions(picker)),
+                Flow::Cancel => {}
+                Flow::Done(SessionPick::Open(info)) => return vec![Effect::OpenSession(info.location)],
+                Flow::Done(SessionPick::Delete { location, .. }) => {
+                    picker.remove(&location);
+                    self.overlay = Some(Overlay::Sessions(picker));
+                    return vec![Effect::DeleteSession(location)];
+                }
+            },
+            Overlay::Models(mut picker) => match picker.handle_key(k) {
+                Flow::Pending => self.overlay = Some(Overlay::Models(picker)),
+                Flow::Cancel => {}
+                Flow::Done(m) => {
+                    return vec![Effect::SetModel(Some(format!("{}/{}", m.provider, m.id)))]
+                }
+            },
+        }
+        Vec::new()
+    }
+
     fn key(&mut self, k: KeyEvent, now: Instant) -> Vec<Effect> {
         if k.kind == KeyEventKind::Release {
             return Vec::new();
+        }
+        if self.overlay.is_some() {
+            return self.overlay_key(k, now);
         }
         let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
         let alt = k.modifiers.contains(KeyModifiers::ALT);

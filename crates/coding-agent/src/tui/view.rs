@@ -8,9 +8,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::footer::fit_end;
-use super::plain_log::PlainLog;
+use super::transcript::Transcript;
 use super::slash;
-use super::state::AppState;
+use super::state::{AppState, Overlay};
 use super::theme::Theme;
 
 /// Editor rows at most.
@@ -20,8 +20,8 @@ const QUEUE_MAX: usize = 4;
 
 /// Draws the whole screen into `buf`; returns where the terminal cursor goes.
 pub fn render(
-    state: &AppState,
-    transcript: &mut PlainLog,
+    state: &mut AppState,
+    transcript: &mut Transcript,
     area: Rect,
     buf: &mut Buffer,
     theme: &Theme,
@@ -83,6 +83,18 @@ pub fn render(
     y += editor_h;
     let f_area = Rect::new(area.x, y, area.width, area.bottom().saturating_sub(y));
     state.footer.render(f_area, buf, theme);
+    if let Some(o) = &mut state.overlay {
+        // Overlays take the transcript's area (the editor and footer stay visible).
+        let o_area = Rect::new(area.x, area.y, area.width, transcript_h + queue_h);
+        ratatui::widgets::Clear.render(o_area, buf);
+        match o {
+            Overlay::Tree(t) => t.render(o_area, buf),
+            Overlay::Summarize { prompt, .. } => prompt.render(o_area, buf),
+            Overlay::Progress(p) => p.render(o_area, buf),
+            Overlay::Sessions(p) => p.render(o_area, buf),
+            Overlay::Models(p) => p.render(o_area, buf),
+        }
+    }
     if let Some(c) = &state.completion {
         let h = u16::try_from(c.items.len().min(8)).unwrap_or(8) + 2;
         let h = h.min(e_area.y.saturating_sub(area.y));
