@@ -242,6 +242,12 @@ impl Driver {
         self.flush_notes();
     }
 
+    /// Carries out one effect directly (the loop's start-up actions, tests).
+    pub async fn dispatch_effect(&mut self, effect: Effect) {
+        self.execute(effect).await;
+        self.flush_notes();
+    }
+
     fn flush_notes(&mut self) {
         for n in self.state.notes.drain(..) {
             match n {
@@ -279,6 +285,13 @@ impl Driver {
                 }
             }
             let _ = self.tasks.join_next().await;
+        }
+    }
+
+    /// Handles the events that already arrived, without waiting for tasks.
+    pub async fn settle_available(&mut self) {
+        while let Ok(ev) = self.rx.try_recv() {
+            self.dispatch(ev).await;
         }
     }
 

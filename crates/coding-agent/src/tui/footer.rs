@@ -189,7 +189,20 @@ impl FooterInfo {
         // Row 2: usage left, model right; the model yields to the usage on narrow screens.
         let usage = fit_end(&self.usage(), w);
         let room = w.saturating_sub(usage.width() + 2);
-        let model = fit_start(&self.model_text(), room);
+        // Narrow: the provider goes first, then the model id is cut at its end.
+        let full = self.model_text();
+        let model = if full.width() <= room {
+            full
+        } else {
+            match &self.thinking {
+                // The thinking level stays whole; the model id gives way.
+                Some(t) if room > t.width() + 6 => {
+                    let id = fit_end(&self.model, room - t.width() - 3);
+                    format!("{id} • {t}")
+                }
+                _ => fit_end(&self.model, room),
+            }
+        };
         let gap = w.saturating_sub(usage.width() + model.width());
         let second = vec![
             Span::styled(usage, theme.dim),

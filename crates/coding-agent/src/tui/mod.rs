@@ -70,9 +70,19 @@ pub fn app_event(e: Event) -> Option<AppEvent> {
 
 /// Runs the interactive UI until the user quits (or SIGTERM/SIGHUP).
 pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode, CliError> {
-    let app = crate::startup::start(&args, session_dir).await?;
+    // `-r` opens the picker over a fresh session (DECISIONS §23.13): startup's own `--resume`
+    // would pick the newest session without asking.
+    let pick_at_start = args.resume;
+    let first = AgentArgs {
+        resume: false,
+        ..args.clone()
+    };
+    let app = crate::startup::start(&first, session_dir).await?;
     let theme = Theme::from_env();
     let mut driver = Driver::new(Ctx::from_app(app), theme).await?;
+    if pick_at_start {
+        driver.dispatch_effect(Effect::Resume).await;
+    }
     let mut guard = TerminalGuard::new().map_err(|e| CliError::io("terminal", e))?;
     if let Ok(size) = guard.terminal.size() {
         driver.state.size = (size.width, size.height);
