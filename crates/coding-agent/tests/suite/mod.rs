@@ -13,6 +13,7 @@ mod summaries;
 mod tools;
 mod tree_view;
 mod tui_app;
+mod tui_smoke;
 mod views;
 mod window;
 
