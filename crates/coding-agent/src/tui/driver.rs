@@ -25,12 +25,13 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::footer::FooterInfo;
+use super::fork_picker::{ForkPicker, ForkPoint};
 use super::picker::model::ModelPicker;
 use super::picker::session::SessionPicker;
 use super::state::{AppEvent, AppState, Effect, Note, Outcome, Overlay};
-use super::tree::{TreeFilter, TreeNavigator};
 use super::theme::Theme;
 use super::transcript::{NoticeKind, Transcript};
+use super::tree::{TreeFilter, TreeNavigator};
 use crate::config::Settings;
 use crate::policy::PolicyObserver;
 
@@ -233,7 +234,8 @@ impl Driver {
         let effects = self.state.handle(event, Instant::now());
         if reload {
             if let Err(e) = self.reload().await {
-                self.transcript.push_notice(NoticeKind::Error, e.to_string());
+                self.transcript
+                    .push_notice(NoticeKind::Error, e.to_string());
             }
         }
         for e in effects {
@@ -297,7 +299,13 @@ impl Driver {
 
     /// Draws the screen; returns the cursor position.
     pub fn render(&mut self, area: Rect, buf: &mut Buffer) -> (u16, u16) {
-        super::view::render(&mut self.state, &mut self.transcript, area, buf, &self.theme)
+        super::view::render(
+            &mut self.state,
+            &mut self.transcript,
+            area,
+            buf,
+            &self.theme,
+        )
     }
 
     fn done(&self, o: Outcome) {
@@ -394,7 +402,11 @@ impl Driver {
                 };
                 match arbor_agent::session::SessionRepository::list(repo).await {
                     Ok(list) => {
-                        let current = self.ctx.session_file.as_ref().map(|p| p.display().to_string());
+                        let current = self
+                            .ctx
+                            .session_file
+                            .as_ref()
+                            .map(|p| p.display().to_string());
                         let picker = SessionPicker::new(
                             list.sessions,
                             &self.ctx.cwd.display().to_string(),
@@ -409,7 +421,9 @@ impl Driver {
             }
             Effect::DeleteSession(location) => {
                 if let Some(repo) = &self.ctx.repo {
-                    if let Err(e) = arbor_agent::session::SessionRepository::delete(repo, &location).await {
+                    if let Err(e) =
+                        arbor_agent::session::SessionRepository::delete(repo, &location).await
+                    {
                         self.done(Outcome::Error(e.to_string()));
                     }
                 }
@@ -579,7 +593,31 @@ impl Driver {
                 }
                 None => self.done(Outcome::Error("No assistant message to copy".into())),
             },
-            Effect::Fork | Effect::Clone | Effect::New => {
+            Effect::Fork => match self.ctx.session.branch(None).await {
+                Ok(entries) => {
+                    let points: Vec<ForkPoint> = entries
+                        .iter()
+                        .filter_map(|e| match &e.kind {
+                            EntryKind::Message(m) => match &m.message {
+                                AgentMessage::Llm(Message::User(u)) => Some(ForkPoint {
+                                    entry_id: e.id.clone(),
+                                    text: u.content.joined_text(""),
+                                }),
+                                _ => None,
+                            },
+                            _ => None,
+                        })
+                        .collect();
+                    if points.is_empty() {
+                        self.done(Outcome::Error("No user message to fork from".into()));
+                    } else {
+                        let picker = ForkPicker::new(points, self.theme);
+                        self.state.overlay = Some(Overlay::Fork(Box::new(picker)));
+                    }
+                }
+                Err(e) => self.done(Outcome::Error(e.to_string())),
+            },
+            Effect::ForkAt { .. } | Effect::Clone | Effect::New => {
                 self.terminal_effects.push(effect);
             }
             Effect::ExternalEditor(_) | Effect::Quit => self.terminal_effects.push(effect),
@@ -599,7 +637,11 @@ impl Driver {
                 return Ok(m.clone());
             }
         }
-        self.ctx.registry.find(spec).cloned().map_err(|e| e.to_string())
+        self.ctx
+            .registry
+            .find(spec)
+            .cloned()
+            .map_err(|e| e.to_string())
     }
 
     async fn switch_model(&mut self, provider: &str, id: &str) {

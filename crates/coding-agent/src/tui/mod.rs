@@ -23,6 +23,7 @@ pub mod component;
 pub mod driver;
 pub mod editor;
 pub mod footer;
+pub mod fork_picker;
 pub mod list;
 pub mod picker;
 pub mod slash;
@@ -137,10 +138,13 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
                         osc52(t);
                     }
                 }
-                Effect::New | Effect::Clone | Effect::Fork | Effect::OpenSession(_) => {
+                Effect::New | Effect::Clone | Effect::ForkAt { .. } | Effect::OpenSession(_) => {
                     match switch(&args, session_dir, &driver, &effect).await {
                         Ok(Some(next)) => {
                             driver = Driver::new(Ctx::from_app(next), theme).await?;
+                            if let Effect::ForkAt { text, .. } = &effect {
+                                driver.state.editor.set_text(text);
+                            }
                             if let Ok(size) = guard.terminal.size() {
                                 driver.state.size = (size.width, size.height);
                             }
@@ -207,33 +211,35 @@ async fn switch(
             }
         }
         Effect::OpenSession(location) => next.session = Some(location.clone()),
-        Effect::Clone => {
+        Effect::Clone | Effect::ForkAt { .. } => {
             let Some(file) = &driver.ctx.session_file else {
                 return Err(CliError::Startup(
-                    "Cannot clone: the session is not stored (--no-session)".into(),
+                    "This session is not stored (--no-session): there is nothing to copy".into(),
                 ));
             };
-            let leaf = driver.ctx.session.leaf_id().await?;
+            let (entry_id, position) = match effect {
+                Effect::ForkAt { entry_id, .. } => (Some(entry_id.clone()), ForkPosition::Before),
+                _ => (driver.ctx.session.leaf_id().await?, ForkPosition::At),
+            };
             let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
             let repo = JsonlRepository::flat(dir);
             let copy = repo
                 .fork(
                     &file.display().to_string(),
                     ForkOptions {
-                        entry_id: leaf,
-                        position: ForkPosition::At,
+                        entry_id,
+                        position,
                         ..Default::default()
                     },
                 )
                 .await?;
-            next.session = Some(arbor_agent::session::SessionStorage::location(&copy));
+            let location = arbor_agent::session::SessionStorage::location(&copy);
+            // A copy with no message yet is not written until its first one: start it fresh.
+            if Path::new(&location).is_file() {
+                next.session = Some(location);
+            }
         }
-        _ => {
-            return Err(CliError::Startup(
-                "/fork needs a message picker that is not part of this build yet; use /tree to go back to a message, then /clone"
-                    .into(),
-            ))
-        }
+        _ => return Ok(None),
     }
     Ok(Some(crate::startup::start(&next, session_dir).await?))
 }

@@ -14,6 +14,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use super::component::Flow;
 use super::editor::{EditKey, Editor};
 use super::footer::FooterInfo;
+use super::fork_picker::ForkPicker;
 use super::picker::model::ModelPicker;
 use super::picker::session::{SessionPick, SessionPicker};
 use super::slash::{self, Slash};
@@ -92,6 +93,11 @@ pub enum Effect {
     /// Switch to this session (the `/resume` picker).
     OpenSession(String),
     DeleteSession(String),
+    /// Fork before this user message (the `/fork` picker's choice).
+    ForkAt {
+        entry_id: String,
+        text: String,
+    },
     NavigateTree {
         target: Option<String>,
         summarize: bool,
@@ -174,6 +180,7 @@ pub enum Overlay {
     Progress(Box<SummaryProgress>),
     Sessions(Box<SessionPicker>),
     Models(Box<ModelPicker>),
+    Fork(Box<ForkPicker>),
 }
 
 impl std::fmt::Debug for Overlay {
@@ -184,6 +191,7 @@ impl std::fmt::Debug for Overlay {
             Overlay::Progress(_) => "Progress",
             Overlay::Sessions(_) => "Sessions",
             Overlay::Models(_) => "Models",
+            Overlay::Fork(_) => "Fork",
         })
     }
 }
@@ -298,7 +306,9 @@ impl AppState {
             }
             AppEvent::Tick => {
                 self.footer.frame = self.footer.frame.wrapping_add(1);
-                if let (Some(Overlay::Progress(p)), Some(t)) = (&mut self.overlay, self.summary_since) {
+                if let (Some(Overlay::Progress(p)), Some(t)) =
+                    (&mut self.overlay, self.summary_since)
+                {
                     p.tick(now.saturating_duration_since(t));
                 }
                 Vec::new()
@@ -618,11 +628,23 @@ impl AppState {
             Overlay::Sessions(mut picker) => match picker.handle_key(k) {
                 Flow::Pending => self.overlay = Some(Overlay::Sessions(picker)),
                 Flow::Cancel => {}
-                Flow::Done(SessionPick::Open(info)) => return vec![Effect::OpenSession(info.location)],
+                Flow::Done(SessionPick::Open(info)) => {
+                    return vec![Effect::OpenSession(info.location)]
+                }
                 Flow::Done(SessionPick::Delete { location, .. }) => {
                     picker.remove(&location);
                     self.overlay = Some(Overlay::Sessions(picker));
                     return vec![Effect::DeleteSession(location)];
+                }
+            },
+            Overlay::Fork(mut picker) => match picker.handle_key(k) {
+                Flow::Pending => self.overlay = Some(Overlay::Fork(picker)),
+                Flow::Cancel => {}
+                Flow::Done(p) => {
+                    return vec![Effect::ForkAt {
+                        entry_id: p.entry_id,
+                        text: p.text,
+                    }]
                 }
             },
             Overlay::Models(mut picker) => match picker.handle_key(k) {

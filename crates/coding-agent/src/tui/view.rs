@@ -8,10 +8,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use super::footer::fit_end;
-use super::transcript::Transcript;
 use super::slash;
 use super::state::{AppState, Overlay};
 use super::theme::Theme;
+use super::transcript::Transcript;
 
 /// Editor rows at most.
 const EDITOR_MAX: u16 = 8;
@@ -93,6 +93,7 @@ pub fn render(
             Overlay::Progress(p) => p.render(o_area, buf),
             Overlay::Sessions(p) => p.render(o_area, buf),
             Overlay::Models(p) => p.render(o_area, buf),
+            Overlay::Fork(p) => p.render(o_area, buf),
         }
     }
     if let Some(c) = &state.completion {

@@ -162,7 +162,8 @@ fn slow_text(text: &str) -> FauxResponse {
 #[tokio::test]
 async fn enter_steers_and_alt_enter_queues_a_follow_up_while_running() {
     let mut r = rig().await;
-    r.faux.push(slow_text("first answer that streams in several chunks"));
+    r.faux
+        .push(slow_text("first answer that streams in several chunks"));
     r.faux.push(FauxResponse::text("after steering"));
     r.faux.push(FauxResponse::text("after the follow-up"));
     r.send("go").await;
@@ -208,8 +209,10 @@ async fn esc_aborts_a_slow_stream_within_200ms() {
 #[tokio::test]
 async fn esc_aborts_a_running_tool_within_200ms() {
     let mut r = rig().await;
-    r.faux
-        .push(FauxResponse::tool_call("bash", json!({"command": "sleep 5"})));
+    r.faux.push(FauxResponse::tool_call(
+        "bash",
+        json!({"command": "sleep 5"}),
+    ));
     r.faux.push(FauxResponse::text("never asked"));
     r.send("run something slow").await;
     r.until_running().await;
@@ -240,7 +243,9 @@ fn double_esc_on_an_empty_editor_opens_the_tree() {
         [Effect::OpenTree]
     );
     // Too slow: two single presses.
-    assert!(s.handle(key(KeyCode::Esc), t0 + Duration::from_secs(2)).is_empty());
+    assert!(s
+        .handle(key(KeyCode::Esc), t0 + Duration::from_secs(2))
+        .is_empty());
     assert!(s
         .handle(key(KeyCode::Esc), t0 + Duration::from_secs(3))
         .is_empty());
@@ -404,14 +409,10 @@ async fn tree_to_a_user_message_puts_it_in_the_editor_and_moves_to_its_parent() 
 async fn tree_with_a_summary_appends_a_branch_summary() {
     let mut r = rig().await;
     let _ = two_exchanges_and_tree(&mut r).await;
-    r.faux
-        .push(FauxResponse::text("## Goal\nTried plan A."));
+    r.faux.push(FauxResponse::text("## Goal\nTried plan A."));
     r.driver.dispatch(key(KeyCode::Down)).await;
     r.driver.dispatch(key(KeyCode::Enter)).await;
-    assert!(matches!(
-        r.driver.state.overlay,
-        Some(Overlay::Progress(_))
-    ));
+    assert!(matches!(r.driver.state.overlay, Some(Overlay::Progress(_))));
     r.driver.settle().await;
     assert!(r.driver.state.overlay.is_none());
     assert_eq!(r.driver.state.editor.text(), "plan A");

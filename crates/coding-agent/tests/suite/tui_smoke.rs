@@ -75,6 +75,35 @@ impl Drop for Tmux {
     }
 }
 
+fn messages_of(entries: &[Value]) -> Vec<(String, String)> {
+    entries
+        .iter()
+        .filter(|e| e["type"] == "message")
+        .map(|e| {
+            let m = &e["message"];
+            let text = match &m["content"] {
+                Value::String(s) => s.clone(),
+                Value::Array(b) => b
+                    .iter()
+                    .filter_map(|x| x["text"].as_str())
+                    .collect::<String>(),
+                _ => String::new(),
+            };
+            (m["role"].as_str().unwrap_or("").to_owned(), text)
+        })
+        .collect()
+}
+
+fn expected() -> Vec<(String, String)> {
+    vec![
+        ("user".to_owned(), "hello there".to_owned()),
+        (
+            "assistant".to_owned(),
+            "The streamed answer is 42.".to_owned(),
+        ),
+    ]
+}
+
 fn tmux_available() -> bool {
     std::process::Command::new("tmux")
         .arg("-V")
@@ -154,9 +183,24 @@ async fn arbor_in_tmux_prompts_streams_navigates_and_quits() {
     // Wait for the turn to end (the spinner goes).
     let start = Instant::now();
     while tmux.capture().await.contains("esc to abort") {
-        assert!(start.elapsed() < Duration::from_secs(10), "the turn never ended");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the turn never ended"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    // /clone copies the branch into a new session file and continues there.
+    tmux.literal("/clone").await;
+    tmux.keys(&["Enter"]).await;
+    let start = Instant::now();
+    while session_files(&home).len() < 2 {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "/clone wrote no file"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tmux.wait_for("The streamed answer is 42.").await;
     // /tree: select the user message and go back to it without a summary.
     tmux.literal("/tree").await;
     tmux.keys(&["Enter"]).await;
@@ -172,43 +216,26 @@ async fn arbor_in_tmux_prompts_streams_navigates_and_quits() {
     tmux.keys(&["Enter"]).await;
     let start = Instant::now();
     while tmux.alive().await {
-        assert!(start.elapsed() < Duration::from_secs(10), "arbor did not quit");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "arbor did not quit"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let files = session_files(&home);
-    assert_eq!(files.len(), 1, "{files:?}");
-    let text = std::fs::read_to_string(&files[0]).unwrap();
-    let entries: Vec<Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(entries[0]["type"], "session");
-    let messages: Vec<(String, String)> = entries
-        .iter()
-        .filter(|e| e["type"] == "message")
-        .map(|e| {
-            let m = &e["message"];
-            let text = match &m["content"] {
-                Value::String(s) => s.clone(),
-                Value::Array(b) => b
-                    .iter()
-                    .filter_map(|x| x["text"].as_str())
-                    .collect::<String>(),
-                _ => String::new(),
-            };
-            (m["role"].as_str().unwrap_or("").to_owned(), text)
-        })
-        .collect();
-    assert_eq!(
-        messages,
-        [
-            ("user".to_owned(), "hello there".to_owned()),
-            (
-                "assistant".to_owned(),
-                "The streamed answer is 42.".to_owned()
-            ),
-        ]
-    );
+    assert_eq!(files.len(), 2, "the session and its clone: {files:?}");
+    let mut all = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let entries: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(entries[0]["type"], "session");
+        assert_eq!(messages_of(&entries), expected(), "{}", f.display());
+        all.extend(entries);
+    }
+    let entries = all;
     // Going back without a summary moves the leaf in memory only: no branch_summary written.
     assert!(!entries.iter().any(|e| e["type"] == "branch_summary"));
 }
