@@ -149,7 +149,15 @@ impl Driver {
             ctx,
         };
         d.reload().await?;
-        d.state.files = project_files(&d.ctx.cwd, 20_000);
+        // The walk runs off the UI thread so a large project does not delay the first frame.
+        let (cwd, files_tx) = (d.ctx.cwd.clone(), d.tx.clone());
+        d.tasks.spawn(async move {
+            if let Ok(files) =
+                tokio::task::spawn_blocking(move || project_files(&cwd, 20_000)).await
+            {
+                let _ = files_tx.send(AppEvent::Done(Outcome::Files(files)));
+            }
+        });
         Ok(d)
     }
 

@@ -69,6 +69,8 @@ pub enum Outcome {
     },
     /// A background operation (compaction, bash, abort) ended.
     Idle,
+    /// The project's files for `@` completion (walked in the background at start).
+    Files(Vec<String>),
 }
 
 /// What the driver must do.
@@ -381,6 +383,7 @@ impl AppState {
                 self.background = None;
                 self.footer.compacting = None;
             }
+            Outcome::Files(f) => self.files = f,
         }
         Vec::new()
     }
