@@ -68,7 +68,7 @@ fn write_session(file: &Path, mb: usize) -> usize {
     let mut written = 0usize;
     while written < mb * 1024 * 1024 {
         let id = format!("{i:08x}");
-        let line = if i % 2 == 0 {
+        let line = if i.is_multiple_of(2) {
             format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-12-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"q{i} {filler}\"}}],\"timestamp\":1}}}}")
         } else {
             format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-12-01T00:00:00.000Z\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"## a{i}\\n\\n- {filler}\\n\\n`code`\"}}],\"api\":\"faux\",\"provider\":\"faux\",\"model\":\"faux-1\",\"usage\":{{\"input\":1,\"output\":1,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":2,\"cost\":{{\"input\":0,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"total\":0}}}},\"stopReason\":\"stop\",\"timestamp\":1}}}}")
