@@ -824,3 +824,22 @@ impl AppState {
         Vec::new()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// DECISIONS §23.1: the state machine is plain data and functions.
+    #[test]
+    fn the_state_machine_has_no_terminal_or_harness() {
+        let src = include_str!("state.rs");
+        let code = src.split("#[cfg(test)]").next().unwrap_or(src);
+        for needle in [
+            ["crossterm", "::terminal"].concat(),
+            ["Agent", "Harness"].concat(),
+            ["tok", "io::"].concat(),
+            ["std::io", "::stdout"].concat(),
+            ["print", "ln!"].concat(),
+        ] {
+            assert!(!code.contains(&needle), "tui::state uses {needle}");
+        }
+    }
+}
