@@ -452,3 +452,79 @@ async fn a_resumed_pi_session_with_summaries() {
     t.toggle_tools();
     insta::assert_snapshot!(frame(&mut t, 100, 200));
 }
+
+/// The events of pi's own RPC log (`  ev {...}` lines) as harness events, plus the messages
+/// each run reported at its `agent_end`. The capture cuts lines at about 400 characters; cut
+/// lines do not parse and are skipped.
+fn pi_rpc_events(name: &str) -> (Vec<AgentEvent>, Vec<AgentMessage>) {
+    let text = std::fs::read_to_string(fixture("pi-streams", name)).unwrap();
+    let mut events = Vec::new();
+    let mut finished = Vec::new();
+    let output = |v: &Value| -> ToolOutput { serde_json::from_value(v.clone()).unwrap() };
+    for line in text.lines() {
+        let Some(json) = line.strip_prefix("  ev ") else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_str::<Value>(json) else {
+            continue;
+        };
+        let s = |k: &str| v[k].as_str().unwrap().to_owned();
+        let event = match v["type"].as_str().unwrap() {
+            "agent_start" => AgentEvent::AgentStart,
+            "turn_start" => AgentEvent::TurnStart,
+            "message_start" => AgentEvent::MessageStart {
+                message: msg(v["message"].clone()),
+            },
+            "message_end" => AgentEvent::MessageEnd {
+                message: msg(v["message"].clone()),
+            },
+            "message_update" => AgentEvent::MessageUpdate {
+                assistant_message_event: serde_json::from_value(v["assistantMessageEvent"].clone())
+                    .unwrap(),
+            },
+            "tool_execution_start" => AgentEvent::ToolExecutionStart {
+                tool_call_id: s("toolCallId"),
+                tool_name: s("toolName"),
+                args: v["args"].clone(),
+            },
+            "tool_execution_update" => AgentEvent::ToolExecutionUpdate {
+                tool_call_id: s("toolCallId"),
+                tool_name: s("toolName"),
+                args: v["args"].clone(),
+                partial_result: output(&v["partialResult"]),
+            },
+            "tool_execution_end" => AgentEvent::ToolExecutionEnd {
+                tool_call_id: s("toolCallId"),
+                tool_name: s("toolName"),
+                result: output(&v["result"]),
+                is_error: v["isError"].as_bool().unwrap(),
+            },
+            "agent_end" => {
+                let messages: Vec<AgentMessage> =
+                    serde_json::from_value(v["messages"].clone()).unwrap();
+                finished.extend(messages.iter().cloned());
+                AgentEvent::AgentEnd { messages }
+            }
+            // Turn ends and settling change nothing the transcript draws.
+            _ => continue,
+        };
+        events.push(event);
+    }
+    (events, finished)
+}
+
+#[test]
+fn pis_tool_event_stream_renders_every_call() {
+    // The capture lost every assistant `message_end` and `agent_end` (cut lines), so this also
+    // shows that a stream whose messages never end still draws every call and result.
+    let (events, finished) = pi_rpc_events("rpc-tools-transcript.pi-1.6.0.log");
+    assert!(finished.is_empty());
+    let mut live = Transcript::new(Theme::colored());
+    for e in &events {
+        live.apply(e);
+    }
+    let live_frame = frame(&mut live, 100, 400);
+    let calls = live_frame.matches("\n● ").count() + live_frame.matches("\n✗ ").count();
+    assert_eq!(calls, 21, "{live_frame}");
+    insta::assert_snapshot!(live_frame);
+}

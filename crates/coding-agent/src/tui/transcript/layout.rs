@@ -188,6 +188,7 @@ fn bash(b: &BashView, width: usize, expanded: bool, theme: &Theme) -> Vec<Line<'
             tail: true,
             expanded,
             width,
+            wrap: false,
         },
         theme,
         &mut out,
