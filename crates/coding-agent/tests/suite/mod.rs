@@ -14,6 +14,7 @@ mod tools;
 mod tree_view;
 mod tui_app;
 mod tui_smoke;
+mod tui_transcript;
 mod views;
 mod window;
 

@@ -188,6 +188,7 @@ fn bash(b: &BashView, width: usize, expanded: bool, theme: &Theme) -> Vec<Line<'
             tail: true,
             expanded,
             width,
+            wrap: false,
         },
         theme,
         &mut out,
@@ -222,7 +223,12 @@ fn marker(
     let hint = if expanded { "" } else { " (ctrl+o to expand)" };
     let mut out = plain("── ", &format!("{title}{hint} ──"), theme.marker, width);
     if expanded {
-        out.extend(markdown::render(summary, width, theme, theme.dim));
+        // Indented under its marker so it does not read as part of the conversation.
+        for line in markdown::render(summary, width.saturating_sub(2).max(1), theme, theme.dim) {
+            let mut spans = vec![Span::raw("  ")];
+            spans.extend(line.spans);
+            out.push(Line::from(spans));
+        }
     }
     out
 }

@@ -11,9 +11,17 @@ use crate::tui::theme::Theme;
 
 /// A block that prefixes the lines inside it.
 enum Container {
-    Quote,
-    List { next: Option<u64> },
-    Item { marker: String, used: bool },
+    /// `start`: lines written before the quote began (its first block needs no gap).
+    Quote {
+        start: usize,
+    },
+    List {
+        next: Option<u64>,
+    },
+    Item {
+        marker: String,
+        used: bool,
+    },
 }
 
 struct Table {
@@ -91,7 +99,7 @@ impl Renderer<'_> {
         let quote = Span::styled("│ ", self.theme.dim);
         for c in &mut self.containers {
             match c {
-                Container::Quote => {
+                Container::Quote { .. } => {
                     first.push(quote.clone());
                     rest.push(quote.clone());
                 }
@@ -118,6 +126,7 @@ impl Renderer<'_> {
             return;
         }
         match self.containers.last() {
+            Some(Container::Quote { start }) if *start == self.out.len() => return,
             Some(Container::Item { used: false, .. }) => return,
             Some(Container::Item { .. }) if nested_list => return,
             _ => {}
@@ -125,7 +134,7 @@ impl Renderer<'_> {
         let bars: Vec<Span<'static>> = self
             .containers
             .iter()
-            .filter(|c| matches!(c, Container::Quote))
+            .filter(|c| matches!(c, Container::Quote { .. }))
             .map(|_| Span::styled("│", self.theme.dim))
             .collect();
         self.out.push(Line::from(bars));
@@ -169,9 +178,14 @@ impl Renderer<'_> {
                 let s = self.style().patch(self.theme.code);
                 self.text(&t, s);
             }
-            Event::Html(t) | Event::InlineHtml(t) => {
+            // Block HTML keeps its line breaks (the trailing one ends the block).
+            Event::Html(t) => {
+                let s = self.theme.dim;
+                self.text(&t, s);
+            }
+            Event::InlineHtml(t) => {
                 let s = self.style();
-                self.text(t.trim_end_matches('\n'), s);
+                self.text(&t, s);
             }
             Event::SoftBreak => {
                 let s = self.style();
@@ -206,7 +220,7 @@ impl Renderer<'_> {
 
     fn start(&mut self, tag: Tag<'_>) {
         match tag {
-            Tag::Paragraph => {
+            Tag::Paragraph | Tag::HtmlBlock => {
                 self.flush();
                 self.gap(false);
             }
@@ -228,7 +242,8 @@ impl Renderer<'_> {
             Tag::BlockQuote(_) => {
                 self.flush();
                 self.gap(false);
-                self.containers.push(Container::Quote);
+                let start = self.out.len();
+                self.containers.push(Container::Quote { start });
             }
             Tag::CodeBlock(kind) => {
                 self.flush();
@@ -295,8 +310,7 @@ impl Renderer<'_> {
                 let s = self.theme.dim;
                 self.text(&format!("[^{name}]: "), s);
             }
-            Tag::HtmlBlock
-            | Tag::DefinitionList
+            Tag::DefinitionList
             | Tag::DefinitionListTitle
             | Tag::DefinitionListDefinition
             | Tag::Superscript
@@ -307,7 +321,14 @@ impl Renderer<'_> {
 
     fn end(&mut self, tag: TagEnd) {
         match tag {
-            TagEnd::Paragraph | TagEnd::HtmlBlock | TagEnd::FootnoteDefinition => self.flush(),
+            TagEnd::HtmlBlock => {
+                if let Some(last) = self.inline.last_mut() {
+                    let kept = last.content.trim_end_matches('\n').len();
+                    last.content.to_mut().truncate(kept);
+                }
+                self.flush();
+            }
+            TagEnd::Paragraph | TagEnd::FootnoteDefinition => self.flush(),
             TagEnd::Heading(_) => {
                 self.flush();
                 self.pop_style();

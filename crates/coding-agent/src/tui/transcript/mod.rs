@@ -173,6 +173,11 @@ impl Transcript {
         self.layouts
     }
 
+    /// Rows of the whole transcript at the last rendered width (for a scrollbar).
+    pub fn total_rows(&self) -> usize {
+        self.total()
+    }
+
     /// Whether the view follows the bottom (new output scrolls into view).
     pub fn follows_bottom(&self) -> bool {
         self.top.is_none()

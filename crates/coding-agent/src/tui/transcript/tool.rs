@@ -136,6 +136,8 @@ pub(crate) struct Fold {
     pub tail: bool,
     pub expanded: bool,
     pub width: usize,
+    /// Wrap collapsed lines instead of cutting them (errors: the whole message matters).
+    pub wrap: bool,
 }
 
 /// Output lines, collapsed (first or last `keep`, one row each) or expanded (wrapped).
@@ -151,6 +153,7 @@ pub(crate) fn output_lines(
         tail,
         expanded,
         width,
+        wrap,
     } = fold;
     let text = text.strip_suffix('\n').unwrap_or(text);
     if text.is_empty() {
@@ -158,11 +161,14 @@ pub(crate) fn output_lines(
     }
     let lines: Vec<&str> = text.split('\n').collect();
     let indent = [Span::raw(INDENT)];
+    let wrapped = |l: &str, mode: Mode, out: &mut Vec<Line<'static>>| {
+        let mut w = Wrapper::new(width, &indent, &indent, mode, out);
+        w.push(l, style_of(l));
+        w.finish();
+    };
     if expanded {
         for l in &lines {
-            let mut w = Wrapper::new(width, &indent, &indent, Mode::Chars, out);
-            w.push(l, style_of(l));
-            w.finish();
+            wrapped(l, Mode::Chars, out);
         }
         return;
     }
@@ -188,7 +194,11 @@ pub(crate) fn output_lines(
         out.push(hint(hidden, "earlier"));
     }
     for l in shown {
-        out.push(truncate_line(l, style_of(l), INDENT, width));
+        if wrap {
+            wrapped(l, Mode::Words, out);
+        } else {
+            out.push(truncate_line(l, style_of(l), INDENT, width));
+        }
     }
     if !tail && hidden > 0 {
         out.push(hint(hidden, "more"));
@@ -249,6 +259,7 @@ pub(crate) fn layout(
                 tail: false,
                 expanded,
                 width,
+                wrap: false,
             },
             theme,
             &mut out,
@@ -265,6 +276,7 @@ pub(crate) fn layout(
                 tail,
                 expanded,
                 width,
+                wrap: failed,
             },
             theme,
             &mut out,
