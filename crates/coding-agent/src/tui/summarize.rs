@@ -234,12 +234,13 @@ impl SummarizePrompt {
         ])];
         lines.push(Line::default());
         let option = |selected: bool, n: usize, text: &str, note: Option<&str>| {
+            let label = match note {
+                Some(_) => format!("{n}. {text:<17}"),
+                None => format!("{n}. {text}"),
+            };
             let mut spans = vec![
                 Span::styled(if selected { "› " } else { "  " }, t.accent),
-                Span::styled(
-                    format!("{n}. {text}"),
-                    if selected { t.selected } else { t.text },
-                ),
+                Span::styled(label, if selected { t.selected } else { t.text }),
             ];
             if let Some(note) = note {
                 spans.push(Span::styled(format!("  {note}"), t.dim));

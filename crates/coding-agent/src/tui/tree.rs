@@ -745,7 +745,7 @@ impl TreeNavigator {
             let hints = if self.label_edit.is_some() {
                 "Enter save · Esc back"
             } else {
-                "↑↓ move · Enter go · ^O filter · ^←/→ fold · L label · Esc close"
+                "↑↓ move · Enter go · ^O filter · ^←/→ fold · ⇧L label · Esc close"
             };
             buf.set_line(area.x, hints_y, &Line::styled(hints, t.dim), width);
         }
