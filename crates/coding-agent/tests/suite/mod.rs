@@ -12,6 +12,7 @@ mod postgres;
 mod summaries;
 mod tools;
 mod tree_view;
+mod tui_pickers;
 mod tui_tree;
 mod views;
 mod window;
