@@ -32,7 +32,9 @@ fn entry(i: usize, parent: Option<&str>, message: Value) -> SessionEntry {
     map.insert("parentId".into(), json!(parent));
     map.insert(
         "timestamp".into(),
-        json!(arbor_agent::time::ms_to_iso(1_780_000_000_000 + i as i64 * 1000)),
+        json!(arbor_agent::time::ms_to_iso(
+            1_780_000_000_000 + i as i64 * 1000
+        )),
     );
     map.insert("message".into(), message);
     SessionEntry::from_map(map).expect("a valid entry")
@@ -54,15 +56,19 @@ fn session() -> (Vec<SessionEntry>, String, Vec<SessionEntry>) {
     while entries.len() < ENTRIES {
         let i = entries.len();
         let msg = match i % 4 {
-            0 => user(&format!("step {i}: change the parser so that it accepts the new syntax")),
+            0 => user(&format!(
+                "step {i}: change the parser so that it accepts the new syntax"
+            )),
             1 => assistant(
                 json!([{"type": "toolCall", "id": format!("c{i}"), "name": "read",
                     "arguments": {"path": format!("src/file{i}.rs")}}]),
                 "toolUse",
             ),
-            2 => json!({"role": "toolResult", "toolCallId": format!("c{}", i - 1), "toolName": "read",
+            2 => {
+                json!({"role": "toolResult", "toolCallId": format!("c{}", i - 1), "toolName": "read",
                 "content": [{"type": "text", "text": "fn parse() { /* ... */ }\n".repeat(4)}],
-                "isError": false, "timestamp": 1}),
+                "isError": false, "timestamp": 1})
+            }
             _ => assistant(
                 json!([{"type": "text", "text": format!("Done with step {i}; the tests pass.")}]),
                 "stop",

@@ -530,3 +530,84 @@ fn summary_progress_frame_and_cancel() {
     assert_eq!(p.handle_key(key(KeyCode::Enter)), Flow::Pending);
     assert_eq!(p.handle_key(key(KeyCode::Esc)), Flow::Cancel);
 }
+
+/// A 2,000-deep main path where every entry also has a side child, plus a `parentId` cycle.
+fn comb(depth: usize) -> SessionTree {
+    let mut entries = Vec::new();
+    let mut parent: Option<String> = None;
+    for i in 0..depth {
+        let id = format!("m{i:05}");
+        entries.push(user(i as u32 * 2, &id, parent.as_deref(), "main"));
+        entries.push(user(
+            i as u32 * 2 + 1,
+            &format!("s{i:05}"),
+            Some(&id),
+            "side",
+        ));
+        parent = Some(id);
+    }
+    entries.push(user(9_000, "x1", Some("x2"), "loop one"));
+    entries.push(user(9_001, "x2", Some("x1"), "loop two"));
+    let leaf = parent.unwrap();
+    let active: Vec<SessionEntry> = entries
+        .iter()
+        .filter(|e| e.id.starts_with('m'))
+        .cloned()
+        .collect();
+    SessionTree::build(entries, Some(&leaf), &active)
+}
+
+#[test]
+fn a_deep_comb_stays_narrow_and_shows_every_entry_once() {
+    let tree = comb(2_000);
+    let total = tree.nodes.len();
+    let mut n = TreeNavigator::new(tree, TreeFilter::Default, Theme::monochrome());
+    assert_eq!(n.row_count(), total, "nothing hidden, nothing shown twice");
+    let mut ids: Vec<&str> = n.shown_ids().collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), total);
+    // Opens on the leaf, deep down: the gutter is bounded by the depth marker.
+    assert_eq!(n.selected_id(), Some("m01999"));
+    let text = shot(&mut n, 60, 8);
+    assert!(text.contains("[+"), "{text}");
+    assert!(text.contains("m") || text.contains("main"), "{text}");
+    // The cycle is listed after the tree, marked.
+    n.handle_key(key(KeyCode::End));
+    assert!(matches!(n.selected_id(), Some("x1" | "x2")));
+    assert!(shot(&mut n, 60, 8).contains("(unreachable)"));
+    // A search that keeps only the side entries: each hangs from the root now.
+    for k in chars("side") {
+        n.handle_key(k);
+    }
+    assert_eq!(n.row_count(), 2_000);
+}
+
+/// The overlays only take data and return choices (ARCHITECTURE: the `tui` overlays).
+#[test]
+fn overlays_do_not_reach_into_the_session_or_the_harness() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/tui");
+    for file in [
+        "tree.rs",
+        "summarize.rs",
+        "list.rs",
+        "picker/mod.rs",
+        "picker/session.rs",
+        "picker/model.rs",
+    ] {
+        let text = std::fs::read_to_string(src.join(file)).unwrap();
+        let code: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        // The session handle, storage, the harness, async I/O, files or clocks.
+        let banned = regex_lite::Regex::new(
+            r"(::|<|&|\{|, )Session\b|SessionStorage|SessionRepository|harness|tokio|std::fs|Instant|SystemTime",
+        )
+        .unwrap();
+        if let Some(m) = banned.find(&code) {
+            panic!("{file} uses {}", m.as_str());
+        }
+    }
+}
