@@ -402,6 +402,15 @@ fn tree_keys_move_cycle_filters_and_choose() {
     }
     assert_eq!(n.handle_key(key(KeyCode::Enter)), Flow::Pending);
     assert!(shot(&mut n, 80, 16).contains("Already at this point"));
+    assert_eq!(
+        n.entry_preview("u2", 80).as_deref(),
+        Some("user: Try plan A with SQLite")
+    );
+    assert_eq!(
+        n.entry_preview("t1", 80).as_deref(),
+        Some("[read: src/db.rs]")
+    );
+    assert_eq!(n.entry_preview("nope", 80), None);
     assert_eq!(n.handle_key(key(KeyCode::Esc)), Flow::Cancel);
 }
 
