@@ -520,6 +520,18 @@ fn restore_choice_frame_and_modes() {
             restore: RestoreMode::CodeOnly
         })
     );
+    // `/fork`: the restore question only.
+    let mut p = SummarizePrompt::restore_only("user: Try plan A with SQLite", Theme::monochrome());
+    p.handle_key(key(KeyCode::End));
+    p.handle_key(key(KeyCode::Down));
+    p.handle_key(key(KeyCode::Down));
+    assert_eq!(
+        p.handle_key(key(KeyCode::Enter)),
+        Flow::Done(NavigateChoice {
+            summary: SummaryChoice::None,
+            restore: RestoreMode::Both
+        })
+    );
     // Esc on the summary question goes back to the restore question, then cancels.
     let mut p = prompt(true);
     p.handle_key(key(KeyCode::Enter));
