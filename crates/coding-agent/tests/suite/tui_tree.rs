@@ -632,3 +632,72 @@ fn overlays_do_not_reach_into_the_session_or_the_harness() {
         }
     }
 }
+
+mod shape {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// `(parent choice, kind)` per entry: a parent among the earlier entries or none; every
+    /// 17th entry may point forward, which makes `parentId` cycles.
+    fn build(spec: &[(usize, u8)]) -> SessionTree {
+        let n = spec.len();
+        let entries: Vec<SessionEntry> = spec
+            .iter()
+            .enumerate()
+            .map(|(i, &(p, kind))| {
+                let parent = if i % 17 == 16 {
+                    Some(format!("n{}", p % n))
+                } else if i == 0 || p % (i + 1) == i {
+                    None
+                } else {
+                    Some(format!("n{}", p % i))
+                };
+                let id = format!("n{i}");
+                match kind % 3 {
+                    0 => user(i as u32, &id, parent.as_deref(), "hello"),
+                    1 => {
+                        let mut e = said(i as u32, &id, "x", "answer");
+                        e.parent_id = parent;
+                        e
+                    }
+                    _ => entry(
+                        i as u32,
+                        &id,
+                        parent.as_deref(),
+                        "model_change",
+                        json!({"provider": "p", "modelId": "m"}),
+                    ),
+                }
+            })
+            .collect();
+        SessionTree::build(entries, None, &[])
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn every_filter_shows_each_passing_entry_once(
+            spec in proptest::collection::vec((0usize..1000, 0u8..3), 1..120)
+        ) {
+            let tree = build(&spec);
+            let kinds: Vec<u8> = tree
+                .nodes
+                .iter()
+                .map(|n| spec[n.entry.id[1..].parse::<usize>().unwrap()].1 % 3)
+                .collect();
+            for (filter, keep) in [
+                (TreeFilter::All, [true, true, true]),
+                (TreeFilter::Default, [true, true, false]),
+                (TreeFilter::UserOnly, [true, false, false]),
+            ] {
+                let nav = TreeNavigator::new(tree.clone(), filter, Theme::monochrome());
+                let mut ids: Vec<&str> = nav.shown_ids().collect();
+                let expected = kinds.iter().filter(|&&k| keep[k as usize]).count();
+                prop_assert_eq!(ids.len(), expected);
+                ids.sort_unstable();
+                ids.dedup();
+                prop_assert_eq!(ids.len(), expected);
+            }
+        }
+    }
+}
