@@ -68,6 +68,9 @@ pub struct SummarizePrompt {
     target: String,
     stage: Stage,
     has_checkpoint: bool,
+    /// `false` for `/fork`: only the restore question (a fork starts a new session, so there
+    /// is no branch to summarize).
+    ask_summary: bool,
     restore_index: usize,
     summary_index: usize,
     /// The custom prompt, lines kept as typed.
@@ -88,11 +91,20 @@ impl SummarizePrompt {
                 Stage::Summary
             },
             has_checkpoint,
+            ask_summary: true,
             restore_index: 0,
             summary_index: 0,
             input: String::new(),
             error: None,
         }
+    }
+
+    /// Only "Restore what?" (for `/fork` and `--fork` onto a node with a checkpoint): Enter
+    /// answers with [`SummaryChoice::None`] and the chosen mode.
+    pub fn restore_only(target_preview: &str, theme: Theme) -> Self {
+        let mut prompt = Self::new(target_preview, true, theme);
+        prompt.ask_summary = false;
+        prompt
     }
 
     /// The restore mode under the cursor (conversation only until the user moves).
@@ -141,10 +153,10 @@ impl SummarizePrompt {
 
     /// Code only keeps the conversation where it is, so there is no branch to summarize.
     fn after_restore(&mut self) -> Flow<NavigateChoice> {
-        if self.restore() == RestoreMode::CodeOnly {
+        if self.restore() == RestoreMode::CodeOnly || !self.ask_summary {
             return Flow::Done(NavigateChoice {
                 summary: SummaryChoice::None,
-                restore: RestoreMode::CodeOnly,
+                restore: self.restore(),
             });
         }
         self.stage = Stage::Summary;
@@ -234,12 +246,13 @@ impl SummarizePrompt {
         ])];
         lines.push(Line::default());
         let option = |selected: bool, n: usize, text: &str, note: Option<&str>| {
+            let label = match note {
+                Some(_) => format!("{n}. {text:<17}"),
+                None => format!("{n}. {text}"),
+            };
             let mut spans = vec![
                 Span::styled(if selected { "› " } else { "  " }, t.accent),
-                Span::styled(
-                    format!("{n}. {text}"),
-                    if selected { t.selected } else { t.text },
-                ),
+                Span::styled(label, if selected { t.selected } else { t.text }),
             ];
             if let Some(note) = note {
                 spans.push(Span::styled(format!("  {note}"), t.dim));

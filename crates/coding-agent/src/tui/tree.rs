@@ -298,6 +298,18 @@ impl TreeNavigator {
         self.label_edit.is_some()
     }
 
+    /// The one-line preview of an entry as its row shows it (for the "Go to:" line of the
+    /// summarize prompt); `None` for an unknown id.
+    pub fn entry_preview(&self, id: &str, max: usize) -> Option<String> {
+        let node = self.tree.nodes.iter().position(|n| n.entry.id == id)?;
+        Some(
+            self.describe(node, max)
+                .iter()
+                .map(|s| s.content.as_ref())
+                .collect(),
+        )
+    }
+
     /// The tree shown (the shell reads the chosen entry from it).
     pub fn tree(&self) -> &SessionTree {
         &self.tree
@@ -745,7 +757,7 @@ impl TreeNavigator {
             let hints = if self.label_edit.is_some() {
                 "Enter save · Esc back"
             } else {
-                "↑↓ move · Enter go · ^O filter · ^←/→ fold · L label · Esc close"
+                "↑↓ move · Enter go · ^O filter · ^←/→ fold · ⇧L label · Esc close"
             };
             buf.set_line(area.x, hints_y, &Line::styled(hints, t.dim), width);
         }

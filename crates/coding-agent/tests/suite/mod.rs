@@ -15,6 +15,8 @@ mod tree_view;
 mod tui_app;
 mod tui_smoke;
 mod tui_transcript;
+mod tui_pickers;
+mod tui_tree;
 mod views;
 mod window;
 

@@ -192,6 +192,15 @@ impl ModelPicker {
             .max()
             .unwrap_or(0)
             .min(usize::from(w) / 2);
+        let name_width = self
+            .shown
+            .iter()
+            .map(|&i| &self.items[i])
+            .filter(|i| i.name != i.id)
+            .map(|i| i.name.chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(usize::from(w) / 3);
         for (y, pos) in range.take(list_h).enumerate() {
             let index = self.shown[pos];
             let item = &self.items[index];
@@ -205,9 +214,12 @@ impl ModelPicker {
                     if is_current { t.accent } else { t.text },
                 ),
             ];
-            if !item.name.is_empty() && item.name != item.id {
-                spans.push(Span::styled(format!("  {}", item.name), t.dim));
-            }
+            let name = if item.name.is_empty() || item.name == item.id {
+                ""
+            } else {
+                item.name.as_str()
+            };
+            spans.push(Span::styled(format!("  {name:<name_width$}"), t.dim));
             if item.context_window > 0 {
                 spans.push(Span::styled(
                     format!("  {}k", item.context_window / 1000),

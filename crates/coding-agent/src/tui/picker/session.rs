@@ -31,6 +31,9 @@ pub enum Scope {
     All,
 }
 
+/// Characters of a working directory shown in the all-folders scope.
+const CWD_CHARS: usize = 30;
+
 /// What the user chose.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SessionPick {
@@ -295,11 +298,17 @@ impl SessionPicker {
         let selected = pos == self.cursor.selected;
         let mut right = String::new();
         if self.scope == Scope::All {
-            right.push_str(&preview(&s.cwd, 30));
-            right.push_str("  ");
+            let cwd_width = self
+                .rows
+                .iter()
+                .map(|&(k, _)| self.sessions[k].cwd.chars().count().min(CWD_CHARS))
+                .max()
+                .unwrap_or(0);
+            right.push_str(&format!("{:<cwd_width$}  ", preview(&s.cwd, CWD_CHARS)));
         }
-        if let Some(n) = s.entry_count {
-            right.push_str(&format!("{n:>4}  "));
+        match s.entry_count {
+            Some(n) => right.push_str(&format!("{n:>5}  ")),
+            None => right.push_str("       "),
         }
         right.push_str(&format!("{:>4}", age(self.now_ms, s.modified_ms)));
         let indent = if depth == 0 {
@@ -307,12 +316,14 @@ impl SessionPicker {
         } else {
             format!("{}└ ", "  ".repeat(depth - 1))
         };
-        let used = 2 + indent.width() + right.width() + 2;
+        let is_current = self.current.as_deref() == Some(s.location.as_str());
+        let open = if is_current { " (open)" } else { "" };
+        let used = 2 + indent.width() + open.width() + right.width() + 2;
         let room = width.saturating_sub(used).max(10);
         let text = title(s, room);
-        let gap = width.saturating_sub(2 + indent.width() + text.width() + right.width());
-        let is_current = self.current.as_deref() == Some(s.location.as_str());
-        let mut spans = vec![
+        let gap =
+            width.saturating_sub(2 + indent.width() + text.width() + open.width() + right.width());
+        let spans = vec![
             Span::styled(if selected { "› " } else { "  " }, t.accent),
             Span::styled(indent, t.dim),
             Span::styled(
@@ -325,12 +336,10 @@ impl SessionPicker {
                     t.text
                 },
             ),
+            Span::styled(open, t.accent),
             Span::raw(" ".repeat(gap.max(2))),
             Span::styled(right, t.dim),
         ];
-        if is_current {
-            spans.insert(3, Span::styled(" (open)", t.accent));
-        }
         let line = Line::from(spans);
         if selected {
             line.patch_style(t.selected)
