@@ -237,20 +237,6 @@ impl Default for AppState {
     }
 }
 
-/// One line naming a tree entry for the "Summarize branch?" prompt.
-fn entry_preview(e: &arbor_agent::session::SessionEntry) -> String {
-    use arbor_agent::session::EntryKind;
-    let text = match &e.kind {
-        EntryKind::Message(m) => match &m.message {
-            AgentMessage::Llm(Message::User(u)) => format!("user: {}", u.content.joined_text(" ")),
-            AgentMessage::Llm(Message::Assistant(a)) => format!("assistant: {}", a.text()),
-            other => other.role().to_owned(),
-        },
-        _ => e.kind.entry_type().to_owned(),
-    };
-    crate::render::text::preview(&text, 80)
-}
-
 fn text_of(m: &AgentMessage) -> String {
     match m {
         AgentMessage::Llm(Message::User(u)) => u.content.joined_text(""),
@@ -580,12 +566,7 @@ impl AppState {
                         self.notice("Already at this point");
                         return Vec::new();
                     }
-                    let preview = tree
-                        .nodes
-                        .iter()
-                        .find(|n| n.entry.id == target_id)
-                        .map(|n| entry_preview(&n.entry))
-                        .unwrap_or_default();
+                    let preview = nav.entry_preview(&target_id, 80).unwrap_or_default();
                     // Code restore is offered once the app records checkpoints (DECISIONS §23.12).
                     let prompt = SummarizePrompt::new(&preview, false, self.theme);
                     self.overlay = Some(Overlay::Summarize {
