@@ -189,6 +189,17 @@ async fn arbor_in_tmux_prompts_streams_navigates_and_quits() {
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    let original = session_files(&home);
+    assert_eq!(original.len(), 1, "{original:?}");
+    let original_header: Value = serde_json::from_str(
+        std::fs::read_to_string(&original[0])
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    let original_id = original_header["id"].as_str().unwrap().to_owned();
     // /clone copies the branch into a new session file and continues there.
     tmux.literal("/clone").await;
     tmux.keys(&["Enter"]).await;
@@ -238,4 +249,48 @@ async fn arbor_in_tmux_prompts_streams_navigates_and_quits() {
     let entries = all;
     // Going back without a summary moves the leaf in memory only: no branch_summary written.
     assert!(!entries.iter().any(|e| e["type"] == "branch_summary"));
+
+    // `arbor -r` opens the session picker; a search and Enter resume a session.
+    let (ok, _) = tmux
+        .run(&[
+            "new-session",
+            "-d",
+            "-s",
+            "arbor",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            "-c",
+            &repo.display().to_string(),
+            "-e",
+            &format!("ARBOR_HOME={}", home.display()),
+            "-e",
+            &format!("HOME={}", home.join("user").display()),
+            "-e",
+            "NO_COLOR=1",
+            arbor,
+            "--model",
+            "mock/mock-model",
+            "-r",
+        ])
+        .await;
+    assert!(ok, "tmux started arbor -r");
+    tmux.wait_for("Resume session").await;
+    // The original session (the clone went back to the start in /tree): found by its id.
+    tmux.literal(&original_id).await;
+    tmux.wait_for("1 shown").await;
+    tmux.keys(&["Enter"]).await;
+    let screen = tmux.wait_for("The streamed answer is 42.").await;
+    assert!(!screen.contains("Resume session"), "{screen}");
+    tmux.literal("/quit").await;
+    tmux.keys(&["Enter"]).await;
+    let start = Instant::now();
+    while tmux.alive().await {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "arbor -r did not quit"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
