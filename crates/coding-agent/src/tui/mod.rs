@@ -109,6 +109,8 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
             ev = driver.next_event() => {
                 if let Some(ev) = ev {
                     driver.dispatch(ev).await;
+                    // A burst of stream deltas is one frame, not one frame per delta.
+                    driver.settle_available().await;
                 }
             }
             _ = tick.tick(), if driver.busy() => driver.dispatch(AppEvent::Tick).await,
