@@ -177,7 +177,19 @@ impl Driver {
             ..FooterInfo::default()
         };
         self.model_fields(&mut f);
-        for e in self.ctx.session.entries().await? {
+        // The session's totals are summed once at start; after that the footer adds each new
+        // answer, so navigation and compaction stay independent of the session's size.
+        let first = self.state.footer.model.is_empty();
+        let old = &self.state.footer;
+        if !first {
+            (f.input, f.output, f.cache_read, f.cache_write, f.cost) =
+                (old.input, old.output, old.cache_read, old.cache_write, old.cost);
+        }
+        for e in if first {
+            self.ctx.session.entries().await?
+        } else {
+            Vec::new()
+        } {
             if let EntryKind::Message(m) = &e.kind {
                 if let AgentMessage::Llm(Message::Assistant(a)) = &m.message {
                     f.input += a.usage.input;
