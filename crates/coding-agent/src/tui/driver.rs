@@ -182,8 +182,13 @@ impl Driver {
         let first = self.state.footer.model.is_empty();
         let old = &self.state.footer;
         if !first {
-            (f.input, f.output, f.cache_read, f.cache_write, f.cost) =
-                (old.input, old.output, old.cache_read, old.cache_write, old.cost);
+            (f.input, f.output, f.cache_read, f.cache_write, f.cost) = (
+                old.input,
+                old.output,
+                old.cache_read,
+                old.cache_write,
+                old.cost,
+            );
         }
         for e in if first {
             self.ctx.session.entries().await?

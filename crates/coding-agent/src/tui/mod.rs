@@ -84,6 +84,15 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
     if pick_at_start {
         driver.dispatch_effect(Effect::Resume).await;
     }
+    // Messages on the command line (and @files) are sent at start: the first as the prompt,
+    // the rest as follow-ups (DECISIONS §23.22).
+    let prompts = crate::modes::collect_prompts(&args, None, &driver.ctx.cwd)?;
+    let mut prompts = prompts.into_iter();
+    if let Some(first) = prompts.next() {
+        driver.state.busy_since = Some(std::time::Instant::now());
+        driver.dispatch_effect(Effect::Prompt(first.text)).await;
+        driver.state.pending_prompts.extend(prompts.map(|p| p.text));
+    }
     let mut guard = TerminalGuard::new().map_err(|e| CliError::io("terminal", e))?;
     if let Ok(size) = guard.terminal.size() {
         driver.state.size = (size.width, size.height);

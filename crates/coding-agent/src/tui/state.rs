@@ -223,6 +223,8 @@ pub struct AppState {
     pub files: Vec<String>,
     pub notes: Vec<Note>,
     pub quit: bool,
+    /// Prompts sent one after another when the current one ends (command-line messages).
+    pub pending_prompts: std::collections::VecDeque<String>,
     pub size: (u16, u16),
     pub overlay: Option<Overlay>,
     pub theme: Theme,
@@ -257,6 +259,7 @@ impl AppState {
             files: Vec::new(),
             notes: Vec::new(),
             quit: false,
+            pending_prompts: Default::default(),
             size: (80, 24),
             overlay: None,
             theme,
@@ -307,6 +310,10 @@ impl AppState {
             }
             AppEvent::Done(o) => self.outcome(o),
         };
+        if effects.contains(&Effect::Abort) {
+            // An abort stops the queued command-line prompts too.
+            self.pending_prompts.clear();
+        }
         self.footer.working = self.busy_since.map(|t| now.saturating_duration_since(t));
         if self.busy_since.is_none() {
             self.footer.working = None;
@@ -320,8 +327,17 @@ impl AppState {
                 self.busy_since = None;
                 self.steering.clear();
                 self.follow_ups.clear();
-                if let Err(e) = r {
-                    self.error(e);
+                match r {
+                    Err(e) => {
+                        self.error(e);
+                        self.pending_prompts.clear();
+                    }
+                    Ok(()) => {
+                        if let Some(next) = self.pending_prompts.pop_front() {
+                            self.busy_since = Some(Instant::now());
+                            return vec![Effect::Prompt(next)];
+                        }
+                    }
                 }
             }
             Outcome::Navigated(r) => {

@@ -533,3 +533,23 @@ fn footer_snapshots_at_60_and_160_columns() {
     }
     insta::assert_snapshot!("tui_footer", out);
 }
+
+#[test]
+fn command_line_prompts_run_one_after_another_until_an_abort() {
+    use arbor_coding_agent::tui::state::Outcome;
+    let now = Instant::now();
+    let mut s = AppState::default();
+    s.pending_prompts
+        .extend(["two".to_owned(), "three".to_owned()]);
+    s.busy_since = Some(now);
+    assert_eq!(
+        s.handle(AppEvent::Done(Outcome::PromptFinished(Ok(()))), now),
+        [Effect::Prompt("two".into())]
+    );
+    assert!(s.is_running());
+    assert_eq!(s.handle(key(KeyCode::Esc), now), [Effect::Abort]);
+    assert!(s
+        .handle(AppEvent::Done(Outcome::PromptFinished(Ok(()))), now)
+        .is_empty());
+    assert!(!s.is_running());
+}
