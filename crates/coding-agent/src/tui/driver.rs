@@ -482,10 +482,13 @@ impl Driver {
             Effect::Compact(instructions) => {
                 self.tasks.spawn(async move {
                     let r = h.compact(instructions.as_deref()).await;
+                    // A compaction that ran reports its failure in its `compaction_end` event
+                    // (the transcript shows it); only "nothing to compact" never starts one.
                     if let Err(e) = r {
-                        let _ = tx.send(AppEvent::Done(Outcome::Error(format!(
-                            "Compaction failed: {e}"
-                        ))));
+                        if e.message() == arbor_agent::harness::NOTHING_TO_COMPACT {
+                            let _ =
+                                tx.send(AppEvent::Done(Outcome::Notice(e.message().to_owned())));
+                        }
                     }
                     let _ = tx.send(AppEvent::Done(Outcome::Idle));
                 });

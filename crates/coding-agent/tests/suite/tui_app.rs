@@ -50,6 +50,11 @@ async fn rig() -> Rig {
             model: faux.model(),
             tools: tools::builtin_tools(&env),
             system_prompt: SystemPrompt::Text("You are a test agent.".into()),
+            compaction: arbor_agent::compaction::CompactionSettings {
+                enabled: true,
+                reserve_tokens: 16_384,
+                keep_recent_tokens: 1,
+            },
             ..Default::default()
         },
     )
@@ -552,4 +557,67 @@ fn command_line_prompts_run_one_after_another_until_an_abort() {
         .handle(AppEvent::Done(Outcome::PromptFinished(Ok(()))), now)
         .is_empty());
     assert!(!s.is_running());
+}
+
+#[tokio::test]
+async fn slash_commands_name_stats_compact_and_refusals() {
+    let mut r = rig().await;
+    r.send("/compact").await;
+    r.driver.settle().await;
+    assert!(r.screen(100, 30).contains("Nothing to compact"));
+    r.faux.push(FauxResponse::text("hi"));
+    r.send("hello").await;
+    r.driver.settle().await;
+    r.send("/name  my work ").await;
+    r.driver.settle().await;
+    assert_eq!(
+        r.driver.state.footer.session_name.as_deref(),
+        Some("my work")
+    );
+    assert_eq!(
+        r.driver.ctx.session.name().await.unwrap().as_deref(),
+        Some("my work")
+    );
+    r.faux.push(FauxResponse::text("hi again"));
+    r.send("hello again").await;
+    r.driver.settle().await;
+    r.send("/session").await;
+    r.driver.settle().await;
+    let screen = r.screen(100, 30);
+    assert!(
+        screen.contains("Messages: 2 user, 2 assistant, 0 tool calls, 0 tool results"),
+        "{screen}"
+    );
+    r.send("/export").await;
+    r.driver.settle().await;
+    let screen = r.screen(100, 30);
+    assert!(
+        screen.contains("Cannot export: the session is not stored"),
+        "{screen}"
+    );
+    r.faux.push(FauxResponse::text("## Goal\nSay hello."));
+    r.faux.push(FauxResponse::text("## Prefix\nGreeting."));
+    r.send("/compact focus on greetings").await;
+    assert!(r.driver.state.footer.compacting.is_some());
+    r.driver.settle().await;
+    assert!(r.driver.state.footer.compacting.is_none());
+    let entries = r.driver.ctx.session.entries().await.unwrap();
+    assert!(
+        entries
+            .iter()
+            .any(|e| matches!(e.kind, EntryKind::Compaction(_))),
+        "{}",
+        r.screen(100, 30)
+    );
+    let req = r.faux.requests().last().unwrap().clone();
+    assert!(format!("{req:?}").contains("focus on greetings"));
+    // Thinking on a model without reasoning is explained, not applied.
+    r.driver
+        .dispatch(AppEvent::Key(KeyEvent::new(
+            KeyCode::BackTab,
+            KeyModifiers::SHIFT,
+        )))
+        .await;
+    r.driver.settle().await;
+    assert!(r.screen(100, 30).contains("does not support thinking"));
 }
