@@ -1,5 +1,6 @@
 //! Live agent events applied to the transcript. Each event touches at most the items it names
-//! (the streaming message, one tool call), so a delta re-lays out one item (DECISIONS §23.41).
+//! (the streaming message, one tool call), so a delta re-lays out one item (DECISIONS §23.41);
+//! which event does what: DECISIONS §23.52.
 
 use arbor_agent::agent::AgentEvent;
 use arbor_agent::message::AgentMessage;

@@ -1,5 +1,5 @@
 //! The scrollable conversation: every message along the active path plus what streams in live,
-//! drawn incrementally (DECISIONS §23.40–§23.59).
+//! drawn incrementally (its decisions: DECISIONS §23.40 onward).
 //!
 //! - [`item`]: the transcript's own model, built from agent messages.
 //! - `events`: live [`AgentEvent`]s applied to that model.
@@ -178,7 +178,7 @@ impl Transcript {
         self.total()
     }
 
-    /// Whether the view follows the bottom (new output scrolls into view).
+    /// Whether the view follows the bottom (new output scrolls into view; DECISIONS §23.53).
     pub fn follows_bottom(&self) -> bool {
         self.top.is_none()
     }
