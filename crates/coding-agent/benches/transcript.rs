@@ -31,8 +31,7 @@ fn messages() -> Vec<AgentMessage> {
     for line in text.lines() {
         let v: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
         if v["type"] == "message" {
-            let m: AgentMessage =
-                serde_json::from_value(v["message"].clone()).expect("a message");
+            let m: AgentMessage = serde_json::from_value(v["message"].clone()).expect("a message");
             if !matches!(m, AgentMessage::Llm(Message::System(_))) {
                 base.push(m);
             }

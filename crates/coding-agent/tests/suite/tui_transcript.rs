@@ -528,3 +528,52 @@ fn pis_tool_event_stream_renders_every_call() {
     assert_eq!(calls, 21, "{live_frame}");
     insta::assert_snapshot!(live_frame);
 }
+
+#[test]
+fn a_reused_tool_call_id_names_the_newest_call() {
+    // Some providers number calls per turn, so `call_0` comes back every turn.
+    let turn = |n: u32, path: &str| {
+        vec![
+            assistant(
+                json!([{"type": "toolCall", "id": "call_0", "name": "read", "arguments": {"path": path}}]),
+            ),
+            tool_result(
+                "call_0",
+                "read",
+                &format!("contents {n}"),
+                false,
+                Value::Null,
+            ),
+        ]
+    };
+    let messages: Vec<AgentMessage> = turn(1, "a.rs").into_iter().chain(turn(2, "b.rs")).collect();
+    let mut resumed = Transcript::new(Theme::colored());
+    resumed.load(&messages);
+    let f = frame(&mut resumed, 40, 20);
+    assert_eq!(
+        f, "\n● read a.rs\n  contents 1\n\n● read b.rs\n  contents 2",
+        "{f}"
+    );
+
+    // The same live: the second call streams under the reused id.
+    let mut live = Transcript::new(Theme::colored());
+    for (n, path) in [(1, "a.rs"), (2, "b.rs")] {
+        let call = ToolCall::new("call_0", "read", json!({"path": path}));
+        live.apply(&start_assistant());
+        live.apply(&update(Ev::ToolcallStart { content_index: 0 }));
+        live.apply(&update(Ev::ToolcallEnd {
+            content_index: 0,
+            tool_call: call,
+        }));
+        live.apply(&AgentEvent::MessageEnd {
+            message: turn(n, path).remove(0),
+        });
+        live.apply(&AgentEvent::ToolExecutionEnd {
+            tool_call_id: "call_0".into(),
+            tool_name: "read".into(),
+            result: ToolOutput::text(format!("contents {n}")),
+            is_error: false,
+        });
+    }
+    assert_eq!(frame(&mut live, 40, 20), f);
+}

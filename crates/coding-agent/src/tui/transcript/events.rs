@@ -147,9 +147,12 @@ fn message_end(t: &mut Transcript, message: &AgentMessage) {
                     .iter()
                     .find(|(ci, _)| *ci == content_index)
                     .map(|(_, it)| *it);
+                // A call already has an item when it was streamed, or when an earlier event of
+                // this message created it (its item then lies after the message's own).
+                let known = t.tools.get(&call.id).is_some_and(|&i| i > s.item);
                 match streamed {
                     Some(i) => set_call(t, i, call),
-                    None if !t.tools.contains_key(&call.id) => {
+                    None if !known => {
                         let i = t.push(Body::Tool(ToolView::from_call(call)));
                         t.tools.insert(call.id.clone(), i);
                     }

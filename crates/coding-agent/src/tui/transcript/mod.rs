@@ -107,11 +107,11 @@ impl Transcript {
         match message {
             AgentMessage::Llm(Message::Assistant(a)) => {
                 self.push(Body::Assistant(item::AssistantView::from_message(a, false)));
+                // Every call gets its own item; an id seen before (providers that number calls
+                // per turn) now names this newer call, since results follow their call.
                 for call in a.tool_calls() {
-                    if !self.tools.contains_key(&call.id) {
-                        let i = self.push(Body::Tool(ToolView::from_call(call)));
-                        self.tools.insert(call.id.clone(), i);
-                    }
+                    let i = self.push(Body::Tool(ToolView::from_call(call)));
+                    self.tools.insert(call.id.clone(), i);
                 }
             }
             AgentMessage::Llm(Message::ToolResult(r)) => {
