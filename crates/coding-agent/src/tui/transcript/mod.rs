@@ -341,6 +341,29 @@ impl Transcript {
             }
             i += 1;
         }
+        self.below_hint(area, buf, top);
+    }
+
+    /// While scrolled up, the last row says how much is below (DECISIONS §23.53).
+    fn below_hint(&self, area: Rect, buf: &mut Buffer, top: usize) {
+        if self.top.is_none() {
+            return;
+        }
+        let below = self.total().saturating_sub(top + usize::from(area.height));
+        if below == 0 {
+            return;
+        }
+        let hint = format!(" ↓ {below} more row{} ", if below == 1 { "" } else { "s" });
+        let width = u16::try_from(wrap::str_width(&hint)).unwrap_or(u16::MAX);
+        let x = area.right().saturating_sub(width).max(area.x);
+        let y = area.bottom() - 1;
+        buf.set_stringn(
+            x,
+            y,
+            &hint,
+            usize::from(area.right() - x),
+            self.theme.selected,
+        );
     }
 }
 
