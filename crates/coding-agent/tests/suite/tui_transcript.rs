@@ -409,13 +409,17 @@ fn scrolling_stops_following_and_resumes_at_the_bottom() {
     assert!(!t.follows_bottom());
     let scrolled = frame(&mut t, 60, 10);
     assert_ne!(scrolled, bottom);
-    // New output does not move a scrolled view.
+    assert!(scrolled.ends_with(" ↓ 9 more rows"), "{scrolled}");
+    // New output does not move a scrolled view; the hint counts it.
     t.apply(&delta(0, "\n\nmore\n\nand more"));
-    assert_eq!(frame(&mut t, 60, 10), scrolled);
+    let grown = frame(&mut t, 60, 10);
+    let above_hint = |f: &str| f.lines().take(9).collect::<Vec<_>>().join("\n");
+    assert_eq!(above_hint(&grown), above_hint(&scrolled));
+    assert!(grown.ends_with(" ↓ 13 more rows"), "{grown}");
 
     t.scroll_up(3);
     t.scroll_down(3);
-    assert_eq!(frame(&mut t, 60, 10), scrolled);
+    assert_eq!(frame(&mut t, 60, 10), grown);
     t.scroll_page_down();
     t.scroll_page_down();
     assert!(t.follows_bottom());
@@ -527,4 +531,53 @@ fn pis_tool_event_stream_renders_every_call() {
     let calls = live_frame.matches("\n● ").count() + live_frame.matches("\n✗ ").count();
     assert_eq!(calls, 21, "{live_frame}");
     insta::assert_snapshot!(live_frame);
+}
+
+#[test]
+fn a_reused_tool_call_id_names_the_newest_call() {
+    // Some providers number calls per turn, so `call_0` comes back every turn.
+    let turn = |n: u32, path: &str| {
+        vec![
+            assistant(
+                json!([{"type": "toolCall", "id": "call_0", "name": "read", "arguments": {"path": path}}]),
+            ),
+            tool_result(
+                "call_0",
+                "read",
+                &format!("contents {n}"),
+                false,
+                Value::Null,
+            ),
+        ]
+    };
+    let messages: Vec<AgentMessage> = turn(1, "a.rs").into_iter().chain(turn(2, "b.rs")).collect();
+    let mut resumed = Transcript::new(Theme::colored());
+    resumed.load(&messages);
+    let f = frame(&mut resumed, 40, 20);
+    assert_eq!(
+        f, "\n● read a.rs\n  contents 1\n\n● read b.rs\n  contents 2",
+        "{f}"
+    );
+
+    // The same live: the second call streams under the reused id.
+    let mut live = Transcript::new(Theme::colored());
+    for (n, path) in [(1, "a.rs"), (2, "b.rs")] {
+        let call = ToolCall::new("call_0", "read", json!({"path": path}));
+        live.apply(&start_assistant());
+        live.apply(&update(Ev::ToolcallStart { content_index: 0 }));
+        live.apply(&update(Ev::ToolcallEnd {
+            content_index: 0,
+            tool_call: call,
+        }));
+        live.apply(&AgentEvent::MessageEnd {
+            message: turn(n, path).remove(0),
+        });
+        live.apply(&AgentEvent::ToolExecutionEnd {
+            tool_call_id: "call_0".into(),
+            tool_name: "read".into(),
+            result: ToolOutput::text(format!("contents {n}")),
+            is_error: false,
+        });
+    }
+    assert_eq!(frame(&mut live, 40, 20), f);
 }

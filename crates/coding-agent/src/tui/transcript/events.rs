@@ -1,5 +1,6 @@
 //! Live agent events applied to the transcript. Each event touches at most the items it names
-//! (the streaming message, one tool call), so a delta re-lays out one item (DECISIONS §23.41).
+//! (the streaming message, one tool call), so a delta re-lays out one item (DECISIONS §23.41);
+//! which event does what: DECISIONS §23.52.
 
 use arbor_agent::agent::AgentEvent;
 use arbor_agent::message::AgentMessage;
@@ -146,9 +147,12 @@ fn message_end(t: &mut Transcript, message: &AgentMessage) {
                     .iter()
                     .find(|(ci, _)| *ci == content_index)
                     .map(|(_, it)| *it);
+                // A call already has an item when it was streamed, or when an earlier event of
+                // this message created it (its item then lies after the message's own).
+                let known = t.tools.get(&call.id).is_some_and(|&i| i > s.item);
                 match streamed {
                     Some(i) => set_call(t, i, call),
-                    None if !t.tools.contains_key(&call.id) => {
+                    None if !known => {
                         let i = t.push(Body::Tool(ToolView::from_call(call)));
                         t.tools.insert(call.id.clone(), i);
                     }

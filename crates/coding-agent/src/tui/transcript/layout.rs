@@ -1,5 +1,6 @@
 //! One item to its wrapped lines for a width and the two toggles. Pure: the transcript caches
 //! the result per item and calls this again only when the item or its [`LayoutKey`] changed.
+//! What each kind looks like: DECISIONS §23.47 to §23.51, §23.54, §23.55.
 //!
 //! [`LayoutKey`]: super::item::LayoutKey
 

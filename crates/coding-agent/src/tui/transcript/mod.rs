@@ -1,5 +1,5 @@
 //! The scrollable conversation: every message along the active path plus what streams in live,
-//! drawn incrementally (DECISIONS §23.40–§23.59).
+//! drawn incrementally (its decisions: DECISIONS §23.40 onward).
 //!
 //! - [`item`]: the transcript's own model, built from agent messages.
 //! - `events`: live [`AgentEvent`]s applied to that model.
@@ -107,11 +107,11 @@ impl Transcript {
         match message {
             AgentMessage::Llm(Message::Assistant(a)) => {
                 self.push(Body::Assistant(item::AssistantView::from_message(a, false)));
+                // Every call gets its own item; an id seen before (providers that number calls
+                // per turn) now names this newer call, since results follow their call.
                 for call in a.tool_calls() {
-                    if !self.tools.contains_key(&call.id) {
-                        let i = self.push(Body::Tool(ToolView::from_call(call)));
-                        self.tools.insert(call.id.clone(), i);
-                    }
+                    let i = self.push(Body::Tool(ToolView::from_call(call)));
+                    self.tools.insert(call.id.clone(), i);
                 }
             }
             AgentMessage::Llm(Message::ToolResult(r)) => {
@@ -178,7 +178,7 @@ impl Transcript {
         self.total()
     }
 
-    /// Whether the view follows the bottom (new output scrolls into view).
+    /// Whether the view follows the bottom (new output scrolls into view; DECISIONS §23.53).
     pub fn follows_bottom(&self) -> bool {
         self.top.is_none()
     }
@@ -341,6 +341,29 @@ impl Transcript {
             }
             i += 1;
         }
+        self.below_hint(area, buf, top);
+    }
+
+    /// While scrolled up, the last row says how much is below (DECISIONS §23.53).
+    fn below_hint(&self, area: Rect, buf: &mut Buffer, top: usize) {
+        if self.top.is_none() {
+            return;
+        }
+        let below = self.total().saturating_sub(top + usize::from(area.height));
+        if below == 0 {
+            return;
+        }
+        let hint = format!(" ↓ {below} more row{} ", if below == 1 { "" } else { "s" });
+        let width = u16::try_from(wrap::str_width(&hint)).unwrap_or(u16::MAX);
+        let x = area.right().saturating_sub(width).max(area.x);
+        let y = area.bottom() - 1;
+        buf.set_stringn(
+            x,
+            y,
+            &hint,
+            usize::from(area.right() - x),
+            self.theme.selected,
+        );
     }
 }
 

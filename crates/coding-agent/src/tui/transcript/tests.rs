@@ -53,6 +53,8 @@ fn words_wrap_at_spaces_and_long_words_break() {
         wrap("a\n  indented", 20, Mode::Words),
         ["> a", "    indented"]
     );
+    // Indentation wider than the line is clipped so the text still starts on it.
+    assert_eq!(wrap("a\n          b", 6, Mode::Words), ["> a", "     b"]);
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! How a tool call reads in the transcript: a one-line summary of its arguments (`read path`,
-//! `bash $ cmd`, …) and its output shortened to a few lines until Ctrl+O (DECISIONS §23.45).
+//! `bash $ cmd`, …) and its output shortened to a few lines until Ctrl+O
+//! (DECISIONS §23.45, §23.46).
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};

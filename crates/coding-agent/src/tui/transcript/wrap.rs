@@ -168,6 +168,12 @@ impl<'a> Wrapper<'a> {
                 }
                 if self.used + w <= self.avail {
                     self.put(token, style, w);
+                } else if self.used == 0 {
+                    // Indentation wider than the line: keep what leaves room for one cell.
+                    let keep = self.avail.saturating_sub(1);
+                    if keep > 0 {
+                        self.put(&token[..keep], style, keep);
+                    }
                 } else {
                     self.end_line_soft();
                 }
@@ -183,10 +189,12 @@ impl<'a> Wrapper<'a> {
     }
 
     fn end_line_soft(&mut self) {
-        // Trailing spaces would only pad the line.
-        if let Some(last) = self.line.last_mut() {
-            let trimmed = last.content.trim_end_matches(' ').len();
-            last.content.to_mut().truncate(trimmed);
+        // Trailing spaces would only pad the line (the prefix is not the text's to trim).
+        if self.used > 0 {
+            if let Some(last) = self.line.last_mut() {
+                let trimmed = last.content.trim_end_matches(' ').len();
+                last.content.to_mut().truncate(trimmed);
+            }
         }
         self.end_line();
         self.soft = true;
