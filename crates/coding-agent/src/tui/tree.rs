@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::tree_view::{Layout, Rows, TreeShape};
 use arbor_agent::session::{EntryKind, SessionEntry, SessionTree};
-use arbor_ai::types::{ContentBlock, Message, StopReason};
+use arbor_ai::types::{Content, ContentBlock, Message, StopReason};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -24,7 +24,7 @@ use ratatui::text::{Line, Span};
 use super::component::Flow;
 use super::list::ListCursor;
 use super::theme::Theme;
-use crate::render::text::{blocks_text, content_text, preview};
+use crate::render::text::preview;
 
 /// Branch levels drawn before the depth marker (narrower than the CLI's: the TUI must fit 60
 /// columns; DECISIONS §23.62).
@@ -824,6 +824,8 @@ impl TreeNavigator {
     fn describe(&self, node: usize, max: usize) -> Vec<Span<'static>> {
         let t = self.theme;
         let entry = &self.tree.nodes[node].entry;
+        // Enough bytes for a one-line preview; a pasted file is never copied whole.
+        let limit = max * 4 + 16;
         let tagged = |tag: String, style: Style, text: String| {
             vec![
                 Span::styled(tag.clone(), style),
@@ -837,10 +839,10 @@ impl TreeNavigator {
         match &entry.kind {
             EntryKind::Message(m) => match &m.message {
                 AgentMessage::Llm(Message::User(u)) => {
-                    tagged("user: ".into(), t.user, content_text(&u.content))
+                    tagged("user: ".into(), t.user, head_of_content(limit, &u.content))
                 }
                 AgentMessage::Llm(Message::Assistant(a)) => {
-                    let text = blocks_text(&a.content);
+                    let text = head_of_blocks(limit, &a.content);
                     if !text.trim().is_empty() {
                         tagged("assistant: ".into(), t.success, text)
                     } else if a.stop_reason == StopReason::Aborted {
@@ -875,16 +877,18 @@ impl TreeNavigator {
                     let style = if r.is_error { t.tool_error } else { t.tool };
                     plain(text, style)
                 }
-                AgentMessage::Llm(Message::System(s)) => {
-                    tagged("[system]: ".into(), t.dim, content_text(&s.content))
-                }
+                AgentMessage::Llm(Message::System(s)) => tagged(
+                    "[system]: ".into(),
+                    t.dim,
+                    head_of_content(limit, &s.content),
+                ),
                 AgentMessage::BashExecution(b) => {
                     tagged("[bash]: ".into(), t.tool, b.command.clone())
                 }
                 AgentMessage::Custom(c) => tagged(
                     format!("[{}]: ", c.custom_type),
                     t.accent,
-                    content_text(&c.content),
+                    head_of_content(limit, &c.content),
                 ),
                 AgentMessage::BranchSummary(b) => {
                     tagged("[branch summary]: ".into(), t.warning, b.summary.clone())
@@ -897,7 +901,7 @@ impl TreeNavigator {
             EntryKind::CustomMessage(c) => tagged(
                 format!("[{}]: ", c.custom_type),
                 t.accent,
-                content_text(&c.content),
+                head_of_content(limit, &c.content),
             ),
             EntryKind::Compaction(c) => plain(
                 format!("[compaction: {}k tokens]", (c.tokens_before + 500) / 1000),
@@ -1013,9 +1017,11 @@ fn searchable(tree: &SessionTree, node: usize) -> Box<str> {
             text.push_str(m.message.role());
             text.push(' ');
             match &m.message {
-                AgentMessage::Llm(Message::User(u)) => text.push_str(&content_text(&u.content)),
+                AgentMessage::Llm(Message::User(u)) => {
+                    text.push_str(&head_of_content(SEARCH_CHARS, &u.content))
+                }
                 AgentMessage::Llm(Message::Assistant(a)) => {
-                    text.push_str(&blocks_text(&a.content));
+                    text.push_str(&head_of_blocks(SEARCH_CHARS, &a.content));
                     for c in a.tool_calls() {
                         text.push(' ');
                         text.push_str(&c.name);
@@ -1028,14 +1034,16 @@ fn searchable(tree: &SessionTree, node: usize) -> Box<str> {
                 AgentMessage::Llm(Message::ToolResult(r)) => {
                     text.push_str(&r.tool_name);
                     text.push(' ');
-                    text.push_str(&content_text(&r.content));
+                    text.push_str(&head_of_content(SEARCH_CHARS, &r.content));
                 }
-                AgentMessage::Llm(Message::System(s)) => text.push_str(&content_text(&s.content)),
+                AgentMessage::Llm(Message::System(s)) => {
+                    text.push_str(&head_of_content(SEARCH_CHARS, &s.content))
+                }
                 AgentMessage::BashExecution(b) => text.push_str(&b.command),
                 AgentMessage::Custom(c) => {
                     text.push_str(&c.custom_type);
                     text.push(' ');
-                    text.push_str(&content_text(&c.content));
+                    text.push_str(&head_of_content(SEARCH_CHARS, &c.content));
                 }
                 AgentMessage::BranchSummary(b) => text.push_str(&b.summary),
                 AgentMessage::CompactionSummary(c) => text.push_str(&c.summary),
@@ -1045,7 +1053,7 @@ fn searchable(tree: &SessionTree, node: usize) -> Box<str> {
         EntryKind::CustomMessage(c) => {
             text.push_str(&c.custom_type);
             text.push(' ');
-            text.push_str(&content_text(&c.content));
+            text.push_str(&head_of_content(SEARCH_CHARS, &c.content));
         }
         EntryKind::Compaction(c) => text.push_str(&c.summary),
         EntryKind::BranchSummary(b) => text.push_str(&b.summary),
@@ -1066,6 +1074,42 @@ fn searchable(tree: &SessionTree, node: usize) -> Box<str> {
     }
     text.truncate(end);
     text.to_lowercase().into_boxed_str()
+}
+
+/// At most `limit` bytes of `s`, cut at a character boundary.
+fn head(s: &str, limit: usize) -> &str {
+    if s.len() <= limit {
+        return s;
+    }
+    let mut end = limit;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// The text blocks of a content joined with a space, at most about `limit` bytes.
+fn head_of_content(limit: usize, content: &Content) -> String {
+    match content {
+        Content::Text(s) => head(s, limit).to_string(),
+        Content::Blocks(blocks) => head_of_blocks(limit, blocks),
+    }
+}
+
+fn head_of_blocks(limit: usize, blocks: &[ContentBlock]) -> String {
+    let mut out = String::new();
+    for block in blocks {
+        if out.len() >= limit {
+            break;
+        }
+        if let ContentBlock::Text(t) = block {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(head(&t.text, limit.saturating_sub(out.len())));
+        }
+    }
+    out
 }
 
 /// The entry id of the nearest `arbor.checkpoint` (or workspace restore) entry at or above

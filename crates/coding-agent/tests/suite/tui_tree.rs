@@ -701,3 +701,24 @@ mod shape {
         }
     }
 }
+
+#[test]
+fn a_huge_pasted_message_previews_one_line_and_search_reads_its_head() {
+    let text = format!("needle {} haystack-end", "lorem ipsum ".repeat(100_000));
+    let entries = vec![user(0, "big", None, &text), said(1, "a", "big", "ok")];
+    let active = entries.clone();
+    let tree = SessionTree::build(entries, Some("a"), &active);
+    let mut n = TreeNavigator::new(tree, TreeFilter::Default, Theme::monochrome());
+    let shot = shot(&mut n, 60, 6);
+    assert!(shot.contains("user: needle lorem ipsum"), "{shot}");
+    for k in chars("needle") {
+        n.handle_key(k);
+    }
+    assert_eq!(n.row_count(), 1);
+    // Search reads the first 8 KiB of an entry (DECISIONS §23.64).
+    n.handle_key(key(KeyCode::Esc));
+    for k in chars("haystack-end") {
+        n.handle_key(k);
+    }
+    assert_eq!(n.row_count(), 0);
+}
