@@ -15,7 +15,7 @@ use arbor_agent::message::AgentMessage;
 use arbor_agent::session::tree_view::{Layout, Rows, TreeShape};
 use arbor_agent::session::{EntryKind, SessionEntry, SessionTree};
 use arbor_ai::types::{Content, ContentBlock, Message, StopReason};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -324,6 +324,9 @@ impl TreeNavigator {
 
     /// Handles one key.
     pub fn handle_key(&mut self, key: KeyEvent) -> Flow<TreeAction> {
+        if key.kind == KeyEventKind::Release {
+            return Flow::Pending;
+        }
         if self.label_edit.is_some() {
             return self.label_key(key);
         }

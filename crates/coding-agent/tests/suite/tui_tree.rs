@@ -722,3 +722,18 @@ fn a_huge_pasted_message_previews_one_line_and_search_reads_its_head() {
     }
     assert_eq!(n.row_count(), 0);
 }
+
+#[test]
+fn key_releases_are_ignored() {
+    let mut n = nav(TreeFilter::Default);
+    let before = n.selected_id().map(str::to_string);
+    let mut up = key(KeyCode::Up);
+    up.kind = crossterm::event::KeyEventKind::Release;
+    assert_eq!(n.handle_key(up), Flow::Pending);
+    let mut esc = key(KeyCode::Esc);
+    esc.kind = crossterm::event::KeyEventKind::Release;
+    assert_eq!(n.handle_key(esc), Flow::Pending);
+    assert_eq!(n.selected_id().map(str::to_string), before);
+    let mut p = prompt(false);
+    assert_eq!(p.handle_key(esc), Flow::Pending);
+}
