@@ -581,7 +581,12 @@ impl TreeNavigator {
         let mut detached = Vec::new();
         let mut seen = vec![false; n];
         let mut stack: Vec<(usize, u32)> = Vec::new();
-        for (is_detached, starts) in [(false, &links.roots), (true, &links.detached)] {
+        let active = |x: usize| self.tree.nodes.get(x).is_some_and(|t| t.on_active_path);
+        // The branch holding the leaf comes first among its siblings (pi's order); the others
+        // keep their time order.
+        let mut root_order: Vec<usize> = links.roots.clone();
+        root_order.sort_by_key(|&r| !active(r));
+        for (is_detached, starts) in [(false, &root_order), (true, &links.detached)] {
             for &start in starts.iter() {
                 stack.push((start, NONE));
                 while let Some((node, anc)) = stack.pop() {
@@ -607,13 +612,15 @@ impl TreeNavigator {
                     } else {
                         anc
                     };
-                    for &c in links
-                        .children
-                        .get(node)
-                        .map_or(&[][..], Vec::as_slice)
-                        .iter()
-                        .rev()
-                    {
+                    let kids = links.children.get(node).map_or(&[][..], Vec::as_slice);
+                    let first = kids.iter().position(|&c| active(c));
+                    // Pushed in reverse display order, so the active child pops first.
+                    for (i, &c) in kids.iter().enumerate().rev() {
+                        if Some(i) != first && c < n && !seen[c] {
+                            stack.push((c, below));
+                        }
+                    }
+                    if let Some(c) = first.map(|i| kids[i]) {
                         if c < n && !seen[c] {
                             stack.push((c, below));
                         }
@@ -1005,7 +1012,8 @@ fn tool_call_summary(name: &str, args: &serde_json::Value) -> String {
 }
 
 /// What search matches for one node, lower-cased and capped at [`SEARCH_CHARS`]: the label,
-/// the entry kind and its text.
+/// pi's words for the kind, and the entry's text (more of it than pi's first 200 characters,
+/// plus tool names, tool results and compaction summaries; DECISIONS §23.64).
 fn searchable(tree: &SessionTree, node: usize) -> Box<str> {
     let n = &tree.nodes[node];
     let mut text = String::new();
@@ -1013,8 +1021,32 @@ fn searchable(tree: &SessionTree, node: usize) -> Box<str> {
         text.push_str(label);
         text.push(' ');
     }
-    text.push_str(n.entry.kind.entry_type());
-    text.push(' ');
+    // pi's words for each kind come first ("branch summary", "model", "title", …).
+    let word = match &n.entry.kind {
+        EntryKind::Message(_) | EntryKind::CustomMessage(_) => "",
+        EntryKind::Compaction(_) => "compaction",
+        EntryKind::BranchSummary(_) => "branch summary",
+        EntryKind::SessionInfo(_) => "title",
+        EntryKind::ModelChange(_) => "model",
+        EntryKind::ThinkingLevelChange(_) => "thinking",
+        EntryKind::Custom(_) => "custom",
+        EntryKind::ContextEdit(e) => {
+            if e.replacement.is_null() {
+                "context edit omit"
+            } else {
+                "context edit replace"
+            }
+        }
+        EntryKind::Label(_) => "label",
+        EntryKind::ActiveToolsChange(_) => "tools",
+        EntryKind::Usage(_) => "usage",
+        EntryKind::Leaf(_) => "leaf",
+        EntryKind::Other { entry_type, .. } => entry_type.as_str(),
+    };
+    if !word.is_empty() {
+        text.push_str(word);
+        text.push(' ');
+    }
     match &n.entry.kind {
         EntryKind::Message(m) => {
             text.push_str(m.message.role());
@@ -1069,6 +1101,12 @@ fn searchable(tree: &SessionTree, node: usize) -> Box<str> {
         EntryKind::Custom(c) => text.push_str(&c.custom_type),
         EntryKind::Label(l) => text.push_str(l.label.get().map_or("", String::as_str)),
         EntryKind::SessionInfo(s) => text.push_str(s.name.get().map_or("", String::as_str)),
+        EntryKind::ContextEdit(e) => text.push_str(&e.target_id),
+        EntryKind::ActiveToolsChange(e) => {
+            if let Some(names) = e.active_tool_names.get() {
+                text.push_str(&names.join(" "));
+            }
+        }
         _ => {}
     }
     let mut end = text.len().min(SEARCH_CHARS);
