@@ -298,6 +298,28 @@ impl TreeNavigator {
         self.label_edit.is_some()
     }
 
+    /// Puts the selection on `id`, or on its nearest shown ancestor (pi's `initialSelectedId`,
+    /// e.g. reopening where the user was); `false` for an unknown id.
+    pub fn select(&mut self, id: &str) -> bool {
+        let Some(node) = self.tree.nodes.iter().position(|n| n.entry.id == id) else {
+            return false;
+        };
+        let mut cur = Some(node);
+        let mut steps = 0;
+        while let Some(x) = cur {
+            if self.view.row_of.get(x).is_some_and(|&r| r != NONE) {
+                self.cursor.selected = self.view.row_of[x] as usize;
+                return true;
+            }
+            steps += 1;
+            if steps > self.tree.nodes.len() {
+                break;
+            }
+            cur = self.tree.nodes[x].parent;
+        }
+        false
+    }
+
     /// The one-line preview of an entry as its row shows it (for the "Go to:" line of the
     /// summarize prompt); `None` for an unknown id.
     pub fn entry_preview(&self, id: &str, max: usize) -> Option<String> {
@@ -681,18 +703,13 @@ impl TreeNavigator {
             first_child,
         };
         // Nearest shown ancestor of the node to keep.
-        let mut cur = keep;
-        let mut steps = 0;
-        while let Some(node) = cur {
-            if self.view.row_of.get(node).is_some_and(|&r| r != NONE) {
-                self.cursor.selected = self.view.row_of[node] as usize;
+        if let Some(id) = keep
+            .and_then(|k| self.tree.nodes.get(k))
+            .map(|n| n.entry.id.clone())
+        {
+            if self.select(&id) {
                 return;
             }
-            steps += 1;
-            if steps > n {
-                break;
-            }
-            cur = self.tree.nodes.get(node).and_then(|x| x.parent);
         }
         self.cursor.clamp(self.view.rows.len());
     }

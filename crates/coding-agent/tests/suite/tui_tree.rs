@@ -419,6 +419,12 @@ fn tree_keys_move_cycle_filters_and_choose() {
         Some("[read: src/db.rs]")
     );
     assert_eq!(n.entry_preview("nope", 80), None);
+    // Reopening elsewhere: on the entry, or its nearest shown ancestor (t1 is shown, a2 not).
+    assert!(n.select("t1"));
+    assert_eq!(n.selected_id(), Some("t1"));
+    assert!(n.select("a2"));
+    assert_eq!(n.selected_id(), Some("u2"));
+    assert!(!n.select("nope"));
     assert_eq!(n.handle_key(key(KeyCode::Esc)), Flow::Cancel);
 }
 
