@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -123,6 +123,9 @@ impl SummarizePrompt {
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> Flow<NavigateChoice> {
+        if key.kind == KeyEventKind::Release {
+            return Flow::Pending;
+        }
         self.error = None;
         match self.stage {
             Stage::Restore => self.restore_key(key),
@@ -367,6 +370,9 @@ impl SummaryProgress {
 
     /// Esc cancels (the shell aborts the summary and stays where it was); other keys wait.
     pub fn handle_key(&mut self, key: KeyEvent) -> Flow<()> {
+        if key.kind == KeyEventKind::Release {
+            return Flow::Pending;
+        }
         match key.code {
             KeyCode::Esc => Flow::Cancel,
             _ => Flow::Pending,

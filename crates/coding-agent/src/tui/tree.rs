@@ -14,8 +14,8 @@ use std::collections::HashSet;
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::tree_view::{Layout, Rows, TreeShape};
 use arbor_agent::session::{EntryKind, SessionEntry, SessionTree};
-use arbor_ai::types::{ContentBlock, Message, StopReason};
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use arbor_ai::types::{Content, ContentBlock, Message, StopReason};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
@@ -24,7 +24,7 @@ use ratatui::text::{Line, Span};
 use super::component::Flow;
 use super::list::ListCursor;
 use super::theme::Theme;
-use crate::render::text::{blocks_text, content_text, preview};
+use crate::render::text::preview;
 
 /// Branch levels drawn before the depth marker (narrower than the CLI's: the TUI must fit 60
 /// columns; DECISIONS §23.62).
@@ -298,6 +298,28 @@ impl TreeNavigator {
         self.label_edit.is_some()
     }
 
+    /// Puts the selection on `id`, or on its nearest shown ancestor (pi's `initialSelectedId`,
+    /// e.g. reopening where the user was); `false` for an unknown id.
+    pub fn select(&mut self, id: &str) -> bool {
+        let Some(node) = self.tree.nodes.iter().position(|n| n.entry.id == id) else {
+            return false;
+        };
+        let mut cur = Some(node);
+        let mut steps = 0;
+        while let Some(x) = cur {
+            if self.view.row_of.get(x).is_some_and(|&r| r != NONE) {
+                self.cursor.selected = self.view.row_of[x] as usize;
+                return true;
+            }
+            steps += 1;
+            if steps > self.tree.nodes.len() {
+                break;
+            }
+            cur = self.tree.nodes[x].parent;
+        }
+        false
+    }
+
     /// The one-line preview of an entry as its row shows it (for the "Go to:" line of the
     /// summarize prompt); `None` for an unknown id.
     pub fn entry_preview(&self, id: &str, max: usize) -> Option<String> {
@@ -324,6 +346,9 @@ impl TreeNavigator {
 
     /// Handles one key.
     pub fn handle_key(&mut self, key: KeyEvent) -> Flow<TreeAction> {
+        if key.kind == KeyEventKind::Release {
+            return Flow::Pending;
+        }
         if self.label_edit.is_some() {
             return self.label_key(key);
         }
@@ -578,7 +603,12 @@ impl TreeNavigator {
         let mut detached = Vec::new();
         let mut seen = vec![false; n];
         let mut stack: Vec<(usize, u32)> = Vec::new();
-        for (is_detached, starts) in [(false, &links.roots), (true, &links.detached)] {
+        let active = |x: usize| self.tree.nodes.get(x).is_some_and(|t| t.on_active_path);
+        // The branch holding the leaf comes first among its siblings (pi's order); the others
+        // keep their time order.
+        let mut root_order: Vec<usize> = links.roots.clone();
+        root_order.sort_by_key(|&r| !active(r));
+        for (is_detached, starts) in [(false, &root_order), (true, &links.detached)] {
             for &start in starts.iter() {
                 stack.push((start, NONE));
                 while let Some((node, anc)) = stack.pop() {
@@ -604,13 +634,15 @@ impl TreeNavigator {
                     } else {
                         anc
                     };
-                    for &c in links
-                        .children
-                        .get(node)
-                        .map_or(&[][..], Vec::as_slice)
-                        .iter()
-                        .rev()
-                    {
+                    let kids = links.children.get(node).map_or(&[][..], Vec::as_slice);
+                    let first = kids.iter().position(|&c| active(c));
+                    // Pushed in reverse display order, so the active child pops first.
+                    for (i, &c) in kids.iter().enumerate().rev() {
+                        if Some(i) != first && c < n && !seen[c] {
+                            stack.push((c, below));
+                        }
+                    }
+                    if let Some(c) = first.map(|i| kids[i]) {
                         if c < n && !seen[c] {
                             stack.push((c, below));
                         }
@@ -671,18 +703,13 @@ impl TreeNavigator {
             first_child,
         };
         // Nearest shown ancestor of the node to keep.
-        let mut cur = keep;
-        let mut steps = 0;
-        while let Some(node) = cur {
-            if self.view.row_of.get(node).is_some_and(|&r| r != NONE) {
-                self.cursor.selected = self.view.row_of[node] as usize;
+        if let Some(id) = keep
+            .and_then(|k| self.tree.nodes.get(k))
+            .map(|n| n.entry.id.clone())
+        {
+            if self.select(&id) {
                 return;
             }
-            steps += 1;
-            if steps > n {
-                break;
-            }
-            cur = self.tree.nodes.get(node).and_then(|x| x.parent);
         }
         self.cursor.clamp(self.view.rows.len());
     }
@@ -824,6 +851,8 @@ impl TreeNavigator {
     fn describe(&self, node: usize, max: usize) -> Vec<Span<'static>> {
         let t = self.theme;
         let entry = &self.tree.nodes[node].entry;
+        // Enough bytes for a one-line preview; a pasted file is never copied whole.
+        let limit = max * 4 + 16;
         let tagged = |tag: String, style: Style, text: String| {
             vec![
                 Span::styled(tag.clone(), style),
@@ -837,10 +866,10 @@ impl TreeNavigator {
         match &entry.kind {
             EntryKind::Message(m) => match &m.message {
                 AgentMessage::Llm(Message::User(u)) => {
-                    tagged("user: ".into(), t.user, content_text(&u.content))
+                    tagged("user: ".into(), t.user, head_of_content(limit, &u.content))
                 }
                 AgentMessage::Llm(Message::Assistant(a)) => {
-                    let text = blocks_text(&a.content);
+                    let text = head_of_blocks(limit, &a.content);
                     if !text.trim().is_empty() {
                         tagged("assistant: ".into(), t.success, text)
                     } else if a.stop_reason == StopReason::Aborted {
@@ -875,16 +904,18 @@ impl TreeNavigator {
                     let style = if r.is_error { t.tool_error } else { t.tool };
                     plain(text, style)
                 }
-                AgentMessage::Llm(Message::System(s)) => {
-                    tagged("[system]: ".into(), t.dim, content_text(&s.content))
-                }
+                AgentMessage::Llm(Message::System(s)) => tagged(
+                    "[system]: ".into(),
+                    t.dim,
+                    head_of_content(limit, &s.content),
+                ),
                 AgentMessage::BashExecution(b) => {
                     tagged("[bash]: ".into(), t.tool, b.command.clone())
                 }
                 AgentMessage::Custom(c) => tagged(
                     format!("[{}]: ", c.custom_type),
                     t.accent,
-                    content_text(&c.content),
+                    head_of_content(limit, &c.content),
                 ),
                 AgentMessage::BranchSummary(b) => {
                     tagged("[branch summary]: ".into(), t.warning, b.summary.clone())
@@ -897,7 +928,7 @@ impl TreeNavigator {
             EntryKind::CustomMessage(c) => tagged(
                 format!("[{}]: ", c.custom_type),
                 t.accent,
-                content_text(&c.content),
+                head_of_content(limit, &c.content),
             ),
             EntryKind::Compaction(c) => plain(
                 format!("[compaction: {}k tokens]", (c.tokens_before + 500) / 1000),
@@ -998,7 +1029,8 @@ fn tool_call_summary(name: &str, args: &serde_json::Value) -> String {
 }
 
 /// What search matches for one node, lower-cased and capped at [`SEARCH_CHARS`]: the label,
-/// the entry kind and its text.
+/// pi's words for the kind, and the entry's text (more of it than pi's first 200 characters,
+/// plus tool names, tool results and compaction summaries; DECISIONS §23.64).
 fn searchable(tree: &SessionTree, node: usize) -> Box<str> {
     let n = &tree.nodes[node];
     let mut text = String::new();
@@ -1006,16 +1038,42 @@ fn searchable(tree: &SessionTree, node: usize) -> Box<str> {
         text.push_str(label);
         text.push(' ');
     }
-    text.push_str(n.entry.kind.entry_type());
-    text.push(' ');
+    // pi's words for each kind come first ("branch summary", "model", "title", …).
+    let word = match &n.entry.kind {
+        EntryKind::Message(_) | EntryKind::CustomMessage(_) => "",
+        EntryKind::Compaction(_) => "compaction",
+        EntryKind::BranchSummary(_) => "branch summary",
+        EntryKind::SessionInfo(_) => "title",
+        EntryKind::ModelChange(_) => "model",
+        EntryKind::ThinkingLevelChange(_) => "thinking",
+        EntryKind::Custom(_) => "custom",
+        EntryKind::ContextEdit(e) => {
+            if e.replacement.is_null() {
+                "context edit omit"
+            } else {
+                "context edit replace"
+            }
+        }
+        EntryKind::Label(_) => "label",
+        EntryKind::ActiveToolsChange(_) => "tools",
+        EntryKind::Usage(_) => "usage",
+        EntryKind::Leaf(_) => "leaf",
+        EntryKind::Other { entry_type, .. } => entry_type.as_str(),
+    };
+    if !word.is_empty() {
+        text.push_str(word);
+        text.push(' ');
+    }
     match &n.entry.kind {
         EntryKind::Message(m) => {
             text.push_str(m.message.role());
             text.push(' ');
             match &m.message {
-                AgentMessage::Llm(Message::User(u)) => text.push_str(&content_text(&u.content)),
+                AgentMessage::Llm(Message::User(u)) => {
+                    text.push_str(&head_of_content(SEARCH_CHARS, &u.content))
+                }
                 AgentMessage::Llm(Message::Assistant(a)) => {
-                    text.push_str(&blocks_text(&a.content));
+                    text.push_str(&head_of_blocks(SEARCH_CHARS, &a.content));
                     for c in a.tool_calls() {
                         text.push(' ');
                         text.push_str(&c.name);
@@ -1028,14 +1086,16 @@ fn searchable(tree: &SessionTree, node: usize) -> Box<str> {
                 AgentMessage::Llm(Message::ToolResult(r)) => {
                     text.push_str(&r.tool_name);
                     text.push(' ');
-                    text.push_str(&content_text(&r.content));
+                    text.push_str(&head_of_content(SEARCH_CHARS, &r.content));
                 }
-                AgentMessage::Llm(Message::System(s)) => text.push_str(&content_text(&s.content)),
+                AgentMessage::Llm(Message::System(s)) => {
+                    text.push_str(&head_of_content(SEARCH_CHARS, &s.content))
+                }
                 AgentMessage::BashExecution(b) => text.push_str(&b.command),
                 AgentMessage::Custom(c) => {
                     text.push_str(&c.custom_type);
                     text.push(' ');
-                    text.push_str(&content_text(&c.content));
+                    text.push_str(&head_of_content(SEARCH_CHARS, &c.content));
                 }
                 AgentMessage::BranchSummary(b) => text.push_str(&b.summary),
                 AgentMessage::CompactionSummary(c) => text.push_str(&c.summary),
@@ -1045,7 +1105,7 @@ fn searchable(tree: &SessionTree, node: usize) -> Box<str> {
         EntryKind::CustomMessage(c) => {
             text.push_str(&c.custom_type);
             text.push(' ');
-            text.push_str(&content_text(&c.content));
+            text.push_str(&head_of_content(SEARCH_CHARS, &c.content));
         }
         EntryKind::Compaction(c) => text.push_str(&c.summary),
         EntryKind::BranchSummary(b) => text.push_str(&b.summary),
@@ -1058,6 +1118,12 @@ fn searchable(tree: &SessionTree, node: usize) -> Box<str> {
         EntryKind::Custom(c) => text.push_str(&c.custom_type),
         EntryKind::Label(l) => text.push_str(l.label.get().map_or("", String::as_str)),
         EntryKind::SessionInfo(s) => text.push_str(s.name.get().map_or("", String::as_str)),
+        EntryKind::ContextEdit(e) => text.push_str(&e.target_id),
+        EntryKind::ActiveToolsChange(e) => {
+            if let Some(names) = e.active_tool_names.get() {
+                text.push_str(&names.join(" "));
+            }
+        }
         _ => {}
     }
     let mut end = text.len().min(SEARCH_CHARS);
@@ -1066,6 +1132,42 @@ fn searchable(tree: &SessionTree, node: usize) -> Box<str> {
     }
     text.truncate(end);
     text.to_lowercase().into_boxed_str()
+}
+
+/// At most `limit` bytes of `s`, cut at a character boundary.
+fn head(s: &str, limit: usize) -> &str {
+    if s.len() <= limit {
+        return s;
+    }
+    let mut end = limit;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// The text blocks of a content joined with a space, at most about `limit` bytes.
+fn head_of_content(limit: usize, content: &Content) -> String {
+    match content {
+        Content::Text(s) => head(s, limit).to_string(),
+        Content::Blocks(blocks) => head_of_blocks(limit, blocks),
+    }
+}
+
+fn head_of_blocks(limit: usize, blocks: &[ContentBlock]) -> String {
+    let mut out = String::new();
+    for block in blocks {
+        if out.len() >= limit {
+            break;
+        }
+        if let ContentBlock::Text(t) = block {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            out.push_str(head(&t.text, limit.saturating_sub(out.len())));
+        }
+    }
+    out
 }
 
 /// The entry id of the nearest `arbor.checkpoint` (or workspace restore) entry at or above

@@ -3,7 +3,7 @@
 
 use arbor_ai::models::ModelRegistry;
 use arbor_ai::types::Model;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -116,6 +116,9 @@ impl ModelPicker {
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> Flow<ModelChoice> {
+        if key.kind == KeyEventKind::Release {
+            return Flow::Pending;
+        }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match key.code {
             KeyCode::Esc if !self.query.is_empty() => {

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use arbor_agent::session::SessionInfo;
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -155,6 +155,9 @@ impl SessionPicker {
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> Flow<SessionPick> {
+        if key.kind == KeyEventKind::Release {
+            return Flow::Pending;
+        }
         self.status = None;
         if let Some(index) = self.confirm_delete {
             self.confirm_delete = None;
