@@ -35,6 +35,8 @@ pub struct App {
     pub cwd: PathBuf,
     /// The `--models` / `enabledModels` scope (empty: cycle through every usable model).
     pub scope: Vec<crate::scope::ScopedModel>,
+    /// The repository the session came from (the TUI's `/resume` lists it).
+    pub repo: JsonlRepository,
 }
 
 /// Checks flag combinations pi refuses (exit 1 with its texts).
@@ -643,6 +645,7 @@ async fn start_with(
         settings,
         cwd,
         scope: scope.models,
+        repo,
     })
 }
 

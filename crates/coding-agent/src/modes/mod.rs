@@ -1,7 +1,7 @@
 //! Run modes (coding-agent.md §10): [`print`] (`-p`, or any run without a terminal), [`json`]
 //! (`--mode json`: the session header, then one JSON event per line) and [`rpc`] (`--mode rpc`:
 //! commands on stdin, responses and events on stdout). The interactive TUI plugs in here as
-//! one more mode; until it exists a run on a terminal without `-p` says so.
+//! one more mode ([`crate::tui::run`]).
 
 pub mod events;
 pub mod json;
@@ -113,11 +113,7 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
     let stdin_tty = std::io::stdin().is_terminal();
     let mode = select(&args, stdin_tty, std::io::stdout().is_terminal());
     if mode == Mode::Interactive {
-        return Err(CliError::Startup(
-            "Error: the interactive terminal UI is not available in this build yet; pass a message with -p \
-             (print mode), or use --mode json or --mode rpc"
-                .into(),
-        ));
+        return crate::tui::run(args, session_dir).await;
     }
     if mode == Mode::Rpc && args.messages.iter().any(|m| m.starts_with('@')) {
         return Err(CliError::Startup(

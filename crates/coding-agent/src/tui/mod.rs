@@ -8,6 +8,288 @@
 //!
 //! - [`theme`]: the styles, with `NO_COLOR` honoured in one place.
 //! - [`component`]: the contract overlays share (what a key did to them).
+//! - [`state`]: the app's state machine (events in, effects out).
+//! - [`editor`], [`footer`], [`slash`], [`view`]: the editor, the footer, slash commands and
+//!   the screen layout.
+//! - [`driver`]: carries out effects against the harness (async, still no terminal).
+//! - [`terminal`]: the real terminal and its restoration; [`run`] is the loop tying them up.
+//! - [`list`]: the selection and scroll position every list overlay shares.
+//! - [`tree`]: the `/tree` navigator; [`summarize`]: the prompt after a choice there
+//!   (restore mode, "Summarize branch?") and the summary's progress.
+//! - [`picker`]: the session picker (`/resume`, `-r`) and the model picker (`/model`).
 
+pub mod bash;
 pub mod component;
+pub mod driver;
+pub mod editor;
+pub mod footer;
+pub mod fork_picker;
+pub mod list;
+pub mod picker;
+pub mod slash;
+pub mod state;
+pub mod summarize;
+pub mod terminal;
 pub mod theme;
+pub mod transcript;
+pub mod tree;
+pub mod view;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use arbor_agent::session::{ForkOptions, ForkPosition, JsonlRepository, SessionRepository};
+use crossterm::event::{Event, EventStream, MouseEventKind};
+use futures::StreamExt;
+
+use crate::cli::AgentArgs;
+use crate::error::CliError;
+use driver::{Ctx, Driver};
+use state::{AppEvent, Effect, Outcome};
+use terminal::TerminalGuard;
+use theme::Theme;
+
+/// Spinner / elapsed-time refresh while working.
+const TICK: Duration = Duration::from_millis(100);
+
+/// Maps a terminal event to an app event (`None`: not one the app uses).
+pub fn app_event(e: Event) -> Option<AppEvent> {
+    match e {
+        Event::Key(k) => Some(AppEvent::Key(k)),
+        Event::Paste(p) => Some(AppEvent::Paste(p)),
+        Event::Resize(w, h) => Some(AppEvent::Resize(w, h)),
+        Event::Mouse(m) => match m.kind {
+            MouseEventKind::ScrollUp => Some(AppEvent::Scroll(-3)),
+            MouseEventKind::ScrollDown => Some(AppEvent::Scroll(3)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Runs the interactive UI until the user quits (or SIGTERM/SIGHUP).
+pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode, CliError> {
+    // `-r` opens the picker over a fresh session (DECISIONS §23.13): startup's own `--resume`
+    // would pick the newest session without asking.
+    let pick_at_start = args.resume;
+    let first = AgentArgs {
+        resume: false,
+        ..args.clone()
+    };
+    let app = crate::startup::start(&first, session_dir).await?;
+    let theme = Theme::from_env();
+    let mut driver = Driver::new(Ctx::from_app(app), theme).await?;
+    if pick_at_start {
+        driver.dispatch_effect(Effect::Resume).await;
+    }
+    // Messages on the command line (and @files) are sent at start: the first as the prompt,
+    // the rest as follow-ups (DECISIONS §23.22).
+    let prompts = crate::modes::collect_prompts(&args, None, &driver.ctx.cwd)?;
+    let mut prompts = prompts.into_iter();
+    if let Some(first) = prompts.next() {
+        driver.state.busy_since = Some(std::time::Instant::now());
+        driver.dispatch_effect(Effect::Prompt(first.text)).await;
+        driver.state.pending_prompts.extend(prompts.map(|p| p.text));
+    }
+    let mut guard = TerminalGuard::new().map_err(|e| CliError::io("terminal", e))?;
+    if let Ok(size) = guard.terminal.size() {
+        driver.state.size = (size.width, size.height);
+    }
+    let mut events = EventStream::new();
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let signal = crate::modes::shutdown_signal();
+    tokio::pin!(signal);
+    let mut code = 0u8;
+    loop {
+        draw(&mut guard, &mut driver)?;
+        tokio::select! {
+            ev = events.next() => match ev {
+                Some(Ok(e)) => {
+                    if let Some(ev) = app_event(e) {
+                        driver.dispatch(ev).await;
+                    }
+                }
+                Some(Err(e)) => return Err(CliError::io("terminal input", e)),
+                None => break,
+            },
+            ev = driver.next_event() => {
+                if let Some(ev) = ev {
+                    driver.dispatch(ev).await;
+                    // A burst of stream deltas is one frame, not one frame per delta.
+                    driver.settle_available().await;
+                }
+            }
+            _ = tick.tick(), if driver.busy() => driver.dispatch(AppEvent::Tick).await,
+            c = &mut signal => {
+                code = c;
+                break;
+            }
+        }
+        for effect in driver.take_terminal_effects() {
+            match effect {
+                Effect::Quit => driver.state.quit = true,
+                Effect::ExternalEditor(text) => {
+                    let edited = guard
+                        .suspended(|| external_editor(&text))
+                        .map_err(|e| CliError::io("terminal", e))?;
+                    match edited {
+                        Ok(t) => {
+                            driver
+                                .dispatch(AppEvent::Done(Outcome::EditorText(t)))
+                                .await
+                        }
+                        Err(e) => driver.dispatch(AppEvent::Done(Outcome::Error(e))).await,
+                    }
+                }
+                Effect::Copy => {
+                    if let Some(t) = &driver.clipboard {
+                        osc52(t);
+                    }
+                }
+                Effect::New | Effect::Clone | Effect::ForkAt { .. } | Effect::OpenSession(_) => {
+                    match switch(&args, session_dir, &driver, &effect).await {
+                        Ok(Some(next)) => {
+                            driver = Driver::new(Ctx::from_app(next), theme).await?;
+                            if let Effect::ForkAt { text, .. } = &effect {
+                                driver.state.editor.set_text(text);
+                            }
+                            if let Ok(size) = guard.terminal.size() {
+                                driver.state.size = (size.width, size.height);
+                            }
+                            let _ = guard.terminal.clear();
+                        }
+                        Ok(None) => {}
+                        Err(e) => {
+                            driver
+                                .dispatch(AppEvent::Done(Outcome::Error(e.to_string())))
+                                .await;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if driver.state.quit {
+            break;
+        }
+    }
+    // Orderly end: stop a running turn so its last entries are written.
+    if driver.busy() {
+        driver.ctx.harness.abort().await;
+        driver.settle().await;
+    }
+    drop(guard);
+    Ok(ExitCode::from(code))
+}
+
+fn draw(guard: &mut TerminalGuard, driver: &mut Driver) -> Result<(), CliError> {
+    guard
+        .terminal
+        .draw(|f| {
+            let area = f.area();
+            let (x, y) = driver.render(area, f.buffer_mut());
+            f.set_cursor_position((x, y));
+        })
+        .map_err(|e| CliError::io("terminal", e))?;
+    Ok(())
+}
+
+/// Builds the next session's app for `/new` and `/clone` with [`crate::startup::start`] (the
+/// one way a harness is built). `Ok(None)`: nothing to switch to.
+async fn switch(
+    args: &AgentArgs,
+    session_dir: Option<&Path>,
+    driver: &Driver,
+    effect: &Effect,
+) -> Result<Option<crate::startup::App>, CliError> {
+    let mut next = AgentArgs {
+        session: None,
+        session_id: None,
+        continue_: false,
+        resume: false,
+        fork: None,
+        name: None,
+        messages: Vec::new(),
+        ..args.clone()
+    };
+    match effect {
+        Effect::New => {
+            if args.no_session {
+                next.no_session = true;
+            }
+        }
+        Effect::OpenSession(location) => next.session = Some(location.clone()),
+        Effect::Clone | Effect::ForkAt { .. } => {
+            let Some(file) = &driver.ctx.session_file else {
+                return Err(CliError::Startup(
+                    "This session is not stored (--no-session): there is nothing to copy".into(),
+                ));
+            };
+            let (entry_id, position) = match effect {
+                Effect::ForkAt { entry_id, .. } => (Some(entry_id.clone()), ForkPosition::Before),
+                _ => (driver.ctx.session.leaf_id().await?, ForkPosition::At),
+            };
+            let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+            let repo = JsonlRepository::flat(dir);
+            let copy = repo
+                .fork(
+                    &file.display().to_string(),
+                    ForkOptions {
+                        entry_id,
+                        position,
+                        ..Default::default()
+                    },
+                )
+                .await?;
+            let location = arbor_agent::session::SessionStorage::location(&copy);
+            // A copy with no message yet is not written until its first one: start it fresh.
+            if Path::new(&location).is_file() {
+                next.session = Some(location);
+            }
+        }
+        _ => return Ok(None),
+    }
+    Ok(Some(crate::startup::start(&next, session_dir).await?))
+}
+
+/// Edits `text` in `$VISUAL` / `$EDITOR` (default `vi`) through a temporary file.
+fn external_editor(text: &str) -> Result<String, String> {
+    let editor = std::env::var("VISUAL")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .or_else(|| {
+            std::env::var("EDITOR")
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+        })
+        .unwrap_or_else(|| "vi".into());
+    let dir = std::env::temp_dir();
+    let path: PathBuf = dir.join(format!("arbor-edit-{}.md", std::process::id()));
+    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    // `$EDITOR` may carry arguments ("code --wait"): run it through the shell.
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(&path)
+        .status()
+        .map_err(|e| format!("Could not start the editor {editor}: {e}"))?;
+    let out = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()));
+    let _ = std::fs::remove_file(&path);
+    if !status.success() {
+        return Err(format!("The editor {editor} exited with {status}"));
+    }
+    Ok(out?.trim_end_matches('\n').to_owned())
+}
+
+/// Puts `text` on the clipboard with OSC 52 (works over SSH and in tmux with `set-clipboard`).
+fn osc52(text: &str) {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD.encode(text);
+    let mut out = std::io::stdout();
+    let _ = write!(out, "\x1b]52;c;{b64}\x07");
+    let _ = out.flush();
+}

@@ -14,6 +14,11 @@ mod rpc_replay;
 mod summaries;
 mod tools;
 mod tree_view;
+mod tui_app;
+mod tui_pickers;
+mod tui_smoke;
+mod tui_transcript;
+mod tui_tree;
 mod views;
 mod window;
 

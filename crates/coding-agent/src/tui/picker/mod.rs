@@ -1,0 +1,24 @@
+//! Pickers: full-screen lists with search that return one choice.
+//!
+//! - [`session`]: `/resume` and `-r` (current dir / all, threaded by `parentSession`, delete).
+//! - [`model`]: `/model` over the catalogue and `models.json`.
+
+pub mod model;
+pub mod session;
+
+/// Lower-cased search words; an entry matches when its text contains every one.
+pub(crate) fn tokens(query: &str) -> Vec<String> {
+    query
+        .to_lowercase()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
+pub(crate) fn matches(text: &str, tokens: &[String]) -> bool {
+    if tokens.is_empty() {
+        return true;
+    }
+    let text = text.to_lowercase();
+    tokens.iter().all(|t| text.contains(t.as_str()))
+}

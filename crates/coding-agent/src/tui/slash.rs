@@ -1,0 +1,177 @@
+//! Slash commands (coding-agent.md §8): the table, parsing an editor line into a [`Slash`], and
+//! the completion popup's candidates.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+
+use super::theme::Theme;
+
+/// The built-in commands with their one-line help, in the order the popup lists them.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("tree", "Navigate the session tree"),
+    ("fork", "New session from before an earlier user message"),
+    ("clone", "New session copying the current branch"),
+    ("new", "Start a new session"),
+    ("resume", "Resume another session"),
+    ("name", "Set or show the session name"),
+    ("session", "Session info and stats"),
+    ("model", "Choose the model"),
+    ("thinking", "Set the thinking level"),
+    ("compact", "Compact the context [instructions]"),
+    ("export", "Export the session (HTML, or .jsonl) [path]"),
+    ("copy", "Copy the last assistant message"),
+    ("hotkeys", "Show the keyboard shortcuts"),
+    ("quit", "Quit"),
+];
+
+/// A parsed command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Slash {
+    Tree,
+    Fork,
+    Clone,
+    New,
+    Resume,
+    Name(Option<String>),
+    Session,
+    Model(Option<String>),
+    Thinking(Option<String>),
+    Compact(Option<String>),
+    Export(Option<String>),
+    Copy,
+    Hotkeys,
+    Quit,
+}
+
+/// Why a line starting with `/` is not a command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SlashError {
+    Unknown(String),
+}
+
+impl std::fmt::Display for SlashError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SlashError::Unknown(c) => write!(f, "Unknown command: /{c} (type / to see the list)"),
+        }
+    }
+}
+
+/// Parses `/cmd args`. `None` when the text is not a command line at all (no leading `/`, or a
+/// path such as `/etc/hosts is odd`: a first word containing another `/`).
+pub fn parse(text: &str) -> Option<Result<Slash, SlashError>> {
+    let rest = text.trim().strip_prefix('/')?;
+    let (cmd, args) = match rest.split_once(char::is_whitespace) {
+        Some((c, a)) => (c, a.trim()),
+        None => (rest, ""),
+    };
+    if cmd.contains('/') || cmd.is_empty() {
+        return None;
+    }
+    let arg = (!args.is_empty()).then(|| args.to_owned());
+    Some(Ok(match cmd {
+        "tree" => Slash::Tree,
+        "fork" => Slash::Fork,
+        "clone" => Slash::Clone,
+        "new" => Slash::New,
+        "resume" => Slash::Resume,
+        "name" => Slash::Name(arg),
+        "session" => Slash::Session,
+        "model" => Slash::Model(arg),
+        "thinking" => Slash::Thinking(arg),
+        "compact" => Slash::Compact(arg),
+        "export" => Slash::Export(arg),
+        "copy" => Slash::Copy,
+        "hotkeys" => Slash::Hotkeys,
+        "quit" | "exit" => Slash::Quit,
+        other => return Some(Err(SlashError::Unknown(other.to_owned()))),
+    }))
+}
+
+/// Commands whose name starts with what is typed after `/` (only while the editor holds a single
+/// word starting with `/`).
+pub fn candidates(text: &str) -> Vec<(&'static str, &'static str)> {
+    let Some(typed) = text.strip_prefix('/') else {
+        return Vec::new();
+    };
+    if typed.contains(char::is_whitespace) || text.contains('\n') {
+        return Vec::new();
+    }
+    COMMANDS
+        .iter()
+        .copied()
+        .filter(|(name, _)| name.starts_with(typed))
+        .collect()
+}
+
+/// The completion popup: candidates with their help, the selected one reversed.
+pub fn render_popup(
+    items: &[(String, String)],
+    selected: usize,
+    area: Rect,
+    buf: &mut Buffer,
+    theme: &Theme,
+) {
+    if items.is_empty() || area.height < 3 {
+        return;
+    }
+    Clear.render(area, buf);
+    let inner_h = usize::from(area.height - 2);
+    let first = selected.saturating_sub(inner_h.saturating_sub(1));
+    let lines: Vec<Line> = items
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(inner_h)
+        .map(|(i, (name, help))| {
+            let style = if i == selected {
+                theme.selected
+            } else {
+                theme.text
+            };
+            Line::from(vec![
+                Span::styled(format!("{name:<14}"), style.patch(theme.accent)),
+                Span::styled(help.clone(), if i == selected { style } else { theme.dim }),
+            ])
+        })
+        .collect();
+    Paragraph::new(lines)
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .border_style(theme.border),
+        )
+        .render(area, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_commands_and_arguments() {
+        assert_eq!(parse("/tree"), Some(Ok(Slash::Tree)));
+        assert_eq!(
+            parse("/compact  keep the API notes "),
+            Some(Ok(Slash::Compact(Some("keep the API notes".into()))))
+        );
+        assert_eq!(parse("/name"), Some(Ok(Slash::Name(None))));
+        assert_eq!(
+            parse("/nope x"),
+            Some(Err(SlashError::Unknown("nope".into())))
+        );
+        assert_eq!(parse("/etc/hosts looks odd"), None);
+        assert_eq!(parse("hello /tree"), None);
+    }
+
+    #[test]
+    fn completion_filters_by_prefix() {
+        let names: Vec<&str> = candidates("/co").iter().map(|c| c.0).collect();
+        assert_eq!(names, ["compact", "copy"]);
+        assert_eq!(candidates("/").len(), COMMANDS.len());
+        assert!(candidates("/compact x").is_empty());
+        assert!(candidates("plain").is_empty());
+    }
+}
