@@ -4,6 +4,7 @@
 //! prints integral values without a fraction (`0`, not `0.0`). Fields we hold as `f64` (costs,
 //! durations) use [`serialize_js_f64`] so that a file we rewrite compares equal to pi's.
 
+use crate::error::AiError;
 use std::cell::Cell;
 
 use serde::de::Error as _;
@@ -109,18 +110,18 @@ pub fn describe(value: &Value) -> String {
 /// Deserializes `T` from an owned JSON object, prefixing any error with the path of the failing
 /// field (`content[1].text: invalid type ...`), so a bad value in a session file is named
 /// precisely instead of surfacing as "data did not match any variant".
-pub fn from_object<T: serde::de::DeserializeOwned>(map: Map<String, Value>) -> Result<T, String> {
+pub fn from_object<T: serde::de::DeserializeOwned>(map: Map<String, Value>) -> Result<T, AiError> {
     let value = Value::Object(map);
     if FAST_PATH.with(Cell::get) {
-        return serde_json::from_value(value).map_err(|e| e.to_string());
+        return serde_json::from_value(value).map_err(|e| AiError::InvalidJson(e.to_string()));
     }
     serde_path_to_error::deserialize(value).map_err(|err| {
         let path = err.path().to_string();
-        let inner = err.into_inner().to_string();
+        let inner = AiError::InvalidJson(err.into_inner().to_string());
         if path == "." || path.is_empty() {
             inner
         } else {
-            format!("{path}: {inner}")
+            inner.within(path)
         }
     })
 }
@@ -133,7 +134,7 @@ thread_local! {
 /// Runs `parse` once without field-path tracking (about a quarter of the cost of a typed
 /// parse) and, only if it fails, once more with tracking so the error names the field. `parse`
 /// must be repeatable (it re-reads its input).
-pub fn parse_then_explain<T>(parse: impl Fn() -> Result<T, String>) -> Result<T, String> {
+pub fn parse_then_explain<T, E>(parse: impl Fn() -> Result<T, E>) -> Result<T, E> {
     let outer = FAST_PATH.with(|f| f.replace(true));
     let first = parse();
     FAST_PATH.with(|f| f.set(outer));
@@ -146,14 +147,14 @@ pub fn parse_then_explain<T>(parse: impl Fn() -> Result<T, String>) -> Result<T,
 }
 
 /// Takes a required string field out of `map`.
-pub fn take_string(map: &mut Map<String, Value>, key: &str) -> Result<String, String> {
+pub fn take_string(map: &mut Map<String, Value>, key: &str) -> Result<String, AiError> {
     match map.remove(key) {
         Some(Value::String(s)) => Ok(s),
-        Some(other) => Err(format!(
+        Some(other) => Err(AiError::InvalidJson(format!(
             "{key}: expected a string, found {}",
             describe(&other)
-        )),
-        None => Err(format!("missing field `{key}`")),
+        ))),
+        None => Err(AiError::InvalidJson(format!("missing field `{key}`"))),
     }
 }
 
