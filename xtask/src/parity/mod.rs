@@ -531,7 +531,25 @@ async fn streams_mode(args: &Args) -> Result<bool, String> {
         match first_difference(&pi_events, &arbor) {
             None => agreed.push((case, pi_events)),
             Some((path, detail)) => {
-                let shape = if case.reply.cut {
+                // pi's own Anthropic decoder sees an empty `data:` when a read ends between CR
+                // and LF (DECISIONS §26.4): a known pi fault, labelled as such.
+                let pi_crlf_fault = case.reply.body.contains("\r\n")
+                    && pi_events.as_array().into_iter().flatten().any(|e| {
+                        e["error"]["errorMessage"].as_str().is_some_and(|m| {
+                            m.starts_with("Could not parse Anthropic SSE event")
+                                && m.contains("; data=;")
+                        })
+                    });
+                // @google/genai parses an HTTP error's empty body as JSON and reports only that
+                // failure, losing the status; Arbor keeps the status (DECISIONS §26.14).
+                let pi_empty_error_body = api == "google-generative-ai"
+                    && case.reply.status != 200
+                    && case.reply.body.trim().is_empty();
+                let shape = if pi_crlf_fault {
+                    "explained by DECISIONS §26.4 (pi's CR/LF split):"
+                } else if pi_empty_error_body {
+                    "explained by DECISIONS §26.14 (empty Google error body):"
+                } else if case.reply.cut {
                     "cut"
                 } else if case.reply.status != 200 {
                     "http-error"

@@ -87,6 +87,9 @@ pub struct Parser {
     has_finish_reason: bool,
     supports_finish_reason: bool,
     opencode_go: bool,
+    /// `finish` already ended every block with strictly parsed arguments; a failure after that
+    /// (no `finish_reason`) keeps them, as pi does.
+    blocks_ended: bool,
 }
 
 impl Parser {
@@ -101,6 +104,7 @@ impl Parser {
             has_finish_reason: false,
             supports_finish_reason: compat_for(model).supports_finish_reason,
             opencode_go: model.provider == "opencode-go",
+            blocks_ended: false,
         }
     }
 
@@ -389,6 +393,7 @@ impl StreamParser for Parser {
                 _ => {}
             }
         }
+        self.blocks_ended = true;
         if !self.has_finish_reason && !self.supports_finish_reason {
             out.message.stop_reason = if out.has_tool_calls() {
                 StopReason::ToolUse
@@ -413,6 +418,9 @@ impl StreamParser for Parser {
 
     fn on_failure(&mut self, out: &mut Output) {
         self.apply_reasoning_details(out);
+        if self.blocks_ended {
+            return;
+        }
         for state in &self.tools {
             if !state.arguments.trim().is_empty() {
                 out.set_partial_arguments(state.content_index, &state.arguments);
