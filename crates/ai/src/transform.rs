@@ -139,6 +139,12 @@ impl ModelTransform {
         &self.state.result
     }
 
+    /// Moves the settled output out (a caller that keeps its own copy of the output; later
+    /// [`Self::settled`] calls return only what settled since).
+    pub fn take_settled(&mut self) -> Vec<Message> {
+        std::mem::take(&mut self.state.result)
+    }
+
     /// What finishing now would append after [`Self::settled`].
     pub fn tail(&self) -> Vec<Message> {
         self.state.tail()
