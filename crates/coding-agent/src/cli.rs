@@ -66,6 +66,11 @@ pub struct AgentArgs {
     /// Copy a session (all branches) into a new session of this directory and continue there.
     #[arg(long, value_name = "PATH|ID")]
     pub fork: Option<String>,
+    /// With --fork, what comes from the fork point (the source's leaf): `conversation` (the
+    /// default: the files stay), `both` (the files go back to the fork point's checkpoint too)
+    /// or `code` (only the files; a new empty session starts).
+    #[arg(long, value_name = "MODE", requires = "fork", value_parser = ["conversation", "code", "both"])]
+    pub restore: Option<String>,
     /// Keep the session in memory only; nothing is written.
     #[arg(long)]
     pub no_session: bool,
