@@ -8,8 +8,8 @@
 //!   answers with a fixed three-event stream without reading the context, so what remains is
 //!   the harness (persistence, events, context building); JSONL makes one fsync per turn;
 //! - `scaling/…` (printed, not criterion): the mean of 200 turns continuing a session of 10,
-//!   1,000 and 4,000 turns, to show what grows with the session (only the conversion of the
-//!   context every request carries; no re-projection).
+//!   1,000 and 4,000 turns, to show whether anything grows with the session (the request
+//!   messages are kept across turns, DECISIONS §20.13: it should not).
 
 // A benchmark may stop on an unexpected failure; the workspace lint is for library code.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

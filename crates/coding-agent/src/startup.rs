@@ -448,7 +448,7 @@ pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliE
                 .await?;
             let changed = report.restored.as_ref().map_or(0, |r| r.changed.len());
             eprintln!(
-                "Restored the workspace to the checkpoint of the fork point{} ({changed} paths changed; the files before are checkpointed, undo restores them)",
+                "Restored the workspace to the checkpoint of the fork point{} ({changed} paths changed; the files before it are checkpointed in this session)",
                 entry.map(|e| format!(" (entry {e})")).unwrap_or_default()
             );
         }
