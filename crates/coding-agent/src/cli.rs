@@ -174,6 +174,10 @@ pub enum SessionCommand {
         /// Include the entry itself (fork "at" rather than "before" it).
         #[arg(long)]
         at: bool,
+        /// What comes from the fork point: `conversation` (default), `both` (the files of the
+        /// session's directory too) or `code` (only the files; nothing is forked).
+        #[arg(long, value_name = "MODE", value_parser = ["conversation", "code", "both"])]
+        restore: Option<String>,
     },
     /// Copy v3 session files into a PostgreSQL store, each line kept verbatim (same ids).
     #[command(

@@ -657,3 +657,70 @@ async fn fork_with_restore_refuses_without_a_checkpoint_and_writes_nothing() {
     assert_ne!(code, 0);
     assert!(err.contains("--fork"), "{err}");
 }
+
+#[tokio::test]
+async fn session_fork_with_restore_moves_the_files_too_or_only() {
+    let server = MockServer::start().await.unwrap();
+    let lab = lab(&server);
+    server.push(openai_tool_calls(&[(
+        "call_1",
+        "write",
+        json!({"path": "app.txt", "content": "plan A\n"}),
+    )]));
+    server.push(openai_text("A done"));
+    let (code, err) = lab
+        .run(&["-p", "--model", "mock/mock-model", "plan A"])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    let source = lab.sessions()[0].clone();
+    let src = source.display().to_string();
+    let prompt = std::fs::read_to_string(&source)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["message"]["role"] == "user")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // Both, forking before the prompt: the fork ends above it, the files are from before it.
+    let (code, err) = lab
+        .run(&[
+            "session",
+            "fork",
+            &src,
+            "--entry",
+            &prompt,
+            "--restore",
+            "both",
+        ])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("restored the workspace"), "{err}");
+    assert_eq!(read(&lab.repo, "app.txt").as_deref(), Some("v1\n"));
+    assert_eq!(lab.sessions().len(), 2);
+    let forked = lab.sessions().into_iter().find(|f| *f != source).unwrap();
+    let types = custom_types(&forked);
+    assert_eq!(
+        types.last().map(String::as_str),
+        Some("arbor.workspace_restore"),
+        "{types:?}"
+    );
+    assert!(!types.contains(&"user".to_string()), "{types:?}");
+
+    // Code only, at the source's leaf: nothing forked, the restore recorded in the source.
+    let before = custom_types(&source).len();
+    let (code, err) = lab
+        .run(&["session", "fork", &src, "--restore", "code"])
+        .await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(read(&lab.repo, "app.txt").as_deref(), Some("plan A\n"));
+    assert_eq!(lab.sessions().len(), 2, "code only forks nothing");
+    let after = custom_types(&source);
+    assert_eq!(after.len(), before + 2, "{after:?}");
+    assert_eq!(
+        after[before..],
+        ["arbor.checkpoint", "arbor.workspace_restore"]
+    );
+}
