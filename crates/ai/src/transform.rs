@@ -33,54 +33,11 @@ pub type ToolCallIdNormalizer<'a> = dyn FnMut(&str, &Model, &AssistantMessage) -
 ///
 /// APIs without an id rule keep ids unchanged; everything else still applies.
 pub fn transform_messages(messages: &[Message], model: &Model) -> Vec<Message> {
-    match model.api.as_str() {
-        "anthropic-messages" | "bedrock-converse-stream" => transform_messages_with(
-            messages,
-            model,
-            Some(&mut |id, _, _| normalize_anthropic_tool_call_id(id)),
-        ),
-        "openai-completions" => transform_messages_with(
-            messages,
-            model,
-            Some(&mut |id, target: &Model, _| {
-                normalize_completions_tool_call_id(id, &target.provider)
-            }),
-        ),
-        "openai-responses" | "openai-codex-responses" => transform_messages_with(
-            messages,
-            model,
-            Some(&mut |id, target: &Model, source: &AssistantMessage| {
-                normalize_responses_tool_call_id(
-                    id,
-                    target,
-                    source,
-                    OPENAI_RESPONSES_TOOL_CALL_PROVIDERS,
-                )
-            }),
-        ),
-        "azure-openai-responses" => transform_messages_with(
-            messages,
-            model,
-            Some(&mut |id, target: &Model, source: &AssistantMessage| {
-                normalize_responses_tool_call_id(
-                    id,
-                    target,
-                    source,
-                    AZURE_RESPONSES_TOOL_CALL_PROVIDERS,
-                )
-            }),
-        ),
-        "google-generative-ai" | "google-vertex" => transform_messages_with(
-            messages,
-            model,
-            Some(&mut |id, target: &Model, _| normalize_google_tool_call_id(id, &target.id)),
-        ),
-        "mistral-conversations" => {
-            let mut ids = MistralToolCallIds::default();
-            transform_messages_with(messages, model, Some(&mut |id, _, _| ids.normalize(id)))
-        }
-        _ => transform_messages_with(messages, model, None),
+    let mut t = ModelTransform::new(model);
+    for m in messages {
+        t.push(m);
     }
+    t.finish()
 }
 
 /// [`transform_messages`] with an explicit id normalizer (or none).
@@ -89,16 +46,152 @@ pub fn transform_messages_with(
     model: &Model,
     mut normalize_id: Option<&mut ToolCallIdNormalizer<'_>>,
 ) -> Vec<Message> {
-    let supports_images = model.input.iter().any(|m| m == "image");
-    let mut id_map: HashMap<String, String> = HashMap::new();
+    let mut state = TransformState::new(model);
+    for m in messages {
+        state.push(m, model, normalize_id.as_deref_mut());
+    }
+    state.finish()
+}
 
-    // First pass: per-message rewriting.
-    let mut transformed: Vec<Message> = Vec::with_capacity(messages.len());
-    for msg in messages {
+/// The tool-call id rule of a target API, with the state a rule keeps across one transcript
+/// (Mistral's collision map).
+#[derive(Debug)]
+enum IdRule {
+    None,
+    Anthropic,
+    Completions,
+    Responses(&'static [&'static str]),
+    Google,
+    Mistral(MistralToolCallIds),
+}
+
+impl IdRule {
+    fn for_api(api: &str) -> Self {
+        match api {
+            "anthropic-messages" | "bedrock-converse-stream" => IdRule::Anthropic,
+            "openai-completions" => IdRule::Completions,
+            "openai-responses" | "openai-codex-responses" => {
+                IdRule::Responses(OPENAI_RESPONSES_TOOL_CALL_PROVIDERS)
+            }
+            "azure-openai-responses" => IdRule::Responses(AZURE_RESPONSES_TOOL_CALL_PROVIDERS),
+            "google-generative-ai" | "google-vertex" => IdRule::Google,
+            "mistral-conversations" => IdRule::Mistral(MistralToolCallIds::default()),
+            _ => IdRule::None,
+        }
+    }
+
+    fn normalize(&mut self, id: &str, target: &Model, source: &AssistantMessage) -> String {
+        match self {
+            IdRule::None => id.to_string(),
+            IdRule::Anthropic => normalize_anthropic_tool_call_id(id),
+            IdRule::Completions => normalize_completions_tool_call_id(id, &target.provider),
+            IdRule::Responses(pairs) => normalize_responses_tool_call_id(id, target, source, pairs),
+            IdRule::Google => normalize_google_tool_call_id(id, &target.id),
+            IdRule::Mistral(ids) => ids.normalize(id),
+        }
+    }
+}
+
+/// [`transform_messages`] fed one message at a time, for a transcript that only grows: the
+/// output of the messages pushed so far stays valid, except for the open tail (results still
+/// owed to the last assistant message's tool calls and system messages held behind them),
+/// which [`Self::tail`] renders on demand. Pushing `a` then `b` and finishing equals
+/// `transform_messages(&[a, b])` (up to the timestamps of synthetic results).
+#[derive(Debug)]
+pub struct ModelTransform {
+    model: Model,
+    rule: IdRule,
+    state: TransformState,
+}
+
+impl ModelTransform {
+    pub fn new(model: &Model) -> Self {
+        ModelTransform {
+            model: model.clone(),
+            rule: IdRule::for_api(&model.api),
+            state: TransformState::new(model),
+        }
+    }
+
+    /// Whether this transform's output would be the same for `model` (the fields the rules
+    /// read: API, provider, id and image input).
+    pub fn fits(&self, model: &Model) -> bool {
+        self.model.api == model.api
+            && self.model.provider == model.provider
+            && self.model.id == model.id
+            && self.model.input == model.input
+    }
+
+    pub fn push(&mut self, message: &Message) {
+        let rule = &mut self.rule;
+        if matches!(rule, IdRule::None) {
+            self.state.push(message, &self.model, None);
+        } else {
+            let mut f = |id: &str, target: &Model, source: &AssistantMessage| {
+                rule.normalize(id, target, source)
+            };
+            self.state.push(message, &self.model, Some(&mut f));
+        }
+    }
+
+    /// The settled output so far (the open tail excluded).
+    pub fn settled(&self) -> &[Message] {
+        &self.state.result
+    }
+
+    /// Moves the settled output out (a caller that keeps its own copy of the output; later
+    /// [`Self::settled`] calls return only what settled since).
+    pub fn take_settled(&mut self) -> Vec<Message> {
+        std::mem::take(&mut self.state.result)
+    }
+
+    /// What finishing now would append after [`Self::settled`].
+    pub fn tail(&self) -> Vec<Message> {
+        self.state.tail()
+    }
+
+    pub fn finish(self) -> Vec<Message> {
+        self.state.finish()
+    }
+}
+
+/// Both passes of the transform over a growing transcript. The first pass (per-message
+/// rewriting) only depends on earlier messages, and the second consumes its output in order,
+/// so running them message by message equals running them one after the other.
+#[derive(Debug)]
+struct TransformState {
+    supports_images: bool,
+    id_map: HashMap<String, String>,
+    result: Vec<Message>,
+    /// Tool calls of the last assistant message still owed a result: `(id, name)`.
+    pending: Vec<(String, String)>,
+    seen_results: HashSet<String>,
+    held_system: Vec<Message>,
+}
+
+impl TransformState {
+    fn new(model: &Model) -> Self {
+        TransformState {
+            supports_images: model.input.iter().any(|m| m == "image"),
+            id_map: HashMap::new(),
+            result: Vec::new(),
+            pending: Vec::new(),
+            seen_results: HashSet::new(),
+            held_system: Vec::new(),
+        }
+    }
+
+    fn push(
+        &mut self,
+        msg: &Message,
+        model: &Model,
+        mut normalize_id: Option<&mut ToolCallIdNormalizer<'_>>,
+    ) {
+        // First pass: per-message rewriting.
         let out = match msg {
             Message::System(_) => msg.clone(),
             Message::User(user) => {
-                if supports_images {
+                if self.supports_images {
                     msg.clone()
                 } else {
                     let mut user = user.clone();
@@ -111,7 +204,7 @@ pub fn transform_messages_with(
             }
             Message::ToolResult(result) => {
                 let mut result = result.clone();
-                if !supports_images {
+                if !self.supports_images {
                     if let Content::Blocks(blocks) = &result.content {
                         result.content =
                             Content::Blocks(replace_images(blocks, TOOL_IMAGE_PLACEHOLDER));
@@ -119,7 +212,11 @@ pub fn transform_messages_with(
                 }
                 // pi skips an empty replacement here (a falsy lookup), so a call whose id
                 // normalizes to "" loses its result and gets a synthetic one; kept for parity.
-                if let Some(new_id) = id_map.get(&result.tool_call_id).filter(|id| !id.is_empty()) {
+                if let Some(new_id) = self
+                    .id_map
+                    .get(&result.tool_call_id)
+                    .filter(|id| !id.is_empty())
+                {
                     result.tool_call_id = new_id.clone();
                 }
                 Message::ToolResult(result)
@@ -128,33 +225,20 @@ pub fn transform_messages_with(
                 assistant,
                 model,
                 &mut normalize_id,
-                &mut id_map,
+                &mut self.id_map,
             )),
         };
-        transformed.push(out);
-    }
 
-    // Second pass: drop failed turns, give every tool call a result, keep system messages
-    // from splitting a call from its results.
-    let mut result: Vec<Message> = Vec::with_capacity(transformed.len() + 2);
-    let mut pending: Vec<(String, String)> = Vec::new();
-    let mut seen_results: HashSet<String> = HashSet::new();
-    let mut held_system: Vec<Message> = Vec::new();
-
-    for msg in transformed {
-        match msg {
+        // Second pass: drop failed turns, give every tool call a result, keep system
+        // messages from splitting a call from its results.
+        match out {
             Message::Assistant(assistant) => {
-                close_pending(
-                    &mut result,
-                    &mut pending,
-                    &mut seen_results,
-                    &mut held_system,
-                );
+                self.close_pending();
                 if matches!(
                     assistant.stop_reason,
                     StopReason::Error | StopReason::Aborted
                 ) {
-                    continue;
+                    return;
                 }
                 let calls: Vec<(String, String)> = assistant
                     .content
@@ -165,40 +249,60 @@ pub fn transform_messages_with(
                     })
                     .collect();
                 if !calls.is_empty() {
-                    pending = calls;
-                    seen_results.clear();
+                    self.pending = calls;
+                    self.seen_results.clear();
                 }
-                result.push(Message::Assistant(assistant));
+                self.result.push(Message::Assistant(assistant));
             }
             Message::ToolResult(tr) => {
-                seen_results.insert(tr.tool_call_id.clone());
-                result.push(Message::ToolResult(tr));
+                self.seen_results.insert(tr.tool_call_id.clone());
+                self.result.push(Message::ToolResult(tr));
             }
             Message::System(sys) => {
-                if pending.is_empty() {
-                    result.push(Message::System(sys));
+                if self.pending.is_empty() {
+                    self.result.push(Message::System(sys));
                 } else {
-                    held_system.push(Message::System(sys));
+                    self.held_system.push(Message::System(sys));
                 }
             }
             Message::User(user) => {
-                close_pending(
-                    &mut result,
-                    &mut pending,
-                    &mut seen_results,
-                    &mut held_system,
-                );
-                result.push(Message::User(user));
+                self.close_pending();
+                self.result.push(Message::User(user));
             }
         }
     }
-    close_pending(
-        &mut result,
-        &mut pending,
-        &mut seen_results,
-        &mut held_system,
-    );
-    result
+
+    fn close_pending(&mut self) {
+        let tail = self.tail();
+        self.result.extend(tail);
+        self.pending.clear();
+        self.seen_results.clear();
+        self.held_system.clear();
+    }
+
+    /// Synthetic results for the calls still owed one, then the held system messages.
+    fn tail(&self) -> Vec<Message> {
+        let mut out = Vec::new();
+        if !self.pending.is_empty() {
+            let now = crate::time::now_ms();
+            for (id, name) in &self.pending {
+                if !self.seen_results.contains(id) {
+                    out.push(Message::ToolResult(missing_tool_result(
+                        id.clone(),
+                        name.clone(),
+                        now,
+                    )));
+                }
+            }
+        }
+        out.extend(self.held_system.iter().cloned());
+        out
+    }
+
+    fn finish(mut self) -> Vec<Message> {
+        self.close_pending();
+        self.result
+    }
 }
 
 fn transform_assistant(
@@ -255,24 +359,6 @@ fn transform_assistant(
     let mut out = msg.clone();
     out.content = content;
     out
-}
-
-fn close_pending(
-    result: &mut Vec<Message>,
-    pending: &mut Vec<(String, String)>,
-    seen: &mut HashSet<String>,
-    held_system: &mut Vec<Message>,
-) {
-    if !pending.is_empty() {
-        let now = crate::time::now_ms();
-        for (id, name) in pending.drain(..) {
-            if !seen.contains(&id) {
-                result.push(Message::ToolResult(missing_tool_result(id, name, now)));
-            }
-        }
-        seen.clear();
-    }
-    result.append(held_system);
 }
 
 fn missing_tool_result(

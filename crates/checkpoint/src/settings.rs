@@ -20,6 +20,9 @@ pub struct CheckpointSettings {
     pub max_snapshot_bytes: u64,
     /// … or that holds more files than this (default 10,000).
     pub max_snapshot_files: usize,
+    /// Prune by the rules above when the app starts, at most once per `autoPruneHours`
+    /// (default 24; 0 = only `arbor session prune-checkpoints` prunes).
+    pub auto_prune_hours: u64,
 }
 
 impl Default for CheckpointSettings {
@@ -30,6 +33,7 @@ impl Default for CheckpointSettings {
             max_age_days: 30,
             max_snapshot_bytes: 50 * 1024 * 1024,
             max_snapshot_files: 10_000,
+            auto_prune_hours: 24,
         }
     }
 }

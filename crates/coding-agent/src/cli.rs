@@ -66,6 +66,11 @@ pub struct AgentArgs {
     /// Copy a session (all branches) into a new session of this directory and continue there.
     #[arg(long, value_name = "PATH|ID")]
     pub fork: Option<String>,
+    /// With --fork, what comes from the fork point (the source's leaf): `conversation` (the
+    /// default: the files stay), `both` (the files go back to the fork point's checkpoint too)
+    /// or `code` (only the files; a new empty session starts).
+    #[arg(long, value_name = "MODE", requires = "fork", value_parser = ["conversation", "code", "both"])]
+    pub restore: Option<String>,
     /// Keep the session in memory only; nothing is written.
     #[arg(long)]
     pub no_session: bool,
@@ -173,6 +178,10 @@ pub enum SessionCommand {
         /// Include the entry itself (fork "at" rather than "before" it).
         #[arg(long)]
         at: bool,
+        /// What comes from the fork point: `conversation` (default), `both` (the files of the
+        /// session's directory too) or `code` (only the files; nothing is forked).
+        #[arg(long, value_name = "MODE", value_parser = ["conversation", "code", "both"])]
+        restore: Option<String>,
     },
     /// Copy v3 session files into a PostgreSQL store, each line kept verbatim (same ids).
     #[command(

@@ -75,16 +75,42 @@ pub async fn session(
             let cwd = current_dir()?;
             print_listing(&store::list(&dirs, &cwd, all).await?, all)
         }
-        SessionCommand::Fork { session, entry, at } => {
+        SessionCommand::Fork {
+            session,
+            entry,
+            at,
+            restore,
+        } => {
             let path = find(session_dir, &session)?;
             let position = if at {
                 ForkPosition::At
             } else {
                 ForkPosition::Before
             };
+            let mode = match restore.as_deref() {
+                None => crate::checkpoints::RestoreMode::ConversationOnly,
+                Some(m) => crate::checkpoints::RestoreMode::parse(m).ok_or_else(|| {
+                    CliError::Usage(format!(
+                        "--restore {m}: expected conversation, code or both"
+                    ))
+                })?,
+            };
             let dirs = SessionDirs::for_writing(session_dir)?;
-            let forked = store::fork(&dirs, &path, entry.as_deref(), position).await?;
-            emit(format!("{}\t{}\n", forked.id, forked.path.display()).as_bytes())
+            let done =
+                store::fork_restoring(&dirs, &path, entry.as_deref(), position, mode).await?;
+            if let Some((at, report)) = &done.restored {
+                let changed = report.restored.as_ref().map_or(0, |r| r.changed.len());
+                eprintln!(
+                    "arbor: restored the workspace to the fork point's checkpoint ({changed} paths changed; recorded in {})",
+                    at.display()
+                );
+            }
+            match done.forked {
+                Some(forked) => {
+                    emit(format!("{}\t{}\n", forked.id, forked.path.display()).as_bytes())
+                }
+                None => Ok(ExitCode::SUCCESS),
+            }
         }
         SessionCommand::Import { to, files } => import(&to, &files).await,
         SessionCommand::Export { from, session, out } => export(&from, &session, &out).await,
@@ -230,7 +256,17 @@ async fn on_store(url: &str, cmd: SessionCommand) -> Result<ExitCode> {
         SessionCommand::List { all } => {
             print_listing(&pgstore::list(url, &current_dir()?, all).await?, all)
         }
-        SessionCommand::Fork { session, entry, at } => {
+        SessionCommand::Fork {
+            session,
+            entry,
+            at,
+            restore,
+        } => {
+            if restore.is_some() {
+                return Err(CliError::Usage(
+                    "--restore works on session files; it does not take --store".into(),
+                ));
+            }
             let position = if at {
                 ForkPosition::At
             } else {

@@ -14,6 +14,7 @@ use arbor_ai::models::{ApiKey, ModelRegistry};
 use arbor_ai::{Model, ThinkingLevel};
 
 use crate::auth::AuthStore;
+use crate::checkpoints::{housekeeping, CheckpointHook, Recorder, RestoreMode};
 use crate::cli::AgentArgs;
 use crate::config::{arbor_home, Settings};
 use crate::error::CliError;
@@ -37,6 +38,9 @@ pub struct App {
     pub scope: Vec<crate::scope::ScopedModel>,
     /// The repository the session came from (the TUI's `/resume` lists it).
     pub repo: JsonlRepository,
+    /// The workspace checkpoint hook added to the harness (`None`: checkpoints off, or
+    /// `--no-session`). Pass it to [`crate::checkpoints::navigate`] for `/tree` and `/fork`.
+    pub checkpoints: Option<Arc<CheckpointHook>>,
 }
 
 /// Checks flag combinations pi refuses (exit 1 with its texts).
@@ -360,6 +364,17 @@ async fn start_with(
         dir.clone()
     };
     let mut opened_existing = false;
+    let checkpoint_settings = housekeeping::load_settings(&home)?;
+    let restore_mode = match a.restore.as_deref() {
+        None => RestoreMode::ConversationOnly,
+        Some(m) => RestoreMode::parse(m).ok_or_else(|| {
+            CliError::Usage(format!(
+                "--restore {m}: expected conversation, code or both"
+            ))
+        })?,
+    };
+    let mut fork_state = None;
+    let mut forked_session = false;
     let storage: Arc<dyn SessionStorage> = if let Some(r) = &restart {
         match &r.choice {
             SessionChoice::New { parent } if a.no_session => {
@@ -386,6 +401,7 @@ async fn start_with(
                 position,
             } => {
                 opened_existing = true;
+                forked_session = true;
                 Arc::new(
                     repo.fork(
                         &source.display().to_string(),
@@ -404,18 +420,35 @@ async fn start_with(
         Arc::new(MemoryStorage::new(cwd_text.clone()))
     } else if let Some(src) = &a.fork {
         let path = find_session(src, &dir, layout, &cwd)?;
-        let forked = repo
-            .fork(
-                &path.display().to_string(),
-                ForkOptions {
-                    cwd: Some(cwd_text.clone()),
+        if restore_mode.restores_code() {
+            // Refused here, before a session file is written (DECISIONS §27.13).
+            fork_state =
+                Some(fork_point_state(&repo, &path, &cwd, &checkpoint_settings, &home).await?);
+        }
+        if restore_mode == RestoreMode::CodeOnly {
+            Arc::new(
+                repo.create(CreateOptions {
                     id: a.session_id.clone(),
+                    cwd: cwd_text.clone(),
                     ..Default::default()
-                },
+                })
+                .await?,
             )
-            .await?;
-        opened_existing = true;
-        Arc::new(forked)
+        } else {
+            let forked = repo
+                .fork(
+                    &path.display().to_string(),
+                    ForkOptions {
+                        cwd: Some(cwd_text.clone()),
+                        id: a.session_id.clone(),
+                        ..Default::default()
+                    },
+                )
+                .await?;
+            opened_existing = true;
+            forked_session = true;
+            Arc::new(forked)
+        }
     } else if let Some(s) = &a.session {
         let path = find_session(s, &dir, layout, &cwd)?;
         let header = crate::lookup::read_header(&path)?;
@@ -475,6 +508,50 @@ async fn start_with(
             .is_some_and(|r| !matches!(r.choice, SessionChoice::New { .. }));
     let session_file = stored.then(|| PathBuf::from(storage.location()));
     let session = Arc::new(Session::new(storage));
+
+    // ---- workspace checkpoints (DECISIONS §27) ----
+    // Startup notes go to stderr before any mode owns the terminal (as pi's warnings do).
+    let checkpoints = if a.no_session || !checkpoint_settings.enabled {
+        None
+    } else {
+        match Recorder::open(&cwd, &header.id, &checkpoint_settings, &home) {
+            Ok(Some(recorder)) => Some(Arc::new(CheckpointHook::new(
+                Arc::new(recorder),
+                session.clone(),
+            ))),
+            Ok(None) => None,
+            Err(e) if fork_state.is_none() => {
+                eprintln!("Warning: workspace checkpoints are off for this run: {e}");
+                None
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    if let Some(hook) = &checkpoints {
+        if forked_session {
+            if let Err(e) = hook.recorder().adopt_path(&session).await {
+                eprintln!("Warning: the fork could not adopt its checkpoints: {e}");
+            }
+        }
+        if let Some((entry, state)) = fork_state.take() {
+            let report = hook
+                .recorder()
+                .restore_to(&session, entry.clone(), state, restore_mode)
+                .await?;
+            let changed = report.restored.as_ref().map_or(0, |r| r.changed.len());
+            eprintln!(
+                "Restored the workspace to the checkpoint of the fork point{} ({changed} paths changed; the files before it are checkpointed in this session)",
+                entry.map(|e| format!(" (entry {e})")).unwrap_or_default()
+            );
+        }
+        // At most once per `autoPruneHours`; a few git calls when due (DECISIONS §27.14).
+        let now = std::time::SystemTime::now();
+        if let Err(e) =
+            housekeeping::auto_prune(&cwd, &repo, &checkpoint_settings, &home, now).await
+        {
+            eprintln!("Warning: automatic checkpoint pruning failed: {e}");
+        }
+    }
 
     // ---- model, tools, prompt ----
     let patterns = a
@@ -632,6 +709,9 @@ async fn start_with(
     } else {
         AgentHarness::new(session.clone(), provider.clone(), options)?
     };
+    if let Some(hook) = &checkpoints {
+        harness.add_hook(hook.clone());
+    }
     if let Some(name) = a.name.as_ref().filter(|_| restart.is_none()) {
         session.append_session_name(name.trim()).await?;
     }
@@ -646,7 +726,40 @@ async fn start_with(
         cwd,
         scope: scope.models,
         repo,
+        checkpoints,
     })
+}
+
+/// The code state of the fork point (the source session's leaf) for `--fork --restore`,
+/// checked restorable: errors when checkpoints are off, when no checkpoint is at or above the
+/// leaf, when the repository is mid-merge/rebase or the objects are gone.
+async fn fork_point_state(
+    repo: &JsonlRepository,
+    source: &Path,
+    cwd: &Path,
+    settings: &arbor_checkpoint::CheckpointSettings,
+    home: &Path,
+) -> Result<(Option<String>, arbor_checkpoint::Checkpoint), CliError> {
+    let storage = repo.open(&source.display().to_string()).await?;
+    let source_id = storage.header().await?.id;
+    let session = Session::new(Arc::new(storage));
+    let leaf = session.leaf_id().await?;
+    let Some((entry, state)) = crate::checkpoints::state_of(&session, leaf.as_deref()).await?
+    else {
+        return Err(CliError::Workspace(format!(
+            "--restore: {} has no workspace checkpoint at or above its leaf {}; only the conversation can be forked",
+            source.display(),
+            leaf.as_deref().unwrap_or("(empty session)")
+        )));
+    };
+    let Some(recorder) = Recorder::open(cwd, &source_id, settings, home)? else {
+        return Err(CliError::Workspace(
+            "--restore needs workspace checkpoints, and settings.json checkpoints.enabled is false"
+                .into(),
+        ));
+    };
+    recorder.check_restorable(&state).await?;
+    Ok((Some(entry), state))
 }
 
 fn read_optional(p: &Path) -> Option<String> {

@@ -365,6 +365,101 @@ pub async fn fork(
     })
 }
 
+/// What `arbor session fork --restore` did.
+pub struct ForkRestore {
+    /// The new session (`None` for `code`: nothing is forked).
+    pub forked: Option<Forked>,
+    /// The session the restore was recorded in, and the restore.
+    pub restored: Option<(PathBuf, crate::checkpoints::RestoreReport)>,
+}
+
+/// [`fork`] that also (`both`) or only (`code`) moves the files of the session's working
+/// directory to the fork point's checkpoint (DECISIONS §27.13). The fork point is where the
+/// fork's leaf will be: the entry's parent (`--entry`), the entry (`--entry --at`), else the
+/// leaf. Refusals (no checkpoint there, checkpoints off, mid-merge/rebase, objects gone)
+/// happen before anything is written. `code` records the restore in the source session.
+pub async fn fork_restoring(
+    dirs: &SessionDirs,
+    path: &Path,
+    entry: Option<&str>,
+    position: ForkPosition,
+    mode: crate::checkpoints::RestoreMode,
+) -> Result<ForkRestore> {
+    use crate::checkpoints::{housekeeping, state_of, Recorder, RestoreMode};
+    if !mode.restores_code() {
+        let forked = fork(dirs, path, entry, position).await?;
+        return Ok(ForkRestore {
+            forked: Some(forked),
+            restored: None,
+        });
+    }
+    let source = open(path).await?;
+    let header = source.storage().header().await?;
+    let point = match (entry, position) {
+        (Some(id), ForkPosition::Before) => {
+            source
+                .get_entry(id)
+                .await?
+                .ok_or_else(|| {
+                    CliError::NotFound(format!("entry {id} not found in {}", path.display()))
+                })?
+                .parent_id
+        }
+        (Some(id), ForkPosition::At) => Some(id.to_string()),
+        (None, _) => source.leaf_id().await?,
+    };
+    let Some((marker, state)) = state_of(&source, point.as_deref()).await? else {
+        return Err(CliError::Workspace(format!(
+            "--restore: {} has no workspace checkpoint at or above entry {}; only the conversation can be forked",
+            path.display(),
+            point.as_deref().unwrap_or("(root)")
+        )));
+    };
+    drop(source);
+    let cwd = PathBuf::from(&header.cwd);
+    let home = layout::arbor_home();
+    let settings = housekeeping::load_settings(&home)?;
+    let disabled = || {
+        CliError::Workspace(
+            "--restore needs workspace checkpoints, and settings.json checkpoints.enabled is false"
+                .into(),
+        )
+    };
+    let checker = Recorder::open(&cwd, &header.id, &settings, &home)?.ok_or_else(disabled)?;
+    checker.check_restorable(&state).await?;
+    if mode == RestoreMode::CodeOnly {
+        let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let storage = JsonlRepository::flat(dir).open(&path_arg(path)).await?;
+        let session = arbor_agent::session::Session::new(Arc::new(storage));
+        let report = checker
+            .restore_to(&session, Some(marker), state, mode)
+            .await?;
+        session.storage().save_point().await?;
+        return Ok(ForkRestore {
+            forked: None,
+            restored: Some((path.to_path_buf(), report)),
+        });
+    }
+    drop(checker);
+    let forked = fork(dirs, path, entry, position).await?;
+    let dir = forked.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let storage = JsonlRepository::flat(dir)
+        .open(&path_arg(&forked.path))
+        .await?;
+    let session = arbor_agent::session::Session::new(Arc::new(storage));
+    let recorder = Recorder::open(&cwd, &forked.id, &settings, &home)?.ok_or_else(disabled)?;
+    recorder.adopt_path(&session).await?;
+    let report = recorder
+        .restore_to(&session, Some(marker), state, mode)
+        .await?;
+    session.storage().save_point().await?;
+    let at = forked.path.clone();
+    Ok(ForkRestore {
+        forked: Some(forked),
+        restored: Some((at, report)),
+    })
+}
+
 /// Rewrites a v1/v2 file as v3 through the store's own migration (DECISIONS §4.3, §25.3):
 /// under the writer's lock, the original kept as a verified `<file>.v<N>.bak`, the new file
 /// fsynced and renamed over the original (or over a symlink's target). A v3 file is left

@@ -165,6 +165,16 @@ pub trait LoopHooks: Send + Sync {
     async fn prepare_next_turn(&self) -> Result<Option<NextTurn>, AgentError> {
         Ok(None)
     }
+
+    /// The model-visible messages of the next request for `model`, when the host keeps them
+    /// itself (the harness maintains them incrementally from the session, and runs
+    /// `transform_context` there). `None`: the loop converts and transforms its transcript.
+    async fn request_messages(
+        &self,
+        _model: &Model,
+    ) -> Result<Option<arbor_ai::MessageList>, AgentError> {
+        Ok(None)
+    }
 }
 
 /// The context as the loop sees it: a shared base plus what this run added since.
@@ -382,7 +392,33 @@ impl RunState<'_> {
 
     /// The model-visible context of one request.
     async fn request_context(&self) -> Result<Context, AgentError> {
-        let transformed = if self.transcript.len() > 0 {
+        let messages = match self.hooks.request_messages(&self.config.model).await? {
+            Some(served) => served,
+            None => self.convert_transcript().await?.into(),
+        };
+        let tools = if self.config.tools.is_empty() {
+            None
+        } else {
+            Some(
+                self.config
+                    .tools
+                    .tools()
+                    .iter()
+                    .map(|t| llm_tool(t.as_ref()))
+                    .collect(),
+            )
+        };
+        Ok(Context {
+            system_prompt: self.config.system_prompt.clone(),
+            messages,
+            tools,
+        })
+    }
+
+    /// `transform_context`, `convert_to_llm` and `transform_messages` over the whole
+    /// transcript (a host without [`LoopHooks::request_messages`]).
+    async fn convert_transcript(&self) -> Result<Vec<Message>, AgentError> {
+        let converted = if self.transcript.len() > 0 {
             let all: Vec<AgentMessage>;
             let slice: &[AgentMessage] = if self.transcript.added.is_empty() {
                 &self.transcript.base
@@ -402,24 +438,7 @@ impl RunState<'_> {
         } else {
             Vec::new()
         };
-        let messages = transform_messages(&transformed, &self.config.model);
-        let tools = if self.config.tools.is_empty() {
-            None
-        } else {
-            Some(
-                self.config
-                    .tools
-                    .tools()
-                    .iter()
-                    .map(|t| llm_tool(t.as_ref()))
-                    .collect(),
-            )
-        };
-        Ok(Context {
-            system_prompt: self.config.system_prompt.clone(),
-            messages,
-            tools,
-        })
+        Ok(transform_messages(&converted, &self.config.model))
     }
 
     fn aborted_message(&self, partial: Option<AssistantMessage>) -> AssistantMessage {

@@ -239,7 +239,8 @@ pub fn summary_context(prompt: String) -> Context {
             content: arbor_ai::Content::Blocks(vec![ContentBlock::text(prompt)]),
             timestamp: crate::time::now_ms(),
             extra: Default::default(),
-        })],
+        })]
+        .into(),
         tools: None,
     }
 }

@@ -6,6 +6,7 @@
 //! moving back to an ancestor truncates it, and only a jump elsewhere needs a fresh ancestry.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::context::projection::{
@@ -35,6 +36,18 @@ pub struct ProjectionCache {
     messages: Arc<Vec<AgentMessage>>,
     /// Where each `ctx` position's messages start in `messages`.
     starts: Vec<usize>,
+    /// Changes whenever `messages` changes other than by appending (a rebuild, a retreat, a
+    /// compaction, an edit), and is unique across every cache of the process: a holder of
+    /// `(generation, len)` knows the first `len` messages are unchanged while the generation
+    /// is (DECISIONS §20.13).
+    generation: u64,
+}
+
+/// Source of [`ProjectionCache`] generations.
+static GENERATIONS: AtomicU64 = AtomicU64::new(1);
+
+fn next_generation() -> u64 {
+    GENERATIONS.fetch_add(1, Ordering::Relaxed)
 }
 
 impl ProjectionCache {
@@ -49,6 +62,7 @@ impl ProjectionCache {
             edits: HashMap::new(),
             messages: Arc::new(Vec::new()),
             starts: Vec::new(),
+            generation: next_generation(),
         };
         cache.rebuild();
         cache
@@ -68,6 +82,11 @@ impl ProjectionCache {
     pub fn position(&self, id: &str) -> Option<usize> {
         // Recent entries are the common targets; search from the leaf.
         self.path.iter().rposition(|e| e.id == id)
+    }
+
+    /// The append-only generation of [`Self::context`]'s messages (see the field).
+    pub fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// Derived settings of the leaf.
@@ -183,6 +202,7 @@ impl ProjectionCache {
             messages.extend(self.project_position(pos));
         }
         self.messages = Arc::new(messages);
+        self.generation = next_generation();
     }
 
     /// Re-projects one context position in place (after an edit targeting it).
@@ -196,6 +216,7 @@ impl ProjectionCache {
             .unwrap_or(self.messages.len());
         let (old_len, new_len) = (end - start, msgs.len());
         Arc::make_mut(&mut self.messages).splice(start..end, msgs);
+        self.generation = next_generation();
         if old_len != new_len {
             for s in &mut self.starts[pos + 1..] {
                 *s = *s + new_len - old_len;

@@ -115,6 +115,14 @@ pub trait HarnessHook: Send + Sync {
         Ok(())
     }
 
+    /// `agent_end`: the run is over (normally, by error or by abort), its messages are
+    /// persisted and the harness is about to go idle. For work the last request would
+    /// otherwise have triggered, e.g. a checkpoint after a tool batch that was aborted.
+    /// An error becomes the run's error.
+    async fn agent_end(&self, _messages: &[AgentMessage]) -> Result<(), AgentError> {
+        Ok(())
+    }
+
     async fn session_before_compact(
         &self,
         _event: &BeforeCompact<'_>,

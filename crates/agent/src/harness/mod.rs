@@ -12,6 +12,7 @@ mod compact;
 pub mod hooks;
 mod navigate;
 pub mod pending;
+mod request;
 mod run;
 
 use std::collections::VecDeque;
@@ -178,6 +179,8 @@ struct State {
     models: Option<ModelResolver>,
     compaction: crate::compaction::CompactionSettings,
     summary_retry: Option<arbor_ai::retry::RetryPolicy>,
+    /// Request messages kept across turns (DECISIONS §20.13).
+    request_cache: request::RequestCache,
 }
 
 struct Inner {
@@ -317,6 +320,7 @@ impl AgentHarness {
             models: options.models,
             compaction: options.compaction,
             summary_retry: options.summary_retry,
+            request_cache: request::RequestCache::default(),
         };
         Ok(AgentHarness {
             inner: Arc::new(Inner {

@@ -7,14 +7,17 @@
 use std::sync::Mutex;
 
 use arbor_ai::stream::SimpleStreamOptions;
-use arbor_ai::{AssistantMessage, ContentBlock, ImageContent, Message, Model, StopReason, Usage};
+use arbor_ai::transform::transform_messages;
+use arbor_ai::{
+    AssistantMessage, ContentBlock, ImageContent, Message, MessageList, Model, StopReason, Usage,
+};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{
     run_agent_loop, AgentError, AgentEvent, AgentLoopConfig, ErrorCode, LoopHooks, NextTurn,
     ToolCallDecision, ToolCallRequest, ToolCallResult, ToolResultPatch,
 };
-use crate::context::projection::ContextOptions;
+use crate::context::convert::convert_one;
 use crate::message::AgentMessage;
 
 use super::hooks::{BeforeAgentStart, BeforeAgentStartResult};
@@ -100,18 +103,23 @@ impl AgentHarness {
             override_prompt = r.system_prompt;
         }
 
-        let ctx = self
-            .inner
-            .session
-            .build_context(&ContextOptions::default())
-            .await?;
         let config = self.loop_config(override_prompt);
         let failure_model = config.model.clone();
         let hooks = RunHooks {
             harness: self,
             last_assistant: Mutex::new(None),
         };
-        let run = run_agent_loop(messages, ctx.messages, config, &hooks, cancel.clone()).await;
+        // The loop gets no transcript of its own: every request's messages come from the
+        // session through `request_messages` (the loop holding the session's list would make
+        // every append copy it).
+        let run = run_agent_loop(
+            messages,
+            std::sync::Arc::default(),
+            config,
+            &hooks,
+            cancel.clone(),
+        )
+        .await;
         if let Err(error) = run {
             hooks
                 .report_failure(&failure_model, &cancel, &error)
@@ -216,7 +224,10 @@ impl LoopHooks for RunHooks<'_> {
                 h.deliver(&event);
                 h.save_point().await?;
             }
-            AgentEvent::AgentEnd { .. } => {
+            AgentEvent::AgentEnd { messages } => {
+                for hook in h.hooks() {
+                    hook.agent_end(messages).await?;
+                }
                 if h.flush_pending().await? {
                     h.inner.session.storage().save_point().await?;
                 }
@@ -241,6 +252,21 @@ impl LoopHooks for RunHooks<'_> {
             }
         }
         Ok(result)
+    }
+
+    async fn request_messages(&self, model: &Model) -> Result<Option<MessageList>, AgentError> {
+        let h = self.harness;
+        let (ctx, generation) = h.inner.session.build_context_tracked().await?;
+        if let Some(replaced) = self.transform_context(&ctx.messages).await? {
+            // A hook rewrote the context: nothing cached applies to it.
+            let llm: Vec<Message> = replaced.iter().filter_map(convert_one).collect();
+            return Ok(Some(transform_messages(&llm, model).into()));
+        }
+        let list = h
+            .state()
+            .request_cache
+            .messages(&ctx.messages, generation, model);
+        Ok(Some(list))
     }
 
     async fn before_request(
@@ -291,14 +317,10 @@ impl LoopHooks for RunHooks<'_> {
     async fn prepare_next_turn(&self) -> Result<Option<NextTurn>, AgentError> {
         let h = self.harness;
         h.flush_pending().await?;
-        let ctx = h
-            .inner
-            .session
-            .build_context(&ContextOptions::default())
-            .await?;
         let config = h.loop_config(None);
         Ok(Some(NextTurn {
-            context: Some(ctx.messages),
+            // `request_messages` reads the session at request time.
+            context: None,
             model: Some(config.model),
             thinking_level: Some(config.thinking_level),
             tools: Some(config.tools),

@@ -171,6 +171,20 @@ impl Session {
         )
     }
 
+    /// [`Self::build_context`] with default options, plus the projection's append-only
+    /// generation when the context came from the cache unchanged (`None` when session entry
+    /// transforms rebuilt it): while the generation stays the same, a later context starts
+    /// with this one's messages (DECISIONS §20.13).
+    pub async fn build_context_tracked(&self) -> Result<(SessionContext, Option<u64>)> {
+        let mut guard = self.cache.lock().await;
+        let cache = self.cache_for_leaf(&mut guard).await?;
+        Ok(if self.options.entry_transforms.is_empty() {
+            (cache.context(), Some(cache.generation()))
+        } else {
+            (cache.context_with(&self.options), None)
+        })
+    }
+
     /// The context as of another entry, without moving the leaf.
     pub async fn build_context_at(
         &self,

@@ -9,6 +9,7 @@ mod harness;
 mod harness_auto_compaction;
 mod harness_crash;
 mod harness_fsyncs;
+mod harness_incremental;
 mod harness_support;
 mod harness_tree;
 mod plans;

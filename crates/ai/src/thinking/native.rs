@@ -95,21 +95,10 @@ fn message_tokens(message: &Message) -> u64 {
 
 /// Estimated prompt size: the last trustworthy reported usage plus estimates of what follows,
 /// or estimates of everything.
+///
+/// Runs before every request, so only the messages after that usage are measured (text
+/// lengths, tool arguments); finding it reads each message's timestamp and nothing else.
 pub fn estimate_context_tokens(context: &Context) -> u64 {
-    let mut prefix: Vec<u64> = Vec::new();
-    let prompt = context.system_prompt.as_deref().unwrap_or("");
-    let mut system_tokens = tokens_for_chars(utf16_len(prompt));
-    if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
-        system_tokens +=
-            tokens_for_chars(utf16_len(&serde_json::to_string(tools).unwrap_or_default()));
-    }
-    if !prompt.is_empty() || context.tools.as_ref().is_some_and(|t| !t.is_empty()) {
-        prefix.push(system_tokens);
-    }
-    let offset = prefix.len();
-    let mut estimates = prefix;
-    estimates.extend(context.messages.iter().map(message_tokens));
-
     let mut latest_ts = i64::MIN;
     let mut usage_at: Option<(usize, u64)> = None;
     for (i, message) in context.messages.iter().enumerate() {
@@ -129,14 +118,24 @@ pub fn estimate_context_tokens(context: &Context) -> u64 {
                 && !matches!(a.stop_reason, StopReason::Error | StopReason::Aborted)
                 && total > 0
             {
-                usage_at = Some((i + offset, total));
+                usage_at = Some((i, total));
             }
         }
         latest_ts = latest_ts.max(ts);
     }
+    let after = |from: usize| -> u64 { context.messages[from..].iter().map(message_tokens).sum() };
     match usage_at {
-        Some((index, total)) => total + estimates[index + 1..].iter().sum::<u64>(),
-        None => estimates.iter().sum(),
+        Some((index, total)) => total + after(index + 1),
+        None => {
+            // No usage to trust: the system prompt and tools count too.
+            let prompt = context.system_prompt.as_deref().unwrap_or("");
+            let mut system_tokens = tokens_for_chars(utf16_len(prompt));
+            if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
+                system_tokens +=
+                    tokens_for_chars(utf16_len(&serde_json::to_string(tools).unwrap_or_default()));
+            }
+            system_tokens + after(0)
+        }
     }
 }
 

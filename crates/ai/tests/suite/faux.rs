@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 fn context(messages: Vec<Message>) -> Context {
     Context {
         system_prompt: None,
-        messages,
+        messages: messages.into(),
         tools: None,
     }
 }

@@ -29,7 +29,7 @@ fn with_compat(mut m: Model, compat: Value) -> Model {
 fn context(tools: Vec<Tool>) -> Context {
     Context {
         system_prompt: None,
-        messages: vec![user("hi")],
+        messages: vec![user("hi")].into(),
         tools: Some(tools),
     }
 }
@@ -290,7 +290,7 @@ fn opencode_gets_the_session_header_and_zai_tool_stream() {
     let body = build_request(
         &zai,
         &Context {
-            messages: vec![Message::user("x", 1)],
+            messages: vec![Message::user("x", 1)].into(),
             ..Context::default()
         },
         &opts(),

@@ -65,7 +65,7 @@ pub fn user(text: &str) -> Message {
 pub fn simple_context() -> Context {
     Context {
         system_prompt: Some("You are a careful assistant.".into()),
-        messages: vec![user("Read é.txt and summarise it.")],
+        messages: vec![user("Read é.txt and summarise it.")].into(),
         tools: Some(tools()),
     }
 }
@@ -127,7 +127,8 @@ pub fn history_context(model: &Model, thinking_signature: &str, tool_call_id: &s
             Message::Assistant(assistant),
             Message::ToolResult(result),
             user("Thanks. Now summarise."),
-        ],
+        ]
+        .into(),
         tools: Some(tools()),
     }
 }

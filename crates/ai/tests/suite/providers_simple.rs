@@ -29,7 +29,7 @@ fn level_map(pairs: Value) -> Option<Map<String, Value>> {
 /// The body fields that carry the thinking configuration.
 fn thinking_fields(m: &Model, level: Option<ThinkingLevel>) -> Value {
     let ctx = Context {
-        messages: vec![user("hi")],
+        messages: vec![user("hi")].into(),
         ..Context::default()
     };
     let native = to_stream_options(m, &ctx, simple(level)).expect("options");
@@ -103,7 +103,7 @@ fn max_tokens_are_clamped_to_the_context_window() {
     m.context_window = 16_000;
     m.max_tokens = 32_000;
     let ctx = Context {
-        messages: vec![user(&"x".repeat(35_000))], // 10 000 estimated tokens
+        messages: vec![user(&"x".repeat(35_000))].into(), // 10 000 estimated tokens
         ..Context::default()
     };
     // room = min(32768, 16000 - 10000 - 4096) = 1904
@@ -270,7 +270,7 @@ async fn stream_simple_sends_the_mapped_parameters() {
         &server.url(),
     );
     let ctx = Context {
-        messages: vec![user("hi")],
+        messages: vec![user("hi")].into(),
         ..Context::default()
     };
     let mut options = simple(Some(ThinkingLevel::Low));

@@ -17,8 +17,11 @@ use proptest::prelude::*;
 /// One event as both decoders can express it: (event name, data).
 type Ev = (String, String);
 
+/// Events as our decoder reports them: (optional event name, data).
+type OurEvents = Vec<(Option<String>, String)>;
+
 /// Our decoder: events delivered while feeding, and those flushed by `finish`.
-fn ours(chunks: &[Vec<u8>]) -> (Vec<(Option<String>, String)>, Vec<(Option<String>, String)>) {
+fn ours(chunks: &[Vec<u8>]) -> (OurEvents, OurEvents) {
     let mut fed = Vec::new();
     let mut dec = SseDecoder::without_raw();
     for c in chunks {

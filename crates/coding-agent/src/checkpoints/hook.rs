@@ -4,12 +4,13 @@
 //! `before_agent_start` runs before the prompt is persisted (the checkpoint sits above the
 //! prompt, so "edit this message and retry" finds the code as it was), `tool_call` notes the
 //! writing tools of a batch, and `context` — called before every model request, i.e. after the
-//! previous batch's results were persisted — captures when that batch may have written.
+//! previous batch's results were persisted — captures when that batch may have written, and
+//! `agent_end` catches the last batch of a run that never made another request (an abort).
 //! A failed capture never fails the turn: it becomes a notice for the app to show.
 
 use std::sync::{Arc, Mutex};
 
-use arbor_agent::agent::{ToolCallDecision, ToolCallRequest};
+use arbor_agent::agent::{AgentError, ToolCallDecision, ToolCallRequest};
 use arbor_agent::harness::{BeforeAgentStart, BeforeAgentStartResult, HarnessHook, HookResult};
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::{EntryKind, Session};
@@ -77,6 +78,14 @@ impl HarnessHook for CheckpointHook {
         let result = self.recorder.tool_batch_end(&self.session).await;
         self.note(result);
         Ok(None)
+    }
+
+    /// A batch that was aborted (or ended the run) gets no next request: capture here what
+    /// it may have written (DECISIONS §27.15). After a normal run the flag is already clear.
+    async fn agent_end(&self, _messages: &[AgentMessage]) -> Result<(), AgentError> {
+        let result = self.recorder.tool_batch_end(&self.session).await;
+        self.note(result);
+        Ok(())
     }
 }
 

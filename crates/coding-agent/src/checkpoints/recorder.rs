@@ -49,11 +49,21 @@ pub enum RestoreMode {
 }
 
 impl RestoreMode {
-    fn restores_code(self) -> bool {
+    /// `conversation`, `code` or `both` (the `--restore` values).
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "conversation" => Some(RestoreMode::ConversationOnly),
+            "code" => Some(RestoreMode::CodeOnly),
+            "both" => Some(RestoreMode::Both),
+            _ => None,
+        }
+    }
+
+    pub fn restores_code(self) -> bool {
         !matches!(self, RestoreMode::ConversationOnly)
     }
 
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             RestoreMode::ConversationOnly => "conversation",
             RestoreMode::CodeOnly => "code",
@@ -381,6 +391,27 @@ impl Recorder {
         }
     }
 
+    /// Refuses (mid-merge/rebase, objects gone) before anything changes.
+    pub async fn check_restorable(&self, target: &Checkpoint) -> Result<()> {
+        let check = target.clone();
+        self.with_workspace(move |ws| ws.check_restorable(&check))
+            .await
+    }
+
+    /// Restores a state found elsewhere (another session's fork point): check, capture the
+    /// current files at the leaf, restore, record. `target_entry` names the node the state
+    /// came from, for the restore entry.
+    pub async fn restore_to(
+        &self,
+        session: &Session,
+        target_entry: Option<String>,
+        target: Checkpoint,
+        mode: RestoreMode,
+    ) -> Result<RestoreReport> {
+        let plan = self.plan_to(session, target_entry, target, mode).await?;
+        self.finish_restore(session, plan).await
+    }
+
     /// Undoes the latest restore on the active path: the workspace goes back to the state
     /// captured just before it (the conversation stays where it is).
     pub async fn undo_restore(&self, session: &Session) -> Result<RestoreReport> {
@@ -429,6 +460,15 @@ impl Recorder {
         .await?;
         Ok(count)
     }
+}
+
+/// The workspace state of `node` in any session (no recorder needed): the nearest checkpoint
+/// or restore at or above it.
+pub async fn state_of(
+    session: &Session,
+    node: Option<&str>,
+) -> Result<Option<(String, Checkpoint)>> {
+    nearest_marker(session, node, None).await
 }
 
 /// Walks up from `from` to the nearest state marker, stopping early at the memoized leaf.

@@ -2,6 +2,7 @@
 
 mod agent_e2e;
 mod basics;
+mod checkpoint_app;
 mod checkpoint_harness;
 mod checkpoints;
 mod context_json;
