@@ -96,6 +96,25 @@ fn session_location(
     (home.join("sessions"), true)
 }
 
+/// The PostgreSQL store for the agent's session, if any (DECISIONS §24.13): `--session-store`,
+/// else the `sessionStore` setting unless a session folder was named explicitly
+/// (`--session-dir` or `ARBOR_SESSION_DIR`), which wins over a setting.
+fn session_store_url(
+    a: &AgentArgs,
+    global_dir: Option<&Path>,
+    settings: &Settings,
+) -> Option<String> {
+    if let Some(url) = &a.session_store {
+        return Some(url.clone());
+    }
+    let dir_named = global_dir.is_some()
+        || std::env::var_os("ARBOR_SESSION_DIR").is_some_and(|v| !v.is_empty());
+    if dir_named {
+        return None;
+    }
+    settings.session_store()
+}
+
 /// The newest session file (by mtime) of `dir` whose header cwd is `cwd`.
 fn newest_in(dir: &Path, cwd: &str, check_cwd: bool) -> Option<PathBuf> {
     let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
@@ -313,8 +332,13 @@ pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliE
         dir.clone()
     };
     let mut opened_existing = false;
+    let store_url = session_store_url(a, global_dir, &settings);
     let storage: Arc<dyn SessionStorage> = if a.no_session {
         Arc::new(MemoryStorage::new(cwd_text.clone()))
+    } else if let Some(url) = &store_url {
+        let (storage, existed) = crate::pgstore::agent_session(a, url, &cwd_text).await?;
+        opened_existing = existed;
+        Arc::new(storage)
     } else if let Some(src) = &a.fork {
         let path = find_session(src, &dir, layout, &cwd)?;
         let forked = repo
@@ -382,7 +406,9 @@ pub async fn start(a: &AgentArgs, global_dir: Option<&Path>) -> Result<App, CliE
         )
     };
     let header = storage.header().await?;
-    let session_file = (!a.no_session).then(|| PathBuf::from(storage.location()));
+    // A store session has a location (`postgres://user@host/db#id`), not a file.
+    let session_file =
+        (!a.no_session && store_url.is_none()).then(|| PathBuf::from(storage.location()));
     let session = Arc::new(Session::new(storage));
 
     // ---- model, tools, prompt ----

@@ -1,7 +1,7 @@
 //! The materialized per-session state that the database backends (SQLite, PostgreSQL) keep in
 //! one row beside the entries: every append folds its entry in within the same transaction, so
 //! reads of leaf, name, counts and stats are one row. One fold for every backend keeps their
-//! listings and stats equal (DECISIONS §26.1).
+//! listings and stats equal (DECISIONS §25.10).
 
 use super::entry::{EntryKind, SessionEntry};
 use super::storage::SessionStats;
