@@ -3,6 +3,7 @@
 #
 #   eval "$(.ci/postgres.sh start)"   # prints `export ARBOR_TEST_POSTGRES_URL=...` (and PGDATA dir)
 #   .ci/postgres.sh stop DIR          # stops the cluster started in DIR and removes DIR
+#   .ci/postgres.sh restart DIR       # `pg_ctl restart -m fast` of that cluster (fault tests)
 #
 # `start` installs PostgreSQL from the distribution's packages when `initdb` is missing, creates
 # a cluster in a fresh temporary directory owned by the `postgres` user, listens only on a Unix
@@ -55,8 +56,16 @@ stop() {
     rm -rf "$dir"
 }
 
+restart() {
+    local dir="${1:?usage: postgres.sh restart DIR}" bin
+    bin="$(pg_bin)"
+    as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -m fast -w -t 60 restart >&2 \
+        || { cat "$dir/server.log" >&2; exit 1; }
+}
+
 case "${1:-}" in
     start) start ;;
     stop) shift; stop "$@" ;;
-    *) echo "usage: $0 start | stop DIR" >&2; exit 2 ;;
+    restart) shift; restart "$@" ;;
+    *) echo "usage: $0 start | stop DIR | restart DIR" >&2; exit 2 ;;
 esac

@@ -4,6 +4,7 @@ mod basics;
 mod concurrency;
 mod conformance;
 mod faults;
+mod restart;
 mod transfer;
 
 use arbor_agent::session::{CreateOptions, CustomEntry, EntryDraft, EntryKind, SessionRepository};
