@@ -2,7 +2,8 @@
 //! PostgreSQL session store (`arbor-session-postgres`). Sessions there are named by full id or
 //! location (`postgres://user@host/db#<id>`); the connection string's password never appears in
 //! output or errors (the store shows `postgres://user@host/db`). `ARBOR_POSTGRES_SCHEMA` picks
-//! the schema (default `arbor`), so several stores can share one database.
+//! the schema (default `arbor`), so several stores can share one database;
+//! `ARBOR_POSTGRES_SSLROOTCERT` names a PEM CA file for TLS (`tls-rustls` builds).
 
 use std::path::{Path, PathBuf};
 
@@ -34,6 +35,10 @@ pub async fn connect(url: &str) -> Result<PostgresRepository> {
         .filter(|s| !s.is_empty())
     {
         options.schema = schema;
+    }
+    // A private CA for TLS stores (needs a build with the `tls-rustls` feature).
+    if let Some(ca) = std::env::var_os("ARBOR_POSTGRES_SSLROOTCERT").filter(|s| !s.is_empty()) {
+        options.tls_root_cert = Some(PathBuf::from(ca));
     }
     Ok(PostgresRepository::connect_with(url, options).await?)
 }

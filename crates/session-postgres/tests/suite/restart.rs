@@ -4,12 +4,12 @@
 //! is half-applied, appends fail with a clear error while the server is down, and the same
 //! writer carries on (still holding the session) once it is back.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use arbor_agent::session::{SessionRepository, SessionStorage};
 use arbor_session_postgres::PostgresRepository;
 
+use super::cluster::Cluster;
 use super::{admin, custom, session, user, Schema};
 
 async fn postmaster_start(url: &str) -> String {
@@ -18,65 +18,6 @@ async fn postmaster_start(url: &str) -> String {
         .await
         .unwrap()
         .get(0)
-}
-
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/postgres.sh")
-}
-
-/// A throwaway cluster of this test, stopped and removed on drop.
-struct Cluster {
-    url: String,
-    dir: String,
-}
-
-impl Cluster {
-    fn start() -> Cluster {
-        let out = std::process::Command::new("bash")
-            .arg(script())
-            .arg("start")
-            .output()
-            .expect("running .ci/postgres.sh start");
-        assert!(
-            out.status.success(),
-            "postgres.sh start failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let text = String::from_utf8(out.stdout).unwrap();
-        let value = |key: &str| {
-            text.lines()
-                .find_map(|l| l.strip_prefix(&format!("export {key}='")))
-                .and_then(|v| v.strip_suffix('\''))
-                .unwrap_or_else(|| panic!("{key} missing in postgres.sh output: {text}"))
-                .to_owned()
-        };
-        Cluster {
-            url: value("ARBOR_TEST_POSTGRES_URL"),
-            dir: value("ARBOR_TEST_POSTGRES_DIR"),
-        }
-    }
-
-    fn restart(&self) {
-        let out = std::process::Command::new("bash")
-            .arg(script())
-            .args(["restart", &self.dir])
-            .output()
-            .expect("running .ci/postgres.sh restart");
-        assert!(
-            out.status.success(),
-            "postgres.sh restart failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("bash")
-            .arg(script())
-            .args(["stop", &self.dir])
-            .output();
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
