@@ -9,6 +9,7 @@ mod errors;
 mod fork_migrate;
 mod plans;
 mod postgres;
+mod store_fuzz;
 mod summaries;
 mod tools;
 mod tree_view;
