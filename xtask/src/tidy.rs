@@ -6,6 +6,7 @@
 //!   storage and agent crates, and terminal crates (ratatui, crossterm) stay in the app.
 //!   arbor-checkpoint depends on no workspace crate.
 //! - Citations: every `DECISIONS §x.y` in the code names an item of docs/DECISIONS.md.
+//! - Typed errors: no `pub fn` in a crate's `src/` returns `Result<_, String>` (DECISIONS §8.9).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -59,6 +60,7 @@ const LAYERS: &[Layer] = &[
 pub fn run(root: &Path) -> Vec<String> {
     let mut problems = layering(root);
     problems.extend(citations(root));
+    problems.extend(string_errors(root));
     problems
 }
 
@@ -216,9 +218,89 @@ fn citations(root: &Path) -> Vec<String> {
     problems
 }
 
+/// The signature of each `pub fn` (not `pub(crate)`) in `text`, with its 1-based line: the
+/// text from `pub` up to the body's `{` or a `;`.
+fn public_signatures(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        let t = t.strip_prefix("pub ").unwrap_or("");
+        let t = t.strip_prefix("async ").unwrap_or(t);
+        if !t.starts_with("fn ") {
+            continue;
+        }
+        let mut sig = String::new();
+        for l in &lines[i..] {
+            sig.push_str(l.trim());
+            sig.push(' ');
+            if l.contains('{') || l.trim_end().ends_with(';') {
+                break;
+            }
+        }
+        out.push((i + 1, sig));
+    }
+    out
+}
+
+/// Whether a signature's return type is `Result<…, String>`.
+fn returns_string_error(sig: &str) -> bool {
+    let Some((_, ret)) = sig.rsplit_once("->") else {
+        return false;
+    };
+    let ret = ret.split(" where ").next().unwrap_or(ret);
+    ret.contains("Result<") && ret.replace(' ', "").contains(",String>")
+}
+
+fn string_errors(root: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(&root.join("crates"), &mut files);
+    files.sort();
+    let mut problems = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(root).unwrap_or(&file);
+        // Library and binary code only: tests, benches and examples may use plain strings.
+        let in_src = rel
+            .components()
+            .nth(2)
+            .is_some_and(|c| c.as_os_str() == "src");
+        if !in_src {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        // Unit-test modules sit at the end of a file; stop reading there.
+        let code = text.split("#[cfg(test)]").next().unwrap_or(&text);
+        for (line, sig) in public_signatures(code) {
+            if returns_string_error(&sig) {
+                problems.push(format!(
+                    "typed errors: {}:{line}: a public function returns Result<_, String> (DECISIONS §8.9)",
+                    rel.display()
+                ));
+            }
+        }
+    }
+    problems
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn string_errors_are_found_in_public_signatures_only() {
+        let text =
+            "pub fn a() -> Result<u8, String> {\n}\npub(crate) fn b() -> Result<u8, String> {}\n\
+                    pub async fn c(\n    x: u8,\n) -> Result<Vec<String>, Error> {\n}\n\
+                    pub fn d<T>(f: impl Fn() -> Result<T, String>) -> Result<T, AiError> {}\n";
+        let flagged: Vec<usize> = public_signatures(text)
+            .into_iter()
+            .filter(|(_, sig)| returns_string_error(sig))
+            .map(|(line, _)| line)
+            .collect();
+        assert_eq!(flagged, vec![1]);
+    }
 
     #[test]
     fn citations_are_read_with_their_siblings() {

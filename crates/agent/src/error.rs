@@ -1,4 +1,7 @@
-//! The crate's one error type, with the reference's error codes.
+//! The crate's one error enum, with the reference's error codes. The session store, compaction
+//! and branch summaries all fail through it; the loop and harness wrap it in their coded
+//! [`AgentError`](crate::agent::AgentError) (pi's `AgentHarnessError`), and tools fail with a
+//! [`ToolError`](crate::agent::ToolError) whose text the model reads (DECISIONS §8.9).
 
 /// Errors of the session layer. [`SessionError::code`] gives the reference's code.
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +35,23 @@ pub enum SessionError {
         #[source]
         source: std::io::Error,
     },
+    /// One JSON value is not a session entry, header or message: the text names the entry id
+    /// and the failing field. Callers that know the file and line turn it into
+    /// [`SessionError::Line`] with [`SessionError::at_line`].
+    #[error("{0}")]
+    Parse(String),
+    /// Compaction or branch summary: the entries handed in are not a root→leaf chain (names the
+    /// entry that breaks it).
+    #[error("invalid path: {0}")]
+    InvalidPath(String),
+    /// A summary request was cancelled (by the caller's token or the provider reporting
+    /// `aborted`). Its own variant: the harness reports it as "cancelled", not as a failure.
+    #[error("{0}")]
+    Aborted(String),
+    /// A summary's model call failed, stopped on `length`, or answered with a tool call. The text
+    /// says which request (`Summarization failed: ...`, `Branch summarization failed: ...`).
+    #[error("{0}")]
+    SummarizationFailed(String),
     /// A line of a session file that cannot be read.
     #[error("invalid session: {file}:{line}: {message}")]
     Line {
@@ -42,17 +62,23 @@ pub enum SessionError {
 }
 
 impl SessionError {
-    /// The stable error code: `not_found`, `invalid_session`, `invalid_entry`,
-    /// `invalid_fork_target` or `storage`.
+    /// The stable error code: the reference's `not_found`, `invalid_session`, `invalid_entry`,
+    /// `invalid_fork_target` and `storage`, and for summaries `invalid_path`, `aborted` and
+    /// `summarization_failed` (DECISIONS §8.9).
     pub fn code(&self) -> &'static str {
         match self {
             SessionError::NotFound(_) => "not_found",
-            SessionError::InvalidSession(_) | SessionError::Line { .. } => "invalid_session",
+            SessionError::InvalidSession(_)
+            | SessionError::Parse(_)
+            | SessionError::Line { .. } => "invalid_session",
             SessionError::InvalidEntry(_) => "invalid_entry",
             SessionError::InvalidForkTarget(_) => "invalid_fork_target",
             SessionError::Storage(_) | SessionError::Backend { .. } | SessionError::Io { .. } => {
                 "storage"
             }
+            SessionError::InvalidPath(_) => "invalid_path",
+            SessionError::Aborted(_) => "aborted",
+            SessionError::SummarizationFailed(_) => "summarization_failed",
         }
     }
 
@@ -75,21 +101,42 @@ impl SessionError {
     }
 }
 
-/// Why one JSON line is not a session entry or header: the text names the entry id and the
-/// failing field. Callers that know the file and line wrap it into [`SessionError::Line`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ParseError(pub String);
+impl SessionError {
+    /// Whether a summary request was cancelled rather than failed.
+    pub fn is_aborted(&self) -> bool {
+        matches!(self, SessionError::Aborted(_))
+    }
 
-impl From<ParseError> for String {
-    fn from(e: ParseError) -> String {
-        e.0
+    /// Puts `prefix` before a [`SessionError::Parse`] text (what was being read); other errors
+    /// are returned as they are.
+    pub fn within(self, prefix: impl std::fmt::Display) -> Self {
+        match self {
+            SessionError::Parse(m) => SessionError::Parse(format!("{prefix}: {m}")),
+            other => other,
+        }
+    }
+
+    /// The text of a [`SessionError::Parse`] placed at `file:line`; other errors unchanged.
+    pub fn at_line(self, file: impl Into<String>, line: usize) -> Self {
+        match self {
+            SessionError::Parse(message) => SessionError::Line {
+                file: file.into(),
+                line,
+                message,
+            },
+            other => other,
+        }
     }
 }
 
-impl From<String> for ParseError {
-    fn from(message: String) -> Self {
-        ParseError(message)
+/// The shapes arbor-ai checks while reading JSON become parse errors here; anything else it
+/// could report is kept as the source.
+impl From<arbor_ai::AiError> for SessionError {
+    fn from(e: arbor_ai::AiError) -> Self {
+        match e {
+            arbor_ai::AiError::InvalidJson(m) => SessionError::Parse(m),
+            other => SessionError::backend("reading JSON", other),
+        }
     }
 }
 

@@ -5,6 +5,8 @@
 use arbor_ai::json::{describe, deserialize_ms, from_object, RoleTagged};
 use arbor_ai::types::{Content, Extra, Message};
 use serde::de::Error as _;
+
+use crate::error::SessionError;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
@@ -110,8 +112,12 @@ impl AgentMessage {
     }
 
     /// Parses from a JSON object, naming the failing field in the error.
-    pub fn from_map(map: Map<String, Value>) -> Result<Self, String> {
-        let map = match Message::from_map(map)? {
+    pub fn from_map(map: Map<String, Value>) -> Result<Self, SessionError> {
+        Self::parse_map(map).map_err(SessionError::Parse)
+    }
+
+    fn parse_map(map: Map<String, Value>) -> Result<Self, String> {
+        let map = match Message::from_map(map).map_err(|e| e.to_string())? {
             Ok(m) => return Ok(AgentMessage::Llm(m)),
             Err(map) => map,
         };

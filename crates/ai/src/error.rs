@@ -24,6 +24,10 @@ pub enum AiError {
         source_name: String,
         message: String,
     },
+    /// A JSON value does not have the shape a type needs; the text names the failing field's
+    /// path (`content[1].text: invalid type ...`), so a bad value in a session file is found.
+    #[error("{0}")]
+    InvalidJson(String),
     /// A file could not be read.
     #[error("{path}: cannot read file: {source}")]
     Io {
@@ -31,6 +35,17 @@ pub enum AiError {
         #[source]
         source: std::io::Error,
     },
+}
+
+impl AiError {
+    /// Puts `prefix` (a field path or what was being read) before an [`AiError::InvalidJson`]
+    /// text; other errors are returned as they are.
+    pub fn within(self, prefix: impl std::fmt::Display) -> Self {
+        match self {
+            AiError::InvalidJson(m) => AiError::InvalidJson(format!("{prefix}: {m}")),
+            other => other,
+        }
+    }
 }
 
 pub type Result<T, E = AiError> = std::result::Result<T, E>;

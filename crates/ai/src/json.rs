@@ -4,6 +4,7 @@
 //! prints integral values without a fraction (`0`, not `0.0`). Fields we hold as `f64` (costs,
 //! durations) use [`serialize_js_f64`] so that a file we rewrite compares equal to pi's.
 
+use crate::error::AiError;
 use std::cell::Cell;
 
 use serde::de::Error as _;
@@ -109,18 +110,18 @@ pub fn describe(value: &Value) -> String {
 /// Deserializes `T` from an owned JSON object, prefixing any error with the path of the failing
 /// field (`content[1].text: invalid type ...`), so a bad value in a session file is named
 /// precisely instead of surfacing as "data did not match any variant".
-pub fn from_object<T: serde::de::DeserializeOwned>(map: Map<String, Value>) -> Result<T, String> {
+pub fn from_object<T: serde::de::DeserializeOwned>(map: Map<String, Value>) -> Result<T, AiError> {
     let value = Value::Object(map);
     if FAST_PATH.with(Cell::get) {
-        return serde_json::from_value(value).map_err(|e| e.to_string());
+        return serde_json::from_value(value).map_err(|e| AiError::InvalidJson(e.to_string()));
     }
     serde_path_to_error::deserialize(value).map_err(|err| {
         let path = err.path().to_string();
-        let inner = err.into_inner().to_string();
+        let inner = AiError::InvalidJson(err.into_inner().to_string());
         if path == "." || path.is_empty() {
             inner
         } else {
-            format!("{path}: {inner}")
+            inner.within(path)
         }
     })
 }
@@ -133,7 +134,7 @@ thread_local! {
 /// Runs `parse` once without field-path tracking (about a quarter of the cost of a typed
 /// parse) and, only if it fails, once more with tracking so the error names the field. `parse`
 /// must be repeatable (it re-reads its input).
-pub fn parse_then_explain<T>(parse: impl Fn() -> Result<T, String>) -> Result<T, String> {
+pub fn parse_then_explain<T, E>(parse: impl Fn() -> Result<T, E>) -> Result<T, E> {
     let outer = FAST_PATH.with(|f| f.replace(true));
     let first = parse();
     FAST_PATH.with(|f| f.set(outer));
@@ -146,14 +147,14 @@ pub fn parse_then_explain<T>(parse: impl Fn() -> Result<T, String>) -> Result<T,
 }
 
 /// Takes a required string field out of `map`.
-pub fn take_string(map: &mut Map<String, Value>, key: &str) -> Result<String, String> {
+pub fn take_string(map: &mut Map<String, Value>, key: &str) -> Result<String, AiError> {
     match map.remove(key) {
         Some(Value::String(s)) => Ok(s),
-        Some(other) => Err(format!(
+        Some(other) => Err(AiError::InvalidJson(format!(
             "{key}: expected a string, found {}",
             describe(&other)
-        )),
-        None => Err(format!("missing field `{key}`")),
+        ))),
+        None => Err(AiError::InvalidJson(format!("missing field `{key}`"))),
     }
 }
 
@@ -297,6 +298,18 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Nullable<T> {
 /// `sanitizeSurrogates`), so dropping them on load sends what pi sends (DECISIONS §25.7).
 /// Meant for failure paths only: callers try the plain parse first.
 pub fn strip_lone_surrogates(json: &str) -> Option<String> {
+    fix_lone_surrogates(json, "")
+}
+
+/// Replaces `\uXXXX` escapes of unpaired UTF-16 surrogates in JSON text with `\ufffd` (the
+/// replacement character, written as an escape of the same length, so error positions stay
+/// put); `None` when there are none. For provider stream payloads (DECISIONS §9.19): the text
+/// the user saw cut shows where it was cut. Failure paths only, like [`strip_lone_surrogates`].
+pub fn replace_lone_surrogates(json: &str) -> Option<String> {
+    fix_lone_surrogates(json, "\\ufffd")
+}
+
+fn fix_lone_surrogates(json: &str, replacement: &str) -> Option<String> {
     fn escape_at(b: &[u8], i: usize) -> Option<u16> {
         let hex = b.get(i..i + 6)?;
         if hex[0] != b'\\' || hex[1] != b'u' {
@@ -318,6 +331,7 @@ pub fn strip_lone_surrogates(json: &str) -> Option<String> {
             Some(u) if is_high(u) || is_low(u) => {
                 let o = out.get_or_insert_with(|| String::with_capacity(json.len()));
                 o.push_str(&json[copied..at]);
+                o.push_str(replacement);
                 copied = at + 6;
                 i = at + 6;
             }
@@ -362,5 +376,17 @@ mod surrogate_tests {
         assert_eq!(strip(r#"{"t":"\n\u0041"}"#), None);
         let fixed = strip(r#"{"t":"a\ud83d","u":"\udc00b"}"#).unwrap();
         assert!(serde_json::from_str::<serde_json::Value>(&fixed).is_ok());
+    }
+
+    #[test]
+    fn lone_surrogates_become_the_replacement_character() {
+        use super::replace_lone_surrogates as replace;
+        assert_eq!(replace(r#"{"t":"ok \ud83d\ude00"}"#), None);
+        let fixed = replace(r#"{"t":"cut \ud83d","u":"\uDE00x","v":"\\ud800"}"#).unwrap();
+        assert_eq!(fixed, r#"{"t":"cut \ufffd","u":"\ufffdx","v":"\\ud800"}"#);
+        let v: serde_json::Value = serde_json::from_str(&fixed).unwrap();
+        assert_eq!(v["t"], "cut \u{FFFD}");
+        assert_eq!(v["u"], "\u{FFFD}x");
+        assert_eq!(v["v"], "\\ud800");
     }
 }

@@ -115,7 +115,16 @@ pub fn parse_tool_arguments(text: &str) -> ParsedArguments {
             arguments_error: None,
         };
     }
-    let reason = match parse_json_with_repair(text) {
+    // Lone surrogate escapes (JavaScript accepts them) read as U+FFFD, as in stream payloads
+    // (DECISIONS §9.19); the scan runs only when the plain parse failed.
+    let parsed =
+        parse_json_with_repair(text).or_else(|e| {
+            match crate::json::replace_lone_surrogates(text) {
+                Some(fixed) => parse_json_with_repair(&fixed),
+                None => Err(e),
+            }
+        });
+    let reason = match parsed {
         Ok(value @ Value::Object(_)) => {
             return ParsedArguments {
                 arguments: value,

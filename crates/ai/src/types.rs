@@ -5,6 +5,7 @@
 //! survive an older Arbor. Tagged enums (`type` on blocks, `role` on messages) are parsed by hand
 //! so that an unknown block type is kept verbatim and a bad field is named in the error.
 
+use crate::error::AiError;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
@@ -172,8 +173,9 @@ impl<'de> Deserialize<'de> for ContentBlock {
 }
 
 impl ContentBlock {
-    fn from_map(map: Map<String, Value>) -> Result<Self, String> {
-        let tag: String = take_tag::<serde_json::Error>(&map, "type").map_err(|e| e.to_string())?;
+    fn from_map(map: Map<String, Value>) -> Result<Self, AiError> {
+        let tag: String = take_tag::<serde_json::Error>(&map, "type")
+            .map_err(|e| AiError::InvalidJson(e.to_string()))?;
         let res: Result<Self, serde_json::Error> = match tag.as_str() {
             "text" => parse_variant(map, "type").map(ContentBlock::Text),
             "thinking" => parse_variant(map, "type").map(ContentBlock::Thinking),
@@ -181,7 +183,7 @@ impl ContentBlock {
             "toolCall" => parse_variant(map, "type").map(ContentBlock::ToolCall),
             _ => Ok(ContentBlock::Unknown(map)),
         };
-        res.map_err(|e| format!("{tag} block: {e}"))
+        res.map_err(|e| AiError::InvalidJson(format!("{tag} block: {e}")))
     }
 }
 
@@ -275,16 +277,18 @@ impl<'de> Deserialize<'de> for Content {
     }
 }
 
-fn parse_blocks(items: Vec<Value>) -> Result<Vec<ContentBlock>, String> {
+fn parse_blocks(items: Vec<Value>) -> Result<Vec<ContentBlock>, AiError> {
     items
         .into_iter()
         .enumerate()
         .map(|(i, item)| match item {
-            Value::Object(map) => ContentBlock::from_map(map).map_err(|e| format!("[{i}]: {e}")),
-            other => Err(format!(
+            Value::Object(map) => {
+                ContentBlock::from_map(map).map_err(|e| e.within(format!("[{i}]")))
+            }
+            other => Err(AiError::InvalidJson(format!(
                 "[{i}]: expected a content block object, found {}",
                 describe(&other)
-            )),
+            ))),
         })
         .collect()
 }
@@ -598,9 +602,9 @@ impl Message {
 
     /// Parses a message from a JSON object whose `role` is one of the four LLM roles. Returns the
     /// map back unchanged when the role is not an LLM role, so callers with more roles can go on.
-    pub fn from_map(map: Map<String, Value>) -> Result<Result<Self, Map<String, Value>>, String> {
-        let role: String =
-            take_tag::<serde_json::Error>(&map, "role").map_err(|e| e.to_string())?;
+    pub fn from_map(map: Map<String, Value>) -> Result<Result<Self, Map<String, Value>>, AiError> {
+        let role: String = take_tag::<serde_json::Error>(&map, "role")
+            .map_err(|e| AiError::InvalidJson(e.to_string()))?;
         let res: Result<Message, serde_json::Error> = match role.as_str() {
             "user" => parse_variant(map, "role").map(Message::User),
             "assistant" => parse_variant(map, "role").map(Message::Assistant),
@@ -608,7 +612,8 @@ impl Message {
             "system" => parse_variant(map, "role").map(Message::System),
             _ => return Ok(Err(map)),
         };
-        res.map(Ok).map_err(|e| format!("{role} message: {e}"))
+        res.map(Ok)
+            .map_err(|e| AiError::InvalidJson(format!("{role} message: {e}")))
     }
 }
 

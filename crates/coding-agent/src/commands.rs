@@ -73,21 +73,7 @@ pub async fn session(
         SessionCommand::List { all } => {
             let dirs = SessionDirs::resolve(session_dir)?;
             let cwd = current_dir()?;
-            let listing = store::list(&dirs, &cwd, all).await?;
-            for (location, reason) in &listing.skipped {
-                eprintln!("arbor: skipped {location}: {reason}");
-            }
-            if listing.sessions.is_empty() {
-                let hint = if all {
-                    ""
-                } else {
-                    " (--all lists every directory)"
-                };
-                eprintln!("arbor: no sessions in {}{hint}", listing.scanned);
-                return Ok(ExitCode::SUCCESS);
-            }
-            // Sessions of many projects are mixed only with --all: then show each one's cwd.
-            emit(list::render(&listing.sessions, all).as_bytes())
+            print_listing(&store::list(&dirs, &cwd, all).await?, all)
         }
         SessionCommand::Fork { session, entry, at } => {
             let path = find(session_dir, &session)?;
@@ -242,20 +228,7 @@ async fn on_store(url: &str, cmd: SessionCommand) -> Result<ExitCode> {
             write_tree(&view)
         }
         SessionCommand::List { all } => {
-            let listing = pgstore::list(url, &current_dir()?, all).await?;
-            for (location, reason) in &listing.skipped {
-                eprintln!("arbor: skipped {location}: {reason}");
-            }
-            if listing.sessions.is_empty() {
-                let hint = if all {
-                    ""
-                } else {
-                    " (--all lists every directory)"
-                };
-                eprintln!("arbor: no sessions in {}{hint}", listing.scanned);
-                return Ok(ExitCode::SUCCESS);
-            }
-            emit(list::render(&listing.sessions, all).as_bytes())
+            print_listing(&pgstore::list(url, &current_dir()?, all).await?, all)
         }
         SessionCommand::Fork { session, entry, at } => {
             let position = if at {
@@ -354,6 +327,25 @@ fn current_dir() -> Result<String> {
 }
 
 /// Writes to stdout; a closed pipe (`| head`) ends quietly rather than as an error.
+/// `arbor session list` output, whichever store listed: skipped files on stderr, a hint when
+/// nothing was found, else the table. Sessions of many projects are mixed only with `--all`:
+/// then each row shows its cwd.
+fn print_listing(listing: &store::Listing, all: bool) -> Result<ExitCode> {
+    for (location, reason) in &listing.skipped {
+        eprintln!("arbor: skipped {location}: {reason}");
+    }
+    if listing.sessions.is_empty() {
+        let hint = if all {
+            ""
+        } else {
+            " (--all lists every directory)"
+        };
+        eprintln!("arbor: no sessions in {}{hint}", listing.scanned);
+        return Ok(ExitCode::SUCCESS);
+    }
+    emit(list::render(&listing.sessions, all).as_bytes())
+}
+
 fn emit(bytes: &[u8]) -> Result<ExitCode> {
     let mut stdout = io::stdout().lock();
     match stdout.write_all(bytes).and_then(|()| stdout.flush()) {

@@ -48,12 +48,10 @@ pub enum CliError {
     /// The agent harness refused an operation.
     #[error("{0}")]
     Agent(#[from] arbor_agent::agent::AgentError),
-    /// An error from the session layer (refused file, unknown entry, storage failure).
+    /// An error from the session layer (refused file, unknown entry, storage failure), or a
+    /// compaction or branch summary that failed or was aborted (the session is unchanged).
     #[error("{0}")]
     Session(#[from] SessionError),
-    /// A compaction or branch summary that failed or was aborted (the session is unchanged).
-    #[error("{0}")]
-    Summary(#[from] arbor_agent::compaction::CompactionError),
     /// A bug: the command panicked. Never a verdict on the user's input or files.
     #[error("internal error: {0} (this is a bug in arbor; please report it)")]
     Internal(String),

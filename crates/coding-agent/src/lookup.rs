@@ -8,6 +8,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use arbor_agent::session::jsonl::layout::{self, is_cwd_dir_name};
+use arbor_agent::session::jsonl::JsonlRepository;
 use arbor_agent::session::SessionHeader;
 
 use crate::error::{CliError, Result};
@@ -95,50 +96,24 @@ impl SessionDirs {
         }
     }
 
-    /// The session folders to scan: every per-cwd folder of a layout (sorted), or the flat dir
-    /// and its per-cwd folders.
-    /// A missing layout root is simply empty (no session was ever written).
-    pub fn folders(&self) -> Result<Vec<PathBuf>> {
+    /// The store's view of these directories: lookup walks the same folders the store writes
+    /// to and lists, so the two can never disagree about what a session is.
+    pub fn repository(&self) -> JsonlRepository {
         match self {
-            // Like the store's flat layout: the directory plus any pi-style `--…--` folders in it.
-            SessionDirs::Flat { dir } => {
-                let mut folders = vec![dir.clone()];
-                if dir.is_dir() {
-                    folders.extend(
-                        read_dir_sorted(dir)?
-                            .into_iter()
-                            .filter(|p| p.is_dir() && file_name(p).is_some_and(is_cwd_dir_name)),
-                    );
-                }
-                Ok(folders)
-            }
-            SessionDirs::Layout { root } => {
-                if !root.is_dir() {
-                    return Ok(Vec::new());
-                }
-                Ok(read_dir_sorted(root)?
-                    .into_iter()
-                    .filter(|p| p.is_dir() && file_name(p).is_some_and(is_cwd_dir_name))
-                    .collect())
-            }
+            SessionDirs::Layout { root } => JsonlRepository::new(root.clone()),
+            SessionDirs::Flat { dir } => JsonlRepository::flat(dir.clone()),
         }
     }
 
-    /// Every session file with its id.
+    /// Every session file with its id (from the file name, else its header line). Files
+    /// whose header cannot be read are left out: they stay reachable by path.
     pub fn candidates(&self) -> Result<Vec<Candidate>> {
-        let mut out = Vec::new();
-        for folder in self.folders()? {
-            for path in read_dir_sorted(&folder)? {
-                if !is_jsonl(&path) || !path.is_file() {
-                    continue;
-                }
-                // Unreadable headers cannot be matched by id; they are still reachable by path.
-                if let Some(id) = session_id_of(&path) {
-                    out.push(Candidate { id, path });
-                }
-            }
-        }
-        Ok(out)
+        Ok(self
+            .repository()
+            .session_files()
+            .into_iter()
+            .filter_map(|path| session_id_of(&path).map(|id| Candidate { id, path }))
+            .collect())
     }
 
     /// Resolves a path, full id or unique id prefix to a session file.
@@ -194,27 +169,15 @@ impl SessionDirs {
 }
 
 /// pi's rule: anything with a path separator or a `.jsonl` ending is a path, not an id.
-pub fn looks_like_path(arg: &str) -> bool {
-    arg.contains('/') || arg.contains('\\') || arg.ends_with(".jsonl")
-}
+pub use arbor_agent::session::jsonl::layout::looks_like_path;
 
 /// The session id of a file: from `<fileTs>_<id>.jsonl`, else from its header line.
 pub fn session_id_of(path: &Path) -> Option<String> {
     let stem = path.file_stem()?.to_str()?;
-    if let Some(id) = id_from_file_stem(stem) {
+    if let Some(id) = layout::session_id_from_file_stem(stem) {
         return Some(id.to_string());
     }
     read_header(path).ok().map(|h| h.id)
-}
-
-/// `2026-11-30T12-35-22-918Z_<id>` → `<id>`. The timestamp part never contains `_`, ids may.
-pub fn id_from_file_stem(stem: &str) -> Option<&str> {
-    let (ts, id) = stem.split_once('_')?;
-    let looks_like_ts = ts.len() >= 20
-        && ts.ends_with('Z')
-        && ts.as_bytes()[..4].iter().all(u8::is_ascii_digit)
-        && ts.as_bytes()[4] == b'-';
-    (looks_like_ts && !id.is_empty()).then_some(id)
 }
 
 /// Reads and parses only the first line of a session file.
@@ -228,7 +191,7 @@ pub fn read_header(path: &Path) -> Result<SessionHeader> {
         CliError::Session(arbor_agent::SessionError::Line {
             file: path.display().to_string(),
             line: 1,
-            message: e.into(),
+            message: e.to_string(),
         })
     })
 }
@@ -272,11 +235,13 @@ mod tests {
     #[test]
     fn ids_come_from_file_names() {
         assert_eq!(
-            id_from_file_stem("2026-11-30T12-36-34-121Z_my_session.1"),
+            layout::session_id_from_file_stem("2026-11-30T12-36-34-121Z_my_session.1"),
             Some("my_session.1")
         );
-        assert_eq!(id_from_file_stem("notes_about_things"), None);
-        assert_eq!(id_from_file_stem("2026-11-30T12-36-34-121Z_"), None);
+        assert_eq!(
+            layout::session_id_from_file_stem("notes_about_things"),
+            None
+        );
     }
 
     #[test]

@@ -28,9 +28,6 @@ macro_rules! read {
     }};
 }
 
-/// Random short ids tried before falling back to a UUID (as `ids::new_entry_id` does).
-const ENTRY_ID_TRIES: u32 = 100;
-
 /// One session in a PostgreSQL store. A writable handle holds the session's writer lock on its
 /// own connection until the last clone is dropped; reads use the repository's pool and see
 /// every committed append of any process at once.
@@ -169,23 +166,11 @@ async fn check_context_edit(
         Some(leaf) => c.is_ancestor(s, target, leaf).await?,
         None => false,
     };
-    if !on_branch {
-        return Err(SessionError::InvalidEntry(format!(
-            "context_edit target {target} is not on the active branch"
-        )));
-    }
-    let editable = match &entry.kind {
-        EntryKind::CustomMessage(_) => true,
-        EntryKind::Message(m) => matches!(m.message.role(), "user" | "assistant" | "toolResult"),
-        _ => false,
+    let role = match &entry.kind {
+        EntryKind::Message(m) => Some(m.message.role()),
+        _ => None,
     };
-    if !editable {
-        return Err(SessionError::InvalidEntry(format!(
-            "context_edit target {target} must be a user, assistant or toolResult message or a custom_message (it is a {} entry)",
-            entry.entry_type()
-        )));
-    }
-    Ok(())
+    rules::check_context_edit_target(target, on_branch, entry.entry_type(), role)
 }
 
 #[async_trait]
@@ -213,13 +198,13 @@ impl SessionStorage for PostgresStorage {
     async fn create_entry_id(&self) -> Result<String> {
         let conn = self.inner.db.conn().await?;
         let c = Ctx::new(&conn, &self.inner.db);
-        for _ in 0..ENTRY_ID_TRIES {
-            let id = ids::new_entry_id(|_| false);
+        for _ in 0..ids::ENTRY_ID_TRIES {
+            let id = ids::random_entry_id();
             if !c.entry_exists(&self.inner.sid, &id).await? {
                 return Ok(id);
             }
         }
-        Ok(ids::new_entry_id(|_| true))
+        Ok(ids::fallback_entry_id())
     }
 
     async fn append(&self, draft: EntryDraft) -> Result<SessionEntry> {
@@ -246,7 +231,7 @@ impl SessionStorage for PostgresStorage {
         };
         let generated = given.is_none();
         let mut entry = SessionEntry {
-            id: given.unwrap_or_else(|| ids::new_entry_id(|_| false)),
+            id: given.unwrap_or_else(ids::random_entry_id),
             parent_id: state.leaf_id.clone(),
             timestamp: draft.timestamp.unwrap_or_else(time::now_iso),
             kind,
@@ -259,10 +244,14 @@ impl SessionStorage for PostgresStorage {
             match w.commit(db, s, loc, &entry, &line).await? {
                 Outcome::Stored => return Ok(entry),
                 Outcome::Refused(SessionError::InvalidEntry(_))
-                    if generated && collisions < ENTRY_ID_TRIES =>
+                    if generated && collisions < ids::ENTRY_ID_TRIES =>
                 {
                     collisions += 1;
-                    entry.id = ids::new_entry_id(|_| collisions >= ENTRY_ID_TRIES);
+                    entry.id = if collisions < ids::ENTRY_ID_TRIES {
+                        ids::random_entry_id()
+                    } else {
+                        ids::fallback_entry_id()
+                    };
                 }
                 Outcome::Refused(e) => return Err(e),
             }

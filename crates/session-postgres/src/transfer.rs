@@ -61,7 +61,8 @@ fn read_file(path: &Path) -> Result<(SessionHeader, String, Vec<Row>)> {
             continue;
         }
         let Some((h, _)) = &header else {
-            let h = SessionHeader::from_json(&line).map_err(|e| line_error(path, n, e))?;
+            let h =
+                SessionHeader::from_json(&line).map_err(|e| line_error(path, n, e.to_string()))?;
             if h.format_version() != 3 {
                 return Err(line_error(
                     path,
@@ -76,7 +77,8 @@ fn read_file(path: &Path) -> Result<(SessionHeader, String, Vec<Row>)> {
             header = Some((h, line));
             continue;
         };
-        let entry = SessionEntry::from_json(&line).map_err(|e| line_error(path, n, e))?;
+        let entry =
+            SessionEntry::from_json(&line).map_err(|e| line_error(path, n, e.to_string()))?;
         if !seen.insert(entry.id.clone()) {
             return Err(line_error(
                 path,

@@ -293,25 +293,11 @@ impl<'a> Ctx<'a> {
             Some(leaf) => self.is_ancestor(s, target, leaf, state.entry_count)?,
             None => false,
         };
-        if !on_branch {
-            return Err(SessionError::InvalidEntry(format!(
-                "context_edit target {target} is not on the active branch"
-            )));
-        }
-        let editable = match &entry.kind {
-            EntryKind::CustomMessage(_) => true,
-            EntryKind::Message(m) => {
-                matches!(m.message.role(), "user" | "assistant" | "toolResult")
-            }
-            _ => false,
+        let role = match &entry.kind {
+            EntryKind::Message(m) => Some(m.message.role()),
+            _ => None,
         };
-        if !editable {
-            return Err(SessionError::InvalidEntry(format!(
-                "context_edit target {target} must be a user, assistant or toolResult message or a custom_message (it is a {} entry)",
-                entry.entry_type()
-            )));
-        }
-        Ok(())
+        rules::check_context_edit_target(target, on_branch, entry.entry_type(), role)
     }
 
     /// Whether `ancestor` is on the path root..=`from`. Reads only the envelope columns (the

@@ -265,7 +265,7 @@ fn custom_model(rng: &mut StdRng) -> Value {
             .copied(),
     }
     .unwrap_or("m");
-    let mut m = json!({"id": id, "name": id, "api": api, "provider": (["local", "ollama", "my-proxy"].choose(rng).copied()),
+    let mut m = json!({"id": id, "name": id, "api": api, "provider": (["local", "ollama", "my-proxy", "github-copilot", "opencode"].choose(rng).copied()),
         "baseUrl": base, "reasoning": reasoning,
         "input": if rng.gen_bool(0.5) { json!(["text", "image"]) } else { json!(["text"]) },
         "cost": {"input": rng.gen_range(0..4), "output": rng.gen_range(0..16), "cacheRead": 0, "cacheWrite": 0},

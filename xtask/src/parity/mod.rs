@@ -190,6 +190,46 @@ pub fn simple_options(options: &Value) -> Result<SimpleStreamOptions, String> {
     SimpleStreamOptions::from_pi_json(options).map_err(|e| e.to_string())
 }
 
+/// Headers compared between pi and Arbor: the per-provider ones (DECISIONS §26.13) and how
+/// the credential is sent. Identity headers differ on purpose (§26.2) and are not compared;
+/// nor is `x-opencode-session`, which pi adds in its model registry, above the `streamSimple`
+/// the driver calls (§26.13).
+const COMPARED_HEADERS: [&str; 6] = [
+    "x-initiator",
+    "openai-intent",
+    "copilot-vision-request",
+    "authorization",
+    "x-api-key",
+    "x-goog-api-key",
+];
+
+/// The compared headers of a request, names lowercased.
+fn compared_headers<'a>(
+    headers: impl Iterator<Item = (&'a str, &'a str)>,
+) -> BTreeMap<String, String> {
+    headers
+        .map(|(k, v)| (k.to_ascii_lowercase(), v.to_string()))
+        .filter(|(k, _)| COMPARED_HEADERS.contains(&k.as_str()))
+        .collect()
+}
+
+/// The compared headers Arbor would send for a case.
+pub fn arbor_headers(case: &gen::RequestCase) -> Result<BTreeMap<String, String>, String> {
+    let model: Model =
+        serde_json::from_value(case.model.clone()).map_err(|e| format!("model: {e}"))?;
+    let context: Context =
+        serde_json::from_value(case.context.clone()).map_err(|e| format!("context: {e}"))?;
+    let options = simple_options(&case.options)?;
+    let request = arbor_ai::providers::simple::build_simple_request(&model, &context, options)
+        .map_err(|e| e.to_string())?;
+    Ok(compared_headers(
+        request
+            .headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str())),
+    ))
+}
+
 /// The body and URL Arbor would send for a case.
 pub fn arbor_request(case: &gen::RequestCase) -> Result<(String, Value), String> {
     let model: Model =
@@ -272,8 +312,30 @@ fn requests(args: &Args) -> Result<bool, String> {
             (Some(_), Err(e)) => Some(("arbor failed, pi sent".to_string(), e.clone())),
             (Some(p), Ok((url, body))) => {
                 let pi_url = p["url"].as_str().unwrap_or_default();
+                let pi_headers = compared_headers(
+                    p["headers"]
+                        .as_object()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|(k, v)| Some((k.as_str(), v.as_str()?))),
+                );
+                let arbor_headers = arbor_headers(case).unwrap_or_default();
+                let header_difference = COMPARED_HEADERS.iter().find_map(|name| {
+                    let (a, b) = (pi_headers.get(*name), arbor_headers.get(*name));
+                    (a != b).then(|| {
+                        (
+                            format!(
+                                "{} header {name}",
+                                case.model["api"].as_str().unwrap_or("?")
+                            ),
+                            format!("pi: {a:?}\narbor: {b:?}"),
+                        )
+                    })
+                });
                 if pi_url != url {
                     Some(("url".to_string(), format!("pi: {pi_url}\narbor: {url}")))
+                } else if let Some(difference) = header_difference {
+                    Some(difference)
                 } else {
                     first_difference(&p["body"], body).map(|(path, detail)| {
                         (

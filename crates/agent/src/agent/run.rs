@@ -600,7 +600,7 @@ impl RunState<'_> {
         };
         let args = match self.config.tools.validate(&tool, call) {
             Ok(a) => a,
-            Err(text) => return immediate(text),
+            Err(e) => return immediate(e.message().to_owned()),
         };
         let decision = self
             .hooks

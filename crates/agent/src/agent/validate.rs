@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Number, Value};
 
-use super::tool::ToolRef;
+use super::tool::{ToolError, ToolRef};
 
 /// The tools of one turn with their compiled schemas (compiled once per tool set, not per call).
 #[derive(Clone, Default)]
@@ -55,8 +55,13 @@ impl ToolSet {
         self.tools.iter().find(|t| t.name() == name)
     }
 
-    /// Validated, coerced arguments for a call of `tool`, or pi's error text.
-    pub fn validate(&self, tool: &ToolRef, call: &arbor_ai::ToolCall) -> Result<Value, String> {
+    /// Validated, coerced arguments for a call of `tool`, or an error whose message is pi's
+    /// text for the model.
+    pub fn validate(&self, tool: &ToolRef, call: &arbor_ai::ToolCall) -> Result<Value, ToolError> {
+        self.check(tool, call).map_err(ToolError::new)
+    }
+
+    fn check(&self, tool: &ToolRef, call: &arbor_ai::ToolCall) -> Result<Value, String> {
         if let Some(err) = &call.arguments_error {
             return Err(format!(
                 "Invalid arguments for tool \"{}\": {err}",

@@ -2,7 +2,7 @@
 //! byte for byte): labelled parts joined by blank lines, so the model reads a transcript
 //! instead of continuing a chat. Thinking and system messages are left out.
 
-use arbor_ai::{Content, ContentBlock, Message};
+use arbor_ai::{ContentBlock, Message};
 use serde_json::Value;
 
 use crate::compaction::js::{stringify, utf16_len, utf16_prefix_end};
@@ -23,14 +23,10 @@ pub fn serialize_conversation(messages: &[AgentMessage]) -> String {
     parts.join("\n\n")
 }
 
-fn text_of(content: &Content, separator: &str) -> String {
-    content.joined_text(separator)
-}
-
 fn push_parts(parts: &mut Vec<String>, message: &Message) {
     match message {
         Message::User(u) => {
-            let text = text_of(&u.content, "");
+            let text = u.content.joined_text("");
             if !text.is_empty() {
                 parts.push(format!("[User]: {text}"));
             }
@@ -62,7 +58,7 @@ fn push_parts(parts: &mut Vec<String>, message: &Message) {
             }
         }
         Message::ToolResult(t) => {
-            let text = text_of(&t.content, "");
+            let text = t.content.joined_text("");
             if !text.is_empty() {
                 parts.push(format!("[Tool result]: {}", truncate_for_summary(&text)));
             }

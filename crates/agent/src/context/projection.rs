@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::context::convert::text_block;
+use crate::error::SessionError;
 use crate::message::{AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage};
 use crate::session::entry::{EntryKind, SessionEntry};
 
@@ -519,29 +520,36 @@ fn entry_messages_owned(
 }
 
 /// Root→leaf ancestry of `leaf` inside an unordered set of entries (for callers that hold
-/// a whole log in memory, e.g. fixture checks). `Err` names the entry whose parent is missing.
+/// a whole log in memory, e.g. fixture checks). A missing leaf is `not_found`; a missing parent
+/// or a parent cycle is `invalid_session`, naming the entry.
 pub fn ancestry_in<'a>(
     by_id: &HashMap<&str, &'a SessionEntry>,
     leaf: Option<&str>,
-) -> Result<Vec<&'a SessionEntry>, String> {
+) -> Result<Vec<&'a SessionEntry>, SessionError> {
     let mut path = Vec::new();
     let mut cur = match leaf {
         None => return Ok(path),
         Some(id) => *by_id
             .get(id)
-            .ok_or_else(|| format!("leaf entry {id} not found"))?,
+            .ok_or_else(|| SessionError::NotFound(format!("leaf entry {id} not found")))?,
     };
     loop {
         path.push(cur);
         if path.len() > by_id.len() {
-            return Err(format!("entry {} is part of a parent cycle", cur.id));
+            return Err(SessionError::InvalidSession(format!(
+                "entry {} is part of a parent cycle",
+                cur.id
+            )));
         }
         match cur.parent_id.as_deref() {
             None => break,
             Some(p) => {
-                cur = by_id
-                    .get(p)
-                    .ok_or_else(|| format!("entry {} has a missing parent {p}", cur.id))?;
+                cur = by_id.get(p).ok_or_else(|| {
+                    SessionError::InvalidSession(format!(
+                        "entry {} has a missing parent {p}",
+                        cur.id
+                    ))
+                })?;
             }
         }
     }

@@ -1,7 +1,7 @@
 //! `navigate_tree` (compaction-and-harness.md §C.11, seed 001 §6–§14): move the leaf to another
 //! entry, optionally leaving a summary of the abandoned branch under the new position.
 
-use arbor_ai::{Content, Message};
+use arbor_ai::Message;
 
 use crate::agent::{AgentError, AgentEvent, ErrorCode};
 use crate::branch_summary::{
@@ -38,24 +38,17 @@ pub struct NavigateResult {
     pub summary_entry: Option<SessionEntry>,
 }
 
-fn content_text(content: &Content) -> String {
-    match content {
-        Content::Text(t) => t.clone(),
-        Content::Blocks(blocks) => blocks.iter().filter_map(|b| b.as_text()).collect(),
-    }
-}
-
 /// Where the leaf goes for `target` and the editor text: a user or custom message is re-edited,
 /// so the leaf goes to its parent; anything else becomes the leaf itself.
 fn landing(target: &SessionEntry) -> (Option<String>, Option<String>) {
     match &target.kind {
         EntryKind::Message(m) => match &m.message {
             AgentMessage::Llm(Message::User(u)) => {
-                (target.parent_id.clone(), Some(content_text(&u.content)))
+                (target.parent_id.clone(), Some(u.content.joined_text("")))
             }
             _ => (Some(target.id.clone()), None),
         },
-        EntryKind::CustomMessage(c) => (target.parent_id.clone(), Some(content_text(&c.content))),
+        EntryKind::CustomMessage(c) => (target.parent_id.clone(), Some(c.content.joined_text(""))),
         _ => (Some(target.id.clone()), None),
     }
 }

@@ -95,28 +95,15 @@ fn check_context_edit(
         return Err(SessionError::NotFound(format!("Entry not found: {target}")));
     };
     super::rules::check_replacement_shape(target, replacement)?;
-    if !index.ancestry(index.leaf())?.contains(&tix) {
-        return Err(SessionError::InvalidEntry(format!(
-            "context_edit target {target} is not on the active branch"
-        )));
-    }
+    let on_branch = index.ancestry(index.leaf())?.contains(&tix);
     let raw = src.read(&index.slot(tix).raw)?;
     let env = probe(&raw).map_err(|e| line_error(index, tix, &e))?;
-    let ok = match env.ty.as_ref() {
-        "custom_message" => true,
-        "message" => matches!(
-            env.message.role.as_deref(),
-            Some("user" | "assistant" | "toolResult")
-        ),
-        _ => false,
-    };
-    if !ok {
-        return Err(SessionError::InvalidEntry(format!(
-            "context_edit target {target} must be a user, assistant or toolResult message or a custom_message (it is a {} entry)",
-            env.ty
-        )));
-    }
-    Ok(())
+    super::rules::check_context_edit_target(
+        target,
+        on_branch,
+        env.ty.as_ref(),
+        env.message.role.as_deref(),
+    )
 }
 
 fn line_error(index: &Index, ix: u32, message: &str) -> SessionError {
@@ -135,7 +122,7 @@ fn line_error(index: &Index, ix: u32, message: &str) -> SessionError {
 /// Parses the stored line of entry `ix`.
 pub(crate) fn read_entry(index: &Index, src: &dyn LineSource, ix: u32) -> Result<SessionEntry> {
     let raw = src.read(&index.slot(ix).raw)?;
-    SessionEntry::from_json(&raw).map_err(|e| line_error(index, ix, &e.0))
+    SessionEntry::from_json(&raw).map_err(|e| line_error(index, ix, &e.to_string()))
 }
 
 pub(crate) fn read_all(

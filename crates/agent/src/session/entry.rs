@@ -12,6 +12,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
+use crate::error::SessionError;
 use crate::message::AgentMessage;
 
 /// `type:"message"`.
@@ -247,7 +248,7 @@ impl EntryKind {
     }
 
     /// Parses the type-specific fields (the envelope already removed from `fields`).
-    pub fn from_fields(entry_type: &str, fields: Map<String, Value>) -> Result<Self, String> {
+    pub fn from_fields(entry_type: &str, fields: Map<String, Value>) -> Result<Self, SessionError> {
         Ok(match entry_type {
             "message" => EntryKind::Message(from_object(fields)?),
             "thinking_level_change" => EntryKind::ThinkingLevelChange(from_object(fields)?),
@@ -295,7 +296,11 @@ impl Envelope {
     /// non-empty string, `parentId` a string or null, `timestamp` a string.
     /// (`shift_remove` keeps the remaining keys in file order; `remove` would move the last key
     /// into the hole and reorder unknown fields when the entry is written back.)
-    pub fn take(map: &mut Map<String, Value>) -> Result<Self, String> {
+    pub fn take(map: &mut Map<String, Value>) -> Result<Self, SessionError> {
+        Self::take_fields(map).map_err(SessionError::Parse)
+    }
+
+    fn take_fields(map: &mut Map<String, Value>) -> Result<Self, String> {
         let entry_type = match map.shift_remove("type") {
             Some(Value::String(s)) => s,
             Some(other) => {
@@ -367,10 +372,10 @@ impl SessionEntry {
     }
 
     /// Parses an entry from a JSON object; errors name the entry id and the failing field.
-    pub fn from_map(mut map: Map<String, Value>) -> Result<Self, String> {
+    pub fn from_map(mut map: Map<String, Value>) -> Result<Self, SessionError> {
         let env = Envelope::take(&mut map)?;
         let kind = EntryKind::from_fields(&env.entry_type, map)
-            .map_err(|e| format!("{} entry {}: {e}", env.entry_type, env.id))?;
+            .map_err(|e| e.within(format_args!("{} entry {}", env.entry_type, env.id)))?;
         Ok(SessionEntry {
             id: env.id,
             parent_id: env.parent_id,
@@ -380,26 +385,25 @@ impl SessionEntry {
     }
 
     /// Parses one JSONL line.
-    pub fn from_json(line: &str) -> Result<Self, crate::error::ParseError> {
+    pub fn from_json(line: &str) -> Result<Self, SessionError> {
         match arbor_ai::json::parse_then_explain(|| Self::parse_line(line)) {
             Ok(entry) => Ok(entry),
             // Failure path only: a lone UTF-16 surrogate escape (DECISIONS §25.7).
             Err(e) => match arbor_ai::json::strip_lone_surrogates(line) {
-                Some(fixed) => arbor_ai::json::parse_then_explain(|| Self::parse_line(&fixed))
-                    .map_err(Into::into),
-                None => Err(e.into()),
+                Some(fixed) => arbor_ai::json::parse_then_explain(|| Self::parse_line(&fixed)),
+                None => Err(e),
             },
         }
     }
 
-    fn parse_line(line: &str) -> Result<Self, String> {
+    fn parse_line(line: &str) -> Result<Self, SessionError> {
         match serde_json::from_str::<Value>(line) {
             Ok(Value::Object(map)) => Self::from_map(map),
-            Ok(other) => Err(format!(
+            Ok(other) => Err(SessionError::Parse(format!(
                 "expected a JSON object, found {}",
                 describe(&other)
-            )),
-            Err(e) => Err(format!("invalid JSON: {e}")),
+            ))),
+            Err(e) => Err(SessionError::Parse(format!("invalid JSON: {e}"))),
         }
     }
 
@@ -547,8 +551,8 @@ impl SessionHeader {
     }
 
     /// Parses a header line, naming what is wrong.
-    pub fn from_json(line: &str) -> Result<Self, crate::error::ParseError> {
-        Self::parse_line(line).map_err(Into::into)
+    pub fn from_json(line: &str) -> Result<Self, SessionError> {
+        Self::parse_line(line).map_err(SessionError::Parse)
     }
 
     fn parse_line(line: &str) -> Result<Self, String> {
@@ -589,14 +593,8 @@ mod key_order_tests {
     #[test]
     fn rewriting_an_entry_keeps_unknown_field_order() {
         let line = r#"{"type":"future_kind","id":"f1","parentId":null,"timestamp":"t","x":1,"y":null,"z":[2]}"#;
-        assert_eq!(
-            SessionEntry::from_json(line).map(|e| e.to_json()),
-            Ok(line.to_owned())
-        );
+        assert_eq!(SessionEntry::from_json(line).unwrap().to_json(), line);
         let extra = r#"{"type":"custom","id":"c1","parentId":"f1","timestamp":"t","customType":"k","b":1,"a":2}"#;
-        assert_eq!(
-            SessionEntry::from_json(extra).map(|e| e.to_json()),
-            Ok(extra.to_owned())
-        );
+        assert_eq!(SessionEntry::from_json(extra).unwrap().to_json(), extra);
     }
 }

@@ -51,10 +51,70 @@ pub fn check_replacement_shape(target: &str, replacement: &Value) -> Result<()> 
     }
 }
 
+/// DECISIONS §3.5, the placement half, given what the backend found about the target: it must
+/// be on the active branch and be a user, assistant or toolResult message or a custom_message.
+/// `role` is the message role when `entry_type` is `message`.
+pub fn check_context_edit_target(
+    target: &str,
+    on_active_branch: bool,
+    entry_type: &str,
+    role: Option<&str>,
+) -> Result<()> {
+    if !on_active_branch {
+        return Err(SessionError::InvalidEntry(format!(
+            "context_edit target {target} is not on the active branch"
+        )));
+    }
+    let editable = match entry_type {
+        "custom_message" => true,
+        "message" => matches!(role, Some("user" | "assistant" | "toolResult")),
+        _ => false,
+    };
+    if !editable {
+        return Err(SessionError::InvalidEntry(format!(
+            "context_edit target {target} must be a user, assistant or toolResult message or a custom_message (it is a {entry_type} entry)"
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn context_edits_target_conversation_messages_on_the_active_branch() {
+        for (ty, role) in [
+            ("message", Some("user")),
+            ("message", Some("assistant")),
+            ("message", Some("toolResult")),
+            ("custom_message", None),
+        ] {
+            assert!(
+                check_context_edit_target("e1", true, ty, role).is_ok(),
+                "{ty} {role:?}"
+            );
+        }
+        let off = check_context_edit_target("e1", false, "message", Some("user")).unwrap_err();
+        assert_eq!(off.code(), "invalid_entry");
+        assert!(
+            off.to_string().contains("is not on the active branch"),
+            "{off}"
+        );
+        for (ty, role) in [
+            ("message", Some("bashExecution")),
+            ("message", None),
+            ("compaction", None),
+            ("label", None),
+        ] {
+            let e = check_context_edit_target("e1", true, ty, role).unwrap_err();
+            assert!(
+                e.to_string().contains(&format!("(it is a {ty} entry)")),
+                "{e}"
+            );
+        }
+    }
 
     #[test]
     fn names_collapse_line_breaks_and_trim() {

@@ -81,7 +81,8 @@ pub(crate) fn build_request(
     options: &StreamOptions,
     api_key: Option<&str>,
 ) -> Result<PreparedRequest, String> {
-    let oauth = is_oauth_token(api_key);
+    // pi checks for Copilot before OAuth: a Copilot token is never sent the Claude Code way.
+    let oauth = model.provider != "github-copilot" && is_oauth_token(api_key);
     let cache = cache_control(model, options);
     let force_adaptive = compat_bool(model, "forceAdaptiveThinking") == Some(true);
     let thinking_enabled = options.anthropic.thinking_enabled == Some(true);
@@ -136,7 +137,13 @@ pub(crate) fn build_request(
         };
         body.insert(
             "tools".into(),
-            Value::Array(convert_tools(&transcript.tools, oauth, eager, tool_cache)),
+            Value::Array(convert_tools(
+                &transcript.tools,
+                oauth,
+                eager,
+                compat_bool(model, "supportsStrictTools") == Some(true),
+                tool_cache,
+            )?),
         );
     }
 
@@ -204,6 +211,12 @@ pub(crate) fn build_request(
         }
         headers.push(("user-agent".into(), "claude-cli/2.1.322".into()));
         headers.push(("x-app".into(), "cli".into()));
+    } else if model.provider == "github-copilot" {
+        // Copilot's Anthropic endpoint takes its token as a bearer token (DECISIONS §26.13).
+        if let Some(key) = api_key {
+            headers.push(("authorization".into(), format!("Bearer {key}")));
+        }
+        headers.push(("user-agent".into(), user_agent()));
     } else {
         if let Some(key) = api_key {
             headers.push(("x-api-key".into(), key.to_string()));
@@ -251,7 +264,7 @@ pub(crate) fn build_request(
             headers.push((name.into(), session.clone()));
         }
     }
-    let mut headers = final_headers(headers, model, options);
+    let mut headers = final_headers(headers, model, transcript, options);
     normalize_beta_header(&mut headers);
 
     Ok(PreparedRequest {
@@ -280,49 +293,68 @@ fn normalize_beta_header(headers: &mut [(String, String)]) {
     }
 }
 
-fn convert_tools(tools: &[Tool], oauth: bool, eager: bool, cache: Option<Value>) -> Vec<Value> {
+/// Tool definitions; tools asking for `constrainedSampling` are sent strict where the model
+/// allows it (`compat.supportsStrictTools`), with pi's refusal for an unmet `require`.
+fn convert_tools(
+    tools: &[Tool],
+    oauth: bool,
+    eager: bool,
+    supports_strict: bool,
+    cache: Option<Value>,
+) -> Result<Vec<Value>, String> {
     let last = tools.len().saturating_sub(1);
-    tools
-        .iter()
-        .enumerate()
-        .map(|(i, tool)| {
-            let schema = &tool.parameters;
-            let mut input_schema = Map::new();
-            input_schema.insert("type".into(), json!("object"));
-            input_schema.insert(
-                "properties".into(),
-                schema
-                    .get("properties")
-                    .cloned()
-                    .unwrap_or_else(|| json!({})),
-            );
-            input_schema.insert(
-                "required".into(),
-                schema.get("required").cloned().unwrap_or_else(|| json!([])),
-            );
-            for key in ["additionalProperties", "$defs", "definitions"] {
-                if let Some(v) = schema.get(key) {
-                    input_schema.insert(key.into(), v.clone());
-                }
+    let mut out_tools = Vec::with_capacity(tools.len());
+    for (i, tool) in tools.iter().enumerate() {
+        let strict = super::constrained::resolve(
+            tool,
+            supports_strict,
+            Some(super::constrained::anthropic_rule),
+        )?;
+        let schema = strict.as_ref().unwrap_or(&tool.parameters);
+        // Anthropic rejects root `anyOf`/`oneOf`/`allOf`: only these root keywords are kept
+        // (a strict schema keeps all of its own, these overriding in place).
+        let mut input_schema = match &strict {
+            Some(Value::Object(m)) => m.clone(),
+            _ => Map::new(),
+        };
+        input_schema.insert("type".into(), json!("object"));
+        input_schema.insert(
+            "properties".into(),
+            schema
+                .get("properties")
+                .cloned()
+                .unwrap_or_else(|| json!({})),
+        );
+        input_schema.insert(
+            "required".into(),
+            schema.get("required").cloned().unwrap_or_else(|| json!([])),
+        );
+        for key in ["additionalProperties", "$defs", "definitions"] {
+            if let Some(v) = schema.get(key) {
+                input_schema.insert(key.into(), v.clone());
             }
-            let mut out = Map::new();
-            let name = if oauth {
-                to_claude_code_name(&tool.name)
-            } else {
-                tool.name.clone()
-            };
-            out.insert("name".into(), json!(name));
-            out.insert("description".into(), json!(tool.description));
-            if eager {
-                out.insert("eager_input_streaming".into(), json!(true));
-            }
-            out.insert("input_schema".into(), Value::Object(input_schema));
-            if let (Some(cc), true) = (&cache, i == last) {
-                out.insert("cache_control".into(), cc.clone());
-            }
-            Value::Object(out)
-        })
-        .collect()
+        }
+        let mut out = Map::new();
+        let name = if oauth {
+            to_claude_code_name(&tool.name)
+        } else {
+            tool.name.clone()
+        };
+        out.insert("name".into(), json!(name));
+        out.insert("description".into(), json!(tool.description));
+        if eager {
+            out.insert("eager_input_streaming".into(), json!(true));
+        }
+        if strict.is_some() {
+            out.insert("strict".into(), json!(true));
+        }
+        out.insert("input_schema".into(), Value::Object(input_schema));
+        if let (Some(cc), true) = (&cache, i == last) {
+            out.insert("cache_control".into(), cc.clone());
+        }
+        out_tools.push(Value::Object(out));
+    }
+    Ok(out_tools)
 }
 
 fn image_block(image: &ImageContent) -> Value {

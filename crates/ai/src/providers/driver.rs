@@ -14,7 +14,7 @@ use super::dispatch::{new_parser, BuiltinApi};
 use super::http_error::{format_http_error, transport_error_text};
 use super::keys::{PreparedRequest, Secrets};
 use super::output::{Halt, Output, StreamParser};
-use super::sse::SseDecoder;
+use super::sse::{SseDecoder, SseEvent};
 
 fn shared_client() -> reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
@@ -166,7 +166,7 @@ pub(crate) async fn run(
         };
         match chunk {
             Ok(Some(bytes)) => {
-                let fed = decoder.feed(&bytes, &mut |event| parser.on_event(event, &mut out));
+                let fed = decoder.feed(&bytes, &mut |event| deliver(&mut *parser, event, &mut out));
                 drain(emitter, &mut out);
                 if let Err(halt) = fed {
                     break Err(halt);
@@ -182,7 +182,7 @@ pub(crate) async fn run(
                         break Err(Halt::Fail(message));
                     }
                 }
-                let fed = decoder.finish(&mut |event| parser.on_event(event, &mut out));
+                let fed = decoder.finish(&mut |event| deliver(&mut *parser, event, &mut out));
                 drain(emitter, &mut out);
                 break fed;
             }
@@ -245,7 +245,7 @@ pub fn parse_recorded(
     let mut events = 0usize;
     let mut result: Result<(), Halt> = Ok(());
     for chunk in body.chunks(chunk_size.max(1)) {
-        result = decoder.feed(chunk, &mut |event| parser.on_event(event, &mut out));
+        result = decoder.feed(chunk, &mut |event| deliver(&mut *parser, event, &mut out));
         events += out.events.len();
         out.events.clear();
         if result.is_err() {
@@ -253,7 +253,7 @@ pub fn parse_recorded(
         }
     }
     if result.is_ok() {
-        result = decoder.finish(&mut |event| parser.on_event(event, &mut out));
+        result = decoder.finish(&mut |event| deliver(&mut *parser, event, &mut out));
     }
     let finished = match result {
         Ok(()) | Err(Halt::Stop) => parser.finish(&mut out),
@@ -265,4 +265,29 @@ pub fn parse_recorded(
         out.message.error_message = Some(message);
     }
     (out.message, events)
+}
+
+/// Hands one event to the parser. A payload that fails only because it holds `\uXXXX`
+/// escapes of unpaired UTF-16 surrogates (JavaScript's `JSON.parse` accepts them, serde_json
+/// does not) is handed over again with each replaced by U+FFFD (DECISIONS §9.19). Every parser
+/// parses an event's JSON before it changes anything, so the retry starts from the same state;
+/// the scan runs only on the failure path.
+fn deliver(
+    parser: &mut dyn StreamParser,
+    event: SseEvent<'_>,
+    out: &mut Output,
+) -> Result<(), Halt> {
+    match parser.on_event(event, out) {
+        Err(Halt::Fail(message)) => match crate::json::replace_lone_surrogates(event.data) {
+            Some(fixed) => parser.on_event(
+                SseEvent {
+                    data: &fixed,
+                    ..event
+                },
+                out,
+            ),
+            None => Err(Halt::Fail(message)),
+        },
+        other => other,
+    }
 }

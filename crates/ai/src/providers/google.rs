@@ -97,13 +97,16 @@ pub(crate) fn build_request(
         body.insert("generationConfig".into(), Value::Object(generation));
     }
     if !transcript.tools.is_empty() {
+        let supports_strict = gemini_major_version(&model.id).is_some_and(|v| v >= 3);
+        let (declarations, any_strict) = convert_tools(&transcript.tools, supports_strict)?;
         body.insert(
             "tools".into(),
-            json!([{"functionDeclarations": convert_tools(&transcript.tools)}]),
+            json!([{ "functionDeclarations": declarations }]),
         );
         let mode = match options.tool_choice.as_ref().and_then(Value::as_str) {
             Some("none") => Some("NONE"),
             Some("any") => Some("ANY"),
+            _ if any_strict => Some("VALIDATED"),
             Some(_) => Some("AUTO"),
             None => None,
         };
@@ -128,22 +131,27 @@ pub(crate) fn build_request(
             model.base_url.trim_end_matches('/'),
             model.id
         ),
-        headers: final_headers(headers, model, options),
+        headers: final_headers(headers, model, transcript, options),
         body: Value::Object(body),
     })
 }
 
-fn convert_tools(tools: &[Tool]) -> Vec<Value> {
-    tools
-        .iter()
-        .map(|tool| {
-            json!({
-                "name": tool.name,
-                "description": tool.description,
-                "parametersJsonSchema": const_to_enum(&tool.parameters, false),
-            })
-        })
-        .collect()
+/// Function declarations; on Gemini 3+ tools asking for `constrainedSampling` get their strict
+/// schema. Returns whether any tool is strict (the calling mode is then `VALIDATED`).
+fn convert_tools(tools: &[Tool], supports_strict: bool) -> Result<(Vec<Value>, bool), String> {
+    let mut any_strict = false;
+    let mut out = Vec::with_capacity(tools.len());
+    for tool in tools {
+        let strict = super::constrained::resolve(tool, supports_strict, None)?;
+        any_strict |= strict.is_some();
+        let schema = strict.as_ref().unwrap_or(&tool.parameters);
+        out.push(json!({
+            "name": tool.name,
+            "description": tool.description,
+            "parametersJsonSchema": const_to_enum(schema, false),
+        }));
+    }
+    Ok((out, any_strict))
 }
 
 const NAME_MAPS: [&str; 6] = [

@@ -7,6 +7,8 @@ use crate::error::AiError;
 use crate::options::StreamOptions;
 use crate::types::Model;
 
+use super::transcript::Transcript;
+
 /// A fully built HTTP request.
 #[derive(Clone, PartialEq)]
 pub struct PreparedRequest {
@@ -200,10 +202,62 @@ pub(crate) fn merge_headers(
     }
 }
 
-/// Model headers then option headers over `defaults`.
+/// Headers a provider needs per request (DECISIONS §26.13): GitHub Copilot's `X-Initiator`
+/// (`agent` unless the last message is the user's), `Openai-Intent` and, when a user message or
+/// tool result carries an image, `Copilot-Vision-Request` (Chat Completions, Responses and
+/// Anthropic, like pi); OpenCode's `x-opencode-session` (the session id) for provider
+/// `opencode`/`opencode-go` or a base URL on `opencode.ai`.
+pub(crate) fn provider_headers(
+    model: &Model,
+    transcript: &Transcript,
+    options: &StreamOptions,
+) -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    let copilot_api = matches!(
+        model.api.as_str(),
+        "openai-completions" | "openai-responses" | "anthropic-messages"
+    );
+    if model.provider == "github-copilot" && copilot_api {
+        let facts = transcript.copilot;
+        // pi reads the conversation without its system messages.
+        let initiator = if facts.last_non_system_is_user {
+            "user"
+        } else {
+            "agent"
+        };
+        out.push(("X-Initiator".to_string(), Some(initiator.to_string())));
+        out.push((
+            "Openai-Intent".to_string(),
+            Some("conversation-edits".to_string()),
+        ));
+        if facts.has_images {
+            out.push((
+                "Copilot-Vision-Request".to_string(),
+                Some("true".to_string()),
+            ));
+        }
+    }
+    if let Some(session) = &options.session_id {
+        if is_opencode(model) {
+            out.push(("x-opencode-session".to_string(), Some(session.clone())));
+        }
+    }
+    out
+}
+
+fn is_opencode(model: &Model) -> bool {
+    matches!(model.provider.as_str(), "opencode" | "opencode-go")
+        || reqwest::Url::parse(&model.base_url)
+            .ok()
+            .is_some_and(|u| u.host_str() == Some("opencode.ai"))
+}
+
+/// Model headers, then the provider's per-request headers ([`provider_headers`]), then option
+/// headers over `defaults`.
 pub(crate) fn final_headers(
     mut defaults: Vec<(String, String)>,
     model: &Model,
+    transcript: &Transcript,
     options: &StreamOptions,
 ) -> Vec<(String, String)> {
     if let Some(model_headers) = &model.headers {
@@ -219,6 +273,7 @@ pub(crate) fn final_headers(
             }),
         );
     }
+    merge_headers(&mut defaults, provider_headers(model, transcript, options));
     merge_headers(&mut defaults, options.headers.iter().cloned());
     defaults
 }

@@ -19,6 +19,7 @@ pub mod openai_completions;
 pub mod openai_responses;
 pub mod sse;
 
+mod constrained;
 mod dispatch;
 mod driver;
 mod http_error;

@@ -82,22 +82,24 @@ pub(crate) fn build_request(
         body.insert("service_tier".into(), json!(tier));
     }
     if !transcript.tools.is_empty() {
-        let strict = compat_bool(model, "supportsStrictMode") == Some(true);
-        let tools: Vec<Value> = transcript
-            .tools
-            .iter()
-            .map(|tool| {
-                let mut t = Map::new();
-                t.insert("type".into(), json!("function"));
-                t.insert("name".into(), json!(tool.name));
-                t.insert("description".into(), json!(tool.description));
-                t.insert("parameters".into(), tool.parameters.clone());
-                if strict {
-                    t.insert("strict".into(), json!(false));
-                }
-                Value::Object(t)
-            })
-            .collect();
+        let supports_strict = compat_bool(model, "supportsStrictMode") == Some(true);
+        let mut tools = Vec::with_capacity(transcript.tools.len());
+        for tool in &transcript.tools {
+            let strict = super::constrained::resolve(tool, supports_strict, None)?;
+            let is_strict = strict.is_some();
+            let mut t = Map::new();
+            t.insert("type".into(), json!("function"));
+            t.insert("name".into(), json!(tool.name));
+            t.insert("description".into(), json!(tool.description));
+            t.insert(
+                "parameters".into(),
+                strict.unwrap_or_else(|| tool.parameters.clone()),
+            );
+            if supports_strict {
+                t.insert("strict".into(), json!(is_strict));
+            }
+            tools.push(Value::Object(t));
+        }
         body.insert("tools".into(), Value::Array(tools));
     }
     if let Some(choice) = &options.tool_choice {
@@ -168,7 +170,7 @@ pub(crate) fn build_request(
     );
     Ok(PreparedRequest {
         url: format!("{}/responses", model.base_url.trim_end_matches('/')),
-        headers: final_headers(headers, model, options),
+        headers: final_headers(headers, model, transcript, options),
         body: Value::Object(body),
     })
 }

@@ -85,7 +85,8 @@ impl SseDecoder {
             }
             self.skip_lf = false;
         }
-        while let Some(i) = bytes.iter().position(|&b| b == b'\n' || b == b'\r') {
+        // `memchr2` scans a word at a time; long `data:` lines are the common case.
+        while let Some(i) = memchr::memchr2(b'\n', b'\r', bytes) {
             let (line, rest) = bytes.split_at(i);
             let mut next = &rest[1..];
             if rest[0] == b'\r' {

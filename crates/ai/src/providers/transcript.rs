@@ -12,6 +12,44 @@ pub struct Transcript {
     pub system_prompt: String,
     pub tools: Vec<Tool>,
     pub messages: Vec<Message>,
+    /// What GitHub Copilot's per-request headers are derived from, read off the context as
+    /// given (before transforms), as pi does (DECISIONS §26.13).
+    pub(crate) copilot: CopilotFacts,
+}
+
+/// Facts of the untransformed context behind Copilot's `X-Initiator` and
+/// `Copilot-Vision-Request` headers.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CopilotFacts {
+    /// The last message other than system messages is the user's, or there is none.
+    pub last_non_system_is_user: bool,
+    /// A user message or tool result carries an image.
+    pub has_images: bool,
+}
+
+impl CopilotFacts {
+    fn of(messages: &[Message]) -> Self {
+        let is_user = |m: Option<&Message>| matches!(m, Some(Message::User(_)) | None);
+        let has_image = |content: &crate::types::Content| match content {
+            crate::types::Content::Blocks(blocks) => blocks
+                .iter()
+                .any(|b| matches!(b, crate::types::ContentBlock::Image(_))),
+            crate::types::Content::Text(_) => false,
+        };
+        Self {
+            last_non_system_is_user: is_user(
+                messages
+                    .iter()
+                    .rev()
+                    .find(|m| !matches!(m, Message::System(_))),
+            ),
+            has_images: messages.iter().any(|m| match m {
+                Message::User(u) => has_image(&u.content),
+                Message::ToolResult(r) => has_image(&r.content),
+                _ => false,
+            }),
+        }
+    }
 }
 
 impl Transcript {
@@ -72,6 +110,7 @@ impl Transcript {
             system_prompt: parts.join("\n\n"),
             tools,
             messages: prepare_messages(messages, model),
+            copilot: CopilotFacts::of(&context.messages),
         }
     }
 }

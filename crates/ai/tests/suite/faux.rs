@@ -21,12 +21,17 @@ fn hello() -> Context {
     context(vec![Message::user("hello", 1)])
 }
 
+/// Drains a faux stream; every stream read this way is checked against the contract.
 async fn collect(faux: &FauxProvider, ctx: &Context, options: FauxStreamOptions) -> Vec<E> {
-    faux.stream(&faux.model(), ctx, options).collect().await
+    let events: Vec<E> = faux.stream(&faux.model(), ctx, options).collect().await;
+    check_contract(&events);
+    events
 }
 
-/// Checks the §1.8 contract on a complete event list and returns the final message.
+/// Checks the §1.8 contract shared with the provider tests and, on top, the faux provider's
+/// own shape (one block open at a time); returns the final message.
 fn check_contract(events: &[E]) -> AssistantMessage {
+    super::providers_common::check_contract(events);
     let terminal = events.iter().filter(|e| e.is_terminal()).count();
     assert_eq!(terminal, 1, "exactly one terminal event: {events:?}");
     assert!(
@@ -34,9 +39,11 @@ fn check_contract(events: &[E]) -> AssistantMessage {
         "terminal event is last"
     );
     let final_message = events.last().unwrap().final_message().unwrap().clone();
-    if events.len() > 1 {
-        assert!(matches!(events[0], E::Start { .. }), "start first");
+    if events.len() == 1 {
+        // A lone terminal event (setup failure, abort before the first event).
+        return final_message;
     }
+    assert!(matches!(events[0], E::Start { .. }), "start first");
     // Per index: start, deltas, end, in that order, indices increasing from 0.
     let mut open: Option<usize> = None;
     let mut next_index = 0;
@@ -640,6 +647,7 @@ async fn clones_share_the_queue_and_streams_are_send() {
     let events: Vec<E> = tokio::spawn(async move { stream.collect().await })
         .await
         .unwrap();
+    check_contract(&events);
     assert_eq!(
         events.last().unwrap().final_message().unwrap().text(),
         "shared"

@@ -132,11 +132,14 @@ pub fn history_context(model: &Model, thinking_signature: &str, tool_call_id: &s
     }
 }
 
+/// Drains a stream and checks the §1.8 event contract on it ([`check_contract`]), so no
+/// provider test can read a stream without the contract being checked.
 pub async fn collect(mut stream: AssistantMessageEventStream) -> Vec<AssistantMessageEvent> {
     let mut events = Vec::new();
     while let Some(event) = stream.next().await {
         events.push(event);
     }
+    check_contract(&events);
     events
 }
 

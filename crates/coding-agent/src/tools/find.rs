@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::truncate::{format_size, truncate_head, DEFAULT_MAX_BYTES};
+use super::truncate::{truncate_head, LimitNotices, DEFAULT_MAX_BYTES};
 use super::{count_arg, parse_args, path, ToolEnv, ToolError, ToolOutput, ToolResult, ToolSpec};
 
 /// Results listed when the call gives no limit.
@@ -133,27 +133,17 @@ fn search(root: &Path, pattern: &str, limit: usize, cancel: &CancellationToken) 
     let mut truncation = truncate_head(&results.join("\n"), usize::MAX, DEFAULT_MAX_BYTES);
     truncation.total_lines = count;
     truncation.total_bytes = out_bytes.saturating_sub(1);
-    let mut text = truncation.content.clone();
-    let mut notices = Vec::new();
-    let mut details = serde_json::Map::new();
+    let mut notices = LimitNotices::default();
     if limit_reached {
-        notices.push(format!(
-            "{limit} results limit reached. Use limit={} for more, or refine pattern",
-            limit * 2
-        ));
-        details.insert("resultLimitReached".into(), json!(limit));
+        notices.add(
+            format!(
+                "{limit} results limit reached. Use limit={} for more, or refine pattern",
+                limit * 2
+            ),
+            "resultLimitReached",
+            json!(limit),
+        );
     }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-        details.insert("truncation".into(), json!(truncation));
-    }
-    if !notices.is_empty() {
-        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    let out = ToolOutput::text(text);
-    Ok(if details.is_empty() {
-        out
-    } else {
-        out.with_details(Value::Object(details))
-    })
+    notices.byte_limit(&truncation);
+    Ok(notices.finish(truncation.content))
 }

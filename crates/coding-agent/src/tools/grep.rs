@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::truncate::{
-    format_size, truncate_head, truncate_line, DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH,
+    truncate_head, truncate_line, LimitNotices, DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH,
 };
 use super::{count_arg, parse_args, path, ToolEnv, ToolError, ToolOutput, ToolResult, ToolSpec};
 
@@ -256,35 +256,28 @@ fn search(
     let mut truncation = truncate_head(&raw, usize::MAX, DEFAULT_MAX_BYTES);
     truncation.total_lines = line_count;
     truncation.total_bytes = out_bytes.saturating_sub(1);
-    let mut text = truncation.content.clone();
-    let mut notices = Vec::new();
-    let mut details = serde_json::Map::new();
+    let mut notices = LimitNotices::default();
     if limit_reached {
-        notices.push(format!(
-            "{limit} matches limit reached. Use limit={} for more, or refine pattern",
-            limit * 2
-        ));
-        details.insert("matchLimitReached".into(), json!(limit));
+        notices.add(
+            format!(
+                "{limit} matches limit reached. Use limit={} for more, or refine pattern",
+                limit * 2
+            ),
+            "matchLimitReached",
+            json!(limit),
+        );
     }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-        details.insert("truncation".into(), json!(truncation));
-    }
+    notices.byte_limit(&truncation);
     if lines_truncated {
-        notices.push(format!(
-            "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
-        ));
-        details.insert("linesTruncated".into(), json!(true));
+        notices.add(
+            format!(
+                "Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+            ),
+            "linesTruncated",
+            json!(true),
+        );
     }
-    if !notices.is_empty() {
-        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    let out = ToolOutput::text(text);
-    Ok(if details.is_empty() {
-        out
-    } else {
-        out.with_details(Value::Object(details))
-    })
+    Ok(notices.finish(truncation.content))
 }
 
 fn strip_dot_slash(glob: &str) -> String {

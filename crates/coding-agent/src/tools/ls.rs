@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::truncate::{format_size, truncate_head, DEFAULT_MAX_BYTES};
+use super::truncate::{truncate_head, LimitNotices, DEFAULT_MAX_BYTES};
 use super::{count_arg, parse_args, path, ToolEnv, ToolError, ToolOutput, ToolResult, ToolSpec};
 
 /// Entries listed when the call gives no limit.
@@ -80,27 +80,17 @@ pub async fn run(env: &ToolEnv, args: Value) -> ToolResult {
         .collect();
     let raw = lines.join("\n");
     let truncation = truncate_head(&raw, usize::MAX, DEFAULT_MAX_BYTES);
-    let mut text = truncation.content.clone();
-    let mut notices = Vec::new();
-    let mut details = serde_json::Map::new();
+    let mut notices = LimitNotices::default();
     if limited {
-        notices.push(format!(
-            "{limit} entries limit reached. Use limit={} for more",
-            limit * 2
-        ));
-        details.insert("entryLimitReached".into(), json!(limit));
+        notices.add(
+            format!(
+                "{limit} entries limit reached. Use limit={} for more",
+                limit * 2
+            ),
+            "entryLimitReached",
+            json!(limit),
+        );
     }
-    if truncation.truncated {
-        notices.push(format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)));
-        details.insert("truncation".into(), json!(truncation));
-    }
-    if !notices.is_empty() {
-        text.push_str(&format!("\n\n[{}]", notices.join(". ")));
-    }
-    let out = ToolOutput::text(text);
-    Ok(if details.is_empty() {
-        out
-    } else {
-        out.with_details(Value::Object(details))
-    })
+    notices.byte_limit(&truncation);
+    Ok(notices.finish(truncation.content))
 }

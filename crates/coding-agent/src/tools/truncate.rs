@@ -245,3 +245,39 @@ mod tests {
         assert_eq!(truncate_line("short", 500), ("short".into(), false));
     }
 }
+
+/// The bracketed line a listing tool (`grep`, `find`, `ls`) ends with when a limit cut its
+/// output, and the same facts under `details`, in the order pi writes them.
+#[derive(Debug, Default)]
+pub struct LimitNotices {
+    texts: Vec<String>,
+    details: serde_json::Map<String, serde_json::Value>,
+}
+
+impl LimitNotices {
+    /// One notice, with its `details` key.
+    pub fn add(&mut self, text: String, key: &str, value: serde_json::Value) {
+        self.texts.push(text);
+        self.details.insert(key.to_owned(), value);
+    }
+
+    /// The output-size notice, when `truncation` cut the text.
+    pub fn byte_limit(&mut self, truncation: &Truncation) {
+        if truncation.truncated {
+            self.add(
+                format!("{} limit reached", format_size(DEFAULT_MAX_BYTES)),
+                "truncation",
+                serde_json::to_value(truncation).unwrap_or_default(),
+            );
+        }
+    }
+
+    /// `text` with the notices appended (`\n\n[a. b]`), details attached when there are any.
+    pub fn finish(self, mut text: String) -> crate::tools::ToolOutput {
+        if self.texts.is_empty() {
+            return crate::tools::ToolOutput::text(text);
+        }
+        text.push_str(&format!("\n\n[{}]", self.texts.join(". ")));
+        crate::tools::ToolOutput::text(text).with_details(serde_json::Value::Object(self.details))
+    }
+}

@@ -55,11 +55,20 @@ pub fn session_file_name(created_iso: &str, session_id: &str) -> String {
     format!("{ts}_{session_id}.jsonl")
 }
 
-/// The session id encoded in a file name (`<ts>_<id>.jsonl`), if the name has that shape.
+/// The session id encoded in a file name (`<ts>_<id>.jsonl`, pi's naming), if the name has
+/// that shape: the part before the first `_` must look like the file timestamp (ids may hold
+/// `_`, the timestamp never does), so `notes_about_things.jsonl` names no id.
 pub fn session_id_from_file_name(name: &str) -> Option<&str> {
-    let stem = name.strip_suffix(".jsonl")?;
-    let (_, id) = stem.split_once('_')?;
-    (!id.is_empty()).then_some(id)
+    session_id_from_file_stem(name.strip_suffix(".jsonl")?)
+}
+
+/// [`session_id_from_file_name`] without the `.jsonl` suffix.
+pub fn session_id_from_file_stem(stem: &str) -> Option<&str> {
+    let (ts, id) = stem.split_once('_')?;
+    let b = ts.as_bytes();
+    let looks_like_ts =
+        b.len() >= 20 && ts.ends_with('Z') && b[..4].iter().all(u8::is_ascii_digit) && b[4] == b'-';
+    (looks_like_ts && !id.is_empty()).then_some(id)
 }
 
 /// Whether a directory name is a pi/Arbor per-cwd directory (`--…--`).
@@ -141,6 +150,11 @@ mod tests {
             Some("my-session.1")
         );
         assert_eq!(session_id_from_file_name("notes.txt"), None);
+        assert_eq!(session_id_from_file_name("notes_about_things.jsonl"), None);
+        assert_eq!(
+            session_id_from_file_name("2026-11-30T12-36-34-121Z_.jsonl"),
+            None
+        );
         assert!(looks_like_path("a/b"));
         assert!(looks_like_path("x.jsonl"));
         assert!(!looks_like_path("0190abcd-1234"));

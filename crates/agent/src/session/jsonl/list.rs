@@ -46,7 +46,7 @@ pub(crate) fn read_info(path: &Path) -> Result<SessionInfo, String> {
         None => return Err("missing session header".into()),
     };
     let header_str = std::str::from_utf8(&header_text).map_err(|_| "header is not UTF-8")?;
-    let header = SessionHeader::from_json(header_str.trim())?;
+    let header = SessionHeader::from_json(header_str.trim()).map_err(|e| e.to_string())?;
     match header.format_version() {
         1..=3 => {}
         v => return Err(format!("unsupported session version {v}")),

@@ -56,7 +56,7 @@ enum HeaderCheck {
 }
 
 fn check_header(file: &str, line: u32, text: &str) -> Result<HeaderCheck> {
-    let header = SessionHeader::from_json(text).map_err(|e| line_err(file, line, e))?;
+    let header = SessionHeader::from_json(text).map_err(|e| line_err(file, line, e.to_string()))?;
     if header.id.is_empty() {
         return Err(line_err(file, line, "session header has an empty `id`"));
     }
@@ -342,7 +342,8 @@ fn load_legacy(origin: &str, file: &File, version: u32) -> Result<Loaded> {
     });
     let header_line = serde_json::to_string(&header_map)
         .map_err(|e| line_err(origin, 1, format!("session header: {e}")))?;
-    let header = SessionHeader::from_json(&header_line).map_err(|e| line_err(origin, 1, e))?;
+    let header =
+        SessionHeader::from_json(&header_line).map_err(|e| line_err(origin, 1, e.to_string()))?;
     let mut index = Index::new(origin);
     for ((line, _), map) in entries.iter().zip(maps) {
         let text =

@@ -110,6 +110,21 @@ impl JsonlRepository {
         }
     }
 
+    /// Every session file this repository can see, sorted by path: the files of every
+    /// per-cwd folder (per-cwd layout), or of the flat directory and its pi-style `--…--`
+    /// folders. A missing root is simply empty. Reads no file.
+    pub fn session_files(&self) -> Vec<PathBuf> {
+        let mut dirs = self.session_dirs();
+        dirs.sort();
+        let mut files = Vec::new();
+        for dir in dirs {
+            let mut here = Self::files_in(&dir);
+            here.sort();
+            files.extend(here);
+        }
+        files
+    }
+
     /// Every directory that may hold session files.
     fn session_dirs(&self) -> Vec<PathBuf> {
         let (base, include_base) = match &self.layout {

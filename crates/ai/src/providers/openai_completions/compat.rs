@@ -64,6 +64,8 @@ pub struct Compat {
     pub thinking_token_budget_field: Option<String>,
     /// `auto` (default), `enabled`, `disabled`.
     pub prompt_cache_key_mode: String,
+    /// z.ai's `tool_stream: true` (stream tool-call arguments); off unless `compat.zaiToolStream`.
+    pub zai_tool_stream: bool,
 }
 
 /// Detects the quirks of the server behind `model`, then applies `model.compat` overrides.
@@ -176,6 +178,7 @@ pub fn compat_for(model: &Model) -> Compat {
             || is_ant_ling),
         thinking_token_budget_field: None,
         prompt_cache_key_mode: "auto".into(),
+        zai_tool_stream: false,
     };
     // Explicit overrides, field by field.
     let b = |k: &str| compat_value(model, k).and_then(Value::as_bool);
@@ -217,6 +220,7 @@ pub fn compat_for(model: &Model) -> Compat {
     over_bool!(supports_strict_mode, "supportsStrictMode");
     over_bool!(send_session_affinity_headers, "sendSessionAffinityHeaders");
     over_bool!(supports_long_cache_retention, "supportsLongCacheRetention");
+    over_bool!(zai_tool_stream, "zaiToolStream");
     if let Some(v) = s("maxTokensField") {
         c.max_tokens_field = v;
     }

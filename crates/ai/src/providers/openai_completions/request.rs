@@ -58,7 +58,7 @@ pub(crate) fn build_request(
     }
     let mut tools_value = None;
     if !transcript.tools.is_empty() {
-        tools_value = Some(convert_tools(&transcript.tools, &compat));
+        tools_value = Some(convert_tools(&transcript.tools, &compat)?);
     } else if compat.requires_tools_with_tool_history && has_tool_history(&transcript.messages) {
         tools_value = Some(Vec::new());
     }
@@ -71,8 +71,12 @@ pub(crate) fn build_request(
         apply_anthropic_cache_control(&mut messages, tools_value.as_mut(), &cc);
     }
     body["messages"] = Value::Array(messages);
+    let has_request_tools = !transcript.tools.is_empty();
     if let Some(tools) = tools_value {
         body.insert("tools".into(), Value::Array(tools));
+    }
+    if has_request_tools && compat.zai_tool_stream {
+        body.insert("tool_stream".into(), json!(true));
     }
     if let Some(choice) = &options.tool_choice {
         body.insert("tool_choice".into(), choice.clone());
@@ -145,7 +149,7 @@ pub(crate) fn build_request(
     );
     Ok(PreparedRequest {
         url: format!("{}/chat/completions", model.base_url.trim_end_matches('/')),
-        headers: final_headers(headers, model, options),
+        headers: final_headers(headers, model, transcript, options),
         body: Value::Object(body),
     })
 }
@@ -264,20 +268,27 @@ fn has_tool_history(messages: &[Message]) -> bool {
     })
 }
 
-fn convert_tools(tools: &[Tool], compat: &Compat) -> Vec<Value> {
-    tools
-        .iter()
-        .map(|tool| {
-            let mut function = Map::new();
-            function.insert("name".into(), json!(tool.name));
-            function.insert("description".into(), json!(tool.description));
-            function.insert("parameters".into(), tool.parameters.clone());
-            if compat.supports_strict_mode {
-                function.insert("strict".into(), json!(false));
-            }
-            json!({"type": "function", "function": function})
-        })
-        .collect()
+/// Function tools; `strict` is sent only where the compat allows it, `true` for tools whose
+/// `constrainedSampling` schema has a strict form (DECISIONS §26.12).
+fn convert_tools(tools: &[Tool], compat: &Compat) -> Result<Vec<Value>, String> {
+    let mut out = Vec::with_capacity(tools.len());
+    for tool in tools {
+        let strict =
+            crate::providers::constrained::resolve(tool, compat.supports_strict_mode, None)?;
+        let mut function = Map::new();
+        function.insert("name".into(), json!(tool.name));
+        function.insert("description".into(), json!(tool.description));
+        let is_strict = strict.is_some();
+        function.insert(
+            "parameters".into(),
+            strict.unwrap_or_else(|| tool.parameters.clone()),
+        );
+        if compat.supports_strict_mode {
+            function.insert("strict".into(), json!(is_strict));
+        }
+        out.push(json!({"type": "function", "function": function}));
+    }
+    Ok(out)
 }
 
 fn image_url(mime: &str, data: &str) -> Value {

@@ -1,0 +1,147 @@
+//! Lone UTF-16 surrogate escapes (`"\ud83d"`, a string cut inside an emoji) in provider SSE
+//! JSON: JavaScript's `JSON.parse` takes them, serde_json refuses them. Every provider reads
+//! the event with each one replaced by U+FFFD instead of failing the stream (DECISIONS §9.19).
+
+use arbor_ai::{stream, StopReason, StreamOptions};
+use arbor_test_support::MockResponse;
+
+use super::providers_common::*;
+
+fn opts() -> StreamOptions {
+    StreamOptions {
+        api_key: Some("k".into()),
+        ..StreamOptions::default()
+    }
+}
+
+/// Streams `body` from a mock server to `api` and returns the final message.
+async fn run(
+    api: &str,
+    provider: &str,
+    id: &str,
+    suffix: &str,
+    body: &str,
+) -> arbor_ai::AssistantMessage {
+    let server = server_with(MockResponse::sse().body(body.to_string())).await;
+    let m = model(api, provider, id, &format!("{}{suffix}", server.url()));
+    let events = collect(stream(&m, &simple_context(), opts())).await;
+    final_message(&events).clone()
+}
+
+const CUT: &str = "cut \u{FFFD} and \u{FFFD}\u{1F600}";
+
+#[tokio::test]
+async fn anthropic() {
+    let body = concat!(
+        "event: message_start\n",
+        r#"data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"usage":{"input_tokens":3,"output_tokens":1}}}"#,
+        "\n\nevent: content_block_start\n",
+        r#"data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        "\n\nevent: content_block_delta\n",
+        r#"data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"cut \ud83d and \ude00\ud83d\ude00"}}"#,
+        "\n\nevent: content_block_stop\n",
+        r#"data: {"type":"content_block_stop","index":0}"#,
+        "\n\nevent: message_delta\n",
+        r#"data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":5}}"#,
+        "\n\nevent: message_stop\n",
+        r#"data: {"type":"message_stop"}"#,
+        "\n\n"
+    );
+    let last = run("anthropic-messages", "anthropic", "claude-test-4", "", body).await;
+    assert_eq!(
+        last.stop_reason,
+        StopReason::Stop,
+        "{:?}",
+        last.error_message
+    );
+    assert_eq!(last.text(), CUT);
+}
+
+#[tokio::test]
+async fn openai_completions() {
+    let body = concat!(
+        r#"data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"cut \ud83d and \ude00\ud83d\ude00"},"finish_reason":null}]}"#,
+        "\n\n",
+        r#"data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        "\n\ndata: [DONE]\n\n"
+    );
+    let last = run("openai-completions", "openai", "gpt-test", "/v1", body).await;
+    assert_eq!(
+        last.stop_reason,
+        StopReason::Stop,
+        "{:?}",
+        last.error_message
+    );
+    assert_eq!(last.text(), CUT);
+}
+
+#[tokio::test]
+async fn openai_responses() {
+    let body = concat!(
+        "event: response.output_item.added\n",
+        r#"data: {"type":"response.output_item.added","output_index":0,"item":{"type":"message","id":"m","role":"assistant","content":[]}}"#,
+        "\n\nevent: response.output_text.delta\n",
+        r#"data: {"type":"response.output_text.delta","output_index":0,"delta":"cut \ud83d and \ude00\ud83d\ude00"}"#,
+        "\n\nevent: response.completed\n",
+        r#"data: {"type":"response.completed","response":{"id":"r1","status":"completed","output":[],"usage":{"input_tokens":3,"output_tokens":5,"total_tokens":8}}}"#,
+        "\n\n"
+    );
+    let last = run("openai-responses", "openai", "gpt-test", "/v1", body).await;
+    assert_eq!(
+        last.stop_reason,
+        StopReason::Stop,
+        "{:?}",
+        last.error_message
+    );
+    assert_eq!(last.text(), CUT);
+}
+
+#[tokio::test]
+async fn google() {
+    let body = concat!(
+        r#"data: {"candidates":[{"content":{"role":"model","parts":[{"text":"cut \ud83d and \ude00\ud83d\ude00"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":3,"candidatesTokenCount":5,"totalTokenCount":8}}"#,
+        "\r\n\r\n"
+    );
+    let last = run(
+        "google-generative-ai",
+        "google",
+        "gemini-2.5-flash",
+        "/v1beta",
+        body,
+    )
+    .await;
+    assert_eq!(
+        last.stop_reason,
+        StopReason::Stop,
+        "{:?}",
+        last.error_message
+    );
+    assert_eq!(last.text(), CUT);
+}
+
+/// A payload that is malformed for another reason still fails with the parser's message.
+#[tokio::test]
+async fn other_malformed_json_still_fails() {
+    let body = concat!(
+        r#"data: {"id":"c1","choices":[{"index":0,"delta":{"content":"\ud83d"#,
+        "\n\ndata: [DONE]\n\n"
+    );
+    let last = run("openai-completions", "openai", "gpt-test", "/v1", body).await;
+    assert_eq!(last.stop_reason, StopReason::Error);
+    assert_eq!(
+        last.error_message.as_deref(),
+        Some("Error reading response: malformed server-sent event JSON.")
+    );
+}
+
+/// Streamed tool arguments are JSON inside the event JSON: a lone surrogate there reaches the
+/// argument parser, which reads it the same way.
+#[test]
+fn tool_arguments_with_a_lone_surrogate_parse() {
+    let parsed = arbor_ai::json_stream::parse_tool_arguments(r#"{"path":"a\ud83d.txt"}"#);
+    assert_eq!(parsed.arguments_error, None);
+    assert_eq!(
+        parsed.arguments,
+        serde_json::json!({"path": "a\u{FFFD}.txt"})
+    );
+}
