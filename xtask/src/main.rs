@@ -191,7 +191,7 @@ async fn second_process_case(backend: &str) -> CaseOutcome {
             let dir = temp_dir();
             match SqliteRepository::open(dir.path().join("sessions.db")).await {
                 Ok(repo) => process::run_parent(&repo, |loc| spawn_child(backend, loc, None)).await,
-                Err(e) => Err(format!("cannot open a SQLite session database: {e}")),
+                Err(e) => Err(format!("cannot open a SQLite session database: {e}").into()),
             }
         }
         _ => {
@@ -202,14 +202,14 @@ async fn second_process_case(backend: &str) -> CaseOutcome {
                     process::run_parent(&repo, |loc| spawn_child(backend, loc, Some(&schema.name)))
                         .await
                 }
-                Err(e) => Err(format!("cannot open a PostgreSQL session store: {e}")),
+                Err(e) => Err(format!("cannot open a PostgreSQL session store: {e}").into()),
             }
         }
     };
     CaseOutcome {
         group: "process",
         name: process::CASE,
-        result: result.map_err(Into::into),
+        result,
         millis: started.elapsed().as_millis(),
     }
 }

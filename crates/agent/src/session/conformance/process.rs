@@ -76,7 +76,7 @@ pub fn parse_report(stdout: &str) -> Option<String> {
 pub async fn run_parent<R: SessionRepository>(
     repo: &R,
     child: impl Fn(&str) -> Result<String, String>,
-) -> Result<(), String> {
+) -> super::CaseResult {
     let s = repo
         .create(CreateOptions {
             cwd: "/work/conformance".into(),
@@ -100,14 +100,15 @@ pub async fn run_parent<R: SessionRepository>(
     if !(held.starts_with("refused") && held.contains(REFUSAL)) {
         return Err(format!(
             "while this process holds {location} for writing, another process got: {held}"
-        ));
+        )
+        .into());
     }
     drop(s);
     let released = child(&location)?;
     if released != "opened" {
-        return Err(format!(
-            "after the writer closed {location}, another process got: {released}"
-        ));
+        return Err(
+            format!("after the writer closed {location}, another process got: {released}").into(),
+        );
     }
     Ok(())
 }
