@@ -5,7 +5,9 @@
 //!   table and the failures, and exits non-zero when any case fails. PostgreSQL needs a server:
 //!   `ARBOR_TEST_POSTGRES_URL` (see `.ci/postgres.sh`); each case runs in a scratch schema that
 //!   is dropped afterwards. Without the variable the postgres row is reported as skipped — an
-//!   error when `postgres` was named or `ARBOR_TEST_POSTGRES_REQUIRE` is set (CI).
+//!   error when `postgres` was named or `ARBOR_TEST_POSTGRES_REQUIRE` is set (CI). Every
+//!   backend but memory also runs the two-process case (a second writer from another process is
+//!   refused): xtask re-runs itself as `conformance-child BACKEND LOCATION [SCHEMA]`.
 //! - `tidy`: structural checks (crate layering); see [`tidy`].
 //! - `plans [--count N] [--seed S] [--dir DIR]`: compaction / branch-summary preparation
 //!   against pi 1.6.0 on freshly generated sessions (see `plans.rs`).
@@ -16,7 +18,7 @@ mod parity;
 mod plans;
 mod tidy;
 
-use arbor_agent::session::conformance::{run_all, CaseOutcome, Fixture, CASES};
+use arbor_agent::session::conformance::{process, run_all, CaseOutcome, Fixture, CASES};
 use arbor_agent::session::jsonl::JsonlRepository;
 use arbor_agent::session::MemoryRepository;
 use arbor_session_postgres::scratch::ScratchSchema;
@@ -30,6 +32,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("conformance") => conformance(&args[1..]),
+        Some("conformance-child") => conformance_child(&args[1..]),
         Some("tidy") => tidy_check(),
         Some("plans") => plans::plans(&args[1..]),
         Some("parity") => parity::run(&args[1..]),
@@ -109,7 +112,10 @@ fn conformance(selected: &[String]) -> ExitCode {
             skipped = true;
             continue;
         }
-        let outcomes = runtime.block_on(run_backend(backend));
+        let mut outcomes = runtime.block_on(run_backend(backend));
+        if backend != "memory" {
+            outcomes.push(runtime.block_on(second_process_case(backend)));
+        }
         rows.push((backend, outcomes));
     }
     print_table(&rows);
@@ -171,9 +177,115 @@ async fn run_backend(backend: &str) -> Vec<CaseOutcome> {
     }
 }
 
+/// The two-process case on `backend`: this process holds a session for writing while a child
+/// xtask tries to open it (`conformance-child`).
+async fn second_process_case(backend: &str) -> CaseOutcome {
+    let started = std::time::Instant::now();
+    let result = match backend {
+        "jsonl" => {
+            let dir = temp_dir();
+            let repo = JsonlRepository::new(dir.path());
+            process::run_parent(&repo, |loc| spawn_child(backend, loc, None)).await
+        }
+        "sqlite" => {
+            let dir = temp_dir();
+            match SqliteRepository::open(dir.path().join("sessions.db")).await {
+                Ok(repo) => process::run_parent(&repo, |loc| spawn_child(backend, loc, None)).await,
+                Err(e) => Err(format!("cannot open a SQLite session database: {e}").into()),
+            }
+        }
+        _ => {
+            let url = std::env::var("ARBOR_TEST_POSTGRES_URL").unwrap_or_default();
+            let schema = ScratchSchema::new(&url);
+            match PostgresRepository::connect_with(&url, schema.options()).await {
+                Ok(repo) => {
+                    process::run_parent(&repo, |loc| spawn_child(backend, loc, Some(&schema.name)))
+                        .await
+                }
+                Err(e) => Err(format!("cannot open a PostgreSQL session store: {e}").into()),
+            }
+        }
+    };
+    CaseOutcome {
+        group: "process",
+        name: process::CASE,
+        result,
+        millis: started.elapsed().as_millis(),
+    }
+}
+
+/// Runs `xtask conformance-child` and returns its report.
+fn spawn_child(backend: &str, location: &str, schema: Option<&str>) -> Result<String, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("current xtask binary: {e}"))?;
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(["conformance-child", backend, location]);
+    if let Some(schema) = schema {
+        cmd.arg(schema);
+    }
+    // The parent's runtime keeps serving its connections on the other worker meanwhile.
+    let out = tokio::task::block_in_place(|| cmd.output())
+        .map_err(|e| format!("starting the child process: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    process::parse_report(&stdout).ok_or_else(|| {
+        format!(
+            "the child printed no report; stdout: {stdout}; stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// The child half: reopen `LOCATION`'s store the way another process would and try to open it.
+fn conformance_child(args: &[String]) -> ExitCode {
+    let (Some(backend), Some(location)) = (args.first(), args.get(1)) else {
+        eprintln!("usage: cargo xtask conformance-child jsonl|sqlite|postgres LOCATION [SCHEMA]");
+        return ExitCode::FAILURE;
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cannot start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let report = runtime.block_on(async {
+        match backend.as_str() {
+            "jsonl" => {
+                let path = std::path::Path::new(location);
+                let dir = path.parent().unwrap_or(std::path::Path::new("."));
+                process::child_report(Ok(JsonlRepository::flat(dir)), location).await
+            }
+            "sqlite" => {
+                let db = location
+                    .rsplit_once('#')
+                    .map_or(location.as_str(), |(db, _)| db);
+                process::child_report(SqliteRepository::open(db).await, location).await
+            }
+            "postgres" => {
+                let url = std::env::var("ARBOR_TEST_POSTGRES_URL").unwrap_or_default();
+                let mut options = arbor_session_postgres::PostgresOptions::default();
+                if let Some(schema) = args.get(2) {
+                    options.schema.clone_from(schema);
+                    // The parent's scratch schema ends its connections by this name on drop.
+                    options.application_name.clone_from(schema);
+                }
+                let repo = PostgresRepository::connect_with(&url, options).await;
+                process::child_report(repo, location).await
+            }
+            other => format!("reopen failed: unknown backend {other:?}"),
+        }
+    });
+    process::print_report(&report);
+    ExitCode::SUCCESS
+}
+
 fn print_table(rows: &[(&str, Vec<CaseOutcome>)]) {
     println!(
-        "session storage conformance ({} cases per backend)\n",
+        "session storage conformance ({} cases per backend; every backend but memory also runs \
+         the two-process case)\n",
         CASES.len()
     );
     println!(

@@ -74,6 +74,11 @@ pub struct AgentArgs {
     /// Keep the session in memory only; nothing is written.
     #[arg(long)]
     pub no_session: bool,
+    /// Keep the agent's session in a PostgreSQL store (postgres://user@host/db) instead of a
+    /// JSONL file; overrides the sessionStore setting. --session, --fork and --session-id then
+    /// name sessions of that store by id.
+    #[arg(long, value_name = "URL", conflicts_with = "session_dir")]
+    pub session_store: Option<String>,
     /// Name the session (a session_info entry).
     #[arg(short = 'n', long, value_name = "NAME")]
     pub name: Option<String>,

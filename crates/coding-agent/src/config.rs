@@ -153,6 +153,10 @@ impl Settings {
         let p = PathBuf::from(expanded);
         Some(if p.is_absolute() { p } else { cwd.join(p) })
     }
+    /// `sessionStore`: a PostgreSQL connection string for the agent's sessions.
+    pub fn session_store(&self) -> Option<String> {
+        self.str(&["sessionStore"]).filter(|s| !s.is_empty())
+    }
     pub fn shell_path(&self) -> Option<PathBuf> {
         self.str(&["shellPath"]).map(PathBuf::from)
     }

@@ -2,14 +2,20 @@
 //! PostgreSQL session store (`arbor-session-postgres`). Sessions there are named by full id or
 //! location (`postgres://user@host/db#<id>`); the connection string's password never appears in
 //! output or errors (the store shows `postgres://user@host/db`). `ARBOR_POSTGRES_SCHEMA` picks
-//! the schema (default `arbor`), so several stores can share one database.
+//! the schema (default `arbor`), so several stores can share one database;
+//! `ARBOR_POSTGRES_SSLROOTCERT` names a PEM CA file for TLS (`tls-rustls` builds).
 
 use std::path::{Path, PathBuf};
 
-use arbor_agent::session::{ForkOptions, ForkPosition, SessionRepository, SessionStorage};
-use arbor_session_postgres::{
-    is_postgres_url, PostgresOptions, PostgresRepository, PostgresStorage,
+use arbor_agent::session::{
+    CreateOptions, ForkOptions, ForkPosition, SessionRepository, SessionStorage,
 };
+use arbor_agent::SessionError;
+use arbor_session_postgres::{
+    is_postgres_url, ListQuery, PostgresOptions, PostgresRepository, PostgresStorage,
+};
+
+use crate::cli::AgentArgs;
 
 use crate::error::{CliError, Result};
 use crate::store::{loaded, projected, Listing, LoadedContext, Projected};
@@ -18,7 +24,8 @@ use crate::store::{loaded, projected, Listing, LoadedContext, Projected};
 pub async fn connect(url: &str) -> Result<PostgresRepository> {
     if !is_postgres_url(url) {
         return Err(CliError::Usage(
-            "--store/--to/--from take a PostgreSQL connection string (postgres://user@host/db)"
+            "--store/--session-store/--to/--from and the sessionStore setting take a PostgreSQL \
+             connection string (postgres://user@host/db)"
                 .into(),
         ));
     }
@@ -28,6 +35,10 @@ pub async fn connect(url: &str) -> Result<PostgresRepository> {
         .filter(|s| !s.is_empty())
     {
         options.schema = schema;
+    }
+    // A private CA for TLS stores (needs a build with the `tls-rustls` feature).
+    if let Some(ca) = std::env::var_os("ARBOR_POSTGRES_SSLROOTCERT").filter(|s| !s.is_empty()) {
+        options.tls_root_cert = Some(PathBuf::from(ca));
     }
     Ok(PostgresRepository::connect_with(url, options).await?)
 }
@@ -117,4 +128,63 @@ pub async fn import(url: &str, files: &[PathBuf]) -> Result<Vec<(PathBuf, String
 pub async fn export(url: &str, session: &str, out: &Path) -> Result<u64> {
     let repo = connect(url).await?;
     Ok(repo.export_jsonl(session, out).await?)
+}
+
+/// The agent's session in a PostgreSQL store (`--session-store` / `sessionStore`, DECISIONS
+/// §24.13): the same choices as with session files, with sessions named by id or location.
+/// Returns the writable storage and whether it existed before this run.
+pub async fn agent_session(a: &AgentArgs, url: &str, cwd: &str) -> Result<(PostgresStorage, bool)> {
+    let repo = connect(url).await?;
+    let create = |id: Option<String>| CreateOptions {
+        id,
+        cwd: cwd.to_owned(),
+        ..CreateOptions::default()
+    };
+    if let Some(src) = &a.fork {
+        let forked = repo
+            .fork(
+                src,
+                ForkOptions {
+                    cwd: Some(cwd.to_owned()),
+                    id: a.session_id.clone(),
+                    ..ForkOptions::default()
+                },
+            )
+            .await?;
+        return Ok((forked, true));
+    }
+    if let Some(s) = &a.session {
+        return Ok((repo.open(s).await?, true));
+    }
+    if let Some(id) = &a.session_id {
+        return match repo.open(id).await {
+            Ok(found) => Ok((found, true)),
+            Err(SessionError::NotFound(_)) => {
+                eprintln!(
+                    "No project session found with id '{id}'; creating a new session with that id."
+                );
+                Ok((repo.create(create(Some(id.clone()))).await?, false))
+            }
+            Err(e) => Err(e.into()),
+        };
+    }
+    if a.continue_ || a.resume {
+        let newest = repo
+            .list_page(&ListQuery {
+                cwd: Some(cwd.to_owned()),
+                limit: Some(1),
+                ..ListQuery::default()
+            })
+            .await?
+            .result
+            .sessions
+            .into_iter()
+            .next();
+        return match newest {
+            Some(info) => Ok((repo.open(&info.id).await?, true)),
+            None if a.resume => Err(CliError::NoSessionSelected),
+            None => Ok((repo.create(create(None)).await?, false)),
+        };
+    }
+    Ok((repo.create(create(None)).await?, false))
 }

@@ -104,6 +104,25 @@ fn session_location(
     (home.join("sessions"), true)
 }
 
+/// The PostgreSQL store for the agent's session, if any (DECISIONS §24.13): `--session-store`,
+/// else the `sessionStore` setting unless a session folder was named explicitly
+/// (`--session-dir` or `ARBOR_SESSION_DIR`), which wins over a setting.
+fn session_store_url(
+    a: &AgentArgs,
+    global_dir: Option<&Path>,
+    settings: &Settings,
+) -> Option<String> {
+    if let Some(url) = &a.session_store {
+        return Some(url.clone());
+    }
+    let dir_named = global_dir.is_some()
+        || std::env::var_os("ARBOR_SESSION_DIR").is_some_and(|v| !v.is_empty());
+    if dir_named {
+        return None;
+    }
+    settings.session_store()
+}
+
 /// The newest session file (by mtime) of `dir` whose header cwd is `cwd`.
 fn newest_in(dir: &Path, cwd: &str, check_cwd: bool) -> Option<PathBuf> {
     let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
@@ -364,6 +383,7 @@ async fn start_with(
         dir.clone()
     };
     let mut opened_existing = false;
+    let store_url = session_store_url(a, global_dir, &settings);
     let checkpoint_settings = housekeeping::load_settings(&home)?;
     let restore_mode = match a.restore.as_deref() {
         None => RestoreMode::ConversationOnly,
@@ -418,6 +438,10 @@ async fn start_with(
         }
     } else if a.no_session {
         Arc::new(MemoryStorage::new(cwd_text.clone()))
+    } else if let Some(url) = &store_url {
+        let (storage, existed) = crate::pgstore::agent_session(a, url, &cwd_text).await?;
+        opened_existing = existed;
+        Arc::new(storage)
     } else if let Some(src) = &a.fork {
         let path = find_session(src, &dir, layout, &cwd)?;
         if restore_mode.restores_code() {
@@ -506,7 +530,8 @@ async fn start_with(
         || restart
             .as_ref()
             .is_some_and(|r| !matches!(r.choice, SessionChoice::New { .. }));
-    let session_file = stored.then(|| PathBuf::from(storage.location()));
+    // A store session has a location (`postgres://user@host/db#id`), not a file.
+    let session_file = (stored && store_url.is_none()).then(|| PathBuf::from(storage.location()));
     let session = Arc::new(Session::new(storage));
 
     // ---- workspace checkpoints (DECISIONS §27) ----

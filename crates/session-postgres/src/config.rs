@@ -38,6 +38,9 @@ pub struct PostgresOptions {
     pub application_name: String,
     /// How long a new connection may take.
     pub connect_timeout: Duration,
+    /// PEM file of the certificates that TLS connections trust instead of the webpki roots
+    /// (a private CA). Needs the `tls-rustls` feature. DECISIONS §24.15.
+    pub tls_root_cert: Option<std::path::PathBuf>,
 }
 
 impl Default for PostgresOptions {
@@ -50,6 +53,7 @@ impl Default for PostgresOptions {
             pool_size: 8,
             application_name: "arbor".into(),
             connect_timeout: Duration::from_secs(10),
+            tls_root_cert: None,
         }
     }
 }

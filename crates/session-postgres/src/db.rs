@@ -5,11 +5,12 @@
 use std::sync::Arc;
 
 use arbor_agent::error::SessionError;
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use deadpool_postgres::{ManagerConfig, Object, Pool, RecyclingMethod};
 use tokio_postgres::error::SqlState;
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::Client;
 
 use crate::config::{PostgresOptions, Synchronous, Target};
+use crate::connector::Connector;
 
 type Result<T> = std::result::Result<T, SessionError>;
 
@@ -17,15 +18,16 @@ type Result<T> = std::result::Result<T, SessionError>;
 pub(crate) struct Db {
     pub target: Target,
     pub options: PostgresOptions,
+    connector: Connector,
     pool: Pool,
 }
 
 impl Db {
     pub(crate) async fn open(url: &str, options: PostgresOptions) -> Result<Arc<Db>> {
         let target = Target::parse(url, &options)?;
-        let manager = Manager::from_config(
+        let connector = Connector::new(&target, &options)?;
+        let manager = connector.manager(
             target.config.clone(),
-            NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
@@ -42,6 +44,7 @@ impl Db {
         let db = Arc::new(Db {
             target,
             options,
+            connector,
             pool,
         });
         let mut conn = db.conn().await?;
@@ -73,19 +76,15 @@ impl Db {
             );
             config.options(opts.trim_start());
         }
-        let (client, connection) = config.connect(NoTls).await.map_err(|e| {
+        // When the server goes away, the next use of the client reports the closed connection
+        // and the writer reconnects.
+        self.connector.connect(&config).await.map_err(|e| {
             SessionError::Storage(format!(
                 "cannot connect to PostgreSQL at {}: {}",
                 self.target.display,
                 describe(&e)
             ))
-        })?;
-        tokio::spawn(async move {
-            // Ends when the client is dropped or the server goes away; the next use of the
-            // client then reports the closed connection and the writer reconnects.
-            let _ = connection.await;
-        });
-        Ok(client)
+        })
     }
 
     pub(crate) fn err(

@@ -22,6 +22,7 @@
 //! ```
 
 mod config;
+mod connector;
 mod db;
 mod ops;
 mod repository;

@@ -13,7 +13,7 @@ use deadpool_postgres::Object;
 use tokio_postgres::Row;
 
 use crate::db::Db;
-use crate::state::MaterializedState;
+use arbor_agent::session::MaterializedState;
 
 type Result<T> = std::result::Result<T, SessionError>;
 

@@ -11,8 +11,8 @@ use async_trait::async_trait;
 use crate::config::PostgresOptions;
 use crate::db::Db;
 use crate::ops::{gone, Ctx, Sid};
-use crate::state::MaterializedState;
 use crate::storage::{location, PostgresStorage};
+use arbor_agent::session::MaterializedState;
 
 /// Sessions stored in PostgreSQL. Cloning shares the connection pool. `create`, `open` and
 /// `fork` return writable handles (each holds the session's writer lock on its own connection);

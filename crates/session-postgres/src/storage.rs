@@ -15,8 +15,8 @@ use serde_json::Value;
 use crate::config::Synchronous;
 use crate::db::Db;
 use crate::ops::{Ctx, Sid};
-use crate::state::MaterializedState;
 use crate::writer::{Outcome, Writer};
+use arbor_agent::session::MaterializedState;
 
 /// Runs `$body` with a pooled connection's context `$c` and the session `$s`.
 macro_rules! read {

@@ -11,7 +11,7 @@ use arbor_agent::session::{SessionEntry, SessionHeader};
 
 use crate::ops::{to_i64, Sid};
 use crate::repository::PostgresRepository;
-use crate::state::MaterializedState;
+use arbor_agent::session::MaterializedState;
 
 /// Rows sent per insert statement during import.
 const IMPORT_BATCH: usize = 1000;

@@ -16,7 +16,7 @@ use tokio_postgres::{Client, Statement};
 
 use crate::db::{describe, is_connection_loss, Db};
 use crate::ops::{gone, state_from_row, to_i64, Sid, STATE_COLUMNS};
-use crate::state::MaterializedState;
+use arbor_agent::session::MaterializedState;
 
 type Result<T> = std::result::Result<T, SessionError>;
 

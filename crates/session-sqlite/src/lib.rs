@@ -34,7 +34,6 @@ mod ops;
 mod repository;
 mod rows;
 pub mod schema;
-mod state;
 mod storage;
 mod writer_lock;
 

@@ -19,8 +19,8 @@ use crate::db::Db;
 use crate::error::sql_error;
 use crate::keys;
 use crate::rows::decode_payload;
-use crate::state::MaterializedState;
 use arbor_agent::session::rules;
+use arbor_agent::session::MaterializedState;
 use serde_json::Value;
 
 type Result<T> = std::result::Result<T, SessionError>;

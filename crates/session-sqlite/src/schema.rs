@@ -11,7 +11,7 @@ use arbor_agent::error::SessionError;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use crate::error::sql_error;
-use crate::state::MaterializedState;
+use arbor_agent::session::MaterializedState;
 
 type Result<T> = std::result::Result<T, SessionError>;
 

@@ -12,6 +12,7 @@ mod pi_open;
 mod plans;
 mod postgres;
 mod rpc_replay;
+mod store_fuzz;
 mod summaries;
 mod tools;
 mod tree_view;

@@ -106,3 +106,250 @@ fn store_errors_never_show_the_password() {
     );
     assert!(!out.stderr.contains("pa55word"), "{}", out.stderr);
 }
+
+/// `arbor ARGS` in `cwd` (async, so the mock model server keeps serving meanwhile).
+async fn agent_run(
+    home: &std::path::Path,
+    cwd: &std::path::Path,
+    schema: &ScratchSchema,
+    args: &[&str],
+) -> Run {
+    let mut cmd = arbor(home);
+    cmd.current_dir(cwd)
+        .env("ARBOR_POSTGRES_SCHEMA", &schema.name)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ARBOR_SESSION_DIR")
+        .stdin(std::process::Stdio::null())
+        .args(args);
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        tokio::process::Command::from(cmd).output(),
+    )
+    .await
+    .expect("arbor finished in time")
+    .expect("running arbor");
+    out.into()
+}
+
+/// A home whose models.json points at the mock server, and a project folder.
+fn agent_lab(server: &arbor_test_support::MockServer) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let models = serde_json::json!({"providers": {
+        "mock": {"baseUrl": format!("{}/v1", server.url()), "api": "openai-completions",
+                 "apiKey": "test-key",
+                 "models": [{"id": "mock-model", "contextWindow": 32000, "maxTokens": 4096}]}
+    }});
+    std::fs::write(dir.path().join("models.json"), models.to_string()).unwrap();
+    (dir, project)
+}
+
+fn llm_roles(projected: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(projected).unwrap();
+    v["llm"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn jsonl_files(home: &std::path::Path) -> usize {
+    walk_count(&home.join("sessions"))
+}
+
+fn walk_count(dir: &std::path::Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                walk_count(&p)
+            } else {
+                usize::from(p.extension().is_some_and(|x| x == "jsonl"))
+            }
+        })
+        .sum()
+}
+
+#[tokio::test]
+async fn print_mode_with_session_store_writes_and_continues_in_postgres() {
+    let Some(url) = server() else { return };
+    let schema = ScratchSchema::new(&url);
+    let mock = arbor_test_support::MockServer::start().await.unwrap();
+    let (home, project) = agent_lab(&mock);
+    let h = home.path();
+    mock.push(arbor_test_support::scripts::openai_text("first answer"));
+    let first = agent_run(
+        h,
+        &project,
+        &schema,
+        &[
+            "-p",
+            "--session-store",
+            &url,
+            "--model",
+            "mock/mock-model",
+            "first",
+        ],
+    )
+    .await;
+    assert_eq!(
+        (first.code, first.stdout.as_str()),
+        (0, "first answer\n"),
+        "{}",
+        first.stderr
+    );
+
+    // `-c` finds the newest session of this cwd in the store and sends the earlier exchange.
+    mock.push(arbor_test_support::scripts::openai_text("second answer"));
+    let second = agent_run(
+        h,
+        &project,
+        &schema,
+        &["-c", "-p", "--session-store", &url, "second"],
+    )
+    .await;
+    assert_eq!(
+        (second.code, second.stdout.as_str()),
+        (0, "second answer\n"),
+        "{}",
+        second.stderr
+    );
+    let roles: Vec<String> = mock.requests()[1].json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+    assert_eq!(jsonl_files(h), 0, "no session file is written with a store");
+
+    let listed = run(h, &schema, &["session", "list", "--all", "--store", &url]);
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    let ids: Vec<&str> = listed
+        .stdout
+        .lines()
+        .filter_map(|l| {
+            l.split_whitespace()
+                .find(|w| w.len() == 36 && w.contains('-'))
+        })
+        .collect();
+    assert_eq!(ids.len(), 1, "one session in the store: {}", listed.stdout);
+    let ctx = run(
+        h,
+        &schema,
+        &["session", "context", "--json", "--store", &url, ids[0]],
+    );
+    assert_eq!(ctx.code, 0, "{}", ctx.stderr);
+    assert_eq!(
+        llm_roles(&ctx.stdout),
+        ["user", "assistant", "user", "assistant"]
+    );
+    assert!(ctx.stdout.contains("second answer"), "{}", ctx.stdout);
+
+    // Exported, the store's session is a pi v3 file with the same projection.
+    let out = h.join("exported.jsonl");
+    let exported = run(
+        h,
+        &schema,
+        &[
+            "session",
+            "export",
+            "--from",
+            &url,
+            ids[0],
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(exported.code, 0, "{}", exported.stderr);
+    let from_file = run(
+        h,
+        &schema,
+        &["session", "context", "--json", out.to_str().unwrap()],
+    );
+    assert_eq!(from_file.stdout, ctx.stdout);
+}
+
+#[tokio::test]
+async fn session_store_setting_is_used_and_session_id_opens_in_the_store() {
+    let Some(url) = server() else { return };
+    let schema = ScratchSchema::new(&url);
+    let mock = arbor_test_support::MockServer::start().await.unwrap();
+    let (home, project) = agent_lab(&mock);
+    let h = home.path();
+    std::fs::write(
+        h.join("settings.json"),
+        serde_json::json!({"sessionStore": url, "defaultProvider": "mock",
+                           "defaultModel": "mock-model"})
+        .to_string(),
+    )
+    .unwrap();
+    let id = "0190f5b0-0000-7000-8000-00000000abcd";
+    mock.push(arbor_test_support::scripts::openai_text("one"));
+    let a = agent_run(h, &project, &schema, &["-p", "--session-id", id, "hello"]).await;
+    assert_eq!((a.code, a.stdout.as_str()), (0, "one\n"), "{}", a.stderr);
+    assert!(
+        a.stderr.contains("creating a new session with that id"),
+        "{}",
+        a.stderr
+    );
+    mock.push(arbor_test_support::scripts::openai_text("two"));
+    let b = agent_run(h, &project, &schema, &["-p", "--session", id, "again"]).await;
+    assert_eq!((b.code, b.stdout.as_str()), (0, "two\n"), "{}", b.stderr);
+    assert_eq!(jsonl_files(h), 0);
+    let ctx = run(
+        h,
+        &schema,
+        &["session", "context", "--json", "--store", &url, id],
+    );
+    assert_eq!(ctx.code, 0, "{}", ctx.stderr);
+    assert_eq!(
+        llm_roles(&ctx.stdout),
+        ["user", "assistant", "user", "assistant"]
+    );
+
+    // An explicit session folder wins over the setting.
+    let dir = h.join("files");
+    mock.push(arbor_test_support::scripts::openai_text("three"));
+    let c = agent_run(
+        h,
+        &project,
+        &schema,
+        &["-p", "--session-dir", dir.to_str().unwrap(), "in a file"],
+    )
+    .await;
+    assert_eq!((c.code, c.stdout.as_str()), (0, "three\n"), "{}", c.stderr);
+    assert_eq!(walk_count(&dir), 1);
+
+    // A bad store is refused before any model call, without the password.
+    let bad = agent_run(
+        h,
+        &project,
+        &schema,
+        &[
+            "-p",
+            "--session-store",
+            "postgres://eve:s3cr3t-pw@127.0.0.1:1/x",
+            "hi",
+        ],
+    )
+    .await;
+    assert_eq!(bad.code, 1, "{}", bad.stderr);
+    assert!(
+        bad.stderr.contains("postgres://eve@127.0.0.1:1/x"),
+        "{}",
+        bad.stderr
+    );
+    assert!(!bad.stderr.contains("s3cr3t"), "{}", bad.stderr);
+    assert_eq!(
+        mock.requests().len(),
+        3,
+        "the bad store failed before any model call"
+    );
+}

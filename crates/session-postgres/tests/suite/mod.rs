@@ -1,9 +1,12 @@
 //! Shared helpers: the server, a fresh schema per test, entry drafts.
 
 mod basics;
+mod cluster;
 mod concurrency;
 mod conformance;
 mod faults;
+mod restart;
+mod tls;
 mod transfer;
 
 use arbor_agent::session::{CreateOptions, CustomEntry, EntryDraft, EntryKind, SessionRepository};

@@ -3,6 +3,7 @@
 mod basics;
 mod concurrency;
 mod conformance;
+mod crash;
 mod faults;
 mod fidelity;
 mod forks;

@@ -32,24 +32,51 @@ where
     OFut: Future<Output = Result<R, SessionError>>,
 {
     if let Ok(location) = std::env::var(CHILD_ENV) {
-        let outcome = match reopen(location.clone()).await {
-            Ok(repo) => match repo.open(&location).await {
-                Ok(_) => "opened".to_owned(),
-                Err(e) => format!("refused {e}"),
-            },
-            Err(e) => format!("reopen failed {e}"),
-        };
-        // On a line of its own: the test harness prints the test name before it.
-        println!("\n{MARK} {outcome}");
+        print_report(&child_report(reopen(location.clone()).await, &location).await);
         return;
     }
     let fixture = factory().await;
-    if let Err(e) = parent(&fixture.repo, module).await {
+    if let Err(e) = run_parent(&fixture.repo, |location| child(module, location)).await {
         panic!("conformance case {CASE} failed: {e}");
     }
 }
 
-async fn parent<R: SessionRepository>(repo: &R, module: &str) -> Result<(), String> {
+/// The child half: what happened when this process's repository (`reopened`, or the error of
+/// building it) tried to open `location` for writing.
+pub async fn child_report<R: SessionRepository>(
+    reopened: Result<R, SessionError>,
+    location: &str,
+) -> String {
+    match reopened {
+        Ok(repo) => match repo.open(location).await {
+            Ok(_) => "opened".to_owned(),
+            Err(e) => format!("refused {e}"),
+        },
+        Err(e) => format!("reopen failed {e}"),
+    }
+}
+
+/// Prints a child's report where [`parse_report`] finds it (on a line of its own: the test
+/// harness prints the test name before it).
+pub fn print_report(report: &str) {
+    println!("\n{MARK} {report}");
+}
+
+/// The report in a child's standard output, if it printed one.
+pub fn parse_report(stdout: &str) -> Option<String> {
+    stdout
+        .lines()
+        .find_map(|l| l.split_once(MARK).map(|(_, r)| r.trim().to_owned()))
+}
+
+/// The parent half, for any driver (the test harness, `cargo xtask conformance`): holds a new
+/// session of `repo` open for writing while `child(location)` runs another process's attempt
+/// (returning its [`child_report`]), then checks it was refused, and that after closing, it
+/// is not.
+pub async fn run_parent<R: SessionRepository>(
+    repo: &R,
+    child: impl Fn(&str) -> Result<String, String>,
+) -> super::CaseResult {
     let s = repo
         .create(CreateOptions {
             cwd: "/work/conformance".into(),
@@ -69,18 +96,19 @@ async fn parent<R: SessionRepository>(repo: &R, module: &str) -> Result<(), Stri
         .await
         .map_err(|e| format!("append: {e}"))?;
     let location = s.location();
-    let held = child(module, &location)?;
+    let held = child(&location)?;
     if !(held.starts_with("refused") && held.contains(REFUSAL)) {
         return Err(format!(
             "while this process holds {location} for writing, another process got: {held}"
-        ));
+        )
+        .into());
     }
     drop(s);
-    let released = child(module, &location)?;
+    let released = child(&location)?;
     if released != "opened" {
-        return Err(format!(
-            "after the writer closed {location}, another process got: {released}"
-        ));
+        return Err(
+            format!("after the writer closed {location}, another process got: {released}").into(),
+        );
     }
     Ok(())
 }
@@ -99,13 +127,10 @@ fn child(module: &str, location: &str) -> Result<String, String> {
         .output()
         .map_err(|e| format!("starting the child process: {e}"))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
-    stdout
-        .lines()
-        .find_map(|l| l.split_once(MARK).map(|(_, r)| r.trim().to_owned()))
-        .ok_or_else(|| {
-            format!(
-                "the child ran no case (filter {path}); stdout: {stdout}; stderr: {}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        })
+    parse_report(&stdout).ok_or_else(|| {
+        format!(
+            "the child ran no case (filter {path}); stdout: {stdout}; stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
 }

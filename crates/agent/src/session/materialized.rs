@@ -1,13 +1,16 @@
-//! The materialized per-session state (`session_state` row): what every append updates in the
-//! same transaction as its entry row, so reads of leaf, name, counts and stats are one row.
+//! The materialized per-session state that the database backends (SQLite, PostgreSQL) keep in
+//! one row beside the entries: every append folds its entry in within the same transaction, so
+//! reads of leaf, name, counts and stats are one row. One fold for every backend keeps their
+//! listings and stats equal (DECISIONS §25.10).
 
-use arbor_agent::message::AgentMessage;
-use arbor_agent::session::{EntryKind, SessionEntry, SessionStats};
+use super::entry::{EntryKind, SessionEntry};
+use super::storage::SessionStats;
+use crate::message::AgentMessage;
 use arbor_ai::types::{Content, ContentBlock, Message, Usage};
 
-/// Mirrors the `session_state` row.
+/// The state columns of a database backend's session row.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(crate) struct MaterializedState {
+pub struct MaterializedState {
     pub leaf_id: Option<String>,
     /// The latest `session_info` name, trimmed; `None` when never set or cleared.
     pub name: Option<String>,
@@ -22,7 +25,7 @@ pub(crate) struct MaterializedState {
 impl MaterializedState {
     /// Folds one entry, appended in log order, into the state (DECISIONS §2.3 for the leaf;
     /// pi's G1 statistics rules plus `usage` entries, as the other backends count them).
-    pub(crate) fn apply(&mut self, entry: &SessionEntry) {
+    pub fn apply(&mut self, entry: &SessionEntry) {
         self.entry_count += 1;
         self.leaf_id = match &entry.kind {
             EntryKind::Leaf(l) => l.target_id.clone(),
