@@ -298,14 +298,7 @@ fn join_or_none(items: &[String]) -> String {
 /// custom message is put back in the editor and the leaf goes to its parent; anything else
 /// becomes the leaf.
 fn landing(target: &SessionEntry) -> (Option<String>, Option<String>) {
-    let text = |c: &Content| match c {
-        Content::Text(t) => t.clone(),
-        Content::Blocks(b) => b
-            .iter()
-            .filter_map(|b| b.as_text())
-            .collect::<Vec<_>>()
-            .join(""),
-    };
+    let text = |c: &Content| c.joined_text("");
     match &target.kind {
         EntryKind::Message(m) => match &m.message {
             AgentMessage::Llm(Message::User(u)) => {

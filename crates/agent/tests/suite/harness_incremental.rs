@@ -239,7 +239,12 @@ async fn run(s: &Script, step: &Step, n: usize) {
 async fn play(steps: &[Step]) -> Vec<String> {
     let s = script();
     for (n, step) in steps.iter().enumerate() {
+        // A step may leave a reply unused (a compaction with nothing to compact, an abort that
+        // came first): start each step on an empty queue so no later prompt takes a stale reply
+        // (a leftover `hang` tool call would block the next prompt forever).
+        s.faux.set_responses(Vec::<FauxResponse>::new());
         run(&s, step, n).await;
+        s.faux.set_responses(Vec::<FauxResponse>::new());
         // Every step ends with a request, so each state is compared at least once.
         s.faux.push(FauxResponse::text("ack"));
         s.harness.prompt(&format!("check {n}"), &[]).await.unwrap();
