@@ -56,6 +56,7 @@ fn ctx(faux: &FauxProvider, session: Arc<Session>, harness: AgentHarness) -> Ctx
         settings: Settings::from_value(serde_json::json!({})),
         cwd: std::env::temp_dir(),
         repo: None,
+        checkpoints: None,
     }
 }
 

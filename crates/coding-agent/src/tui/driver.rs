@@ -32,6 +32,7 @@ use super::state::{AppEvent, AppState, Effect, Note, Outcome, Overlay};
 use super::theme::Theme;
 use super::transcript::{NoticeKind, Transcript};
 use super::tree::{TreeFilter, TreeNavigator};
+use crate::checkpoints::RestoreMode;
 use crate::config::Settings;
 use crate::policy::PolicyObserver;
 
@@ -49,20 +50,31 @@ pub struct Ctx {
     pub cwd: PathBuf,
     /// Where `/resume` lists sessions (`None`: in-memory tests).
     pub repo: Option<arbor_agent::session::JsonlRepository>,
+    /// The workspace checkpoint hook (`None`: checkpoints off): `/tree` offers code restores
+    /// only when it is there (DECISIONS §23.12).
+    pub checkpoints: Option<Arc<crate::checkpoints::CheckpointHook>>,
 }
 
 impl Ctx {
     pub fn from_app(app: crate::startup::App) -> Self {
-        let cycle_models = app
-            .registry
-            .models()
-            .filter(|m| {
-                app.provider.api_key(&m.provider).is_some()
-                    || m.base_url.contains("://127.0.0.1")
-                    || m.base_url.contains("://localhost")
-            })
-            .map(|m| (m.provider.clone(), m.id.clone()))
-            .collect();
+        // Ctrl+P cycles the `--models` / `enabledModels` scope when one is set, else every
+        // model with credentials or a local URL (DECISIONS §23.18).
+        let cycle_models = if app.scope.is_empty() {
+            app.registry
+                .models()
+                .filter(|m| {
+                    app.provider.api_key(&m.provider).is_some()
+                        || m.base_url.contains("://127.0.0.1")
+                        || m.base_url.contains("://localhost")
+                })
+                .map(|m| (m.provider.clone(), m.id.clone()))
+                .collect()
+        } else {
+            app.scope
+                .iter()
+                .map(|s| (s.model.provider.clone(), s.model.id.clone()))
+                .collect()
+        };
         Ctx {
             harness: app.harness,
             session: app.session,
@@ -73,6 +85,7 @@ impl Ctx {
             settings: app.settings,
             cwd: app.cwd,
             repo: Some(app.repo),
+            checkpoints: app.checkpoints,
         }
     }
 }
@@ -137,7 +150,8 @@ impl Driver {
             let _ = sink.send(AppEvent::Agent(Box::new(e.clone())));
         });
         let mut d = Driver {
-            state: AppState::new(FooterInfo::default(), theme),
+            state: AppState::new(FooterInfo::default(), theme)
+                .with_code_restore(ctx.checkpoints.is_some()),
             transcript: Transcript::new(theme),
             theme,
             tx,
@@ -458,6 +472,55 @@ impl Driver {
                 target,
                 summarize,
                 custom_instructions,
+                restore,
+            } if restore != RestoreMode::ConversationOnly => {
+                self.state.background = Some("navigating".into());
+                if summarize {
+                    self.state.footer.compacting = Some("summarizing branch…".into());
+                }
+                let hook = self.ctx.checkpoints.clone();
+                self.tasks.spawn(async move {
+                    let opts = Effect::navigate_options(summarize, custom_instructions);
+                    let r = crate::checkpoints::navigate(
+                        &h,
+                        hook.as_deref(),
+                        target.as_deref(),
+                        restore,
+                        opts,
+                    )
+                    .await;
+                    let o = match r {
+                        Ok(m) => {
+                            let changed = m
+                                .restore
+                                .as_ref()
+                                .and_then(|r| r.restored.as_ref())
+                                .map_or(0, |r| r.changed.len());
+                            let text = match &m.restore {
+                                Some(_) => format!(
+                                    "Workspace restored ({changed} paths changed; the files before are checkpointed)"
+                                ),
+                                None => "Workspace unchanged".to_owned(),
+                            };
+                            let moved = match m.navigation {
+                                Some(n) if n.cancelled => Outcome::Navigated(Ok(None)),
+                                Some(n) => Outcome::Navigated(Ok(n.editor_text)),
+                                None => Outcome::Navigated(Ok(None)),
+                            };
+                            // After the move: a navigation reloads the transcript.
+                            let _ = tx.send(AppEvent::Done(moved));
+                            Outcome::Notice(text)
+                        }
+                        Err(e) => Outcome::Navigated(Err(e.to_string())),
+                    };
+                    let _ = tx.send(AppEvent::Done(o));
+                });
+            }
+            Effect::NavigateTree {
+                target,
+                summarize,
+                custom_instructions,
+                ..
             } => {
                 self.state.background = Some("navigating".into());
                 if summarize {

@@ -104,6 +104,8 @@ pub enum Effect {
         target: Option<String>,
         summarize: bool,
         custom_instructions: Option<String>,
+        /// Conversation only, code only or both (`checkpoints::navigate`).
+        restore: RestoreMode,
     },
     Compact(Option<String>),
     CycleModel,
@@ -228,9 +230,19 @@ pub struct AppState {
     pub size: (u16, u16),
     pub overlay: Option<Overlay>,
     pub theme: Theme,
+    /// The run records workspace checkpoints, so `/tree` may offer a code restore.
+    code_restore: bool,
     summary_since: Option<Instant>,
     last_esc: Option<Instant>,
     last_ctrl_c: Option<Instant>,
+}
+
+impl AppState {
+    /// Offers "Restore what?" in `/tree` when the target has a checkpoint (DECISIONS §23.12).
+    pub fn with_code_restore(mut self, on: bool) -> Self {
+        self.code_restore = on;
+        self
+    }
 }
 
 impl Default for AppState {
@@ -266,6 +278,7 @@ impl AppState {
             summary_since: None,
             last_esc: None,
             last_ctrl_c: None,
+            code_restore: false,
         }
     }
 
@@ -583,8 +596,11 @@ impl AppState {
                         return Vec::new();
                     }
                     let preview = nav.entry_preview(&target_id, 80).unwrap_or_default();
-                    // Code restore is offered once the app records checkpoints (DECISIONS §23.12).
-                    let prompt = SummarizePrompt::new(&preview, false, self.theme);
+                    // The restore question comes only when this run records checkpoints and the
+                    // target has one at or above it (DECISIONS §23.12).
+                    let has_checkpoint = self.code_restore
+                        && crate::tui::tree::nearest_checkpoint(tree, &target_id).is_some();
+                    let prompt = SummarizePrompt::new(&preview, has_checkpoint, self.theme);
                     self.overlay = Some(Overlay::Summarize {
                         prompt: Box::new(prompt),
                         target: target_id,
@@ -595,10 +611,6 @@ impl AppState {
                 Flow::Pending => self.overlay = Some(Overlay::Summarize { prompt, target }),
                 Flow::Cancel => {}
                 Flow::Done(choice) => {
-                    if choice.restore != RestoreMode::ConversationOnly {
-                        self.error("Restoring code is not available in the interactive UI yet");
-                        return Vec::new();
-                    }
                     let (summarize, custom) = match choice.summary {
                         SummaryChoice::None => (false, None),
                         SummaryChoice::Summarize => (true, None),
@@ -615,6 +627,7 @@ impl AppState {
                         target: Some(target),
                         summarize,
                         custom_instructions: custom,
+                        restore: choice.restore,
                     }];
                 }
             },

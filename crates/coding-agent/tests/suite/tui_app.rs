@@ -69,6 +69,7 @@ async fn rig() -> Rig {
         settings: Settings::from_value(json!({"retry": {"enabled": false}})),
         cwd: PathBuf::from("/work/project"),
         repo: None,
+        checkpoints: None,
     };
     let driver = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     Rig {
@@ -408,6 +409,142 @@ async fn tree_to_a_user_message_puts_it_in_the_editor_and_moves_to_its_parent() 
     assert!(!entries
         .iter()
         .any(|e| matches!(e.kind, EntryKind::BranchSummary(_))));
+}
+
+/// A rig over a git repository with workspace checkpoints recorded, as `arbor` wires them.
+async fn rig_with_checkpoints(root: &std::path::Path, home: &std::path::Path) -> Rig {
+    use arbor_agent::session::{CreateOptions, JsonlRepository, SessionRepository, SessionStorage};
+    use arbor_coding_agent::checkpoints::{CheckpointHook, Recorder};
+    let faux = FauxProvider::builder().seed(3).build();
+    let storage = JsonlRepository::new(home.join("sessions"))
+        .create(CreateOptions {
+            cwd: root.display().to_string(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let sid = storage.header().await.unwrap().id;
+    let session = Arc::new(Session::new(Arc::new(storage)));
+    let recorder = Recorder::open(
+        root,
+        &sid,
+        &arbor_checkpoint::CheckpointSettings::default(),
+        home,
+    )
+    .unwrap()
+    .unwrap();
+    let env = ToolEnv::new(root.to_path_buf(), ToolSettings::default());
+    let harness = AgentHarness::new(
+        session.clone(),
+        Arc::new(faux.clone()),
+        HarnessOptions {
+            model: faux.model(),
+            tools: tools::builtin_tools(&env),
+            system_prompt: SystemPrompt::Text("You are a test agent.".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let hook = Arc::new(CheckpointHook::new(Arc::new(recorder), session.clone()));
+    harness.add_hook(hook.clone());
+    let ctx = Ctx {
+        harness,
+        session,
+        session_file: None,
+        session_id: sid,
+        registry: Arc::new(arbor_ai::models::ModelRegistry::builtin().unwrap()),
+        cycle_models: Vec::new(),
+        settings: Settings::from_value(json!({"retry": {"enabled": false}})),
+        cwd: root.to_path_buf(),
+        repo: None,
+        checkpoints: Some(hook),
+    };
+    let driver = Driver::new(ctx, Theme::monochrome()).await.unwrap();
+    Rig {
+        faux,
+        driver,
+        _dir: tempfile::tempdir().unwrap(),
+    }
+}
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let ok = std::process::Command::new("git")
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "u")
+        .env("GIT_AUTHOR_EMAIL", "u@e")
+        .env("GIT_COMMITTER_NAME", "u")
+        .env("GIT_COMMITTER_EMAIL", "u@e")
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "git {args:?}");
+}
+
+#[tokio::test]
+async fn tree_restores_the_code_and_the_conversation_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    std::fs::create_dir(&root).unwrap();
+    let root = root.canonicalize().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).unwrap();
+    git(&root, &["init", "-q"]);
+    std::fs::write(root.join("app.txt"), "v1\n").unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "init"]);
+    let mut r = rig_with_checkpoints(&root, &home).await;
+    r.faux.push(FauxResponse::tool_call(
+        "write",
+        json!({"path": "app.txt", "content": "plan A\n"}),
+    ));
+    r.faux.push(FauxResponse::text("A done"));
+    r.send("plan A").await;
+    r.driver.settle().await;
+    assert_eq!(
+        std::fs::read_to_string(root.join("app.txt")).unwrap(),
+        "plan A\n"
+    );
+    let target = r.entry_with_text("plan A").await;
+    r.send("/tree").await;
+    for _ in 0..20 {
+        let Some(Overlay::Tree(nav)) = &r.driver.state.overlay else {
+            panic!("the tree closed")
+        };
+        if nav.selected_id() == Some(target.as_str()) {
+            break;
+        }
+        r.driver.dispatch(key(KeyCode::Up)).await;
+    }
+    r.driver.dispatch(key(KeyCode::Enter)).await;
+    let screen = r.screen(80, 20);
+    assert!(screen.contains("Restore what?"), "{screen}");
+    // Conversation only, code only, both: "both", then "No summary".
+    r.driver.dispatch(key(KeyCode::Down)).await;
+    r.driver.dispatch(key(KeyCode::Down)).await;
+    r.driver.dispatch(key(KeyCode::Enter)).await;
+    let screen = r.screen(80, 20);
+    assert!(screen.contains("Summarize branch?"), "{screen}");
+    r.driver.dispatch(key(KeyCode::Enter)).await;
+    r.driver.settle().await;
+    assert!(r.driver.state.overlay.is_none());
+    assert_eq!(
+        std::fs::read_to_string(root.join("app.txt")).unwrap(),
+        "v1\n"
+    );
+    assert_eq!(r.driver.state.editor.text(), "plan A");
+    let screen = r.screen(80, 20);
+    assert!(screen.contains("Workspace restored"), "{screen}");
+}
+
+#[tokio::test]
+async fn tree_without_checkpoints_asks_no_restore_question() {
+    let mut r = rig().await;
+    let _ = two_exchanges_and_tree(&mut r).await;
+    let screen = r.screen(80, 20);
+    assert!(!screen.contains("Restore what?"), "{screen}");
+    assert!(screen.contains("Summarize branch?"), "{screen}");
 }
 
 #[tokio::test]

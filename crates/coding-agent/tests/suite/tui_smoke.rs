@@ -218,6 +218,10 @@ async fn arbor_in_tmux_prompts_streams_navigates_and_quits() {
     tmux.wait_for("hello there").await;
     tmux.keys(&["Up"]).await;
     tmux.keys(&["Enter"]).await;
+    // The project is a git repository, so the run records checkpoints and the prompt first
+    // asks what to restore: the conversation only (the first choice).
+    tmux.wait_for("Restore what?").await;
+    tmux.keys(&["Enter"]).await;
     tmux.wait_for("Summarize branch?").await;
     tmux.keys(&["Enter"]).await;
     tmux.wait_for("> hello there").await;
