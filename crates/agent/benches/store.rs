@@ -285,6 +285,18 @@ async fn bench_list() {
     );
 }
 
+/// `VmHWM` of this process (Linux), 0 elsewhere.
+fn peak_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -314,13 +326,30 @@ fn main() {
         );
         return;
     }
+    if args.first().map(String::as_str) == Some("open-only") {
+        let file = PathBuf::from(args.get(1).cloned().unwrap_or_default());
+        let repo = JsonlRepository::flat(file.parent().unwrap_or(Path::new(".")));
+        let start = Instant::now();
+        let s = rt
+            .block_on(repo.open_read_only(file.to_str().unwrap_or_default()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let opened = start.elapsed();
+        let count = rt.block_on(s.entry_count()).unwrap_or(0);
+        println!(
+            "open {:.1} ms; {count} entries; peak RSS {} kB",
+            opened.as_secs_f64() * 1e3,
+            peak_rss_kb()
+        );
+        return;
+    }
     if args.first().map(String::as_str) == Some("open-once") {
         let file = PathBuf::from(args.get(1).cloned().unwrap_or_default());
         let (o, t, b, c) = rt.block_on(open_and_path(&file));
         println!(
-            "open {:.1} ms, with path {:.1} ms; {b} path entries, {c} entries",
+            "open {:.1} ms, with path {:.1} ms; {b} path entries, {c} entries; peak RSS {} kB",
             o.as_secs_f64() * 1e3,
-            t.as_secs_f64() * 1e3
+            t.as_secs_f64() * 1e3,
+            peak_rss_kb()
         );
         return;
     }

@@ -46,20 +46,20 @@ pub(crate) fn skim(line: &[u8]) -> Option<Skim<'_>> {
         if s.peek()? == b'}' {
             break;
         }
-        let key = s.plain_string()?;
+        let key = s.plain_bytes()?;
         s.ws();
         s.eat(b':')?;
         s.ws();
         match key {
-            "type" if ty.is_none() => {
+            b"type" if ty.is_none() => {
                 let t = s.plain_string()?;
                 if FULL_TYPES.contains(&t) {
                     return None;
                 }
                 ty = Some(t);
             }
-            "id" if id.is_none() => id = Some(s.plain_string()?),
-            "parentId" if parent.is_none() => {
+            b"id" if id.is_none() => id = Some(s.plain_string()?),
+            b"parentId" if parent.is_none() => {
                 parent = Some(if s.peek()? == b'n' {
                     s.literal(b"null")?;
                     None
@@ -67,12 +67,12 @@ pub(crate) fn skim(line: &[u8]) -> Option<Skim<'_>> {
                     Some(s.plain_string()?)
                 });
             }
-            "timestamp" if !ts => {
+            b"timestamp" if !ts => {
                 s.any_string()?;
                 ts = true;
             }
-            "type" | "id" | "parentId" | "timestamp" => return None,
-            "message" if role.is_none() && s.peek()? == b'{' => {
+            b"type" | b"id" | b"parentId" | b"timestamp" => return None,
+            b"message" if role.is_none() && s.peek()? == b'{' => {
                 s.i += 1;
                 s.ws();
                 role = Some(if s.peek()? == b'"' && s.rest().starts_with(b"\"role\"") {
@@ -156,9 +156,8 @@ impl<'a> Scanner<'a> {
         self.rest().starts_with(word).then(|| self.i += word.len())
     }
 
-    /// A string without escapes or control characters, as `&str` (the file was UTF-8-checked
-    /// as a whole; the check here is per kept value and cheap).
-    fn plain_string(&mut self) -> Option<&'a str> {
+    /// A string without escapes or control characters, as bytes (keys are compared as such).
+    fn plain_bytes(&mut self) -> Option<&'a [u8]> {
         self.eat(b'"')?;
         let rest = self.rest();
         let end = memchr::memchr2(b'"', b'\\', rest)?;
@@ -166,7 +165,12 @@ impl<'a> Scanner<'a> {
             return None;
         }
         self.i += end + 1;
-        std::str::from_utf8(&rest[..end]).ok()
+        Some(&rest[..end])
+    }
+
+    /// [`Scanner::plain_bytes`] as `&str` (for the values the index keeps).
+    fn plain_string(&mut self) -> Option<&'a str> {
+        std::str::from_utf8(self.plain_bytes()?).ok()
     }
 
     /// Any string; returns its raw (still escaped) bytes.
