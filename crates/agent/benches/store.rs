@@ -285,6 +285,64 @@ async fn bench_list() {
     );
 }
 
+/// What `arbor session context FILE --json` does, stage by stage (the CLI adds only argument
+/// parsing): open, window, settings, projection, streamed JSON (to OUT, or discarded).
+async fn context_once(path: &Path, out: Option<&str>) {
+    use arbor_agent::context::projection::build_session_context_from_window;
+    use arbor_agent::context::{ContextOptions, DerivedState, ModelRef};
+    let repo = JsonlRepository::flat(path.parent().unwrap_or(Path::new(".")));
+    let start = Instant::now();
+    let s = repo
+        .open_read_only(path.to_str().unwrap_or_default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let opened = start.elapsed();
+    let window = s
+        .path_to_root_or_compaction(None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let read = start.elapsed();
+    let settings = s
+        .derived_settings(None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let state = DerivedState {
+        model: settings
+            .model
+            .map(|(provider, model_id)| ModelRef { provider, model_id }),
+        thinking_level: settings
+            .thinking_level
+            .unwrap_or_else(|| DerivedState::default().thinking_level),
+        active_tool_names: settings.active_tool_names,
+    };
+    let n = window.len();
+    let ctx = build_session_context_from_window(window, state, &ContextOptions::default());
+    let projected = start.elapsed();
+    let leaf = s.leaf_id().await.unwrap_or_else(|e| panic!("{e}"));
+    let sink: Box<dyn std::io::Write> = match out {
+        Some(p) => Box::new(std::fs::File::create(p).unwrap_or_else(|e| panic!("{p}: {e}"))),
+        None => Box::new(std::io::sink()),
+    };
+    arbor_agent::context::write_expected_json(
+        std::io::BufWriter::with_capacity(1 << 16, sink),
+        &ctx,
+        leaf.as_deref(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let written = start.elapsed();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "open {:.1} ms, window read {:.1} ms ({n} entries), projected {:.1} ms ({} messages), \
+         JSON written {:.1} ms; peak RSS {} kB",
+        ms(opened),
+        ms(read),
+        ms(projected),
+        ctx.messages.len(),
+        ms(written),
+        peak_rss_kb()
+    );
+}
+
 /// `VmHWM` of this process (Linux), 0 elsewhere.
 fn peak_rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -324,6 +382,12 @@ fn main() {
             made.branches,
             made.bytes as f64 / 1e6
         );
+        return;
+    }
+    if args.first().map(String::as_str) == Some("context-once") {
+        let file = PathBuf::from(args.get(1).cloned().unwrap_or_default());
+        let out = args.get(2).cloned();
+        rt.block_on(context_once(&file, out.as_deref()));
         return;
     }
     if args.first().map(String::as_str) == Some("open-only") {
