@@ -384,6 +384,48 @@ fn main() {
         );
         return;
     }
+    if args.first().map(String::as_str) == Some("fork-once") {
+        // fork-once FILE OUT_DIR: `arbor session fork FILE --entry LEAF --at` into OUT_DIR.
+        let file = PathBuf::from(args.get(1).cloned().unwrap_or_default());
+        let out = PathBuf::from(args.get(2).cloned().unwrap_or_else(|| {
+            panic!("usage: fork-once FILE OUT_DIR");
+        }));
+        rt.block_on(async {
+            let src_repo = JsonlRepository::flat(file.parent().unwrap_or(Path::new(".")));
+            let src = src_repo
+                .open_read_only(file.to_str().unwrap_or_default())
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            let leaf = src
+                .leaf_id()
+                .await
+                .unwrap_or_else(|e| panic!("{e}"))
+                .unwrap_or_else(|| panic!("the session has no leaf"));
+            drop(src);
+            std::fs::create_dir_all(&out).unwrap_or_else(|e| panic!("{e}"));
+            let repo = JsonlRepository::flat(&out);
+            let start = Instant::now();
+            let forked = repo
+                .fork(
+                    file.to_str().unwrap_or_default(),
+                    arbor_agent::session::ForkOptions {
+                        entry_id: Some(leaf),
+                        position: arbor_agent::session::ForkPosition::At,
+                        ..Default::default()
+                    },
+                )
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            let took = start.elapsed();
+            println!(
+                "fork --entry (leaf, --at) {:.1} ms; {} entries copied; peak RSS {} kB",
+                took.as_secs_f64() * 1e3,
+                forked.entry_count().await.unwrap_or(0),
+                peak_rss_kb()
+            );
+        });
+        return;
+    }
     if args.first().map(String::as_str) == Some("context-once") {
         let file = PathBuf::from(args.get(1).cloned().unwrap_or_default());
         let out = args.get(2).cloned();

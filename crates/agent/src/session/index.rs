@@ -264,7 +264,10 @@ impl Index {
     }
 
     fn find(&self, id: &str) -> Option<u32> {
-        let hash = self.hasher.hash_one(id);
+        self.find_hashed(self.hasher.hash_one(id), id)
+    }
+
+    fn find_hashed(&self, hash: u64, id: &str) -> Option<u32> {
         self.by_id
             .find(hash, |&ix| &*self.slots[ix as usize].id == id)
             .copied()
@@ -305,7 +308,8 @@ impl Index {
         raw: Raw,
         line: u32,
     ) -> Result<()> {
-        if let Some(first) = self.find(facts.id) {
+        let hash = self.hasher.hash_one(facts.id);
+        if let Some(first) = self.find_hashed(hash, facts.id) {
             return Err(SessionError::Line {
                 file: self.origin.clone(),
                 line: line as usize,
@@ -327,7 +331,7 @@ impl Index {
                 }
             },
         };
-        self.push(facts, env, raw, line, parent);
+        self.push(facts, hash, env, raw, line, parent);
         Ok(())
     }
 
@@ -376,12 +380,15 @@ impl Index {
         if let Some(stats) = self.stats.get_mut() {
             fold_usage(stats, env);
         }
-        self.push(&Facts::of(env), Some(env), raw, line, parent);
+        let facts = Facts::of(env);
+        let hash = self.hasher.hash_one(facts.id);
+        self.push(&facts, hash, Some(env), raw, line, parent);
     }
 
     fn push(
         &mut self,
         facts: &Facts<'_>,
+        hash: u64,
         env: Option<&Envelope<'_>>,
         raw: Raw,
         line: u32,
@@ -390,7 +397,6 @@ impl Index {
         let ix = self.slots.len() as u32;
         let ty = self.intern(facts.ty);
         let id: Box<str> = facts.id.into();
-        let hash = self.hasher.hash_one(facts.id);
         let slots = &self.slots;
         let hasher = &self.hasher;
         self.by_id.insert_unique(hash, ix, |&other| {

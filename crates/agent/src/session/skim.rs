@@ -33,12 +33,17 @@ pub(crate) struct Skim<'a> {
 const FULL_TYPES: [&str; 4] = ["leaf", "label", "session_info", "compaction"];
 
 /// The skim of `line`, or `None` when the full probe must decide.
-pub(crate) fn skim(line: &[u8]) -> Option<Skim<'_>> {
+pub(crate) fn skim(text: &str) -> Option<Skim<'_>> {
+    let line = text.as_bytes();
     let last = line.iter().rposition(|b| !b.is_ascii_whitespace())?;
     if line.first() != Some(&b'{') || line[last] != b'}' {
         return None;
     }
-    let mut s = Scanner { b: line, i: 1 };
+    let mut s = Scanner {
+        text,
+        b: line,
+        i: 1,
+    };
     let (mut ty, mut id, mut parent, mut ts) = (None, None, None::<Option<&str>>, false);
     let mut role = None;
     loop {
@@ -129,6 +134,9 @@ fn done<'a>(
 }
 
 struct Scanner<'a> {
+    /// The line; `b` is its bytes. Kept values are sliced from it at `"` positions, which are
+    /// always char boundaries, so nothing is re-validated.
+    text: &'a str,
     b: &'a [u8],
     i: usize,
 }
@@ -157,20 +165,29 @@ impl<'a> Scanner<'a> {
     }
 
     /// A string without escapes or control characters, as bytes (keys are compared as such).
+    /// (Keys and kept values are short: a byte loop beats a SIMD search's set-up here.)
     fn plain_bytes(&mut self) -> Option<&'a [u8]> {
+        self.plain_range().map(|(a, b)| &self.b[a..b])
+    }
+
+    fn plain_range(&mut self) -> Option<(usize, usize)> {
         self.eat(b'"')?;
-        let rest = self.rest();
-        let end = memchr::memchr2(b'"', b'\\', rest)?;
-        if rest[end] != b'"' || rest[..end].iter().any(|c| *c < 0x20) {
+        let start = self.i;
+        let len = self
+            .rest()
+            .iter()
+            .position(|c| *c == b'"' || *c == b'\\' || *c < 0x20)?;
+        if self.b[start + len] != b'"' {
             return None;
         }
-        self.i += end + 1;
-        Some(&rest[..end])
+        self.i += len + 1;
+        Some((start, start + len))
     }
 
     /// [`Scanner::plain_bytes`] as `&str` (for the values the index keeps).
     fn plain_string(&mut self) -> Option<&'a str> {
-        std::str::from_utf8(self.plain_bytes()?).ok()
+        let (a, b) = self.plain_range()?;
+        self.text.get(a..b)
     }
 
     /// Any string; returns its raw (still escaped) bytes.
@@ -235,7 +252,7 @@ mod tests {
     use super::*;
 
     fn sk(line: &str) -> Option<Skim<'_>> {
-        skim(line.as_bytes())
+        skim(line)
     }
 
     #[test]
