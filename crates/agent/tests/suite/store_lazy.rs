@@ -146,6 +146,14 @@ async fn stats_are_computed_on_first_use_and_kept_current_by_appends() {
     s.append_entry(entry).await.expect("append");
     let after = s.stats().await.expect("stats");
     drop(s);
+    // Arbor writes the envelope keys and then `role` first, as pi does: the skim's fast path.
+    let text = std::fs::read_to_string(&path).expect("read");
+    let last = text.lines().last().expect("a line");
+    assert!(
+        last.starts_with(r#"{"type":"message","id":"c","parentId":"b","timestamp":"#)
+            && last.contains(r#"","message":{"role":"assistant","#),
+        "{last}"
+    );
     let fresh = repo
         .open_read_only(p(&path))
         .await
