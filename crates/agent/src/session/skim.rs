@@ -299,6 +299,99 @@ mod tests {
         }
     }
 
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(|n| json!(n)),
+            "[a-z{}\\[\\]\"\\\\, :\u{e9}\u{1F600}\n]{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map("[a-z\"{}]{1,6}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Whatever the skim accepts, the full probe reads the same way.
+        #[test]
+        fn agrees_with_the_full_probe(
+            ty in prop_oneof![Just("message"), Just("custom"), Just("model_change"), Just("leaf")],
+            id in "[a-z0-9\"]{0,6}",
+            parent in proptest::option::of("[a-z0-9]{1,6}"),
+            role in prop_oneof![Just("assistant"), Just("user"), Just("toolResult")],
+            role_first in any::<bool>(),
+            extras in prop::collection::vec(("[a-zA-Z]{1,8}", value()), 0..4),
+            order in prop::collection::vec(0usize..8, 8),
+        ) {
+            let mut message = serde_json::Map::new();
+            if role_first {
+                message.insert("role".into(), json!(role));
+            }
+            message.insert("content".into(), json!([{"type": "text", "text": "x"}]));
+            if !role_first {
+                message.insert("role".into(), json!(role));
+            }
+            let mut fields: Vec<(String, Value)> = vec![
+                ("type".into(), json!(ty)),
+                ("id".into(), json!(id)),
+                ("parentId".into(), json!(parent)),
+                ("timestamp".into(), json!("2026-01-01T00:00:00Z")),
+                ("message".into(), Value::Object(message)),
+            ];
+            // Extra keys are distinct and never one the probe knows (a duplicate key past the
+            // skim's stop point is found when the entry is read, DECISIONS §25.21).
+            const KNOWN: [&str; 11] = [
+                "type", "id", "parentId", "timestamp", "message", "targetId", "label", "name",
+                "firstKeptEntryId", "retainedTail", "usage",
+            ];
+            let mut seen = std::collections::HashSet::new();
+            fields.extend(
+                extras
+                    .into_iter()
+                    .filter(|(k, _)| !KNOWN.contains(&k.as_str()) && seen.insert(k.clone())),
+            );
+            // Shuffle by the drawn order (stable for ties).
+            let mut keyed: Vec<(usize, (String, Value))> = fields
+                .into_iter()
+                .enumerate()
+                .map(|(i, f)| (order.get(i).copied().unwrap_or(i), f))
+                .collect();
+            keyed.sort_by_key(|(k, _)| *k);
+            let mut line = String::from("{");
+            for (i, (_, (k, v))) in keyed.iter().enumerate() {
+                if i > 0 {
+                    line.push(',');
+                }
+                line.push_str(&serde_json::to_string(k).unwrap());
+                line.push(':');
+                line.push_str(&serde_json::to_string(v).unwrap());
+            }
+            line.push('}');
+            let probed = serde_json::from_str::<crate::session::probe::Envelope<'_>>(&line);
+            if let Some(s) = skim(&line) {
+                let env = probed.expect("the skim accepted a line the probe refuses");
+                prop_assert_eq!(s.ty, env.ty.as_ref());
+                prop_assert_eq!(s.id, env.id.as_ref());
+                let parent = env.parent_id.clone().flatten();
+                prop_assert_eq!(s.parent_id, parent.as_deref());
+                let assistant = env.ty == "message" && env.message.role.as_deref() == Some("assistant");
+                match s.role {
+                    Role::Assistant => prop_assert!(assistant),
+                    Role::Other => prop_assert!(!assistant),
+                    Role::Unknown => prop_assert_eq!(s.ty, "message"),
+                }
+                prop_assert!(!FULL_TYPES.contains(&s.ty));
+            }
+        }
+    }
+
     #[test]
     fn escapes_in_skipped_values_are_stepped_over() {
         let s =
