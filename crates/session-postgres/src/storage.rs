@@ -14,17 +14,24 @@ use serde_json::Value;
 
 use crate::config::Synchronous;
 use crate::db::Db;
+use crate::envelopes::Envelopes;
 use crate::ops::{Ctx, Sid};
 use crate::writer::{Outcome, Writer};
 use arbor_agent::session::MaterializedState;
 
-/// Runs `$body` with a pooled connection's context `$c` and the session `$s`.
+/// Runs `$body` with a pooled connection's context `$c` and the session `$s` (and, in the
+/// second form, the handle's envelope index `$e`, locked).
 macro_rules! read {
     ($self:ident, |$c:ident, $s:ident| $body:expr) => {{
         let conn = $self.inner.db.conn().await?;
         let $c = Ctx::new(&conn, &$self.inner.db);
         let $s = &$self.inner.sid;
         $body
+    }};
+    ($self:ident, |$c:ident, $s:ident, $e:ident| $body:expr) => {{
+        let mut guard = $self.inner.envelopes.lock().await;
+        let $e = &mut *guard;
+        read!($self, |$c, $s| $body)
     }};
 }
 
@@ -43,6 +50,8 @@ struct Inner {
     location: String,
     /// `None` for read-only handles. The mutex serializes this process's appends.
     writer: Option<tokio::sync::Mutex<Writer>>,
+    /// The envelopes read so far (DECISIONS §24.21). Taken after `writer` when both are needed.
+    envelopes: tokio::sync::Mutex<Envelopes>,
 }
 
 impl std::fmt::Debug for PostgresStorage {
@@ -80,6 +89,7 @@ impl PostgresStorage {
                 header,
                 location,
                 writer,
+                envelopes: tokio::sync::Mutex::new(Envelopes::default()),
             }),
         })
     }
@@ -154,6 +164,7 @@ async fn check_target(c: &Ctx<'_>, s: &Sid, kind: &EntryKind) -> Result<()> {
 async fn check_context_edit(
     c: &Ctx<'_>,
     s: &Sid,
+    env: &mut Envelopes,
     state: &MaterializedState,
     target: &str,
     replacement: &Value,
@@ -163,7 +174,7 @@ async fn check_context_edit(
     };
     rules::check_replacement_shape(target, replacement)?;
     let on_branch = match &state.leaf_id {
-        Some(leaf) => c.is_ancestor(s, target, leaf).await?,
+        Some(leaf) => c.is_ancestor(s, target, leaf, env).await?,
         None => false,
     };
     let role = match &entry.kind {
@@ -218,7 +229,9 @@ impl SessionStorage for PostgresStorage {
             let c = Ctx::new(&conn, db);
             check_target(&c, s, &kind).await?;
             if let EntryKind::ContextEdit(edit) = &kind {
-                check_context_edit(&c, s, &state, &edit.target_id, &edit.replacement).await?;
+                let mut env = self.inner.envelopes.lock().await;
+                check_context_edit(&c, s, &mut env, &state, &edit.target_id, &edit.replacement)
+                    .await?;
             }
         }
         let given = match draft.id {
@@ -284,11 +297,11 @@ impl SessionStorage for PostgresStorage {
     }
 
     async fn path_to_root_or_compaction(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>> {
-        read!(self, |c, s| c.walk(s, leaf, true).await)
+        read!(self, |c, s, e| c.walk(s, leaf, true, e).await)
     }
 
     async fn ancestry(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>> {
-        read!(self, |c, s| c.walk(s, leaf, false).await)
+        read!(self, |c, s, e| c.walk(s, leaf, false, e).await)
     }
 
     async fn entries(&self, after_seq: Option<u64>, limit: Option<usize>) -> Result<EntryPage> {
@@ -304,7 +317,7 @@ impl SessionStorage for PostgresStorage {
     }
 
     async fn derived_settings(&self, leaf: Option<&str>) -> Result<DerivedSettings> {
-        read!(self, |c, s| c.derived_settings(s, leaf).await)
+        read!(self, |c, s, e| c.derived_settings(s, leaf, e).await)
     }
 
     /// Under `Synchronous::Normal`, waits for the server's WAL flush of every earlier append
