@@ -51,7 +51,7 @@ pub(crate) struct Envelope {
     pub mark: Mark,
 }
 
-/// The envelopes of one session read so far, in log order.
+/// The envelopes of one session read so far (in the order they were read).
 #[derive(Debug, Default)]
 pub(crate) struct Envelopes {
     rows: Vec<Envelope>,
@@ -119,10 +119,12 @@ impl Envelopes {
                 None => break,
                 Some(parent) => match self.get(parent) {
                     Some(p) => cur = p,
-                    None => return Err(SessionError::InvalidSession(format!(
+                    None => {
+                        return Err(SessionError::InvalidSession(format!(
                         "session {}: entry {} has parentId {parent}, which is not in the session",
                         s.id, cur.id
-                    ))),
+                    )))
+                    }
                 },
             }
         }

@@ -61,7 +61,7 @@ pub(crate) fn gone(s: &Sid) -> SessionError {
 async fn decode_all(s: &Sid, rows: Vec<Row>) -> Result<HashMap<i64, SessionEntry>> {
     const PARALLEL_MIN: usize = 4096;
     let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
+        .map(std::num::NonZero::get)
         .unwrap_or(1)
         .min(8);
     let total = rows.len();
@@ -355,12 +355,13 @@ impl<'a> Ctx<'a> {
 
     // ---- paths --------------------------------------------------------------------------
 
-    /// The `(seq, id, parent_id, type, role)` rows after log position `after`, in log order.
+    /// The `(seq, id, parent_id, type, role)` rows after log position `after`, in no particular
+    /// order (the index is keyed by id; sorting a whole session's rows would spill to disk on
+    /// the server for nothing).
     pub(crate) async fn envelope_rows(&self, s: &Sid, after: i64) -> Result<Vec<Row>> {
         self.query(
             "cannot read entry envelopes",
-            "SELECT seq, id, parent_id, type, role FROM entries
-             WHERE sid = $1 AND seq > $2 ORDER BY seq",
+            "SELECT seq, id, parent_id, type, role FROM entries WHERE sid = $1 AND seq > $2",
             &[&s.sid, &after],
         )
         .await

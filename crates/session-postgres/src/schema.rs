@@ -79,6 +79,14 @@ ALTER TABLE sessions SET (fillfactor = 20);
 
 const MIGRATIONS: &[(i32, &str)] = &[(1, V1), (2, V2)];
 
+/// The SQL of migration `version` as shipped (tests build stores of an older version from it).
+pub fn migration_sql(version: i32) -> Option<&'static str> {
+    MIGRATIONS
+        .iter()
+        .find(|(v, _)| *v == version)
+        .map(|(_, sql)| *sql)
+}
+
 /// Brings the schema to [`CURRENT_VERSION`]; refuses a store written by a newer build and a
 /// schema that holds tables but is not an Arbor store.
 pub(crate) async fn migrate(conn: &mut Object, db: &Db) -> Result<i32> {
