@@ -206,6 +206,32 @@ impl<'a> Ctx<'a> {
             .is_some())
     }
 
+    /// For a verbatim append: whether `id` is taken, and whether `parent` and `target` exist
+    /// (`true` when not given).
+    pub(crate) async fn verbatim_checks(
+        &self,
+        s: &Sid,
+        id: &str,
+        parent: Option<&str>,
+        target: Option<&str>,
+    ) -> Result<(bool, bool, bool)> {
+        let rows = self
+            .query(
+                "cannot look up entries",
+                "SELECT EXISTS (SELECT 1 FROM entries WHERE sid = $1 AND id = $2),
+                        $3::text IS NULL
+                            OR EXISTS (SELECT 1 FROM entries WHERE sid = $1 AND id = $3),
+                        $4::text IS NULL
+                            OR EXISTS (SELECT 1 FROM entries WHERE sid = $1 AND id = $4)",
+                &[&s.sid, &id, &parent, &target],
+            )
+            .await?;
+        let r = rows
+            .first()
+            .ok_or_else(|| SessionError::Storage("entry checks returned no row".to_owned()))?;
+        Ok((r.get(0), r.get(1), r.get(2)))
+    }
+
     pub(crate) async fn get_entry(&self, s: &Sid, id: &str) -> Result<Option<SessionEntry>> {
         let row = self
             .query_opt(

@@ -124,24 +124,32 @@ impl PostgresStorage {
                 "entry id must not be empty".to_owned(),
             ));
         }
+        // Duplicate id, parent and target in one round trip.
         let conn = db.conn().await?;
-        let c = Ctx::new(&conn, db);
-        if c.entry_exists(s, &entry.id).await? {
+        let (duplicate, parent_found, target_found) = Ctx::new(&conn, db)
+            .verbatim_checks(
+                s,
+                &entry.id,
+                entry.parent_id.as_deref(),
+                entry.kind.target_id(),
+            )
+            .await?;
+        drop(conn);
+        if duplicate {
             return Err(SessionError::InvalidEntry(format!(
                 "duplicate entry id {} in session {}",
                 entry.id, s.id
             )));
         }
-        if let Some(p) = &entry.parent_id {
-            if !c.entry_exists(s, p).await? {
-                return Err(SessionError::InvalidEntry(format!(
-                    "entry {} has parentId {p}, which is not in session {}",
-                    entry.id, s.id
-                )));
-            }
+        if let (Some(p), false) = (&entry.parent_id, parent_found) {
+            return Err(SessionError::InvalidEntry(format!(
+                "entry {} has parentId {p}, which is not in session {}",
+                entry.id, s.id
+            )));
         }
-        check_target(&c, s, &entry.kind).await?;
-        drop(conn);
+        if let (Some(t), false) = (entry.kind.target_id(), target_found) {
+            return Err(SessionError::NotFound(format!("Entry not found: {t}")));
+        }
         match w.commit(db, s, loc, entry, line).await? {
             Outcome::Stored => Ok(()),
             Outcome::Refused(e) => Err(e),
