@@ -21,7 +21,7 @@ use arbor_agent::session::{
 };
 use arbor_ai::types::{Content, Message, UserMessage};
 use arbor_session_postgres::scratch::ScratchSchema;
-use arbor_session_postgres::{ListQuery, PostgresOptions, PostgresRepository};
+use arbor_session_postgres::{ListQuery, PostgresOptions, PostgresRepository, Synchronous};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -87,10 +87,20 @@ fn main() -> Result<(), BoxError> {
     out
 }
 
+/// `BENCH_SYNC=full`: every append waits for the server's WAL flush (`Synchronous::Full`);
+/// default `Normal` (flushed at save points, DECISIONS §24.5).
+fn sync_mode() -> Synchronous {
+    match std::env::var("BENCH_SYNC").as_deref() {
+        Ok("full") => Synchronous::Full,
+        _ => Synchronous::Normal,
+    }
+}
+
 fn options(schema: &str) -> PostgresOptions {
     PostgresOptions {
         schema: schema.to_owned(),
         application_name: schema.to_owned(),
+        synchronous: sync_mode(),
         ..Default::default()
     }
 }
@@ -144,8 +154,27 @@ async fn worker(spec: String) -> Result<(), BoxError> {
 
 async fn run(url: &str, schema: &ScratchSchema) -> Result<(), BoxError> {
     let repo = PostgresRepository::connect_with(url, options(&schema.name)).await?;
-    let appends = env_usize("BENCH_APPENDS", 200);
+    // `BENCH_ONLY=appends|open|list` runs one phase (e.g. under callgrind).
+    let only = std::env::var("BENCH_ONLY").unwrap_or_default();
+    let wanted = |phase: &str| only.is_empty() || only == phase;
+    if wanted("appends") {
+        appends(url, schema, &repo).await?;
+    }
+    if wanted("open") {
+        open(&repo).await?;
+    }
+    if wanted("list") {
+        list(url, schema, &repo).await?;
+    }
+    Ok(())
+}
 
+async fn appends(
+    url: &str,
+    schema: &ScratchSchema,
+    repo: &PostgresRepository,
+) -> Result<(), BoxError> {
+    let appends = env_usize("BENCH_APPENDS", 200);
     // ---- 1. concurrent appends from 4 processes ------------------------------------------
     let mut ids = Vec::new();
     for _ in 0..SESSIONS {
@@ -194,14 +223,17 @@ async fn run(url: &str, schema: &ScratchSchema) -> Result<(), BoxError> {
         }
     }
     lat.sort_unstable();
+    let sync = sync_mode();
     let total = SESSIONS * appends;
     let secs = (last - first) as f64 / 1e6;
     println!(
-        "appends: {total} from {PROCESSES} processes x {} sessions: {:.0} appends/s, p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        "appends ({sync:?}): {total} from {PROCESSES} processes x {} sessions: {:.0} appends/s, p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms, p99.9 {:.2} ms, max {:.2} ms",
         SESSIONS / PROCESSES,
         total as f64 / secs,
         pct(&lat, 0.5),
+        pct(&lat, 0.9),
         pct(&lat, 0.99),
+        pct(&lat, 0.999),
         pct(&lat, 1.0)
     );
     let check = {
@@ -233,6 +265,10 @@ async fn run(url: &str, schema: &ScratchSchema) -> Result<(), BoxError> {
         return Err("lost, duplicated or branched entries".into());
     }
 
+    Ok(())
+}
+
+async fn open(repo: &PostgresRepository) -> Result<(), BoxError> {
     // ---- 2. open + build context of a 100k-entry session ---------------------------------
     let n = scale(100_000);
     let dir = tempfile::tempdir()?;
@@ -265,12 +301,18 @@ async fn run(url: &str, schema: &ScratchSchema) -> Result<(), BoxError> {
         "import of a {n}-entry file: {:.0} ms",
         t.elapsed().as_secs_f64() * 1000.0
     );
-    let mut times = Vec::new();
+    // "open" is what resuming needs before the transcript: the session, its leaf, stats and
+    // the derived settings (this loads the handle's envelope index, DECISIONS §24.21); the
+    // active-path context is timed on top of it.
+    let (mut opens, mut paths, mut totals) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..3 {
         let t = Instant::now();
         let s = repo.open_read_only("big-session").await?;
-        let window = s.path_to_root_or_compaction(None).await?;
+        s.leaf_id().await?;
+        s.stats().await?;
         let settings = s.derived_settings(None).await?;
+        let opened = t.elapsed().as_secs_f64() * 1000.0;
+        let window = s.path_to_root_or_compaction(None).await?;
         let state = DerivedState {
             model: settings
                 .model
@@ -286,15 +328,35 @@ async fn run(url: &str, schema: &ScratchSchema) -> Result<(), BoxError> {
                 format!("context has {} messages, expected {n}", ctx.messages.len()).into(),
             );
         }
-        times.push(t.elapsed().as_secs_f64() * 1000.0);
+        let total = t.elapsed().as_secs_f64() * 1000.0;
+        opens.push(opened);
+        paths.push(total - opened);
+        totals.push(total);
     }
-    times.sort_by(f64::total_cmp);
+    let median3 = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[1]
+    };
     println!(
-        "open + build context of {n} entries: median {:.0} ms (runs {:?})",
-        times[1],
-        times.iter().map(|t| t.round()).collect::<Vec<_>>()
+        "open of {n} entries (open + leaf + stats + derived settings): median {:.0} ms (runs {:?})",
+        median3(opens.clone()),
+        opens.iter().map(|t| t.round()).collect::<Vec<_>>()
+    );
+    println!(
+        "  + active path ({n} entries read and parsed) + context: median {:.0} ms; open + context median {:.0} ms (runs {:?})",
+        median3(paths),
+        median3(totals.clone()),
+        totals.iter().map(|t| t.round()).collect::<Vec<_>>()
     );
 
+    Ok(())
+}
+
+async fn list(
+    url: &str,
+    schema: &ScratchSchema,
+    repo: &PostgresRepository,
+) -> Result<(), BoxError> {
     // ---- 3. list 10,000 sessions ---------------------------------------------------------
     let count = scale(10_000);
     {

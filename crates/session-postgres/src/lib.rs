@@ -24,6 +24,7 @@
 mod config;
 mod connector;
 mod db;
+mod envelopes;
 mod ops;
 mod repository;
 pub mod schema;

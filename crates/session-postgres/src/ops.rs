@@ -13,6 +13,7 @@ use deadpool_postgres::Object;
 use tokio_postgres::Row;
 
 use crate::db::Db;
+use crate::envelopes::{runs, Envelope, Envelopes, Mark};
 use arbor_agent::session::MaterializedState;
 
 type Result<T> = std::result::Result<T, SessionError>;
@@ -22,15 +23,6 @@ type Result<T> = std::result::Result<T, SessionError>;
 pub(crate) struct Sid {
     pub sid: i32,
     pub id: String,
-}
-
-/// One step of an envelope chain (no payload).
-#[derive(Debug, Clone)]
-pub(crate) struct Link {
-    pub seq: i64,
-    pub id: String,
-    pub ty: String,
-    pub role: Option<String>,
 }
 
 /// A pooled connection bound to its repository, for error messages.
@@ -62,6 +54,52 @@ pub(crate) fn state_from_row(r: &Row) -> MaterializedState {
 
 pub(crate) fn gone(s: &Sid) -> SessionError {
     SessionError::NotFound(format!("Session not found: {} (it was deleted)", s.id))
+}
+
+/// Decodes `(seq, id, payload)` rows, keyed by seq. Large batches are split over the blocking
+/// pool: JSON parsing is most of a long path read, and the client's cores can share it.
+async fn decode_all(s: &Sid, rows: Vec<Row>) -> Result<HashMap<i64, SessionEntry>> {
+    const PARALLEL_MIN: usize = 4096;
+    let threads = std::thread::available_parallelism()
+        .map(std::num::NonZero::get)
+        .unwrap_or(1)
+        .min(8);
+    let total = rows.len();
+    let mut out = HashMap::with_capacity(total);
+    if total < PARALLEL_MIN || threads < 2 {
+        for (seq, e) in decode_chunk(s, &rows)? {
+            out.insert(seq, e);
+        }
+        return Ok(out);
+    }
+    let per = total.div_ceil(threads);
+    let mut rest = rows;
+    let mut tasks = Vec::with_capacity(threads);
+    while !rest.is_empty() {
+        let chunk = rest.split_off(rest.len().saturating_sub(per));
+        let s = s.clone();
+        tasks.push(tokio::task::spawn_blocking(move || {
+            decode_chunk(&s, &chunk)
+        }));
+    }
+    for t in tasks {
+        let decoded = t
+            .await
+            .map_err(|e| SessionError::Storage(format!("entry decoding task failed: {e}")))??;
+        for (seq, e) in decoded {
+            out.insert(seq, e);
+        }
+    }
+    Ok(out)
+}
+
+fn decode_chunk(s: &Sid, rows: &[Row]) -> Result<Vec<(i64, SessionEntry)>> {
+    rows.iter()
+        .map(|r| {
+            let seq: i64 = r.get(0);
+            Ok((seq, decode(s, seq, r.get(1), r.get(2))?))
+        })
+        .collect()
 }
 
 /// Parses a stored payload, naming session, log position and entry id when it is unusable.
@@ -166,6 +204,32 @@ impl<'a> Ctx<'a> {
             )
             .await?
             .is_some())
+    }
+
+    /// For a verbatim append: whether `id` is taken, and whether `parent` and `target` exist
+    /// (`true` when not given).
+    pub(crate) async fn verbatim_checks(
+        &self,
+        s: &Sid,
+        id: &str,
+        parent: Option<&str>,
+        target: Option<&str>,
+    ) -> Result<(bool, bool, bool)> {
+        let rows = self
+            .query(
+                "cannot look up entries",
+                "SELECT EXISTS (SELECT 1 FROM entries WHERE sid = $1 AND id = $2),
+                        $3::text IS NULL
+                            OR EXISTS (SELECT 1 FROM entries WHERE sid = $1 AND id = $3),
+                        $4::text IS NULL
+                            OR EXISTS (SELECT 1 FROM entries WHERE sid = $1 AND id = $4)",
+                &[&s.sid, &id, &parent, &target],
+            )
+            .await?;
+        let r = rows
+            .first()
+            .ok_or_else(|| SessionError::Storage("entry checks returned no row".to_owned()))?;
+        Ok((r.get(0), r.get(1), r.get(2)))
     }
 
     pub(crate) async fn get_entry(&self, s: &Sid, id: &str) -> Result<Option<SessionEntry>> {
@@ -317,10 +381,26 @@ impl<'a> Ctx<'a> {
 
     // ---- paths --------------------------------------------------------------------------
 
-    /// The envelope chain from `from` (default: the leaf) up to the root, leaf first, without
-    /// payloads. A missing start, a dangling parent or a cycle is an error; the walk is bounded
-    /// by the entry count, so a cycle cannot hang it.
-    pub(crate) async fn chain(&self, s: &Sid, from: Option<&str>) -> Result<Vec<Link>> {
+    /// The `(seq, id, parent_id, type, role)` rows after log position `after`, in no particular
+    /// order (the index is keyed by id; sorting a whole session's rows would spill to disk on
+    /// the server for nothing).
+    pub(crate) async fn envelope_rows(&self, s: &Sid, after: i64) -> Result<Vec<Row>> {
+        self.query(
+            "cannot read entry envelopes",
+            "SELECT seq, id, parent_id, type, role FROM entries WHERE sid = $1 AND seq > $2",
+            &[&s.sid, &after],
+        )
+        .await
+    }
+
+    /// The envelope chain from `from` (default: the leaf) up to the root, leaf first, after
+    /// bringing `env` up to date. The state is read first, so the leaf it names is in `env`.
+    pub(crate) async fn chain<'e>(
+        &self,
+        s: &Sid,
+        from: Option<&str>,
+        env: &'e mut Envelopes,
+    ) -> Result<Vec<&'e Envelope>> {
         let state = self.state(s).await?;
         let start = match from {
             Some(id) => id.to_owned(),
@@ -329,89 +409,34 @@ impl<'a> Ctx<'a> {
                 None => return Ok(Vec::new()),
             },
         };
-        // One index-order scan of the session's envelope columns, walked here: far cheaper on
-        // long sessions than a recursive query doing one index probe per step.
-        let rows = self
-            .query(
-                "cannot walk entry path",
-                "SELECT seq, id, parent_id, type, role FROM entries WHERE sid = $1 ORDER BY seq",
-                &[&s.sid],
-            )
-            .await?;
-        let index: HashMap<&str, usize> = rows
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (r.get::<_, &str>(1), i))
-            .collect();
-        let Some(&first) = index.get(start.as_str()) else {
-            return Err(match from {
-                Some(id) => SessionError::NotFound(format!("Entry not found: {id}")),
-                None => SessionError::InvalidSession(format!(
-                    "session {}: the leaf points at entry {start}, which does not exist",
-                    s.id
-                )),
-            });
-        };
-        let mut out = Vec::new();
-        let mut cur = first;
-        loop {
-            let r = &rows[cur];
-            let id: &str = r.get(1);
-            if out.len() >= rows.len() {
-                return Err(SessionError::InvalidSession(format!(
-                    "session {}: the parentId chain through entry {id} forms a cycle",
-                    s.id
-                )));
-            }
-            out.push(Link {
-                seq: r.get(0),
-                id: id.to_owned(),
-                ty: r.get(3),
-                role: r.get(4),
-            });
-            match r.get::<_, Option<&str>>(2) {
-                None => break,
-                Some(parent) => match index.get(parent) {
-                    Some(&p) => cur = p,
-                    None => {
-                        return Err(SessionError::InvalidSession(format!(
-                        "session {}: entry {id} has parentId {parent}, which is not in the session",
-                        s.id
-                    )))
-                    }
-                },
-            }
-        }
-        Ok(out)
+        env.refresh(self, s).await?;
+        let env: &'e Envelopes = env;
+        env.chain(s, &start, from.is_some())
     }
 
-    /// Payloads of `seqs`, decoded, keyed by seq.
-    async fn payloads(
-        &self,
-        s: &Sid,
-        seqs: &[i64],
-    ) -> Result<HashMap<i64, (SessionEntry, String)>> {
+    /// Payloads at log positions `seqs`, decoded, keyed by seq. The positions are fetched as
+    /// ranges of consecutive seqs (a path is mostly long runs), one index range scan each.
+    async fn payloads(&self, s: &Sid, seqs: &[i64]) -> Result<HashMap<i64, SessionEntry>> {
         if seqs.is_empty() {
             return Ok(HashMap::new());
         }
+        let mut sorted = seqs.to_vec();
+        sorted.sort_unstable();
+        let (lo, hi) = runs(&sorted);
         let rows = self
             .query(
                 "cannot read entry payloads",
-                "SELECT seq, id, payload::text FROM entries WHERE sid = $1 AND seq = ANY($2)",
-                &[&s.sid, &seqs],
+                "SELECT e.seq, e.id, e.payload::text
+                 FROM unnest($2::bigint[], $3::bigint[]) AS r(lo, hi)
+                 JOIN entries e ON e.sid = $1 AND e.seq BETWEEN r.lo AND r.hi",
+                &[&s.sid, &lo, &hi],
             )
             .await?;
-        let mut out = HashMap::with_capacity(rows.len());
-        for r in rows {
-            let seq: i64 = r.get(0);
-            let payload: String = r.get(2);
-            out.insert(seq, (decode(s, seq, r.get(1), &payload)?, payload));
-        }
-        Ok(out)
+        decode_all(s, rows).await
     }
 
     /// The entries of `links` (leaf first) in root-to-leaf order.
-    async fn materialize(&self, s: &Sid, links: &[Link]) -> Result<Vec<(SessionEntry, String)>> {
+    async fn materialize(&self, s: &Sid, links: &[&Envelope]) -> Result<Vec<SessionEntry>> {
         let seqs: Vec<i64> = links.iter().map(|l| l.seq).collect();
         let mut found = self.payloads(s, &seqs).await?;
         let mut out = Vec::with_capacity(links.len());
@@ -430,24 +455,26 @@ impl<'a> Ctx<'a> {
     }
 
     /// root..=from (default: the leaf); with `stop_at_compaction` from the newest compaction
-    /// boundary on the path instead of the root (DECISIONS §3.1).
+    /// boundary on the path instead of the root (DECISIONS §3.1). Only the path's payloads
+    /// (and the compaction's, to find its boundary) are read.
     pub(crate) async fn walk(
         &self,
         s: &Sid,
         from: Option<&str>,
         stop_at_compaction: bool,
+        env: &mut Envelopes,
     ) -> Result<Vec<SessionEntry>> {
-        let mut links = self.chain(s, from).await?;
+        let mut links = self.chain(s, from, env).await?;
         if stop_at_compaction {
-            if let Some(pos) = links.iter().position(|l| l.ty == "compaction") {
+            if let Some(pos) = links.iter().position(|l| l.mark == Mark::Compaction) {
                 let comp = self.payloads(s, &[links[pos].seq]).await?;
-                let boundary = match comp.get(&links[pos].seq).map(|(e, _)| &e.kind) {
+                let boundary = match comp.get(&links[pos].seq).map(|e| &e.kind) {
                     Some(EntryKind::Compaction(c)) if c.retained_tail.is_some() => Some(pos),
                     Some(EntryKind::Compaction(c)) => {
                         c.first_kept_entry_id.as_deref().and_then(|kept| {
                             links[pos..]
                                 .iter()
-                                .position(|l| l.id == kept)
+                                .position(|l| &*l.id == kept)
                                 .map(|i| pos + i)
                         })
                     }
@@ -458,12 +485,7 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        Ok(self
-            .materialize(s, &links)
-            .await?
-            .into_iter()
-            .map(|(e, _)| e)
-            .collect())
+        self.materialize(s, &links).await
     }
 
     /// DECISIONS §3.2 from the envelope chain: only the nearest entry that can decide each
@@ -472,20 +494,19 @@ impl<'a> Ctx<'a> {
         &self,
         s: &Sid,
         from: Option<&str>,
+        env: &mut Envelopes,
     ) -> Result<DerivedSettings> {
-        let links = self.chain(s, from).await?;
-        let nearest = |f: &dyn Fn(&Link) -> bool| links.iter().find(|l| f(l)).map(|l| l.seq);
-        let model = nearest(&|l| {
-            l.ty == "model_change" || (l.ty == "message" && l.role.as_deref() == Some("assistant"))
-        });
-        let thinking = nearest(&|l| l.ty == "thinking_level_change");
-        let tools = nearest(&|l| l.ty == "active_tools_change");
+        let links = self.chain(s, from, env).await?;
+        let nearest = |f: &dyn Fn(Mark) -> bool| links.iter().find(|l| f(l.mark)).map(|l| l.seq);
+        let model = nearest(&|m| matches!(m, Mark::ModelChange | Mark::AssistantMessage));
+        let thinking = nearest(&|m| m == Mark::ThinkingLevelChange);
+        let tools = nearest(&|m| m == Mark::ActiveToolsChange);
         let wanted: Vec<i64> = [model, thinking, tools].into_iter().flatten().collect();
         let found = self.payloads(s, &wanted).await?;
         let mut out = DerivedSettings::default();
         let pick = |seq: Option<i64>| {
             let mut single = DerivedSettings::default();
-            if let Some((e, _)) = seq.and_then(|q| found.get(&q)) {
+            if let Some(e) = seq.and_then(|q| found.get(&q)) {
                 single.apply(e);
             }
             single
@@ -497,12 +518,18 @@ impl<'a> Ctx<'a> {
     }
 
     /// Whether `ancestor` is on the path root..=`from`.
-    pub(crate) async fn is_ancestor(&self, s: &Sid, ancestor: &str, from: &str) -> Result<bool> {
+    pub(crate) async fn is_ancestor(
+        &self,
+        s: &Sid,
+        ancestor: &str,
+        from: &str,
+        env: &mut Envelopes,
+    ) -> Result<bool> {
         Ok(self
-            .chain(s, Some(from))
+            .chain(s, Some(from), env)
             .await?
             .iter()
-            .any(|l| l.id == ancestor))
+            .any(|l| &*l.id == ancestor))
     }
 
     // ---- repository ---------------------------------------------------------------------
@@ -609,14 +636,10 @@ impl<'a> Ctx<'a> {
         let Some(last) = last else {
             return Ok(Vec::new());
         };
-        let links = self.chain(s, Some(&last)).await?;
+        let mut env = Envelopes::default();
+        let links = self.chain(s, Some(&last), &mut env).await?;
         let entries = self.materialize(s, &links).await?;
-        Ok(links
-            .iter()
-            .rev()
-            .map(|l| l.seq)
-            .zip(entries.into_iter().map(|(e, _)| e))
-            .collect())
+        Ok(links.iter().rev().map(|l| l.seq).zip(entries).collect())
     }
 }
 

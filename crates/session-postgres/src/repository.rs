@@ -147,31 +147,9 @@ impl PostgresRepository {
         header_line: &str,
     ) -> Result<Sid> {
         let conn = self.db.conn().await?;
-        let row = conn
-            .query_opt(
-                "INSERT INTO sessions (id, cwd, created, parent_session, header)
-                 VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (id) DO NOTHING RETURNING sid",
-                &[
-                    &header.id,
-                    &header.cwd,
-                    &header.timestamp,
-                    &header.parent_session,
-                    &header_line,
-                ],
-            )
-            .await
-            .map_err(|e| self.db.err("cannot insert session", e))?;
-        match row {
-            Some(r) => Ok(Sid {
-                sid: r.get(0),
-                id: header.id.clone(),
-            }),
-            None => Err(SessionError::InvalidSession(format!(
-                "session {} already exists in {}",
-                header.id, self.db.target.display
-            ))),
-        }
+        insert_session_row(&conn, &self.db, header, header_line)
+            .await?
+            .ok_or_else(|| already_exists(&self.db, header))
     }
 
     /// Creates a session from a header kept verbatim (import), returning its writable handle.
@@ -187,6 +165,43 @@ impl PostgresRepository {
     pub(crate) fn db(&self) -> &Arc<Db> {
         &self.db
     }
+}
+
+/// Inserts the `sessions` row of `header` (kept as `header_line`, verbatim); `None` when a
+/// session with that id exists. Shared by create, fork and import, which run it on a pooled
+/// connection or inside their transaction.
+pub(crate) async fn insert_session_row(
+    client: &impl deadpool_postgres::GenericClient,
+    db: &Db,
+    header: &SessionHeader,
+    header_line: &str,
+) -> Result<Option<Sid>> {
+    let row = client
+        .query_opt(
+            "INSERT INTO sessions (id, cwd, created, parent_session, header)
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (id) DO NOTHING RETURNING sid",
+            &[
+                &header.id,
+                &header.cwd,
+                &header.timestamp,
+                &header.parent_session,
+                &header_line,
+            ],
+        )
+        .await
+        .map_err(|e| db.err("cannot insert session", e))?;
+    Ok(row.map(|r| Sid {
+        sid: r.get(0),
+        id: header.id.clone(),
+    }))
+}
+
+pub(crate) fn already_exists(db: &Db, header: &SessionHeader) -> SessionError {
+    SessionError::InvalidSession(format!(
+        "session {} already exists in {}",
+        header.id, db.target.display
+    ))
 }
 
 #[async_trait]
@@ -253,31 +268,9 @@ impl SessionRepository for PostgresRepository {
             .start()
             .await
             .map_err(err("cannot start fork"))?;
-        let row = tx
-            .query_opt(
-                "INSERT INTO sessions (id, cwd, created, parent_session, header)
-                 VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (id) DO NOTHING RETURNING sid",
-                &[
-                    &header.id,
-                    &header.cwd,
-                    &header.timestamp,
-                    &header.parent_session,
-                    &line,
-                ],
-            )
-            .await
-            .map_err(err("cannot insert session"))?;
-        let Some(row) = row else {
-            return Err(SessionError::InvalidSession(format!(
-                "session {} already exists in {}",
-                header.id, self.db.target.display
-            )));
-        };
-        let dst = Sid {
-            sid: row.get(0),
-            id: header.id.clone(),
-        };
+        let dst = insert_session_row(&tx, &self.db, &header, &line)
+            .await?
+            .ok_or_else(|| already_exists(&self.db, &header))?;
         const COLUMNS: &str = "id, parent_id, type, role, target_id, timestamp, payload";
         match path {
             None => {

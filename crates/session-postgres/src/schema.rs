@@ -14,7 +14,7 @@ use crate::db::Db;
 type Result<T> = std::result::Result<T, SessionError>;
 
 /// The version this build writes.
-pub const CURRENT_VERSION: i32 = 1;
+pub const CURRENT_VERSION: i32 = 2;
 
 /// Version 1.
 ///
@@ -64,7 +64,28 @@ CREATE INDEX entries_type ON entries (sid, type, seq);
 CREATE INDEX entries_target ON entries (sid, target_id) WHERE target_id IS NOT NULL;
 ";
 
-const MIGRATIONS: &[(i32, &str)] = &[(1, V1)];
+/// Version 2: the per-append update of a `sessions` row becomes a HOT update (no index entry
+/// written, the new row version on the same page), which removes the buffer-lock contention
+/// 64 concurrent writers had on the rightmost pages of the two `updated_at` indexes and on
+/// shared heap pages (DECISIONS §24.20). Listing sorts by `updated_at` without an index (a
+/// top-N sort of the sessions in scope); `cwd` keeps a plain index. A low fillfactor leaves
+/// room on each page for the row versions of its few sessions.
+const V2: &str = "
+DROP INDEX sessions_recent;
+DROP INDEX sessions_cwd_recent;
+CREATE INDEX sessions_cwd ON sessions (cwd);
+ALTER TABLE sessions SET (fillfactor = 20);
+";
+
+const MIGRATIONS: &[(i32, &str)] = &[(1, V1), (2, V2)];
+
+/// The SQL of migration `version` as shipped (tests build stores of an older version from it).
+pub fn migration_sql(version: i32) -> Option<&'static str> {
+    MIGRATIONS
+        .iter()
+        .find(|(v, _)| *v == version)
+        .map(|(_, sql)| *sql)
+}
 
 /// Brings the schema to [`CURRENT_VERSION`]; refuses a store written by a newer build and a
 /// schema that holds tables but is not an Arbor store.

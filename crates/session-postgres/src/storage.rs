@@ -14,17 +14,24 @@ use serde_json::Value;
 
 use crate::config::Synchronous;
 use crate::db::Db;
+use crate::envelopes::Envelopes;
 use crate::ops::{Ctx, Sid};
 use crate::writer::{Outcome, Writer};
 use arbor_agent::session::MaterializedState;
 
-/// Runs `$body` with a pooled connection's context `$c` and the session `$s`.
+/// Runs `$body` with a pooled connection's context `$c` and the session `$s` (and, in the
+/// second form, the handle's envelope index `$e`, locked).
 macro_rules! read {
     ($self:ident, |$c:ident, $s:ident| $body:expr) => {{
         let conn = $self.inner.db.conn().await?;
         let $c = Ctx::new(&conn, &$self.inner.db);
         let $s = &$self.inner.sid;
         $body
+    }};
+    ($self:ident, |$c:ident, $s:ident, $e:ident| $body:expr) => {{
+        let mut guard = $self.inner.envelopes.lock().await;
+        let $e = &mut *guard;
+        read!($self, |$c, $s| $body)
     }};
 }
 
@@ -43,6 +50,8 @@ struct Inner {
     location: String,
     /// `None` for read-only handles. The mutex serializes this process's appends.
     writer: Option<tokio::sync::Mutex<Writer>>,
+    /// The envelopes read so far (DECISIONS §24.21). Taken after `writer` when both are needed.
+    envelopes: tokio::sync::Mutex<Envelopes>,
 }
 
 impl std::fmt::Debug for PostgresStorage {
@@ -80,6 +89,7 @@ impl PostgresStorage {
                 header,
                 location,
                 writer,
+                envelopes: tokio::sync::Mutex::new(Envelopes::default()),
             }),
         })
     }
@@ -114,24 +124,32 @@ impl PostgresStorage {
                 "entry id must not be empty".to_owned(),
             ));
         }
+        // Duplicate id, parent and target in one round trip.
         let conn = db.conn().await?;
-        let c = Ctx::new(&conn, db);
-        if c.entry_exists(s, &entry.id).await? {
+        let (duplicate, parent_found, target_found) = Ctx::new(&conn, db)
+            .verbatim_checks(
+                s,
+                &entry.id,
+                entry.parent_id.as_deref(),
+                entry.kind.target_id(),
+            )
+            .await?;
+        drop(conn);
+        if duplicate {
             return Err(SessionError::InvalidEntry(format!(
                 "duplicate entry id {} in session {}",
                 entry.id, s.id
             )));
         }
-        if let Some(p) = &entry.parent_id {
-            if !c.entry_exists(s, p).await? {
-                return Err(SessionError::InvalidEntry(format!(
-                    "entry {} has parentId {p}, which is not in session {}",
-                    entry.id, s.id
-                )));
-            }
+        if let (Some(p), false) = (&entry.parent_id, parent_found) {
+            return Err(SessionError::InvalidEntry(format!(
+                "entry {} has parentId {p}, which is not in session {}",
+                entry.id, s.id
+            )));
         }
-        check_target(&c, s, &entry.kind).await?;
-        drop(conn);
+        if let (Some(t), false) = (entry.kind.target_id(), target_found) {
+            return Err(SessionError::NotFound(format!("Entry not found: {t}")));
+        }
         match w.commit(db, s, loc, entry, line).await? {
             Outcome::Stored => Ok(()),
             Outcome::Refused(e) => Err(e),
@@ -154,6 +172,7 @@ async fn check_target(c: &Ctx<'_>, s: &Sid, kind: &EntryKind) -> Result<()> {
 async fn check_context_edit(
     c: &Ctx<'_>,
     s: &Sid,
+    env: &mut Envelopes,
     state: &MaterializedState,
     target: &str,
     replacement: &Value,
@@ -163,7 +182,7 @@ async fn check_context_edit(
     };
     rules::check_replacement_shape(target, replacement)?;
     let on_branch = match &state.leaf_id {
-        Some(leaf) => c.is_ancestor(s, target, leaf).await?,
+        Some(leaf) => c.is_ancestor(s, target, leaf, env).await?,
         None => false,
     };
     let role = match &entry.kind {
@@ -218,7 +237,9 @@ impl SessionStorage for PostgresStorage {
             let c = Ctx::new(&conn, db);
             check_target(&c, s, &kind).await?;
             if let EntryKind::ContextEdit(edit) = &kind {
-                check_context_edit(&c, s, &state, &edit.target_id, &edit.replacement).await?;
+                let mut env = self.inner.envelopes.lock().await;
+                check_context_edit(&c, s, &mut env, &state, &edit.target_id, &edit.replacement)
+                    .await?;
             }
         }
         let given = match draft.id {
@@ -284,11 +305,11 @@ impl SessionStorage for PostgresStorage {
     }
 
     async fn path_to_root_or_compaction(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>> {
-        read!(self, |c, s| c.walk(s, leaf, true).await)
+        read!(self, |c, s, e| c.walk(s, leaf, true, e).await)
     }
 
     async fn ancestry(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>> {
-        read!(self, |c, s| c.walk(s, leaf, false).await)
+        read!(self, |c, s, e| c.walk(s, leaf, false, e).await)
     }
 
     async fn entries(&self, after_seq: Option<u64>, limit: Option<usize>) -> Result<EntryPage> {
@@ -304,7 +325,7 @@ impl SessionStorage for PostgresStorage {
     }
 
     async fn derived_settings(&self, leaf: Option<&str>) -> Result<DerivedSettings> {
-        read!(self, |c, s| c.derived_settings(s, leaf).await)
+        read!(self, |c, s, e| c.derived_settings(s, leaf, e).await)
     }
 
     /// Under `Synchronous::Normal`, waits for the server's WAL flush of every earlier append

@@ -9,7 +9,8 @@ use std::path::Path;
 use arbor_agent::error::{Result, SessionError};
 use arbor_agent::session::{SessionEntry, SessionHeader};
 
-use crate::ops::{to_i64, Sid};
+use crate::ops::to_i64;
+use crate::repository::insert_session_row;
 use crate::repository::PostgresRepository;
 use arbor_agent::session::MaterializedState;
 
@@ -134,32 +135,13 @@ impl PostgresRepository {
             .transaction()
             .await
             .map_err(err("cannot start import"))?;
-        let row = tx
-            .query_opt(
-                "INSERT INTO sessions (id, cwd, created, parent_session, header)
-                 VALUES ($1, $2, $3, $4, $5)
-                 ON CONFLICT (id) DO NOTHING RETURNING sid",
-                &[
-                    &header.id,
-                    &header.cwd,
-                    &header.timestamp,
-                    &header.parent_session,
-                    &header_line,
-                ],
-            )
-            .await
-            .map_err(err("cannot insert session"))?;
-        let Some(row) = row else {
+        let Some(s) = insert_session_row(&tx, db, &header, &header_line).await? else {
             return Err(SessionError::InvalidSession(format!(
                 "{}: session {} already exists in {}",
                 path.display(),
                 header.id,
                 db.target.display
             )));
-        };
-        let s = Sid {
-            sid: row.get(0),
-            id: header.id.clone(),
         };
         let insert = tx
             .prepare(

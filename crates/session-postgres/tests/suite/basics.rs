@@ -131,3 +131,67 @@ async fn the_password_never_appears_in_errors_or_debug_output() {
     let s = session(&repo).await;
     assert!(!format!("{repo:?} {s:?}").contains("password"));
 }
+
+/// The envelope index a handle keeps (DECISIONS §24.21) follows other handles' appends: a
+/// reader that walked the path once sees the writer's later entries, a branch made by moving the
+/// leaf back, and the derived settings of the new path.
+#[tokio::test]
+async fn a_reader_that_walked_once_follows_later_appends_and_branches() {
+    use arbor_agent::session::{EntryDraft, EntryKind, ThinkingLevelChangeEntry};
+    let url = crate::pg!();
+    let (_schema, repo) = repo(&url).await;
+    let w = session(&repo).await;
+    let a = w.append(user("a")).await.unwrap();
+    let b = w.append(user("b")).await.unwrap();
+    let r = repo.open_read_only(w.id()).await.unwrap();
+    let ids = |path: Vec<arbor_agent::session::SessionEntry>| {
+        path.into_iter().map(|e| e.id).collect::<Vec<_>>()
+    };
+    assert_eq!(
+        ids(r.ancestry(None).await.unwrap()),
+        [a.id.clone(), b.id.clone()]
+    );
+    assert_eq!(r.derived_settings(None).await.unwrap().thinking_level, None);
+
+    // Branch: back to `a`, then a thinking-level change and a message on the new branch.
+    w.set_leaf(Some(&a.id)).await.unwrap();
+    let t = w
+        .append(EntryDraft::new(EntryKind::ThinkingLevelChange(
+            ThinkingLevelChangeEntry {
+                thinking_level: "high".into(),
+                extra: Default::default(),
+            },
+        )))
+        .await
+        .unwrap();
+    let c = w.append(user("c")).await.unwrap();
+    assert_eq!(
+        ids(r.ancestry(None).await.unwrap()),
+        [a.id.clone(), t.id.clone(), c.id.clone()]
+    );
+    assert_eq!(
+        ids(r.ancestry(Some(&b.id)).await.unwrap()),
+        [a.id.clone(), b.id.clone()]
+    );
+    assert_eq!(
+        r.derived_settings(None)
+            .await
+            .unwrap()
+            .thinking_level
+            .as_deref(),
+        Some("high")
+    );
+    assert_eq!(
+        r.derived_settings(Some(&b.id))
+            .await
+            .unwrap()
+            .thinking_level,
+        None
+    );
+    // An id nobody wrote is still `not_found`, not a stale answer.
+    let err = r.ancestry(Some("nope0000")).await.unwrap_err();
+    assert!(
+        err.to_string().contains("Entry not found: nope0000"),
+        "{err}"
+    );
+}

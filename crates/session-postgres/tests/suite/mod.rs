@@ -5,6 +5,7 @@ mod cluster;
 mod concurrency;
 mod conformance;
 mod faults;
+mod migration;
 mod restart;
 mod tls;
 mod transfer;
