@@ -138,19 +138,39 @@ async fn sigkill_at_random_points_loses_nothing_acknowledged() {
             .unwrap();
         let stdout = child.stdout.take().unwrap();
         let acks = Arc::new(Mutex::new((0usize, false)));
+        // The kill follows the child's progress, not the wall clock: under load a timed kill
+        // lands late (or the parent sleeps through the whole run), so the target is a random
+        // acknowledged-message count, then a random sub-3 ms delay puts the kill anywhere in the
+        // following work (mid-stream, mid-tool, mid-write).
+        // Torn runs need a file to tear, so they wait for at least one acknowledgement; the
+        // others may be killed before the session file exists.
+        let torn = run % 3 == 2;
+        let target: usize = rng.gen_range(usize::from(torn)..TURNS * 4 - 8);
+        let (reached_tx, reached_rx) = std::sync::mpsc::channel::<()>();
         let a = acks.clone();
         let reader = std::thread::spawn(move || {
+            if target == 0 {
+                let _ = reached_tx.send(());
+            }
             for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 if let Some(n) = line.strip_prefix("ack ") {
-                    a.lock().unwrap().0 = n.parse().unwrap();
+                    let n: usize = n.parse().unwrap();
+                    a.lock().unwrap().0 = n;
+                    if n >= target {
+                        let _ = reached_tx.send(());
+                    }
                 } else if line == "finished" {
                     a.lock().unwrap().1 = true;
+                    let _ = reached_tx.send(());
                 }
             }
         });
-        // Wait for the child to get going, then kill it at a random point.
-        let delay = rng.gen_range(20..150);
-        tokio::time::sleep(Duration::from_millis(delay)).await;
+        let _ = tokio::task::spawn_blocking(move || {
+            reached_rx.recv_timeout(Duration::from_secs(120))
+        })
+        .await
+        .unwrap();
+        std::thread::sleep(Duration::from_micros(rng.gen_range(0..3000)));
         let acked_before_kill = acks.lock().unwrap().0;
         child.kill().unwrap();
         child.wait().unwrap();
@@ -165,7 +185,6 @@ async fn sigkill_at_random_points_loses_nothing_acknowledged() {
             assert_eq!(acked, 0, "run {run}: acknowledged messages but no file");
             continue;
         };
-        let torn = run % 3 == 2;
         if torn {
             let mut f = std::fs::OpenOptions::new()
                 .append(true)
