@@ -147,8 +147,16 @@ pub(crate) fn stream_builtin(
                     .is_some_and(|v| v.contains("sk-ant-oat")) =>
             {
                 let tools = Transcript::from_context(&model, &context_for_parser).tools;
-                Box::new(anthropic::Parser::new(&model).with_oauth_tools(&tools))
+                Box::new(
+                    anthropic::Parser::new(&model)
+                        .with_oauth_tools(&tools)
+                        .with_thinking_level(anthropic::managed_effort(&model, &options)),
+                )
             }
+            BuiltinApi::AnthropicMessages => Box::new(
+                anthropic::Parser::new(&model)
+                    .with_thinking_level(anthropic::managed_effort(&model, &options)),
+            ),
             // Responses usage is priced with the requested tier when the response names none.
             BuiltinApi::OpenAiResponses => Box::new(
                 openai_responses::Parser::new(&model)

@@ -135,6 +135,7 @@ pub(crate) async fn run(
     api: BuiltinApi,
 ) {
     let mut out = Output::new(model);
+    parser.init_output(&mut out);
     if options.is_cancelled() {
         return emitter.error(out.message, StopReason::Aborted);
     }

@@ -345,7 +345,16 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
                     json!({"type": "function_call_output", "call_id": call_id, "output": output}),
                 );
             }
-            Message::System(_) => {}
+            Message::System(system) => {
+                // Only kept here when sent in place (DECISIONS §26.20); pi numbers it even
+                // when it renders to nothing.
+                let text = super::transcript::system_update_text(system);
+                if !text.is_empty() {
+                    items.push(json!({"role": instruction_role, "content": text}));
+                }
+                msg_index += 1;
+                continue;
+            }
         }
         if items.len() > items_before {
             msg_index += 1;
