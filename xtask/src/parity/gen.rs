@@ -230,6 +230,11 @@ fn assistant(
     if matches!(stop, Some("error" | "aborted")) {
         msg["errorMessage"] = Value::String("boom".into());
     }
+    if rng.gen_bool(0.3) {
+        // The effort a managed-effort reply ran at (replayed as an effort marker).
+        msg["providerThinkingLevel"] =
+            json!(["low", "high", "xhigh", "max", "minimal"].choose(rng));
+    }
     (msg, calls)
 }
 
@@ -312,8 +317,13 @@ fn custom_model(rng: &mut StdRng) -> Value {
             "requiresToolsWithToolHistory",
             "requiresReasoningContentOnAssistantMessages",
             "zaiToolStream",
+            "supportsMidConvoSystemMessages",
         ],
-        "openai-responses" => &["supportsDeveloperRole", "supportsStrictMode"],
+        "openai-responses" => &[
+            "supportsDeveloperRole",
+            "supportsStrictMode",
+            "supportsMidConvoSystemMessages",
+        ],
         "anthropic-messages" => &[
             "supportsStrictTools",
             "supportsEagerToolInputStreaming",
@@ -322,6 +332,10 @@ fn custom_model(rng: &mut StdRng) -> Value {
             "allowEmptySignature",
             "supportsCacheControlOnTools",
             "supportsLongCacheRetention",
+            "supportsMidConvoSystemMessages",
+            "supportsMidConvoToolChanges",
+            "supportsMidConvoEffort",
+            "supportsMessageThreads",
         ],
         _ => &[],
     };
@@ -361,6 +375,15 @@ fn custom_model(rng: &mut StdRng) -> Value {
                 .unwrap_or("openai")
                 .into(),
             ),
+        );
+    }
+    if api == "anthropic-messages" && rng.gen_bool(0.2) {
+        // Server-side fallbacks; the second entry is priced (its provider matches).
+        compat.insert(
+            "allowedFallbackModels".into(),
+            json!([{"model": "claude-fallback-a"},
+                {"provider": m["provider"], "model": "claude-fallback-b",
+                 "cost": {"input": 1, "output": 5, "cacheRead": 0.1, "cacheWrite": 1.25}}]),
         );
     }
     if !compat.is_empty() {

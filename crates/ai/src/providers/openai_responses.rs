@@ -319,20 +319,19 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
                 let text = texts.join("\n");
                 let has_images = blocks.iter().any(|b| matches!(b, ContentBlock::Image(_)));
                 let output = if has_images && supports_images {
-                    let parts: Vec<Value> = blocks
-                        .iter()
-                        .filter_map(|b| match b {
-                            ContentBlock::Text(t) => {
-                                Some(json!({"type": "input_text", "text": t.text}))
-                            }
-                            ContentBlock::Image(img) => Some(json!({
-                                "type": "input_image",
-                                "detail": "auto",
-                                "image_url": format!("data:{};base64,{}", img.mime_type, img.data)
-                            })),
-                            _ => None,
-                        })
-                        .collect();
+                    // pi's shape: the joined text first (when not blank), then every image.
+                    let mut parts: Vec<Value> = Vec::new();
+                    if !text.trim().is_empty() {
+                        parts.push(json!({"type": "input_text", "text": text}));
+                    }
+                    parts.extend(blocks.iter().filter_map(|b| match b {
+                        ContentBlock::Image(img) => Some(json!({
+                            "type": "input_image",
+                            "detail": "auto",
+                            "image_url": format!("data:{};base64,{}", img.mime_type, img.data)
+                        })),
+                        _ => None,
+                    }));
                     Value::Array(parts)
                 } else if !text.trim().is_empty() {
                     json!(text)

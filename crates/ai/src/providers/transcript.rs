@@ -30,34 +30,57 @@ pub struct Transcript {
 /// `Copilot-Vision-Request` headers.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct CopilotFacts {
-    /// The last message other than system messages is the user's, or there is none.
-    pub last_non_system_is_user: bool,
+    /// The last message of the transcript as pi sends it is the user's, or the transcript is
+    /// empty (`X-Initiator: user`).
+    pub initiated_by_user: bool,
     /// A user message or tool result carries an image.
     pub has_images: bool,
 }
 
 impl CopilotFacts {
-    fn of(messages: &[Message]) -> Self {
-        let is_user = |m: Option<&Message>| matches!(m, Some(Message::User(_)) | None);
+    /// pi reads the last message of the transcript it sends: with system messages in place
+    /// that may be a later system message (`agent`); collapsed, the leading system message
+    /// is last only when nothing else is there. `has_head` says a leading system message
+    /// exists (a prompt, tools or any system message).
+    fn of(messages: &[Message], in_place: bool, has_head: bool) -> Self {
         let has_image = |content: &crate::types::Content| match content {
             crate::types::Content::Blocks(blocks) => blocks
                 .iter()
                 .any(|b| matches!(b, crate::types::ContentBlock::Image(_))),
             crate::types::Content::Text(_) => false,
         };
+        let last = if in_place {
+            messages.last()
+        } else {
+            messages
+                .iter()
+                .rev()
+                .find(|m| !matches!(m, Message::System(_)))
+        };
         Self {
-            last_non_system_is_user: is_user(
-                messages
-                    .iter()
-                    .rev()
-                    .find(|m| !matches!(m, Message::System(_))),
-            ),
+            initiated_by_user: match last {
+                Some(m) => matches!(m, Message::User(_)),
+                None => !has_head,
+            },
             has_images: messages.iter().any(|m| match m {
                 Message::User(u) => has_image(&u.content),
                 Message::ToolResult(r) => has_image(&r.content),
                 _ => false,
             }),
         }
+    }
+
+    /// Whether a leading system message exists for `context`.
+    fn has_head(context: &Context) -> bool {
+        context
+            .system_prompt
+            .as_ref()
+            .is_some_and(|p| !p.is_empty())
+            || context.tools.as_ref().is_some_and(|t| !t.is_empty())
+            || context
+                .messages
+                .iter()
+                .any(|m| matches!(m, Message::System(_)))
     }
 }
 
@@ -114,7 +137,7 @@ impl Transcript {
             messages: prepare_messages(messages, model),
             in_place: false,
             initial_tools: Vec::new(),
-            copilot: CopilotFacts::of(&context.messages),
+            copilot: CopilotFacts::of(&context.messages, false, CopilotFacts::has_head(context)),
         }
     }
 
@@ -148,7 +171,7 @@ impl Transcript {
             messages: prepare_messages(rest.to_vec(), model),
             in_place: true,
             initial_tools,
-            copilot: CopilotFacts::of(&context.messages),
+            copilot: CopilotFacts::of(&context.messages, true, CopilotFacts::has_head(context)),
         }
     }
 }
