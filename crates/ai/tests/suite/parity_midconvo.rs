@@ -132,10 +132,10 @@ fn chat_completions_sends_later_system_messages_in_place() {
     assert_eq!(
         roles,
         [
-            "developer",
+            "system",
             "user",
             "assistant",
-            "developer",
+            "system",
             "user",
             "assistant",
             "user"
