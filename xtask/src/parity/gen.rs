@@ -323,6 +323,7 @@ fn custom_model(rng: &mut StdRng) -> Value {
             "supportsDeveloperRole",
             "supportsStrictMode",
             "supportsMidConvoSystemMessages",
+            "supportsAdditionalTools",
         ],
         "anthropic-messages" => &[
             "supportsStrictTools",

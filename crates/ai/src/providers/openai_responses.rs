@@ -13,7 +13,7 @@ use super::{
     CowStr, Halt, LevelMapping, Output, PreparedRequest, StreamParser, Transcript,
 };
 use crate::options::{CacheRetention, StreamOptions};
-use crate::types::{Content, ContentBlock, Message, Model, StopReason, Usage};
+use crate::types::{Content, ContentBlock, Message, Model, StopReason, Tool, Usage};
 
 const MIN_OUTPUT_TOKENS: u64 = 16;
 
@@ -42,7 +42,7 @@ pub(crate) fn build_request(
     body.insert("model".into(), json!(model.id));
     body.insert(
         "input".into(),
-        Value::Array(convert_input(model, transcript)),
+        Value::Array(convert_input(model, transcript)?),
     );
     body.insert("stream".into(), json!(true));
     if retention != CacheRetention::None && key_mode != "disabled" {
@@ -81,26 +81,12 @@ pub(crate) fn build_request(
     if let Some(tier) = &options.openai.service_tier {
         body.insert("service_tier".into(), json!(tier));
     }
-    if !transcript.tools.is_empty() {
-        let supports_strict = compat_bool(model, "supportsStrictMode") == Some(true);
-        let mut tools = Vec::with_capacity(transcript.tools.len());
-        for tool in &transcript.tools {
-            let strict = super::constrained::resolve(tool, supports_strict, None)?;
-            let is_strict = strict.is_some();
-            let mut t = Map::new();
-            t.insert("type".into(), json!("function"));
-            t.insert("name".into(), json!(tool.name));
-            t.insert("description".into(), json!(tool.description));
-            t.insert(
-                "parameters".into(),
-                strict.unwrap_or_else(|| tool.parameters.clone()),
-            );
-            if supports_strict {
-                t.insert("strict".into(), json!(is_strict));
-            }
-            tools.push(Value::Object(t));
-        }
-        body.insert("tools".into(), Value::Array(tools));
+    // With native tool changes every tool is declared in `additional_tools` input items.
+    if !transcript.tools.is_empty() && !declares_tools_in_place(model, transcript) {
+        body.insert(
+            "tools".into(),
+            Value::Array(convert_tools(model, &transcript.tools)?),
+        );
     }
     if let Some(choice) = &options.tool_choice {
         body.insert("tool_choice".into(), choice.clone());
@@ -175,6 +161,103 @@ pub(crate) fn build_request(
     })
 }
 
+/// Function tools; `constrainedSampling` tools are sent strict where `compat.supportsStrictMode`
+/// allows (DECISIONS §26.12).
+fn convert_tools(model: &Model, tools: &[Tool]) -> Result<Vec<Value>, String> {
+    let supports_strict = compat_bool(model, "supportsStrictMode") == Some(true);
+    let mut out = Vec::with_capacity(tools.len());
+    for tool in tools {
+        let strict = super::constrained::resolve(tool, supports_strict, None)?;
+        let is_strict = strict.is_some();
+        let mut t = Map::new();
+        t.insert("type".into(), json!("function"));
+        t.insert("name".into(), json!(tool.name));
+        t.insert("description".into(), json!(tool.description));
+        t.insert(
+            "parameters".into(),
+            strict.unwrap_or_else(|| tool.parameters.clone()),
+        );
+        if supports_strict {
+            t.insert("strict".into(), json!(is_strict));
+        }
+        out.push(Value::Object(t));
+    }
+    Ok(out)
+}
+
+/// Tool changes go into the input as `additional_tools` items (`compat.supportsAdditionalTools`
+/// with system messages in place, DECISIONS §26.22).
+fn declares_tools_in_place(model: &Model, transcript: &Transcript) -> bool {
+    transcript.in_place && compat_bool(model, "supportsAdditionalTools") == Some(true)
+}
+
+/// `additional_tools` items can add and redefine tools but not remove one, so removals are
+/// announced as text and every later item is framed as incremental (pi's wording, which the
+/// request must repeat byte for byte to keep the prompt cache shared, DECISIONS §26.22).
+#[derive(Default)]
+struct ToolDeclarations {
+    declared: bool,
+    /// Announced as removed and not declared again, in announcement order.
+    unavailable: Vec<String>,
+}
+
+impl ToolDeclarations {
+    fn add(
+        &mut self,
+        model: &Model,
+        tools: &[Tool],
+        instruction_role: &str,
+        items: &mut Vec<Value>,
+    ) -> Result<(), String> {
+        self.unavailable
+            .retain(|name| !tools.iter().any(|t| &t.name == name));
+        if tools.is_empty() {
+            return Ok(());
+        }
+        if self.declared {
+            let mut notice = String::from(
+                "This is an incremental tools update. Previously declared tools remain available unless explicitly marked unavailable. A tool declared again here is available again, and its latest definition replaces the earlier one.",
+            );
+            if !self.unavailable.is_empty() {
+                notice.push_str(&format!(
+                    "\nStill unavailable: {}.",
+                    self.unavailable.join(", ")
+                ));
+            }
+            items.push(json!({"role": instruction_role, "content": notice}));
+        }
+        self.declared = true;
+        items.push(json!({"type": "additional_tools", "role": "developer",
+            "tools": convert_tools(model, tools)?}));
+        Ok(())
+    }
+
+    /// The removal notice for `system` (names re-added by the same message are redefinitions,
+    /// not removals); the names stay unavailable until declared again.
+    fn removal_notice(&mut self, system: &crate::types::SystemMessage) -> Option<String> {
+        let added = system.tools_added.as_deref().unwrap_or(&[]);
+        let removed: Vec<&str> = system
+            .tools_removed
+            .iter()
+            .flatten()
+            .filter_map(|t| t.get("name").and_then(Value::as_str))
+            .filter(|name| !added.iter().any(|t| t.name == *name))
+            .collect();
+        if removed.is_empty() {
+            return None;
+        }
+        let mut notice =
+            String::from("The following tools are no longer available. Do not call them:");
+        for name in &removed {
+            notice.push_str(&format!("\n- {name}"));
+            if !self.unavailable.iter().any(|n| n == name) {
+                self.unavailable.push((*name).to_string());
+            }
+        }
+        Some(notice)
+    }
+}
+
 /// `{"v":1,"id":…,"phase"?}` or a legacy plain id.
 fn parse_text_signature(signature: Option<&str>) -> Option<(String, Option<String>)> {
     let signature = signature.filter(|s| !s.is_empty())?;
@@ -195,7 +278,7 @@ fn parse_text_signature(signature: Option<&str>) -> Option<(String, Option<Strin
     Some((signature.to_string(), None))
 }
 
-fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
+fn convert_input(model: &Model, transcript: &Transcript) -> Result<Vec<Value>, String> {
     let mut items = Vec::new();
     let instruction_role =
         if model.reasoning && compat_bool(model, "supportsDeveloperRole") != Some(false) {
@@ -203,6 +286,16 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
         } else {
             "system"
         };
+    let mut declarations =
+        declares_tools_in_place(model, transcript).then(ToolDeclarations::default);
+    if let Some(declarations) = &mut declarations {
+        declarations.add(
+            model,
+            &transcript.initial_tools,
+            instruction_role,
+            &mut items,
+        )?;
+    }
     if !transcript.system_prompt.is_empty() {
         items.push(json!({"role": instruction_role, "content": transcript.system_prompt}));
     }
@@ -347,7 +440,17 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
             Message::System(system) => {
                 // Only kept here when sent in place (DECISIONS §26.20); pi numbers it even
                 // when it renders to nothing.
-                let text = super::transcript::system_update_text(system);
+                let mut text = super::transcript::system_update_text(system);
+                if let Some(declarations) = &mut declarations {
+                    let added = system.tools_added.as_deref().unwrap_or(&[]);
+                    declarations.add(model, added, instruction_role, &mut items)?;
+                    if let Some(notice) = declarations.removal_notice(system) {
+                        if !text.is_empty() {
+                            text.push_str("\n\n");
+                        }
+                        text.push_str(&notice);
+                    }
+                }
                 if !text.is_empty() {
                     items.push(json!({"role": instruction_role, "content": text}));
                 }
@@ -359,7 +462,7 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
             msg_index += 1;
         }
     }
-    items
+    Ok(items)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -110,6 +110,30 @@ fn responses_sends_later_system_messages_in_place() {
 }
 
 #[test]
+fn responses_declares_tool_changes_in_additional_tools_items() {
+    let m = with_compat(
+        model("openai-responses", "openai", "gpt-test", "https://api.openai.com/v1"),
+        json!({"supportsMidConvoSystemMessages": true, "supportsAdditionalTools": true}),
+    );
+    let ctx = Context {
+        system_prompt: Some("Base prompt.".into()),
+        messages: vec![
+            user("first"),
+            system(json!({"content": "Less tools.", "toolsRemoved": [{"name": "read"}, {"name": "bash"}],
+                          "toolsAdded": [tool("bash")]})),
+            user("second"),
+            system(json!({"content": "", "toolsAdded": [tool("grep")]})),
+        ]
+        .into(),
+        tools: Some(vec![tool("read"), tool("bash")]),
+    };
+    let body = build_request(&m, &ctx, &opts()).unwrap().body;
+    // No top-level list: every tool is declared in the input, removals are announced.
+    assert!(body.get("tools").is_none());
+    insta::assert_json_snapshot!("midconvo_responses_additional_tools", body["input"]);
+}
+
+#[test]
 fn chat_completions_sends_later_system_messages_in_place() {
     let m = with_compat(
         model(
