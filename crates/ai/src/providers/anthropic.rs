@@ -159,21 +159,39 @@ pub(crate) fn build_request(
     options: &StreamOptions,
     api_key: Option<&str>,
 ) -> Result<PreparedRequest, String> {
+    let disable = super::strict_limits::exceeded(options.session_id.as_deref());
+    build_request_with(model, transcript, options, api_key, disable).map(|(request, _)| request)
+}
+
+/// The request, and whether a `prefer` tool went out strict (then a strict-limits rejection
+/// is answered by resending with `disable_preferred_strict`, DECISIONS §26.25).
+pub(crate) fn build_request_with(
+    model: &Model,
+    transcript: &Transcript,
+    options: &StreamOptions,
+    api_key: Option<&str>,
+    disable_preferred_strict: bool,
+) -> Result<(PreparedRequest, bool), String> {
     // pi checks for Copilot before OAuth: a Copilot token is never sent the Claude Code way.
     let oauth = model.provider != "github-copilot" && is_oauth_token(api_key);
     let cache = cache_control(model, options);
     let force_adaptive = compat_bool(model, "forceAdaptiveThinking") == Some(true);
     let thinking_enabled = options.anthropic.thinking_enabled == Some(true);
     let features = features(model, transcript, options);
-    let eager = compat_bool(model, "supportsEagerToolInputStreaming") != Some(false);
-    let supports_strict = compat_bool(model, "supportsStrictTools") == Some(true);
+    let mode = ToolMode {
+        oauth,
+        eager: compat_bool(model, "supportsEagerToolInputStreaming") != Some(false),
+        supports_strict: compat_bool(model, "supportsStrictTools") == Some(true),
+        disable_preferred: disable_preferred_strict,
+        preferred_sent: std::cell::Cell::new(false),
+    };
     let tool_cache = if compat_bool(model, "supportsCacheControlOnTools") == Some(false) {
         None
     } else {
         cache.clone()
     };
 
-    let native_tools = |tools: &[Tool]| convert_tools(tools, oauth, eager, supports_strict, None);
+    let native_tools = |tools: &[Tool]| convert_tools(tools, &mode, None);
     let converted = convert_messages(
         &transcript.messages,
         &ConvertOptions {
@@ -231,13 +249,7 @@ pub(crate) fn build_request(
 
     if features.native_tool_changes {
         // The list never changes: later tools arrive as `tool_addition` blocks.
-        let mut tools = convert_tools(
-            &transcript.initial_tools,
-            oauth,
-            eager,
-            supports_strict,
-            tool_cache,
-        )?;
+        let mut tools = convert_tools(&transcript.initial_tools, &mode, tool_cache)?;
         tools.push(json!({
             "name": DEFERRED_PLACEHOLDER_NAME,
             "description": DEFERRED_PLACEHOLDER_DESCRIPTION,
@@ -248,13 +260,7 @@ pub(crate) fn build_request(
     } else if !transcript.tools.is_empty() {
         body.insert(
             "tools".into(),
-            Value::Array(convert_tools(
-                &transcript.tools,
-                oauth,
-                eager,
-                supports_strict,
-                tool_cache,
-            )?),
+            Value::Array(convert_tools(&transcript.tools, &mode, tool_cache)?),
         );
     }
 
@@ -415,14 +421,17 @@ pub(crate) fn build_request(
     let mut headers = final_headers(headers, model, transcript, options);
     normalize_beta_header(&mut headers);
 
-    Ok(PreparedRequest {
-        url: format!(
-            "{}/v1/messages?beta=true",
-            model.base_url.trim_end_matches('/')
-        ),
-        headers,
-        body: Value::Object(body),
-    })
+    Ok((
+        PreparedRequest {
+            url: format!(
+                "{}/v1/messages?beta=true",
+                model.base_url.trim_end_matches('/')
+            ),
+            headers,
+            body: Value::Object(body),
+        },
+        mode.preferred_sent.get(),
+    ))
 }
 
 /// An `anthropic-beta` value given through model/option headers replaces the computed list;
@@ -441,23 +450,40 @@ fn normalize_beta_header(headers: &mut [(String, String)]) {
     }
 }
 
+/// How tools are converted, and whether a `prefer` tool went out strict.
+struct ToolMode {
+    oauth: bool,
+    eager: bool,
+    supports_strict: bool,
+    /// After a strict-limits rejection: `prefer` tools go out non-strict (DECISIONS §26.25).
+    disable_preferred: bool,
+    preferred_sent: std::cell::Cell<bool>,
+}
+
 /// Tool definitions; tools asking for `constrainedSampling` are sent strict where the model
 /// allows it (`compat.supportsStrictTools`), with pi's refusal for an unmet `require`.
 fn convert_tools(
     tools: &[Tool],
-    oauth: bool,
-    eager: bool,
-    supports_strict: bool,
+    mode: &ToolMode,
     cache: Option<Value>,
 ) -> Result<Vec<Value>, String> {
+    let ToolMode { oauth, eager, .. } = *mode;
     let last = tools.len().saturating_sub(1);
     let mut out_tools = Vec::with_capacity(tools.len());
     for (i, tool) in tools.iter().enumerate() {
-        let strict = super::constrained::resolve(
-            tool,
-            supports_strict,
-            Some(super::constrained::anthropic_rule),
-        )?;
+        let prefers = super::constrained::prefers_strict(tool);
+        let strict = if mode.disable_preferred && prefers {
+            None
+        } else {
+            super::constrained::resolve(
+                tool,
+                mode.supports_strict,
+                Some(super::constrained::anthropic_rule),
+            )?
+        };
+        if strict.is_some() && prefers {
+            mode.preferred_sent.set(true);
+        }
         let schema = strict.as_ref().unwrap_or(&tool.parameters);
         // Anthropic rejects root `anyOf`/`oneOf`/`allOf`: only these root keywords are kept
         // (a strict schema keeps all of its own, these overriding in place).

@@ -54,6 +54,11 @@ fn json_schema_request(tool: &Tool) -> Option<bool> {
     Some(config.get("strict").and_then(Value::as_str) == Some("require"))
 }
 
+/// Whether `tool` asks for strict JSON-schema sampling as a preference (`prefer`).
+pub(crate) fn prefers_strict(tool: &Tool) -> bool {
+    json_schema_request(tool) == Some(false)
+}
+
 /// Decides whether `tool` is sent strict. `Ok(None)`: not strict (no request, or `prefer` that
 /// cannot be met); `Ok(Some(schema))`: strict, with the rewritten schema; `Err(text)`: a
 /// `require` tool that cannot be strict, with the refusal message.

@@ -112,7 +112,12 @@ fn responses_sends_later_system_messages_in_place() {
 #[test]
 fn responses_declares_tool_changes_in_additional_tools_items() {
     let m = with_compat(
-        model("openai-responses", "openai", "gpt-test", "https://api.openai.com/v1"),
+        model(
+            "openai-responses",
+            "openai",
+            "gpt-test",
+            "https://api.openai.com/v1",
+        ),
         json!({"supportsMidConvoSystemMessages": true, "supportsAdditionalTools": true}),
     );
     let ctx = Context {
@@ -417,4 +422,95 @@ async fn the_reply_records_the_managed_effort() {
         body["messages"][1],
         json!({"role": "system", "content": [], "output_config": {"effort": "xhigh"}})
     );
+}
+
+fn prefer_tool(name: &str) -> Tool {
+    let mut t = tool(name);
+    t.extra.insert(
+        "constrainedSampling".into(),
+        json!({"type": "json_schema", "strict": "prefer"}),
+    );
+    t
+}
+
+#[tokio::test]
+async fn a_strict_limits_rejection_is_resent_once_without_preferred_strict_tools() {
+    let server = arbor_test_support::MockServer::start().await.unwrap();
+    server.push(MockResponse::json(
+        400,
+        &json!({"type": "error", "error": {"type": "invalid_request_error",
+                "message": "Too many strict tools (21). The maximum is 20."}}),
+    ));
+    server.push(MockResponse::sse().body(reply_from("claude-strict")));
+    let m = with_compat(
+        model(
+            "anthropic-messages",
+            "anthropic",
+            "claude-strict",
+            &server.url(),
+        ),
+        json!({"supportsStrictTools": true}),
+    );
+    let ctx = Context {
+        system_prompt: None,
+        messages: vec![user("hi")].into(),
+        tools: Some(vec![prefer_tool("read")]),
+    };
+    let options = StreamOptions {
+        session_id: Some("strict-resend-session".into()),
+        ..opts()
+    };
+    let events = collect(stream(&m, &ctx, options.clone())).await;
+    let Some(arbor_ai::AssistantMessageEvent::Done { message, .. }) = events.last() else {
+        panic!("expected done, got {:?}", events.last());
+    };
+    assert_eq!(
+        message.extra["diagnostics"][0]["type"],
+        json!("anthropic_strict_tools_fallback")
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].json()["tools"][0]["strict"], json!(true));
+    assert!(requests[1].json()["tools"][0].get("strict").is_none());
+    // The session keeps sending the tool non-strict.
+    let again = build_request(&m, &ctx, &options).unwrap().body;
+    assert!(again["tools"][0].get("strict").is_none());
+    // Other sessions still try strict.
+    let other = StreamOptions {
+        session_id: Some("another-session".into()),
+        ..opts()
+    };
+    assert_eq!(
+        build_request(&m, &ctx, &other).unwrap().body["tools"][0]["strict"],
+        json!(true)
+    );
+}
+
+#[tokio::test]
+async fn other_400s_are_not_resent() {
+    let server = arbor_test_support::MockServer::start().await.unwrap();
+    server.push(MockResponse::json(
+        400,
+        &json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long"}}),
+    ));
+    let m = with_compat(
+        model(
+            "anthropic-messages",
+            "anthropic",
+            "claude-strict",
+            &server.url(),
+        ),
+        json!({"supportsStrictTools": true}),
+    );
+    let ctx = Context {
+        system_prompt: None,
+        messages: vec![user("hi")].into(),
+        tools: Some(vec![prefer_tool("read")]),
+    };
+    let events = collect(stream(&m, &ctx, opts())).await;
+    assert!(matches!(
+        events.last(),
+        Some(arbor_ai::AssistantMessageEvent::Error { .. })
+    ));
+    assert_eq!(server.requests().len(), 1);
 }
