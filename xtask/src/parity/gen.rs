@@ -113,6 +113,20 @@ fn tool(rng: &mut StdRng, name: &str) -> Value {
         0 => t["constrainedSampling"] = json!({"type": "json_schema", "strict": "prefer"}),
         1 => t["constrainedSampling"] = json!({"type": "json_schema", "strict": "require"}),
         2 => t["constrainedSampling"] = Value::Bool(false),
+        3 => {
+            // A grammar tool: usually with the one required string input it needs.
+            if rng.gen_bool(0.7) {
+                t["parameters"] = json!({"type": "object",
+                    "properties": {"p0": {"type": "string"}}, "required": ["p0"]});
+            }
+            let variants = match rng.gen_range(0..4) {
+                0 => json!({"openai_lark": "start: /[a-z ]+/"}),
+                1 => json!({"openai_regex": "^[a-z ]+$"}),
+                2 => json!({"openai_lark": "start: WORD", "openai_regex": "^x$"}),
+                _ => json!({"openai_lark": "  "}),
+            };
+            t["constrainedSampling"] = json!({"type": "grammar", "variants": variants});
+        }
         _ => {}
     }
     t

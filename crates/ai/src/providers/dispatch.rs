@@ -195,10 +195,18 @@ pub(crate) fn stream_builtin(
                     .with_thinking_level(anthropic::managed_effort(&model, &options)),
             ),
             // Responses usage is priced with the requested tier when the response names none.
-            BuiltinApi::OpenAiResponses => Box::new(
-                openai_responses::Parser::new(&model)
-                    .with_service_tier(options.openai.service_tier.clone()),
-            ),
+            // Grammar tools' custom input maps to their one string property.
+            BuiltinApi::OpenAiResponses => {
+                let transcript = Transcript::from_context(&model, &context_for_parser);
+                Box::new(
+                    openai_responses::Parser::new(&model)
+                        .with_service_tier(options.openai.service_tier.clone())
+                        .with_grammar_inputs(
+                            openai_responses::grammar_inputs(&model, &transcript)
+                                .unwrap_or_default(),
+                        ),
+                )
+            }
             _ => new_parser(api, &model),
         };
         run(

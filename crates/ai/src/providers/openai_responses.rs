@@ -165,8 +165,16 @@ pub(crate) fn build_request(
 /// allows (DECISIONS §26.12).
 fn convert_tools(model: &Model, tools: &[Tool]) -> Result<Vec<Value>, String> {
     let supports_strict = compat_bool(model, "supportsStrictMode") == Some(true);
+    let supports_grammar = compat_bool(model, "supportsOpenAIGrammarTools") == Some(true);
     let mut out = Vec::with_capacity(tools.len());
     for tool in tools {
+        if let Some(g) = super::constrained::grammar(tool, supports_grammar)? {
+            out.push(
+                json!({"type": "custom", "name": tool.name, "description": tool.description,
+                "format": {"type": "grammar", "syntax": g.syntax, "definition": g.definition}}),
+            );
+            continue;
+        }
         let strict = super::constrained::resolve(tool, supports_strict, None)?;
         let is_strict = strict.is_some();
         let mut t = Map::new();
@@ -183,6 +191,26 @@ fn convert_tools(model: &Model, tools: &[Tool]) -> Result<Vec<Value>, String> {
         out.push(Value::Object(t));
     }
     Ok(out)
+}
+
+/// Input properties of the grammar tools among every tool the transcript declares (pi's
+/// `getDeclaredTools`: with system messages in place, earlier definitions count too).
+pub(crate) fn grammar_inputs(
+    model: &Model,
+    transcript: &Transcript,
+) -> Result<Vec<(String, String)>, String> {
+    let supported = compat_bool(model, "supportsOpenAIGrammarTools") == Some(true);
+    if !supported {
+        return Ok(Vec::new());
+    }
+    if !transcript.in_place {
+        return super::constrained::grammar_inputs(&transcript.tools, true);
+    }
+    let later = transcript.messages.iter().flat_map(|m| match m {
+        Message::System(s) => s.tools_added.as_deref().unwrap_or(&[]),
+        _ => &[],
+    });
+    super::constrained::grammar_inputs(transcript.initial_tools.iter().chain(later), true)
 }
 
 /// Tool changes go into the input as `additional_tools` items (`compat.supportsAdditionalTools`
@@ -286,6 +314,13 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Result<Vec<Value>, S
         } else {
             "system"
         };
+    let grammar_inputs = grammar_inputs(model, transcript)?;
+    let grammar_property = |name: &str| {
+        grammar_inputs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, p)| p.as_str())
+    };
     let mut declarations =
         declares_tools_in_place(model, transcript).then(ToolDeclarations::default);
     if let Some(declarations) = &mut declarations {
@@ -380,16 +415,42 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Result<Vec<Value>, S
                                 Some((c, i)) => (c, Some(i)),
                                 None => (call.id.as_str(), None),
                             };
+                            // Ids must match the item type (`fc_` function calls, `ctc_`
+                            // custom calls): a call may change type when grammar support does.
+                            let grammar = grammar_property(&call.name);
+                            let prefix = if grammar.is_some() { "ctc_" } else { "fc_" };
                             let item_id =
-                                item_id.filter(|i| !different_model && i.starts_with("fc_"));
+                                item_id.filter(|i| !different_model && i.starts_with(prefix));
                             let mut item = Map::new();
-                            item.insert("type".into(), json!("function_call"));
+                            item.insert(
+                                "type".into(),
+                                json!(if grammar.is_some() {
+                                    "custom_tool_call"
+                                } else {
+                                    "function_call"
+                                }),
+                            );
                             if let Some(id) = item_id {
                                 item.insert("id".into(), json!(id));
                             }
                             item.insert("call_id".into(), json!(call_id));
                             item.insert("name".into(), json!(call.name));
-                            item.insert("arguments".into(), json!(call.arguments.to_string()));
+                            match grammar {
+                                Some(property) => {
+                                    let input = super::constrained::grammar_call_input(
+                                        &call.name,
+                                        &call.arguments,
+                                        property,
+                                    )?;
+                                    item.insert("input".into(), json!(input));
+                                }
+                                None => {
+                                    item.insert(
+                                        "arguments".into(),
+                                        json!(call.arguments.to_string()),
+                                    );
+                                }
+                            }
                             if let (true, Some(ns)) = (same_model, &call.namespace) {
                                 item.insert("namespace".into(), json!(ns));
                             }
@@ -433,9 +494,12 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Result<Vec<Value>, S
                 } else {
                     json!("(no tool output)")
                 };
-                items.push(
-                    json!({"type": "function_call_output", "call_id": call_id, "output": output}),
-                );
+                let kind = if grammar_property(&result.tool_name).is_some() {
+                    "custom_tool_call_output"
+                } else {
+                    "function_call_output"
+                };
+                items.push(json!({"type": kind, "call_id": call_id, "output": output}));
             }
             Message::System(system) => {
                 // Only kept here when sent in place (DECISIONS §26.20); pi numbers it even
@@ -479,6 +543,8 @@ struct Event<'a> {
     delta: Option<CowStr<'a>>,
     #[serde(borrow, default)]
     arguments: Option<CowStr<'a>>,
+    #[serde(borrow, default)]
+    input: Option<CowStr<'a>>,
     #[serde(default)]
     item: Option<Value>,
     #[serde(default)]
@@ -492,7 +558,11 @@ struct Event<'a> {
 enum SlotKind {
     Thinking,
     Text,
-    ToolCall { arguments: String },
+    ToolCall {
+        arguments: String,
+    },
+    /// A grammar tool's free-form input (DECISIONS §26.26).
+    CustomCall(super::constrained::GrammarInput),
 }
 
 struct Slot {
@@ -506,6 +576,8 @@ pub struct Parser {
     unfinished_calls: Vec<usize>,
     reasoning_by_id: HashMap<String, usize>,
     service_tier: Option<String>,
+    /// Input property of each grammar tool (others map custom input to `input`).
+    grammar_inputs: Vec<(String, String)>,
 }
 
 impl Parser {
@@ -516,7 +588,14 @@ impl Parser {
             unfinished_calls: Vec::new(),
             reasoning_by_id: HashMap::new(),
             service_tier: None,
+            grammar_inputs: Vec::new(),
         }
+    }
+
+    /// Names the property each grammar tool's custom input fills.
+    pub(crate) fn with_grammar_inputs(mut self, inputs: Vec<(String, String)>) -> Self {
+        self.grammar_inputs = inputs;
+        self
     }
 
     /// Prices the usage with this service tier when the response does not name one.
@@ -561,9 +640,60 @@ impl Parser {
                     content_index: index,
                 }
             }
+            "custom_tool_call" => {
+                let s = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or("");
+                let property = self
+                    .grammar_inputs
+                    .iter()
+                    .find(|(n, _)| n == s("name"))
+                    .map_or("input", |(_, p)| p.as_str());
+                let input = super::constrained::GrammarInput::new(property, s("input"));
+                let index = out.toolcall_start(
+                    format!("{}|{}", s("call_id"), s("id")),
+                    s("name").to_string(),
+                    input.arguments(),
+                );
+                if let (Some(ns), Some(call)) = (
+                    item.get("namespace").and_then(Value::as_str),
+                    out.toolcall_mut(index),
+                ) {
+                    call.namespace = Some(ns.to_string());
+                }
+                self.unfinished_calls.push(index);
+                Slot {
+                    kind: SlotKind::CustomCall(input),
+                    content_index: index,
+                }
+            }
             _ => return,
         };
         self.slots.insert(output_index, slot);
+    }
+
+    /// Applies a custom input step: the call's arguments follow the input, and the JSON text
+    /// piece (if any) goes out as a `toolcall_delta`.
+    fn custom_step(
+        &mut self,
+        output_index: u64,
+        out: &mut Output,
+        step: impl FnOnce(&mut super::constrained::GrammarInput) -> Result<Option<String>, String>,
+    ) -> Result<(), Halt> {
+        let Some(Slot {
+            kind: SlotKind::CustomCall(input),
+            content_index,
+        }) = self.slots.get_mut(&output_index)
+        else {
+            return Ok(());
+        };
+        let piece = step(input).map_err(Halt::Fail)?;
+        let index = *content_index;
+        if let Some(call) = out.toolcall_mut(index) {
+            call.arguments = input.arguments();
+        }
+        if let Some(piece) = piece {
+            out.toolcall_delta(index, &piece);
+        }
+        Ok(())
     }
 
     fn finalize(&mut self, response: &Value, out: &mut Output) {
@@ -671,7 +801,7 @@ impl Parser {
         }
     }
 
-    fn item_done(&mut self, output_index: u64, item: &Value, out: &mut Output) {
+    fn item_done(&mut self, output_index: u64, item: &Value, out: &mut Output) -> Result<(), Halt> {
         if item.get("type").and_then(Value::as_str) == Some("message")
             && item.get("phase").and_then(Value::as_str) == Some("final_answer")
         {
@@ -681,8 +811,29 @@ impl Parser {
             self.create_slot(output_index, item, out);
         }
         let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
+        if kind == "custom_tool_call" {
+            if let Some(Slot {
+                kind: SlotKind::CustomCall(_),
+                content_index,
+            }) = self.slots.get(&output_index)
+            {
+                let index = *content_index;
+                let final_input = item.get("input").and_then(Value::as_str);
+                self.custom_step(output_index, out, |input| input.close(final_input))?;
+                if let (Some(ns), Some(call)) = (
+                    item.get("namespace").and_then(Value::as_str),
+                    out.toolcall_mut(index),
+                ) {
+                    call.namespace = Some(ns.to_string());
+                }
+                out.toolcall_end_with(index);
+                self.unfinished_calls.retain(|i| *i != index);
+                self.slots.remove(&output_index);
+            }
+            return Ok(());
+        }
         let Some(slot) = self.slots.get_mut(&output_index) else {
-            return;
+            return Ok(());
         };
         let index = slot.content_index;
         match (kind, &mut slot.kind) {
@@ -764,9 +915,10 @@ impl Parser {
                 out.toolcall_end(index, &args);
                 self.unfinished_calls.retain(|i| *i != index);
             }
-            _ => return,
+            _ => return Ok(()),
         }
         self.slots.remove(&output_index);
+        Ok(())
     }
 }
 
@@ -870,9 +1022,17 @@ impl StreamParser for Parser {
                     }
                 }
             }
+            "response.custom_tool_call_input.delta" => {
+                let delta = ev.delta.as_deref().unwrap_or("");
+                self.custom_step(index, out, |input| input.append(delta))?;
+            }
+            "response.custom_tool_call_input.done" => {
+                let final_input = ev.input.as_deref();
+                self.custom_step(index, out, |input| input.close(final_input))?;
+            }
             "response.output_item.done" => {
                 if let Some(item) = &ev.item {
-                    self.item_done(index, item, out);
+                    self.item_done(index, item, out)?;
                 }
             }
             "response.completed" | "response.incomplete" => {
@@ -944,7 +1104,7 @@ impl StreamParser for Parser {
             .filter_map(|(k, s)| match s.kind {
                 SlotKind::Text => Some((*k, s.content_index, true)),
                 SlotKind::Thinking => Some((*k, s.content_index, false)),
-                SlotKind::ToolCall { .. } => None,
+                SlotKind::ToolCall { .. } | SlotKind::CustomCall(_) => None,
             })
             .collect();
         open.sort_by_key(|(_, index, _)| *index);
