@@ -483,7 +483,9 @@ pub fn stream_case(seed: u64, index: usize, catalogue: &[Value], base_url: &str)
     let reply = streams::reply(&mut rng, &api, &id);
     let tools = json!([
         {"name": "read", "description": "Read a file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},
-        {"name": "bash", "description": "Run a command", "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}}
+        {"name": "bash", "description": "Run a command", "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}},
+        {"name": "apply", "description": "Apply a patch", "parameters": {"type": "object", "properties": {"patch": {"type": "string"}}, "required": ["patch"]},
+         "constrainedSampling": {"type": "grammar", "variants": {"openai_lark": "start: /.+/s"}}}
     ]);
     StreamCase {
         id: format!("stream-{seed}-{index}"),

@@ -1108,6 +1108,15 @@ impl StreamParser for Parser {
             })
             .collect();
         open.sort_by_key(|(_, index, _)| *index);
+        // A function call the server never closed keeps the arguments streamed so far, parsed
+        // leniently, as pi's live arguments do.
+        for slot in self.slots.values() {
+            if let SlotKind::ToolCall { arguments } = &slot.kind {
+                if !arguments.trim().is_empty() {
+                    out.set_partial_arguments(slot.content_index, arguments);
+                }
+            }
+        }
         for (key, index, is_text) in open {
             if is_text {
                 out.text_end(index);

@@ -514,3 +514,111 @@ async fn other_400s_are_not_resent() {
     ));
     assert_eq!(server.requests().len(), 1);
 }
+
+fn grammar_tool() -> Tool {
+    let mut t = Tool {
+        name: "apply".into(),
+        description: "Apply a patch".into(),
+        parameters: json!({"type": "object", "properties": {"patch": {"type": "string"}}, "required": ["patch"]}),
+        extra: Map::new(),
+    };
+    t.extra.insert(
+        "constrainedSampling".into(),
+        json!({"type": "grammar", "variants": {"openai_lark": "start: /.+/s", "openai_regex": "^x$"}}),
+    );
+    t
+}
+
+fn grammar_model(base: &str) -> Model {
+    with_compat(
+        model("openai-responses", "openai", "gpt-grammar", base),
+        json!({"supportsOpenAIGrammarTools": true}),
+    )
+}
+
+#[test]
+fn responses_sends_grammar_tools_as_custom_tools() {
+    let m = grammar_model("https://api.openai.com/v1");
+    let call: Message = serde_json::from_value(json!({"role": "assistant",
+        "content": [{"type": "toolCall", "id": "call_1|ctc_1", "name": "apply", "arguments": {"patch": "*** x"}}],
+        "api": "openai-responses", "provider": "openai", "model": "gpt-grammar",
+        "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+                  "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+        "stopReason": "toolUse", "timestamp": 1})).unwrap();
+    let result: Message = serde_json::from_value(json!({"role": "toolResult", "toolCallId": "call_1|ctc_1",
+        "toolName": "apply", "content": [{"type": "text", "text": "done"}], "isError": false, "timestamp": 2})).unwrap();
+    let ctx = Context {
+        system_prompt: None,
+        messages: vec![user("patch it"), call, result].into(),
+        tools: Some(vec![grammar_tool()]),
+    };
+    let body = build_request(&m, &ctx, &opts()).unwrap().body;
+    insta::assert_json_snapshot!(
+        "midconvo_responses_grammar",
+        json!({"tools": body["tools"], "input": body["input"]})
+    );
+    // Without the compat it is an ordinary function tool.
+    let plain = model(
+        "openai-responses",
+        "openai",
+        "gpt-grammar",
+        "https://api.openai.com/v1",
+    );
+    let body = build_request(&plain, &ctx, &opts()).unwrap().body;
+    assert_eq!(body["tools"][0]["type"], json!("function"));
+    // A grammar tool whose schema has no single required string fails before sending.
+    let mut bad = grammar_tool();
+    bad.parameters = json!({"type": "object", "properties": {}});
+    let ctx = Context {
+        tools: Some(vec![bad]),
+        ..ctx
+    };
+    let err = build_request(&m, &ctx, &opts()).unwrap_err().to_string();
+    assert!(
+        err.contains("Tool \"apply\" cannot use grammar constrained sampling: grammar constrained sampling requires exactly one required string property."),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn responses_streams_custom_tool_input_into_the_grammar_property() {
+    let events = [
+        json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_1", "name": "apply", "input": "a"}}),
+        json!({"type": "response.custom_tool_call_input.delta", "output_index": 0, "delta": "\"b\n"}),
+        json!({"type": "response.custom_tool_call_input.done", "output_index": 0, "input": "a\"b\nc"}),
+        json!({"type": "response.output_item.done", "output_index": 0, "item": {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_1", "name": "apply", "input": "a\"b\nc"}}),
+        json!({"type": "response.completed", "response": {"id": "r", "status": "completed", "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}}),
+    ];
+    let named: Vec<(Option<&str>, String)> = events
+        .iter()
+        .map(|e| (e["type"].as_str(), e.to_string()))
+        .collect();
+    let server = server_with(
+        MockResponse::sse().body(sse_events(named.iter().map(|(n, d)| (*n, d.as_str())))),
+    )
+    .await;
+    let m = grammar_model(&server.url());
+    let ctx = Context {
+        system_prompt: None,
+        messages: vec![user("patch it")].into(),
+        tools: Some(vec![grammar_tool()]),
+    };
+    let events = collect(stream(&m, &ctx, opts())).await;
+    let deltas: String = events
+        .iter()
+        .filter_map(|e| match e {
+            arbor_ai::AssistantMessageEvent::ToolcallDelta { delta, .. } => Some(delta.as_str()),
+            _ => None,
+        })
+        .collect();
+    // The deltas spell the JSON of the arguments.
+    assert_eq!(deltas, r#"{"patch":"a\"b\nc"}"#);
+    let Some(arbor_ai::AssistantMessageEvent::Done { message, .. }) = events.last() else {
+        panic!("expected done");
+    };
+    let arbor_ai::ContentBlock::ToolCall(call) = &message.content[0] else {
+        panic!("expected a tool call");
+    };
+    assert_eq!(call.id, "call_1|ctc_1");
+    assert_eq!(call.arguments, json!({"patch": "a\"b\nc"}));
+}
