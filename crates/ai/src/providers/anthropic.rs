@@ -201,7 +201,7 @@ pub(crate) fn build_request_with(
             managed_provider: features.effort_messages.then_some(model.provider.as_str()),
             native_tools: features
                 .native_tool_changes
-                .then_some(&native_tools as &dyn Fn(&[Tool]) -> Result<Vec<Value>, String>),
+                .then_some(&native_tools as NativeTools<'_>),
         },
     )?;
     let active_effort = options.anthropic.effort.as_deref().unwrap_or("high");
@@ -538,6 +538,9 @@ fn image_block(image: &ImageContent) -> Value {
     })
 }
 
+/// Converts the tools a system message adds (native tool changes).
+type NativeTools<'a> = &'a dyn Fn(&[Tool]) -> Result<Vec<Value>, String>;
+
 /// How [`convert_messages`] renders the conversation.
 struct ConvertOptions<'a> {
     oauth: bool,
@@ -546,7 +549,7 @@ struct ConvertOptions<'a> {
     /// With effort markers: replayed turns of this provider keep their recorded effort.
     managed_provider: Option<&'a str>,
     /// With native tool changes: converts the tools a system message adds.
-    native_tools: Option<&'a dyn Fn(&[Tool]) -> Result<Vec<Value>, String>>,
+    native_tools: Option<NativeTools<'a>>,
 }
 
 /// The converted messages plus, per assistant message index, the effort it was produced at.
