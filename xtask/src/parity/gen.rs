@@ -113,6 +113,20 @@ fn tool(rng: &mut StdRng, name: &str) -> Value {
         0 => t["constrainedSampling"] = json!({"type": "json_schema", "strict": "prefer"}),
         1 => t["constrainedSampling"] = json!({"type": "json_schema", "strict": "require"}),
         2 => t["constrainedSampling"] = Value::Bool(false),
+        3 => {
+            // A grammar tool: usually with the one required string input it needs.
+            if rng.gen_bool(0.7) {
+                t["parameters"] = json!({"type": "object",
+                    "properties": {"p0": {"type": "string"}}, "required": ["p0"]});
+            }
+            let variants = match rng.gen_range(0..4) {
+                0 => json!({"openai_lark": "start: /[a-z ]+/"}),
+                1 => json!({"openai_regex": "^[a-z ]+$"}),
+                2 => json!({"openai_lark": "start: WORD", "openai_regex": "^x$"}),
+                _ => json!({"openai_lark": "  "}),
+            };
+            t["constrainedSampling"] = json!({"type": "grammar", "variants": variants});
+        }
         _ => {}
     }
     t
@@ -230,6 +244,11 @@ fn assistant(
     if matches!(stop, Some("error" | "aborted")) {
         msg["errorMessage"] = Value::String("boom".into());
     }
+    if rng.gen_bool(0.3) {
+        // The effort a managed-effort reply ran at (replayed as an effort marker).
+        msg["providerThinkingLevel"] =
+            json!(["low", "high", "xhigh", "max", "minimal"].choose(rng));
+    }
     (msg, calls)
 }
 
@@ -312,8 +331,14 @@ fn custom_model(rng: &mut StdRng) -> Value {
             "requiresToolsWithToolHistory",
             "requiresReasoningContentOnAssistantMessages",
             "zaiToolStream",
+            "supportsMidConvoSystemMessages",
         ],
-        "openai-responses" => &["supportsDeveloperRole", "supportsStrictMode"],
+        "openai-responses" => &[
+            "supportsDeveloperRole",
+            "supportsStrictMode",
+            "supportsMidConvoSystemMessages",
+            "supportsAdditionalTools",
+        ],
         "anthropic-messages" => &[
             "supportsStrictTools",
             "supportsEagerToolInputStreaming",
@@ -322,6 +347,10 @@ fn custom_model(rng: &mut StdRng) -> Value {
             "allowEmptySignature",
             "supportsCacheControlOnTools",
             "supportsLongCacheRetention",
+            "supportsMidConvoSystemMessages",
+            "supportsMidConvoToolChanges",
+            "supportsMidConvoEffort",
+            "supportsMessageThreads",
         ],
         _ => &[],
     };
@@ -361,6 +390,15 @@ fn custom_model(rng: &mut StdRng) -> Value {
                 .unwrap_or("openai")
                 .into(),
             ),
+        );
+    }
+    if api == "anthropic-messages" && rng.gen_bool(0.2) {
+        // Server-side fallbacks; the second entry is priced (its provider matches).
+        compat.insert(
+            "allowedFallbackModels".into(),
+            json!([{"model": "claude-fallback-a"},
+                {"provider": m["provider"], "model": "claude-fallback-b",
+                 "cost": {"input": 1, "output": 5, "cacheRead": 0.1, "cacheWrite": 1.25}}]),
         );
     }
     if !compat.is_empty() {

@@ -338,8 +338,20 @@ fn requests(args: &Args) -> Result<bool, String> {
                     Some(difference)
                 } else {
                     first_difference(&p["body"], body).map(|(path, detail)| {
+                        // Arbor's local-server profile for `ollama` models (DECISIONS §26.9):
+                        // labelled when it is the only difference.
+                        let local_profile = case.model["provider"] == "ollama"
+                            && first_difference(&local_profile(&p["body"], body), body).is_none();
                         (
-                            format!("{} body {path}", case.model["api"].as_str().unwrap_or("?")),
+                            format!(
+                                "{} body {}{path}",
+                                case.model["api"].as_str().unwrap_or("?"),
+                                if local_profile {
+                                    "explained by DECISIONS §26.9 (local-server profile): "
+                                } else {
+                                    ""
+                                }
+                            ),
                             detail,
                         )
                     })
@@ -373,6 +385,23 @@ fn requests(args: &Args) -> Result<bool, String> {
         println!("wrote {written} golden request cases to {}", file.display());
     }
     Ok(groups.is_empty())
+}
+
+/// pi's Chat Completions body as Arbor's local-server profile sends it (DECISIONS §26.9): no
+/// `store`, and `max_tokens` instead of `max_completion_tokens`, where Arbor's body has them so.
+fn local_profile(pi: &Value, arbor: &Value) -> Value {
+    let mut body = pi.clone();
+    if let Some(map) = body.as_object_mut() {
+        if arbor.get("store").is_none() {
+            map.remove("store");
+        }
+        if arbor.get("max_completion_tokens").is_none() && arbor.get("max_tokens").is_some() {
+            if let Some(max) = map.shift_remove("max_completion_tokens") {
+                map.insert("max_tokens".into(), max);
+            }
+        }
+    }
+    body
 }
 
 /// Group key: array indices and generated property names folded so one cause is one group.
@@ -454,7 +483,9 @@ pub fn stream_case(seed: u64, index: usize, catalogue: &[Value], base_url: &str)
     let reply = streams::reply(&mut rng, &api, &id);
     let tools = json!([
         {"name": "read", "description": "Read a file", "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}},
-        {"name": "bash", "description": "Run a command", "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}}
+        {"name": "bash", "description": "Run a command", "parameters": {"type": "object", "properties": {"cmd": {"type": "string"}}}},
+        {"name": "apply", "description": "Apply a patch", "parameters": {"type": "object", "properties": {"patch": {"type": "string"}}, "required": ["patch"]},
+         "constrainedSampling": {"type": "grammar", "variants": {"openai_lark": "start: /.+/s"}}}
     ]);
     StreamCase {
         id: format!("stream-{seed}-{index}"),

@@ -358,6 +358,41 @@ fn responses(rng: &mut StdRng, model: &str) -> String {
             _ => {}
         }
     }
+    if rng.gen_bool(0.3) {
+        // A custom (grammar) tool call: streamed free-form input, optionally repeated whole.
+        let i = bs.len();
+        let item_id = format!("ctc_{i}");
+        let name = ["apply", "apply", "unknown_custom"]
+            .choose(rng)
+            .copied()
+            .unwrap_or("apply");
+        let initial = if rng.gen_bool(0.3) { "*** Begin" } else { "" };
+        let parts = ["\n+ line \"quoted\"", " tab\t", " ünï 😀", "\n*** End"];
+        ev(
+            &mut out,
+            json!({"type": "response.output_item.added", "output_index": i, "item": {"type": "custom_tool_call", "id": item_id, "call_id": format!("call_c{i}"), "name": name, "input": initial, "status": "in_progress"}}),
+        );
+        let take = rng.gen_range(0..=parts.len());
+        for p in &parts[..take] {
+            ev(
+                &mut out,
+                json!({"type": "response.custom_tool_call_input.delta", "output_index": i, "item_id": item_id, "delta": p}),
+            );
+        }
+        let full = format!("{initial}{}", parts.concat());
+        if rng.gen_bool(0.7) {
+            ev(
+                &mut out,
+                json!({"type": "response.custom_tool_call_input.done", "output_index": i, "item_id": item_id, "input": full}),
+            );
+        }
+        let item = json!({"type": "custom_tool_call", "id": item_id, "call_id": format!("call_c{i}"), "name": name, "input": full, "status": "completed"});
+        ev(
+            &mut out,
+            json!({"type": "response.output_item.done", "output_index": i, "item": item}),
+        );
+        output.push(item);
+    }
     let usage = json!({"input_tokens": 200, "input_tokens_details": {"cached_tokens": rng.gen_range(0..100)}, "output_tokens": 40, "output_tokens_details": {"reasoning_tokens": 10}, "total_tokens": 240});
     match rng.gen_range(0..10) {
         0 => ev(

@@ -21,6 +21,19 @@ const ANTHROPIC_VERSION: &str = "2023-06-01";
 const BETA_INTERLEAVED_THINKING: &str = "interleaved-thinking-2025-05-14";
 const BETA_FINE_GRAINED_TOOLS: &str = "fine-grained-tool-streaming-2025-05-14";
 const OAUTH_BETAS: [&str; 2] = ["claude-code-20250219", "oauth-2025-04-20"];
+const BETA_SERVER_SIDE_FALLBACK: &str = "server-side-fallback-2026-07-01";
+const BETA_MID_CONVERSATION_OUTPUT_CONFIG: &str = "mid-conversation-output-config-2026-07-01";
+const BETA_THINKING_BINDING_CONTROLS: &str = "thinking-binding-controls-2026-08-01";
+const BETA_INLINE_TOOLS: &str = "inline-tools-2026-09-15";
+const BETA_MESSAGE_THREADS: &str = "message-threads-2026-08-12";
+/// Efforts an assistant turn may carry as `providerThinkingLevel` to be replayed.
+const EFFORTS: [&str; 5] = ["low", "medium", "high", "xhigh", "max"];
+/// Declared last whenever tool changes are native (DECISIONS §26.22): Anthropic adds hidden
+/// scaffolding for mid-conversation tool changes, and a deferred tool present from the first
+/// request keeps that scaffolding inside the cached prefix. It is never activated.
+const DEFERRED_PLACEHOLDER_NAME: &str = "__pi_deferred_placeholder__";
+const DEFERRED_PLACEHOLDER_DESCRIPTION: &str =
+    "Reserved placeholder. Never available. Never call this.";
 const OAUTH_IDENTITY: &str = "You are Claude Code, Anthropic's official CLI for Claude.";
 const ERROR_IMAGE_PLACEHOLDER: &str = "(image attached after the tool results)";
 
@@ -75,29 +88,132 @@ fn is_openrouter(model: &Model) -> bool {
     model.provider == "openrouter" || model.base_url.contains("openrouter.ai")
 }
 
+/// Which of the 1.6.0 mid-conversation features a request uses (DECISIONS §26.20–§26.24).
+struct Features {
+    /// Tool changes are sent as `tool_addition`/`tool_removal` blocks against a fixed tool
+    /// list (`compat.supportsMidConvoToolChanges` with in-place system messages and initial tools).
+    native_tool_changes: bool,
+    /// Effort markers as system messages (`compat.supportsMidConvoEffort`, thinking not off).
+    effort_messages: bool,
+    /// The request opens a server-side message thread (`sessionId`, caching on,
+    /// `compat.supportsMessageThreads`, by default only on `api.anthropic.com`).
+    message_threads: bool,
+    /// `compat.allowedFallbackModels` is non-empty.
+    fallbacks: Vec<Value>,
+}
+
+fn features(model: &Model, transcript: &Transcript, options: &StreamOptions) -> Features {
+    let in_place = transcript.in_place;
+    let thinking_disabled = model.reasoning
+        && options.anthropic.thinking_enabled == Some(false)
+        && !matches!(
+            model.thinking_level_map.as_ref().and_then(|m| m.get("off")),
+            Some(Value::Null)
+        );
+    let threads = compat_bool(model, "supportsMessageThreads")
+        .unwrap_or_else(|| model.base_url.contains("api.anthropic.com"));
+    let fallbacks = super::compat_value(model, "allowedFallbackModels")
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|f| f.get("model").cloned())
+                .map(|m| json!({"model": m}))
+                .collect()
+        })
+        .unwrap_or_default();
+    Features {
+        native_tool_changes: in_place
+            && compat_bool(model, "supportsMidConvoToolChanges") == Some(true)
+            && !transcript.initial_tools.is_empty(),
+        effort_messages: compat_bool(model, "supportsMidConvoEffort") == Some(true)
+            && !thinking_disabled,
+        message_threads: threads
+            && options.session_id.is_some()
+            && options.resolved_cache_retention() != CacheRetention::None,
+        fallbacks,
+    }
+}
+
+/// The effort this request runs at, as recorded on the reply (`providerThinkingLevel`) when
+/// effort is managed by markers (DECISIONS §26.21); `None` otherwise.
+pub(crate) fn managed_effort(model: &Model, options: &StreamOptions) -> Option<String> {
+    let managed = compat_bool(model, "supportsMidConvoEffort") == Some(true);
+    let thinking_disabled = model.reasoning
+        && options.anthropic.thinking_enabled == Some(false)
+        && !matches!(
+            model.thinking_level_map.as_ref().and_then(|m| m.get("off")),
+            Some(Value::Null)
+        );
+    (managed && !thinking_disabled).then(|| {
+        options
+            .anthropic
+            .effort
+            .clone()
+            .unwrap_or_else(|| "high".into())
+    })
+}
+
 pub(crate) fn build_request(
     model: &Model,
     transcript: &Transcript,
     options: &StreamOptions,
     api_key: Option<&str>,
 ) -> Result<PreparedRequest, String> {
+    let disable = super::strict_limits::exceeded(options.session_id.as_deref());
+    build_request_with(model, transcript, options, api_key, disable).map(|(request, _)| request)
+}
+
+/// The request, and whether a `prefer` tool went out strict (then a strict-limits rejection
+/// is answered by resending with `disable_preferred_strict`, DECISIONS §26.25).
+pub(crate) fn build_request_with(
+    model: &Model,
+    transcript: &Transcript,
+    options: &StreamOptions,
+    api_key: Option<&str>,
+    disable_preferred_strict: bool,
+) -> Result<(PreparedRequest, bool), String> {
     // pi checks for Copilot before OAuth: a Copilot token is never sent the Claude Code way.
     let oauth = model.provider != "github-copilot" && is_oauth_token(api_key);
     let cache = cache_control(model, options);
     let force_adaptive = compat_bool(model, "forceAdaptiveThinking") == Some(true);
     let thinking_enabled = options.anthropic.thinking_enabled == Some(true);
+    let features = features(model, transcript, options);
+    let mode = ToolMode {
+        oauth,
+        eager: compat_bool(model, "supportsEagerToolInputStreaming") != Some(false),
+        supports_strict: compat_bool(model, "supportsStrictTools") == Some(true),
+        disable_preferred: disable_preferred_strict,
+        preferred_sent: std::cell::Cell::new(false),
+    };
+    let tool_cache = if compat_bool(model, "supportsCacheControlOnTools") == Some(false) {
+        None
+    } else {
+        cache.clone()
+    };
+
+    let native_tools = |tools: &[Tool]| convert_tools(tools, &mode, None);
+    let converted = convert_messages(
+        &transcript.messages,
+        &ConvertOptions {
+            oauth,
+            cache: cache.as_ref(),
+            allow_empty_signature: compat_bool(model, "allowEmptySignature") == Some(true),
+            managed_provider: features.effort_messages.then_some(model.provider.as_str()),
+            native_tools: features
+                .native_tool_changes
+                .then_some(&native_tools as NativeTools<'_>),
+        },
+    )?;
+    let active_effort = options.anthropic.effort.as_deref().unwrap_or("high");
+    let messages = if features.effort_messages {
+        insert_effort_messages(converted, active_effort)
+    } else {
+        converted.messages
+    };
 
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
-    body.insert(
-        "messages".into(),
-        Value::Array(convert_messages(
-            &transcript.messages,
-            oauth,
-            cache.as_ref(),
-            super::compat_bool(model, "allowEmptySignature") == Some(true),
-        )),
-    );
+    body.insert("messages".into(), Value::Array(messages));
     body.insert(
         "max_tokens".into(),
         json!(options.max_tokens.unwrap_or(model.max_tokens)),
@@ -123,27 +239,28 @@ pub(crate) fn build_request(
     }
 
     if let Some(t) = options.temperature {
-        if !thinking_enabled && compat_bool(model, "supportsTemperature") != Some(false) {
+        if !thinking_enabled
+            && compat_bool(model, "supportsMidConvoEffort") != Some(true)
+            && compat_bool(model, "supportsTemperature") != Some(false)
+        {
             body.insert("temperature".into(), json!(t));
         }
     }
 
-    if !transcript.tools.is_empty() {
-        let eager = compat_bool(model, "supportsEagerToolInputStreaming") != Some(false);
-        let tool_cache = if compat_bool(model, "supportsCacheControlOnTools") == Some(false) {
-            None
-        } else {
-            cache.clone()
-        };
+    if features.native_tool_changes {
+        // The list never changes: later tools arrive as `tool_addition` blocks.
+        let mut tools = convert_tools(&transcript.initial_tools, &mode, tool_cache)?;
+        tools.push(json!({
+            "name": DEFERRED_PLACEHOLDER_NAME,
+            "description": DEFERRED_PLACEHOLDER_DESCRIPTION,
+            "input_schema": {"type": "object", "properties": {}, "required": []},
+            "defer_loading": true,
+        }));
+        body.insert("tools".into(), Value::Array(tools));
+    } else if !transcript.tools.is_empty() {
         body.insert(
             "tools".into(),
-            Value::Array(convert_tools(
-                &transcript.tools,
-                oauth,
-                eager,
-                compat_bool(model, "supportsStrictTools") == Some(true),
-                tool_cache,
-            )?),
+            Value::Array(convert_tools(&transcript.tools, &mode, tool_cache)?),
         );
     }
 
@@ -153,6 +270,21 @@ pub(crate) fn build_request(
     );
     if model.reasoning && options.anthropic.thinking_enabled == Some(false) && off_supported {
         body.insert("thinking".into(), json!({"type": "disabled"}));
+    } else if features.effort_messages {
+        // Adaptive thinking lets a prefix mismatch drop the block instead of failing; the
+        // top-level effort stays fixed ("low": organisations may cap effort) because it is
+        // part of the cached prompt, and the markers set each reply's level.
+        let display = options
+            .anthropic
+            .thinking_display
+            .clone()
+            .unwrap_or_else(|| "summarized".into());
+        body.insert(
+            "thinking".into(),
+            json!({"type": "adaptive", "display": display,
+                "block_binding": {"prefix_mismatch_behavior": "drop_block"}}),
+        );
+        body.insert("output_config".into(), json!({"effort": "low"}));
     } else if model.reasoning && thinking_enabled {
         let display = options
             .anthropic
@@ -198,6 +330,13 @@ pub(crate) fn build_request(
         }
         _ => {}
     }
+    if !features.fallbacks.is_empty() {
+        body.insert("fallbacks".into(), Value::Array(features.fallbacks.clone()));
+    }
+    if features.message_threads {
+        // Every request opens a thread; continuing one is not built (DECISIONS §26.23).
+        body.insert("thread".into(), json!({"type": "create"}));
+    }
 
     // Headers.
     let mut headers: Vec<(String, String)> = vec![
@@ -241,6 +380,21 @@ pub(crate) fn build_request(
     {
         betas.push(BETA_INTERLEAVED_THINKING);
     }
+    if !features.fallbacks.is_empty() {
+        betas.push(BETA_SERVER_SIDE_FALLBACK);
+    }
+    if compat_bool(model, "supportsMidConvoEffort") == Some(true) {
+        betas.extend([
+            BETA_MID_CONVERSATION_OUTPUT_CONFIG,
+            BETA_THINKING_BINDING_CONTROLS,
+        ]);
+    }
+    if features.native_tool_changes {
+        betas.push(BETA_INLINE_TOOLS);
+    }
+    if features.message_threads {
+        betas.push(BETA_MESSAGE_THREADS);
+    }
     if !betas.is_empty() {
         headers.push(("anthropic-beta".into(), betas.join(",")));
     }
@@ -267,14 +421,17 @@ pub(crate) fn build_request(
     let mut headers = final_headers(headers, model, transcript, options);
     normalize_beta_header(&mut headers);
 
-    Ok(PreparedRequest {
-        url: format!(
-            "{}/v1/messages?beta=true",
-            model.base_url.trim_end_matches('/')
-        ),
-        headers,
-        body: Value::Object(body),
-    })
+    Ok((
+        PreparedRequest {
+            url: format!(
+                "{}/v1/messages?beta=true",
+                model.base_url.trim_end_matches('/')
+            ),
+            headers,
+            body: Value::Object(body),
+        },
+        mode.preferred_sent.get(),
+    ))
 }
 
 /// An `anthropic-beta` value given through model/option headers replaces the computed list;
@@ -293,23 +450,40 @@ fn normalize_beta_header(headers: &mut [(String, String)]) {
     }
 }
 
+/// How tools are converted, and whether a `prefer` tool went out strict.
+struct ToolMode {
+    oauth: bool,
+    eager: bool,
+    supports_strict: bool,
+    /// After a strict-limits rejection: `prefer` tools go out non-strict (DECISIONS §26.25).
+    disable_preferred: bool,
+    preferred_sent: std::cell::Cell<bool>,
+}
+
 /// Tool definitions; tools asking for `constrainedSampling` are sent strict where the model
 /// allows it (`compat.supportsStrictTools`), with pi's refusal for an unmet `require`.
 fn convert_tools(
     tools: &[Tool],
-    oauth: bool,
-    eager: bool,
-    supports_strict: bool,
+    mode: &ToolMode,
     cache: Option<Value>,
 ) -> Result<Vec<Value>, String> {
+    let ToolMode { oauth, eager, .. } = *mode;
     let last = tools.len().saturating_sub(1);
     let mut out_tools = Vec::with_capacity(tools.len());
     for (i, tool) in tools.iter().enumerate() {
-        let strict = super::constrained::resolve(
-            tool,
-            supports_strict,
-            Some(super::constrained::anthropic_rule),
-        )?;
+        let prefers = super::constrained::prefers_strict(tool);
+        let strict = if mode.disable_preferred && prefers {
+            None
+        } else {
+            super::constrained::resolve(
+                tool,
+                mode.supports_strict,
+                Some(super::constrained::anthropic_rule),
+            )?
+        };
+        if strict.is_some() && prefers {
+            mode.preferred_sent.set(true);
+        }
         let schema = strict.as_ref().unwrap_or(&tool.parameters);
         // Anthropic rejects root `anyOf`/`oneOf`/`allOf`: only these root keywords are kept
         // (a strict schema keeps all of its own, these overriding in place).
@@ -364,13 +538,71 @@ fn image_block(image: &ImageContent) -> Value {
     })
 }
 
-fn convert_messages(
-    messages: &[Message],
+/// Converts the tools a system message adds (native tool changes).
+type NativeTools<'a> = &'a dyn Fn(&[Tool]) -> Result<Vec<Value>, String>;
+
+/// How [`convert_messages`] renders the conversation.
+struct ConvertOptions<'a> {
     oauth: bool,
-    cache: Option<&Value>,
+    cache: Option<&'a Value>,
     allow_empty_signature: bool,
-) -> Vec<Value> {
+    /// With effort markers: replayed turns of this provider keep their recorded effort.
+    managed_provider: Option<&'a str>,
+    /// With native tool changes: converts the tools a system message adds.
+    native_tools: Option<NativeTools<'a>>,
+}
+
+/// The converted messages plus, per assistant message index, the effort it was produced at.
+struct Converted {
+    messages: Vec<Value>,
+    assistant_levels: Vec<(usize, String)>,
+}
+
+/// A later system message (in place): its update text, then the native tool changes.
+fn system_blocks(
+    system: &crate::types::SystemMessage,
+    opts: &ConvertOptions<'_>,
+) -> Result<Vec<Value>, String> {
+    let mut blocks = Vec::new();
+    let text = super::transcript::system_update_text(system);
+    if !text.is_empty() {
+        blocks.push(json!({"type": "text", "text": text}));
+    }
+    if let Some(convert) = opts.native_tools {
+        let added = system.tools_added.as_deref().unwrap_or(&[]);
+        for removed in system.tools_removed.iter().flatten() {
+            let Some(name) = removed.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            // A new definition under the same name replaces the old one by itself.
+            if added.iter().any(|t| t.name == name) {
+                continue;
+            }
+            let name = if opts.oauth {
+                to_claude_code_name(name)
+            } else {
+                name.to_string()
+            };
+            blocks.push(json!({"type": "tool_removal",
+                "tool": {"type": "tool_reference", "name": name}}));
+        }
+        for definition in convert(added)? {
+            blocks.push(json!({"type": "tool_addition",
+                "tool": {"type": "tool_definition", "definition": definition}}));
+        }
+    }
+    Ok(blocks)
+}
+
+fn convert_messages(messages: &[Message], opts: &ConvertOptions<'_>) -> Result<Converted, String> {
+    let oauth = opts.oauth;
     let mut params: Vec<Value> = Vec::new();
+    let mut assistant_levels = Vec::new();
+    // Later system messages wait for the next assistant message that is sent (or the end):
+    // a system message between a `tool_use` and its `tool_result` is rejected, and waiting
+    // past assistant turns that convert to nothing keeps an update from landing before a
+    // user message. So an update placed before a user message arrives after it.
+    let mut pending_system: Vec<Value> = Vec::new();
     let mut i = 0;
     while i < messages.len() {
         match &messages[i] {
@@ -424,7 +656,7 @@ fn convert_messages(
                                 // as text: the API rejects unsigned thinking blocks. Servers
                                 // marked `allowEmptySignature` (Fireworks, Vercel) take it as
                                 // thinking with an empty signature.
-                                None if allow_empty_signature => blocks.push(json!({
+                                None if opts.allow_empty_signature => blocks.push(json!({
                                     "type": "thinking", "thinking": t.thinking, "signature": ""
                                 })),
                                 None => blocks.push(json!({"type": "text", "text": t.thinking})),
@@ -449,6 +681,18 @@ fn convert_messages(
                     }
                 }
                 if !blocks.is_empty() {
+                    params.append(&mut pending_system);
+                    if let Some(level) = opts
+                        .managed_provider
+                        .filter(|p| {
+                            assistant.api == "anthropic-messages" && assistant.provider == *p
+                        })
+                        .and_then(|_| assistant.extra.get("providerThinkingLevel"))
+                        .and_then(Value::as_str)
+                        .filter(|l| EFFORTS.contains(l))
+                    {
+                        assistant_levels.push((params.len(), level.to_string()));
+                    }
                     params.push(json!({"role": "assistant", "content": blocks}));
                 }
             }
@@ -463,15 +707,25 @@ fn convert_messages(
                 params.push(json!({"role": "user", "content": results}));
                 continue;
             }
-            Message::System(_) => {}
+            // Only present when sent in place (DECISIONS §26.20).
+            Message::System(system) => {
+                let blocks = system_blocks(system, opts)?;
+                if !blocks.is_empty() {
+                    pending_system.push(json!({"role": "system", "content": blocks}));
+                }
+            }
         }
         i += 1;
     }
+    params.append(&mut pending_system);
 
-    // Cache breakpoint on the conversation: the last block of a trailing user message.
-    if let Some(cc) = cache {
+    // Cache breakpoint on the conversation: the last block of a trailing user or system message.
+    if let Some(cc) = opts.cache {
         if let Some(last) = params.last_mut() {
-            if last.get("role").and_then(Value::as_str) == Some("user") {
+            if matches!(
+                last.get("role").and_then(Value::as_str),
+                Some("user" | "system")
+            ) {
                 if let Some(text) = last
                     .get("content")
                     .and_then(Value::as_str)
@@ -484,14 +738,37 @@ fn convert_messages(
                     .and_then(|a| a.last_mut())
                 {
                     let kind = block.get("type").and_then(Value::as_str).unwrap_or("");
-                    if matches!(kind, "text" | "image" | "tool_result") {
+                    if matches!(
+                        kind,
+                        "text" | "image" | "tool_result" | "tool_addition" | "tool_removal"
+                    ) {
                         block.insert("cache_control".into(), cc.clone());
                     }
                 }
             }
         }
     }
-    params
+    Ok(Converted {
+        messages: params,
+        assistant_levels,
+    })
+}
+
+/// Effort markers: each replayed turn with a recorded effort is preceded by a system message
+/// setting it, and a last one sets this request's effort (DECISIONS §26.21).
+fn insert_effort_messages(converted: Converted, active: &str) -> Vec<Value> {
+    let marker = |effort: &str| json!({"role": "system", "content": [], "output_config": {"effort": effort}});
+    let mut out =
+        Vec::with_capacity(converted.messages.len() + converted.assistant_levels.len() + 1);
+    let mut levels = converted.assistant_levels.into_iter().peekable();
+    for (index, message) in converted.messages.into_iter().enumerate() {
+        if let Some((_, level)) = levels.next_if(|(at, _)| *at == index) {
+            out.push(marker(&level));
+        }
+        out.push(message);
+    }
+    out.push(marker(active));
+    out
 }
 
 /// One `tool_result` block. Error results may not carry images: those are replaced by a
@@ -667,17 +944,42 @@ pub struct Parser {
     /// Caller-side tool names, to map Claude Code casing back (OAuth).
     tool_names: Vec<String>,
     oauth: bool,
+    /// `compat.allowedFallbackModels` of the model's provider that carry their own prices.
+    fallback_prices: Vec<(String, crate::types::ModelCost)>,
+    /// The managed effort the request ran at, recorded as `providerThinkingLevel`.
+    thinking_level: Option<String>,
 }
 
 impl Parser {
-    pub fn new(_model: &Model) -> Self {
+    pub fn new(model: &Model) -> Self {
+        let fallback_prices = super::compat_value(model, "allowedFallbackModels")
+            .and_then(Value::as_array)
+            .map(|list| {
+                list.iter()
+                    .filter(|f| f.get("provider").and_then(Value::as_str) == Some(&model.provider))
+                    .filter_map(|f| {
+                        let id = f.get("model")?.as_str()?.to_string();
+                        let cost = serde_json::from_value(f.get("cost")?.clone()).ok()?;
+                        Some((id, cost))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
         Self {
             blocks: HashMap::new(),
             saw_message_start: false,
             saw_message_stop: false,
             tool_names: Vec::new(),
             oauth: false,
+            fallback_prices,
+            thinking_level: None,
         }
+    }
+
+    /// Records `level` as the reply's `providerThinkingLevel` (managed effort, DECISIONS §26.21).
+    pub fn with_thinking_level(mut self, level: Option<String>) -> Self {
+        self.thinking_level = level;
+        self
     }
 
     /// Enables mapping Claude Code tool names back to the caller's names.
@@ -828,6 +1130,13 @@ impl Parser {
                 if let Some(m) = message.get("model").and_then(Value::as_str) {
                     if m != out.model().id {
                         out.message.response_model = Some(m.to_string());
+                        // A fallback model that answered is priced at its own rates when the
+                        // catalogue lists them (DECISIONS §26.24).
+                        if let Some((id, cost)) =
+                            self.fallback_prices.iter().find(|(id, _)| id == m)
+                        {
+                            out.price_as(id, cost.clone());
+                        }
                     }
                 }
                 let u = message.get("usage").cloned().unwrap_or(Value::Null);
@@ -936,6 +1245,14 @@ const MESSAGE_EVENTS: [&str; 6] = [
 ];
 
 impl StreamParser for Parser {
+    fn init_output(&self, out: &mut Output) {
+        if let Some(level) = &self.thinking_level {
+            out.message
+                .extra
+                .insert("providerThinkingLevel".into(), Value::String(level.clone()));
+        }
+    }
+
     fn on_event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), Halt> {
         // Decision: a gateway that drops `event:` lines still sends the `type` in the data;
         // fall back to it instead of silently ignoring the whole stream.

@@ -54,6 +54,11 @@ fn json_schema_request(tool: &Tool) -> Option<bool> {
     Some(config.get("strict").and_then(Value::as_str) == Some("require"))
 }
 
+/// Whether `tool` asks for strict JSON-schema sampling as a preference (`prefer`).
+pub(crate) fn prefers_strict(tool: &Tool) -> bool {
+    json_schema_request(tool) == Some(false)
+}
+
 /// Decides whether `tool` is sent strict. `Ok(None)`: not strict (no request, or `prefer` that
 /// cannot be met); `Ok(Some(schema))`: strict, with the rewritten schema; `Err(text)`: a
 /// `require` tool that cannot be strict, with the refusal message.
@@ -274,5 +279,229 @@ pub(crate) fn anthropic_rule(key: &str, value: &Value) -> bool {
             .as_str()
             .is_some_and(|f| ANTHROPIC_FORMATS.contains(&f)),
         _ => false,
+    }
+}
+
+/// A tool sent as an OpenAI custom tool whose input follows a grammar (`constrainedSampling`
+/// `{type: "grammar", variants: {openai_lark?, openai_regex?}}`, DECISIONS §26.26).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Grammar {
+    /// `lark` (preferred when both are given) or `regex`.
+    pub syntax: &'static str,
+    pub definition: String,
+    /// The one required string property the free-form input maps to.
+    pub input_property: String,
+}
+
+/// The grammar `tool` is sent with, where the model takes grammar tools
+/// (`compat.supportsOpenAIGrammarTools`); an unusable grammar request is an error.
+pub(crate) fn grammar(tool: &Tool, supported: bool) -> Result<Option<Grammar>, String> {
+    let Some(config) = tool
+        .extra
+        .get("constrainedSampling")
+        .and_then(Value::as_object)
+        .filter(|c| c.get("type").and_then(Value::as_str) == Some("grammar"))
+    else {
+        return Ok(None);
+    };
+    if !supported {
+        return Ok(None);
+    }
+    let variant = |key: &str| {
+        config
+            .get("variants")
+            .and_then(|v| v.get(key))
+            .and_then(Value::as_str)
+            .filter(|d| !d.trim().is_empty())
+    };
+    let (syntax, definition) = match (variant("openai_lark"), variant("openai_regex")) {
+        (Some(lark), _) => ("lark", lark),
+        (None, Some(regex)) => ("regex", regex),
+        (None, None) => {
+            return Err(format!(
+                "Tool \"{}\" cannot use grammar constrained sampling: no supported grammar variant was provided.",
+                tool.name
+            ))
+        }
+    };
+    let input_property = grammar_input_property(&tool.parameters).map_err(|why| {
+        format!(
+            "Tool \"{}\" cannot use grammar constrained sampling: {why}.",
+            tool.name
+        )
+    })?;
+    Ok(Some(Grammar {
+        syntax,
+        definition: definition.to_string(),
+        input_property,
+    }))
+}
+
+/// The property a grammar tool's input fills: its schema must be an object with exactly one
+/// required property, of type string.
+fn grammar_input_property(schema: &Value) -> Result<String, String> {
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        return Err("grammar constrained sampling requires an object parameter schema".into());
+    }
+    let property = match schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+    {
+        Some([Value::String(name)]) => name.clone(),
+        _ => {
+            return Err(
+                "grammar constrained sampling requires exactly one required string property".into(),
+            )
+        }
+    };
+    let Some(definition) = schema.get("properties").and_then(|p| p.get(&property)) else {
+        return Err(format!(
+            "grammar constrained sampling requires a properties entry for {property}"
+        ));
+    };
+    if definition.get("type").and_then(Value::as_str) != Some("string") {
+        return Err(format!(
+            "grammar constrained sampling property {property} must have type string"
+        ));
+    }
+    Ok(property)
+}
+
+/// Grammar input properties by tool name, for every tool in `tools` sent as a grammar tool.
+pub(crate) fn grammar_inputs<'a>(
+    tools: impl IntoIterator<Item = &'a Tool>,
+    supported: bool,
+) -> Result<Vec<(String, String)>, String> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for tool in tools {
+        if let Some(g) = grammar(tool, supported)? {
+            match out.iter_mut().find(|(name, _)| *name == tool.name) {
+                Some(slot) => slot.1 = g.input_property,
+                None => out.push((tool.name.clone(), g.input_property)),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A grammar tool call's free-form input, which its arguments hold as `{<property>: input}`.
+pub(crate) fn grammar_call_input<'a>(
+    name: &str,
+    arguments: &'a Value,
+    property: &str,
+) -> Result<&'a str, String> {
+    arguments
+        .get(property)
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            format!("Grammar tool call \"{name}\" requires argument \"{property}\" to be a string.")
+        })
+}
+
+/// A streaming grammar tool input turned into the JSON text of `{<property>: input}`, piece
+/// by piece, in time linear in each piece.
+#[derive(Debug, Clone)]
+pub(crate) struct GrammarInput {
+    pub property: String,
+    pub input: String,
+    started: bool,
+    closed: bool,
+    /// JSON text produced before the call's first delta event, sent with the next one.
+    unsent: String,
+}
+
+fn json_string_body(text: &str) -> String {
+    let quoted = Value::String(text.to_string()).to_string();
+    quoted[1..quoted.len() - 1].to_string()
+}
+
+impl GrammarInput {
+    pub fn new(property: &str, initial: &str) -> Self {
+        let mut input = Self {
+            property: property.to_string(),
+            input: String::new(),
+            started: false,
+            closed: false,
+            unsent: String::new(),
+        };
+        // Appending to a fresh input cannot fail.
+        input.unsent = input.append_raw(initial).ok().flatten().unwrap_or_default();
+        input
+    }
+
+    fn opening(&mut self) -> String {
+        if self.started {
+            return String::new();
+        }
+        self.started = true;
+        format!("{{{}:\"", Value::String(self.property.clone()))
+    }
+
+    fn append_raw(&mut self, delta: &str) -> Result<Option<String>, String> {
+        if self.closed {
+            return Err(format!(
+                "grammar tool input for property \"{}\" changed after it was closed",
+                self.property
+            ));
+        }
+        if delta.is_empty() {
+            return Ok(None);
+        }
+        self.input.push_str(delta);
+        Ok(Some(self.opening() + &json_string_body(delta)))
+    }
+
+    fn send(&mut self, piece: Option<String>) -> Option<String> {
+        if self.unsent.is_empty() {
+            return piece;
+        }
+        let sent = std::mem::take(&mut self.unsent) + piece.as_deref().unwrap_or("");
+        Some(sent)
+    }
+
+    /// Appends a delta; returns the JSON text piece to emit, if any.
+    pub fn append(&mut self, delta: &str) -> Result<Option<String>, String> {
+        let piece = self.append_raw(delta)?;
+        Ok(self.send(piece))
+    }
+
+    /// Closes the input with the provider's complete input (when sent), which must continue
+    /// what streamed so far; returns the rest of the JSON text. Closing twice with the same
+    /// input yields nothing.
+    pub fn close(&mut self, final_input: Option<&str>) -> Result<Option<String>, String> {
+        if self.closed {
+            return match final_input {
+                None => Ok(self.send(None)),
+                Some(f) if f == self.input => Ok(self.send(None)),
+                Some(_) => Err(format!(
+                    "grammar tool input for property \"{}\" changed after it was closed",
+                    self.property
+                )),
+            };
+        }
+        let rest = match final_input {
+            Some(f) => {
+                let Some(rest) = f.strip_prefix(self.input.as_str()) else {
+                    return Err(format!(
+                        "grammar tool input for property \"{}\" changed non-monotonically",
+                        self.property
+                    ));
+                };
+                rest.to_string()
+            }
+            None => String::new(),
+        };
+        self.input.push_str(&rest);
+        self.closed = true;
+        let piece = format!("{}{}\"}}", self.opening(), json_string_body(&rest));
+        Ok(self.send(Some(piece)))
+    }
+
+    /// The call's arguments as they stand.
+    pub fn arguments(&self) -> Value {
+        let mut map = serde_json::Map::new();
+        map.insert(self.property.clone(), Value::String(self.input.clone()));
+        Value::Object(map)
     }
 }

@@ -80,9 +80,32 @@ pub fn build_request(
     context: &Context,
     options: &StreamOptions,
 ) -> Result<PreparedRequest, AiError> {
+    build_flagged(model, context, options, None).map(|(request, _)| request)
+}
+
+/// The request plus whether an Anthropic `prefer` tool went out strict. `disable_preferred`
+/// overrides the session's memory of a strict-limits rejection (DECISIONS §26.25).
+fn build_flagged(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+    disable_preferred: Option<bool>,
+) -> Result<(PreparedRequest, bool), AiError> {
     let api = builtin(&model.api).ok_or_else(|| AiError::UnsupportedApi(model.api.clone()))?;
     let api_key = resolve_api_key(model, options)?;
     let transcript = Transcript::from_context(model, context);
+    if api == BuiltinApi::AnthropicMessages {
+        let disable = disable_preferred
+            .unwrap_or_else(|| super::strict_limits::exceeded(options.session_id.as_deref()));
+        return anthropic::build_request_with(
+            model,
+            &transcript,
+            options,
+            api_key.as_deref(),
+            disable,
+        )
+        .map_err(AiError::InvalidRequest);
+    }
     let built = match api {
         BuiltinApi::AnthropicMessages => {
             anthropic::build_request(model, &transcript, options, api_key.as_deref())
@@ -97,7 +120,7 @@ pub fn build_request(
             google::build_request(model, &transcript, options, api_key.as_deref())
         }
     };
-    built.map_err(AiError::InvalidRequest)
+    built.map(|r| (r, false)).map_err(AiError::InvalidRequest)
 }
 
 /// Creates the stream parser of a built-in API (used by the client and the benchmark).
@@ -117,7 +140,21 @@ pub(crate) fn stream_builtin(
     options: StreamOptions,
 ) -> AssistantMessageEventStream {
     let model = model.clone();
-    let request = build_request(&model, context, &options);
+    let built = build_flagged(&model, context, &options, None);
+    // Only when a `prefer` tool went out strict can Claude's strict-tool limits reject the
+    // request; then the context is kept to build the one resend (DECISIONS §26.25).
+    let strict_fallback: Option<super::driver::StrictFallback> = match &built {
+        Ok((_, true)) => {
+            let (model, context, options) = (model.clone(), context.clone(), options.clone());
+            Some(Box::new(move || {
+                build_flagged(&model, &context, &options, Some(true))
+                    .ok()
+                    .map(|(request, _)| request)
+            }))
+        }
+        _ => None,
+    };
+    let request = built.map(|(request, _)| request);
     // Only the tool list matters to the parsers (OAuth name mapping).
     let context_for_parser = Context {
         system_prompt: None,
@@ -147,13 +184,29 @@ pub(crate) fn stream_builtin(
                     .is_some_and(|v| v.contains("sk-ant-oat")) =>
             {
                 let tools = Transcript::from_context(&model, &context_for_parser).tools;
-                Box::new(anthropic::Parser::new(&model).with_oauth_tools(&tools))
+                Box::new(
+                    anthropic::Parser::new(&model)
+                        .with_oauth_tools(&tools)
+                        .with_thinking_level(anthropic::managed_effort(&model, &options)),
+                )
             }
-            // Responses usage is priced with the requested tier when the response names none.
-            BuiltinApi::OpenAiResponses => Box::new(
-                openai_responses::Parser::new(&model)
-                    .with_service_tier(options.openai.service_tier.clone()),
+            BuiltinApi::AnthropicMessages => Box::new(
+                anthropic::Parser::new(&model)
+                    .with_thinking_level(anthropic::managed_effort(&model, &options)),
             ),
+            // Responses usage is priced with the requested tier when the response names none.
+            // Grammar tools' custom input maps to their one string property.
+            BuiltinApi::OpenAiResponses => {
+                let transcript = Transcript::from_context(&model, &context_for_parser);
+                Box::new(
+                    openai_responses::Parser::new(&model)
+                        .with_service_tier(options.openai.service_tier.clone())
+                        .with_grammar_inputs(
+                            openai_responses::grammar_inputs(&model, &transcript)
+                                .unwrap_or_default(),
+                        ),
+                )
+            }
             _ => new_parser(api, &model),
         };
         run(
@@ -163,6 +216,7 @@ pub(crate) fn stream_builtin(
             request,
             parser.as_mut(),
             api,
+            strict_fallback,
         )
         .await;
     })

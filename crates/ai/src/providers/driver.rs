@@ -29,9 +29,13 @@ fn shared_client() -> reqwest::Client {
 
 enum SendOutcome {
     Response(reqwest::Response),
-    Failed(String),
+    /// The error text, and the HTTP status and body when the server answered.
+    Failed(String, Option<(u16, String)>),
     Aborted,
 }
+
+/// Builds the request once more with `prefer` strict tools non-strict (DECISIONS §26.25).
+pub(crate) type StrictFallback = Box<dyn FnOnce() -> Option<PreparedRequest> + Send>;
 
 /// Sends the request, retrying per ai-layer §6.3 when `max_retries > 0`.
 async fn send_with_retries(
@@ -43,7 +47,9 @@ async fn send_with_retries(
 ) -> SendOutcome {
     let body = match serde_json::to_vec(&request.body) {
         Ok(body) => body,
-        Err(err) => return SendOutcome::Failed(format!("Could not serialize request: {err}")),
+        Err(err) => {
+            return SendOutcome::Failed(format!("Could not serialize request: {err}"), None)
+        }
     };
     let cancel = options.cancel.clone().unwrap_or_default();
     let mut attempt: u32 = 0;
@@ -58,7 +64,7 @@ async fn send_with_retries(
             _ = cancel.cancelled() => return SendOutcome::Aborted,
             result = with_timeout(options.timeout, send) => result,
         };
-        let (message, retryable, retry_headers) = match result {
+        let (message, retryable, retry_headers, answer) = match result {
             Ok(Ok(response)) if response.status().is_success() => {
                 return SendOutcome::Response(response)
             }
@@ -77,13 +83,13 @@ async fn send_with_retries(
                 let message = format_http_error(api, model, status, content_type.as_deref(), &text);
                 let should_retry = headers.get("x-should-retry").and_then(|v| v.to_str().ok());
                 let retryable = is_retryable_request_failure(Some(status), should_retry);
-                (message, retryable, Some(headers))
+                (message, retryable, Some(headers), Some((status, text)))
             }
-            Ok(Err(err)) => (transport_error_text(&err), true, None),
-            Err(()) => ("Request timed out.".to_string(), true, None),
+            Ok(Err(err)) => (transport_error_text(&err), true, None, None),
+            Err(()) => ("Request timed out.".to_string(), true, None, None),
         };
         if !retryable || attempt >= options.max_retries {
-            return SendOutcome::Failed(message);
+            return SendOutcome::Failed(message, answer);
         }
         let header = |name: &str| {
             retry_headers
@@ -104,7 +110,7 @@ async fn send_with_retries(
         );
         let delay = match delay {
             Ok(delay) => delay,
-            Err(too_long) => return SendOutcome::Failed(too_long.message),
+            Err(too_long) => return SendOutcome::Failed(too_long.message, answer),
         };
         tokio::select! {
             biased;
@@ -133,8 +139,10 @@ pub(crate) async fn run(
     request: PreparedRequest,
     parser: &mut dyn StreamParser,
     api: BuiltinApi,
+    strict_fallback: Option<StrictFallback>,
 ) {
     let mut out = Output::new(model);
+    parser.init_output(&mut out);
     if options.is_cancelled() {
         return emitter.error(out.message, StopReason::Aborted);
     }
@@ -142,9 +150,21 @@ pub(crate) async fn run(
     // reaches `errorMessage`.
     let secrets = Secrets::of(&request);
     let client = options.client.clone().unwrap_or_else(shared_client);
-    let mut response = match send_with_retries(&client, api, model, options, &request).await {
+    let mut outcome = send_with_retries(&client, api, model, options, &request).await;
+    if let (SendOutcome::Failed(message, Some((status, body))), Some(fallback)) =
+        (&outcome, strict_fallback)
+    {
+        if super::strict_limits::is_limit_rejection(*status, body) {
+            super::strict_limits::mark(options.session_id.as_deref());
+            note_strict_fallback(&mut out, &secrets.scrub(message));
+            if let Some(retry) = fallback() {
+                outcome = send_with_retries(&client, api, model, options, &retry).await;
+            }
+        }
+    }
+    let mut response = match outcome {
         SendOutcome::Response(r) => r,
-        SendOutcome::Failed(message) => {
+        SendOutcome::Failed(message, _) => {
             out.message.error_message = Some(secrets.scrub(&message));
             return emitter.error(out.message, StopReason::Error);
         }
@@ -212,6 +232,24 @@ pub(crate) async fn run(
             drain(emitter, &mut out);
             out.message.error_message = Some(secrets.scrub(&message));
             emitter.error(out.message, StopReason::Error);
+        }
+    }
+}
+
+/// Records the strict-tools resend on the reply (`diagnostics`, as pi does).
+fn note_strict_fallback(out: &mut Output, message: &str) {
+    let entry = serde_json::json!({
+        "type": "anthropic_strict_tools_fallback",
+        "timestamp": crate::time::now_ms(),
+        "error": {"message": message},
+        "details": {"reason": "strict_tool_limits_exceeded"},
+    });
+    match out.message.extra.get_mut("diagnostics") {
+        Some(serde_json::Value::Array(list)) => list.push(entry),
+        _ => {
+            out.message
+                .extra
+                .insert("diagnostics".into(), serde_json::Value::Array(vec![entry]));
         }
     }
 }

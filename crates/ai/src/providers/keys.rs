@@ -220,7 +220,7 @@ pub(crate) fn provider_headers(
     if model.provider == "github-copilot" && copilot_api {
         let facts = transcript.copilot;
         // pi reads the conversation without its system messages.
-        let initiator = if facts.last_non_system_is_user {
+        let initiator = if facts.initiated_by_user {
             "user"
         } else {
             "agent"

@@ -25,6 +25,7 @@ mod driver;
 mod http_error;
 mod keys;
 mod output;
+mod strict_limits;
 mod transcript;
 
 pub use crate::thinking::native as simple;

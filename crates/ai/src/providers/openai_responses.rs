@@ -13,7 +13,7 @@ use super::{
     CowStr, Halt, LevelMapping, Output, PreparedRequest, StreamParser, Transcript,
 };
 use crate::options::{CacheRetention, StreamOptions};
-use crate::types::{Content, ContentBlock, Message, Model, StopReason, Usage};
+use crate::types::{Content, ContentBlock, Message, Model, StopReason, Tool, Usage};
 
 const MIN_OUTPUT_TOKENS: u64 = 16;
 
@@ -42,7 +42,7 @@ pub(crate) fn build_request(
     body.insert("model".into(), json!(model.id));
     body.insert(
         "input".into(),
-        Value::Array(convert_input(model, transcript)),
+        Value::Array(convert_input(model, transcript)?),
     );
     body.insert("stream".into(), json!(true));
     if retention != CacheRetention::None && key_mode != "disabled" {
@@ -81,26 +81,12 @@ pub(crate) fn build_request(
     if let Some(tier) = &options.openai.service_tier {
         body.insert("service_tier".into(), json!(tier));
     }
-    if !transcript.tools.is_empty() {
-        let supports_strict = compat_bool(model, "supportsStrictMode") == Some(true);
-        let mut tools = Vec::with_capacity(transcript.tools.len());
-        for tool in &transcript.tools {
-            let strict = super::constrained::resolve(tool, supports_strict, None)?;
-            let is_strict = strict.is_some();
-            let mut t = Map::new();
-            t.insert("type".into(), json!("function"));
-            t.insert("name".into(), json!(tool.name));
-            t.insert("description".into(), json!(tool.description));
-            t.insert(
-                "parameters".into(),
-                strict.unwrap_or_else(|| tool.parameters.clone()),
-            );
-            if supports_strict {
-                t.insert("strict".into(), json!(is_strict));
-            }
-            tools.push(Value::Object(t));
-        }
-        body.insert("tools".into(), Value::Array(tools));
+    // With native tool changes every tool is declared in `additional_tools` input items.
+    if !transcript.tools.is_empty() && !declares_tools_in_place(model, transcript) {
+        body.insert(
+            "tools".into(),
+            Value::Array(convert_tools(model, &transcript.tools)?),
+        );
     }
     if let Some(choice) = &options.tool_choice {
         body.insert("tool_choice".into(), choice.clone());
@@ -175,6 +161,131 @@ pub(crate) fn build_request(
     })
 }
 
+/// Function tools; `constrainedSampling` tools are sent strict where `compat.supportsStrictMode`
+/// allows (DECISIONS §26.12).
+fn convert_tools(model: &Model, tools: &[Tool]) -> Result<Vec<Value>, String> {
+    let supports_strict = compat_bool(model, "supportsStrictMode") == Some(true);
+    let supports_grammar = compat_bool(model, "supportsOpenAIGrammarTools") == Some(true);
+    let mut out = Vec::with_capacity(tools.len());
+    for tool in tools {
+        if let Some(g) = super::constrained::grammar(tool, supports_grammar)? {
+            out.push(
+                json!({"type": "custom", "name": tool.name, "description": tool.description,
+                "format": {"type": "grammar", "syntax": g.syntax, "definition": g.definition}}),
+            );
+            continue;
+        }
+        let strict = super::constrained::resolve(tool, supports_strict, None)?;
+        let is_strict = strict.is_some();
+        let mut t = Map::new();
+        t.insert("type".into(), json!("function"));
+        t.insert("name".into(), json!(tool.name));
+        t.insert("description".into(), json!(tool.description));
+        t.insert(
+            "parameters".into(),
+            strict.unwrap_or_else(|| tool.parameters.clone()),
+        );
+        if supports_strict {
+            t.insert("strict".into(), json!(is_strict));
+        }
+        out.push(Value::Object(t));
+    }
+    Ok(out)
+}
+
+/// Input properties of the grammar tools among every tool the transcript declares (pi's
+/// `getDeclaredTools`: with system messages in place, earlier definitions count too).
+pub(crate) fn grammar_inputs(
+    model: &Model,
+    transcript: &Transcript,
+) -> Result<Vec<(String, String)>, String> {
+    let supported = compat_bool(model, "supportsOpenAIGrammarTools") == Some(true);
+    if !supported {
+        return Ok(Vec::new());
+    }
+    if !transcript.in_place {
+        return super::constrained::grammar_inputs(&transcript.tools, true);
+    }
+    let later = transcript.messages.iter().flat_map(|m| match m {
+        Message::System(s) => s.tools_added.as_deref().unwrap_or(&[]),
+        _ => &[],
+    });
+    super::constrained::grammar_inputs(transcript.initial_tools.iter().chain(later), true)
+}
+
+/// Tool changes go into the input as `additional_tools` items (`compat.supportsAdditionalTools`
+/// with system messages in place, DECISIONS §26.22).
+fn declares_tools_in_place(model: &Model, transcript: &Transcript) -> bool {
+    transcript.in_place && compat_bool(model, "supportsAdditionalTools") == Some(true)
+}
+
+/// `additional_tools` items can add and redefine tools but not remove one, so removals are
+/// announced as text and every later item is framed as incremental (pi's wording, which the
+/// request must repeat byte for byte to keep the prompt cache shared, DECISIONS §26.22).
+#[derive(Default)]
+struct ToolDeclarations {
+    declared: bool,
+    /// Announced as removed and not declared again, in announcement order.
+    unavailable: Vec<String>,
+}
+
+impl ToolDeclarations {
+    fn add(
+        &mut self,
+        model: &Model,
+        tools: &[Tool],
+        instruction_role: &str,
+        items: &mut Vec<Value>,
+    ) -> Result<(), String> {
+        self.unavailable
+            .retain(|name| !tools.iter().any(|t| &t.name == name));
+        if tools.is_empty() {
+            return Ok(());
+        }
+        if self.declared {
+            let mut notice = String::from(
+                "This is an incremental tools update. Previously declared tools remain available unless explicitly marked unavailable. A tool declared again here is available again, and its latest definition replaces the earlier one.",
+            );
+            if !self.unavailable.is_empty() {
+                notice.push_str(&format!(
+                    "\nStill unavailable: {}.",
+                    self.unavailable.join(", ")
+                ));
+            }
+            items.push(json!({"role": instruction_role, "content": notice}));
+        }
+        self.declared = true;
+        items.push(json!({"type": "additional_tools", "role": "developer",
+            "tools": convert_tools(model, tools)?}));
+        Ok(())
+    }
+
+    /// The removal notice for `system` (names re-added by the same message are redefinitions,
+    /// not removals); the names stay unavailable until declared again.
+    fn removal_notice(&mut self, system: &crate::types::SystemMessage) -> Option<String> {
+        let added = system.tools_added.as_deref().unwrap_or(&[]);
+        let removed: Vec<&str> = system
+            .tools_removed
+            .iter()
+            .flatten()
+            .filter_map(|t| t.get("name").and_then(Value::as_str))
+            .filter(|name| !added.iter().any(|t| t.name == *name))
+            .collect();
+        if removed.is_empty() {
+            return None;
+        }
+        let mut notice =
+            String::from("The following tools are no longer available. Do not call them:");
+        for name in &removed {
+            notice.push_str(&format!("\n- {name}"));
+            if !self.unavailable.iter().any(|n| n == name) {
+                self.unavailable.push((*name).to_string());
+            }
+        }
+        Some(notice)
+    }
+}
+
 /// `{"v":1,"id":…,"phase"?}` or a legacy plain id.
 fn parse_text_signature(signature: Option<&str>) -> Option<(String, Option<String>)> {
     let signature = signature.filter(|s| !s.is_empty())?;
@@ -195,7 +306,7 @@ fn parse_text_signature(signature: Option<&str>) -> Option<(String, Option<Strin
     Some((signature.to_string(), None))
 }
 
-fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
+fn convert_input(model: &Model, transcript: &Transcript) -> Result<Vec<Value>, String> {
     let mut items = Vec::new();
     let instruction_role =
         if model.reasoning && compat_bool(model, "supportsDeveloperRole") != Some(false) {
@@ -203,6 +314,23 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
         } else {
             "system"
         };
+    let grammar_inputs = grammar_inputs(model, transcript)?;
+    let grammar_property = |name: &str| {
+        grammar_inputs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, p)| p.as_str())
+    };
+    let mut declarations =
+        declares_tools_in_place(model, transcript).then(ToolDeclarations::default);
+    if let Some(declarations) = &mut declarations {
+        declarations.add(
+            model,
+            &transcript.initial_tools,
+            instruction_role,
+            &mut items,
+        )?;
+    }
     if !transcript.system_prompt.is_empty() {
         items.push(json!({"role": instruction_role, "content": transcript.system_prompt}));
     }
@@ -287,16 +415,42 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
                                 Some((c, i)) => (c, Some(i)),
                                 None => (call.id.as_str(), None),
                             };
+                            // Ids must match the item type (`fc_` function calls, `ctc_`
+                            // custom calls): a call may change type when grammar support does.
+                            let grammar = grammar_property(&call.name);
+                            let prefix = if grammar.is_some() { "ctc_" } else { "fc_" };
                             let item_id =
-                                item_id.filter(|i| !different_model && i.starts_with("fc_"));
+                                item_id.filter(|i| !different_model && i.starts_with(prefix));
                             let mut item = Map::new();
-                            item.insert("type".into(), json!("function_call"));
+                            item.insert(
+                                "type".into(),
+                                json!(if grammar.is_some() {
+                                    "custom_tool_call"
+                                } else {
+                                    "function_call"
+                                }),
+                            );
                             if let Some(id) = item_id {
                                 item.insert("id".into(), json!(id));
                             }
                             item.insert("call_id".into(), json!(call_id));
                             item.insert("name".into(), json!(call.name));
-                            item.insert("arguments".into(), json!(call.arguments.to_string()));
+                            match grammar {
+                                Some(property) => {
+                                    let input = super::constrained::grammar_call_input(
+                                        &call.name,
+                                        &call.arguments,
+                                        property,
+                                    )?;
+                                    item.insert("input".into(), json!(input));
+                                }
+                                None => {
+                                    item.insert(
+                                        "arguments".into(),
+                                        json!(call.arguments.to_string()),
+                                    );
+                                }
+                            }
                             if let (true, Some(ns)) = (same_model, &call.namespace) {
                                 item.insert("namespace".into(), json!(ns));
                             }
@@ -319,20 +473,19 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
                 let text = texts.join("\n");
                 let has_images = blocks.iter().any(|b| matches!(b, ContentBlock::Image(_)));
                 let output = if has_images && supports_images {
-                    let parts: Vec<Value> = blocks
-                        .iter()
-                        .filter_map(|b| match b {
-                            ContentBlock::Text(t) => {
-                                Some(json!({"type": "input_text", "text": t.text}))
-                            }
-                            ContentBlock::Image(img) => Some(json!({
-                                "type": "input_image",
-                                "detail": "auto",
-                                "image_url": format!("data:{};base64,{}", img.mime_type, img.data)
-                            })),
-                            _ => None,
-                        })
-                        .collect();
+                    // pi's shape: the joined text first (when not blank), then every image.
+                    let mut parts: Vec<Value> = Vec::new();
+                    if !text.trim().is_empty() {
+                        parts.push(json!({"type": "input_text", "text": text}));
+                    }
+                    parts.extend(blocks.iter().filter_map(|b| match b {
+                        ContentBlock::Image(img) => Some(json!({
+                            "type": "input_image",
+                            "detail": "auto",
+                            "image_url": format!("data:{};base64,{}", img.mime_type, img.data)
+                        })),
+                        _ => None,
+                    }));
                     Value::Array(parts)
                 } else if !text.trim().is_empty() {
                     json!(text)
@@ -341,17 +494,39 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Vec<Value> {
                 } else {
                     json!("(no tool output)")
                 };
-                items.push(
-                    json!({"type": "function_call_output", "call_id": call_id, "output": output}),
-                );
+                let kind = if grammar_property(&result.tool_name).is_some() {
+                    "custom_tool_call_output"
+                } else {
+                    "function_call_output"
+                };
+                items.push(json!({"type": kind, "call_id": call_id, "output": output}));
             }
-            Message::System(_) => {}
+            Message::System(system) => {
+                // Only kept here when sent in place (DECISIONS §26.20); pi numbers it even
+                // when it renders to nothing.
+                let mut text = super::transcript::system_update_text(system);
+                if let Some(declarations) = &mut declarations {
+                    let added = system.tools_added.as_deref().unwrap_or(&[]);
+                    declarations.add(model, added, instruction_role, &mut items)?;
+                    if let Some(notice) = declarations.removal_notice(system) {
+                        if !text.is_empty() {
+                            text.push_str("\n\n");
+                        }
+                        text.push_str(&notice);
+                    }
+                }
+                if !text.is_empty() {
+                    items.push(json!({"role": instruction_role, "content": text}));
+                }
+                msg_index += 1;
+                continue;
+            }
         }
         if items.len() > items_before {
             msg_index += 1;
         }
     }
-    items
+    Ok(items)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -368,6 +543,8 @@ struct Event<'a> {
     delta: Option<CowStr<'a>>,
     #[serde(borrow, default)]
     arguments: Option<CowStr<'a>>,
+    #[serde(borrow, default)]
+    input: Option<CowStr<'a>>,
     #[serde(default)]
     item: Option<Value>,
     #[serde(default)]
@@ -381,7 +558,11 @@ struct Event<'a> {
 enum SlotKind {
     Thinking,
     Text,
-    ToolCall { arguments: String },
+    ToolCall {
+        arguments: String,
+    },
+    /// A grammar tool's free-form input (DECISIONS §26.26).
+    CustomCall(super::constrained::GrammarInput),
 }
 
 struct Slot {
@@ -395,6 +576,8 @@ pub struct Parser {
     unfinished_calls: Vec<usize>,
     reasoning_by_id: HashMap<String, usize>,
     service_tier: Option<String>,
+    /// Input property of each grammar tool (others map custom input to `input`).
+    grammar_inputs: Vec<(String, String)>,
 }
 
 impl Parser {
@@ -405,7 +588,14 @@ impl Parser {
             unfinished_calls: Vec::new(),
             reasoning_by_id: HashMap::new(),
             service_tier: None,
+            grammar_inputs: Vec::new(),
         }
+    }
+
+    /// Names the property each grammar tool's custom input fills.
+    pub(crate) fn with_grammar_inputs(mut self, inputs: Vec<(String, String)>) -> Self {
+        self.grammar_inputs = inputs;
+        self
     }
 
     /// Prices the usage with this service tier when the response does not name one.
@@ -450,9 +640,60 @@ impl Parser {
                     content_index: index,
                 }
             }
+            "custom_tool_call" => {
+                let s = |k: &str| item.get(k).and_then(Value::as_str).unwrap_or("");
+                let property = self
+                    .grammar_inputs
+                    .iter()
+                    .find(|(n, _)| n == s("name"))
+                    .map_or("input", |(_, p)| p.as_str());
+                let input = super::constrained::GrammarInput::new(property, s("input"));
+                let index = out.toolcall_start(
+                    format!("{}|{}", s("call_id"), s("id")),
+                    s("name").to_string(),
+                    input.arguments(),
+                );
+                if let (Some(ns), Some(call)) = (
+                    item.get("namespace").and_then(Value::as_str),
+                    out.toolcall_mut(index),
+                ) {
+                    call.namespace = Some(ns.to_string());
+                }
+                self.unfinished_calls.push(index);
+                Slot {
+                    kind: SlotKind::CustomCall(input),
+                    content_index: index,
+                }
+            }
             _ => return,
         };
         self.slots.insert(output_index, slot);
+    }
+
+    /// Applies a custom input step: the call's arguments follow the input, and the JSON text
+    /// piece (if any) goes out as a `toolcall_delta`.
+    fn custom_step(
+        &mut self,
+        output_index: u64,
+        out: &mut Output,
+        step: impl FnOnce(&mut super::constrained::GrammarInput) -> Result<Option<String>, String>,
+    ) -> Result<(), Halt> {
+        let Some(Slot {
+            kind: SlotKind::CustomCall(input),
+            content_index,
+        }) = self.slots.get_mut(&output_index)
+        else {
+            return Ok(());
+        };
+        let piece = step(input).map_err(Halt::Fail)?;
+        let index = *content_index;
+        if let Some(call) = out.toolcall_mut(index) {
+            call.arguments = input.arguments();
+        }
+        if let Some(piece) = piece {
+            out.toolcall_delta(index, &piece);
+        }
+        Ok(())
     }
 
     fn finalize(&mut self, response: &Value, out: &mut Output) {
@@ -560,7 +801,7 @@ impl Parser {
         }
     }
 
-    fn item_done(&mut self, output_index: u64, item: &Value, out: &mut Output) {
+    fn item_done(&mut self, output_index: u64, item: &Value, out: &mut Output) -> Result<(), Halt> {
         if item.get("type").and_then(Value::as_str) == Some("message")
             && item.get("phase").and_then(Value::as_str) == Some("final_answer")
         {
@@ -570,8 +811,29 @@ impl Parser {
             self.create_slot(output_index, item, out);
         }
         let kind = item.get("type").and_then(Value::as_str).unwrap_or("");
+        if kind == "custom_tool_call" {
+            if let Some(Slot {
+                kind: SlotKind::CustomCall(_),
+                content_index,
+            }) = self.slots.get(&output_index)
+            {
+                let index = *content_index;
+                let final_input = item.get("input").and_then(Value::as_str);
+                self.custom_step(output_index, out, |input| input.close(final_input))?;
+                if let (Some(ns), Some(call)) = (
+                    item.get("namespace").and_then(Value::as_str),
+                    out.toolcall_mut(index),
+                ) {
+                    call.namespace = Some(ns.to_string());
+                }
+                out.toolcall_end_with(index);
+                self.unfinished_calls.retain(|i| *i != index);
+                self.slots.remove(&output_index);
+            }
+            return Ok(());
+        }
         let Some(slot) = self.slots.get_mut(&output_index) else {
-            return;
+            return Ok(());
         };
         let index = slot.content_index;
         match (kind, &mut slot.kind) {
@@ -653,9 +915,10 @@ impl Parser {
                 out.toolcall_end(index, &args);
                 self.unfinished_calls.retain(|i| *i != index);
             }
-            _ => return,
+            _ => return Ok(()),
         }
         self.slots.remove(&output_index);
+        Ok(())
     }
 }
 
@@ -759,9 +1022,17 @@ impl StreamParser for Parser {
                     }
                 }
             }
+            "response.custom_tool_call_input.delta" => {
+                let delta = ev.delta.as_deref().unwrap_or("");
+                self.custom_step(index, out, |input| input.append(delta))?;
+            }
+            "response.custom_tool_call_input.done" => {
+                let final_input = ev.input.as_deref();
+                self.custom_step(index, out, |input| input.close(final_input))?;
+            }
             "response.output_item.done" => {
                 if let Some(item) = &ev.item {
-                    self.item_done(index, item, out);
+                    self.item_done(index, item, out)?;
                 }
             }
             "response.completed" | "response.incomplete" => {
@@ -833,10 +1104,19 @@ impl StreamParser for Parser {
             .filter_map(|(k, s)| match s.kind {
                 SlotKind::Text => Some((*k, s.content_index, true)),
                 SlotKind::Thinking => Some((*k, s.content_index, false)),
-                SlotKind::ToolCall { .. } => None,
+                SlotKind::ToolCall { .. } | SlotKind::CustomCall(_) => None,
             })
             .collect();
         open.sort_by_key(|(_, index, _)| *index);
+        // A function call the server never closed keeps the arguments streamed so far, parsed
+        // leniently, as pi's live arguments do.
+        for slot in self.slots.values() {
+            if let SlotKind::ToolCall { arguments } = &slot.kind {
+                if !arguments.trim().is_empty() {
+                    out.set_partial_arguments(slot.content_index, arguments);
+                }
+            }
+        }
         for (key, index, is_text) in open {
             if is_text {
                 out.text_end(index);

@@ -71,6 +71,10 @@ pub trait StreamParser: Send {
     fn finish(&mut self, out: &mut Output) -> Result<(), String>;
     /// The stream failed or was aborted: give partial tool calls their best-effort arguments.
     fn on_failure(&mut self, _out: &mut Output) {}
+
+    /// Fills in what the reply carries from the start (before the request is sent), such
+    /// as the managed effort level.
+    fn init_output(&self, _out: &mut Output) {}
     /// The error for a body that ends inside an unterminated event, when the API's client
     /// refuses such a tail instead of flushing it (`None`: flush it as an event).
     fn unterminated_tail_error(&self) -> Option<String> {
@@ -87,6 +91,8 @@ pub struct Output {
     pub message: AssistantMessage,
     pub events: Vec<AssistantMessageEvent>,
     model: Model,
+    /// The model whose prices apply when a server-side fallback model answered.
+    pricing: Option<Model>,
 }
 
 impl Output {
@@ -95,6 +101,7 @@ impl Output {
             message: empty_message(model),
             events: Vec::new(),
             model: model.clone(),
+            pricing: None,
         }
     }
 
@@ -271,7 +278,18 @@ impl Output {
     /// Sets the token counts and recomputes the cost.
     pub fn set_usage(&mut self, usage: Usage) {
         self.message.usage = usage.into();
-        compute_cost(&self.model, &mut self.message.usage);
+        compute_cost(
+            self.pricing.as_ref().unwrap_or(&self.model),
+            &mut self.message.usage,
+        );
+    }
+
+    /// Prices usage from now on as `id` at `cost` (a fallback model that answered instead).
+    pub fn price_as(&mut self, id: &str, cost: crate::types::ModelCost) {
+        let mut model = self.model.clone();
+        model.id = id.to_string();
+        model.cost = cost;
+        self.pricing = Some(model);
     }
 }
 

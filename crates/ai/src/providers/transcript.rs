@@ -1,17 +1,26 @@
 //! The context as every built-in provider consumes it: system messages collapsed into one
-//! prompt plus the current tool set.
+//! prompt plus the current tool set, or — for models that accept system messages
+//! mid-conversation — a leading prompt with the later system messages kept in place
+//! (DECISIONS §26.20).
 
 use serde_json::Value;
 
-use crate::types::{Context, Message, Model, Tool};
+use crate::types::{Context, Message, Model, SystemMessage, Tool};
 
 /// The context as every built-in provider consumes it: one rendered system prompt, the current
 /// tools, and the conversation (system messages removed, transform applied).
 #[derive(Debug, Clone)]
 pub struct Transcript {
     pub system_prompt: String,
+    /// The tools in force after every system message.
     pub tools: Vec<Tool>,
     pub messages: Vec<Message>,
+    /// Later system messages stay in `messages`, in place (the model's
+    /// `compat.supportsMidConvoSystemMessages`, on APIs that carry them).
+    pub in_place: bool,
+    /// The leading system message's tools (`tools` of the context); what native tool changes
+    /// anchor the request-level tool list on. Empty when `in_place` is false.
+    pub initial_tools: Vec<Tool>,
     /// What GitHub Copilot's per-request headers are derived from, read off the context as
     /// given (before transforms), as pi does (DECISIONS §26.13).
     pub(crate) copilot: CopilotFacts,
@@ -21,34 +30,57 @@ pub struct Transcript {
 /// `Copilot-Vision-Request` headers.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct CopilotFacts {
-    /// The last message other than system messages is the user's, or there is none.
-    pub last_non_system_is_user: bool,
+    /// The last message of the transcript as pi sends it is the user's, or the transcript is
+    /// empty (`X-Initiator: user`).
+    pub initiated_by_user: bool,
     /// A user message or tool result carries an image.
     pub has_images: bool,
 }
 
 impl CopilotFacts {
-    fn of(messages: &[Message]) -> Self {
-        let is_user = |m: Option<&Message>| matches!(m, Some(Message::User(_)) | None);
+    /// pi reads the last message of the transcript it sends: with system messages in place
+    /// that may be a later system message (`agent`); collapsed, the leading system message
+    /// is last only when nothing else is there. `has_head` says a leading system message
+    /// exists (a prompt, tools or any system message).
+    fn of(messages: &[Message], in_place: bool, has_head: bool) -> Self {
         let has_image = |content: &crate::types::Content| match content {
             crate::types::Content::Blocks(blocks) => blocks
                 .iter()
                 .any(|b| matches!(b, crate::types::ContentBlock::Image(_))),
             crate::types::Content::Text(_) => false,
         };
+        let last = if in_place {
+            messages.last()
+        } else {
+            messages
+                .iter()
+                .rev()
+                .find(|m| !matches!(m, Message::System(_)))
+        };
         Self {
-            last_non_system_is_user: is_user(
-                messages
-                    .iter()
-                    .rev()
-                    .find(|m| !matches!(m, Message::System(_))),
-            ),
+            initiated_by_user: match last {
+                Some(m) => matches!(m, Message::User(_)),
+                None => !has_head,
+            },
             has_images: messages.iter().any(|m| match m {
                 Message::User(u) => has_image(&u.content),
                 Message::ToolResult(r) => has_image(&r.content),
                 _ => false,
             }),
         }
+    }
+
+    /// Whether a leading system message exists for `context`.
+    fn has_head(context: &Context) -> bool {
+        context
+            .system_prompt
+            .as_ref()
+            .is_some_and(|p| !p.is_empty())
+            || context.tools.as_ref().is_some_and(|t| !t.is_empty())
+            || context
+                .messages
+                .iter()
+                .any(|m| matches!(m, Message::System(_)))
     }
 }
 
@@ -57,6 +89,9 @@ impl Transcript {
     /// blank lines, named sections are patched (`null` deletes) and rendered after the content,
     /// tool changes are replayed (removals, then additions, by name).
     pub fn from_context(model: &Model, context: &Context) -> Self {
+        if keeps_system_messages(model) {
+            return Self::in_place(model, context);
+        }
         let mut contents: Vec<String> = Vec::new();
         if let Some(prompt) = context.system_prompt.as_ref().filter(|p| !p.is_empty()) {
             contents.push(prompt.clone());
@@ -87,17 +122,7 @@ impl Transcript {
                     }
                 }
             }
-            for removed in system.tools_removed.iter().flatten() {
-                if let Some(name) = removed.get("name").and_then(Value::as_str) {
-                    tools.retain(|t| t.name != name);
-                }
-            }
-            for added in system.tools_added.iter().flatten() {
-                match tools.iter_mut().find(|t| t.name == added.name) {
-                    Some(slot) => *slot = added.clone(),
-                    None => tools.push(added.clone()),
-                }
-            }
+            apply_tool_changes(&mut tools, system);
         }
         let mut parts = contents;
         parts.extend(
@@ -110,9 +135,101 @@ impl Transcript {
             system_prompt: parts.join("\n\n"),
             tools,
             messages: prepare_messages(messages, model),
-            copilot: CopilotFacts::of(&context.messages),
+            in_place: false,
+            initial_tools: Vec::new(),
+            copilot: CopilotFacts::of(&context.messages, false, CopilotFacts::has_head(context)),
         }
     }
+
+    /// pi's `resolveTranscript` for models that accept later system messages: the leading
+    /// system message is `systemPrompt` + `tools` (or, when both are empty, a system message
+    /// that opens the conversation); every later one stays where it is.
+    fn in_place(model: &Model, context: &Context) -> Self {
+        let prompt = context.system_prompt.as_deref().unwrap_or("");
+        let context_tools = context.tools.as_deref().unwrap_or(&[]);
+        let mut rest: &[Message] = &context.messages;
+        let (system_prompt, initial_tools) = if !prompt.is_empty() || !context_tools.is_empty() {
+            (prompt.to_string(), context_tools.to_vec())
+        } else if let Some(Message::System(first)) = rest.first() {
+            rest = &rest[1..];
+            (
+                system_message_text(first),
+                first.tools_added.clone().unwrap_or_default(),
+            )
+        } else {
+            (String::new(), Vec::new())
+        };
+        let mut tools = initial_tools.clone();
+        for message in rest {
+            if let Message::System(system) = message {
+                apply_tool_changes(&mut tools, system);
+            }
+        }
+        Self {
+            system_prompt,
+            tools,
+            messages: prepare_messages(rest.to_vec(), model),
+            in_place: true,
+            initial_tools,
+            copilot: CopilotFacts::of(&context.messages, true, CopilotFacts::has_head(context)),
+        }
+    }
+}
+
+/// Whether `model` gets later system messages in place: its `compat` says the API accepts
+/// them, and the API is one whose request format carries them (Google's does not).
+fn keeps_system_messages(model: &Model) -> bool {
+    matches!(
+        model.api.as_str(),
+        "anthropic-messages" | "openai-responses" | "openai-completions"
+    ) && super::compat_bool(model, "supportsMidConvoSystemMessages") == Some(true)
+}
+
+/// pi's `getCurrentTools` step for one system message: removals by name, then additions
+/// (a redefinition keeps its position, DECISIONS §26.11).
+fn apply_tool_changes(tools: &mut Vec<Tool>, system: &SystemMessage) {
+    for removed in system.tools_removed.iter().flatten() {
+        if let Some(name) = removed.get("name").and_then(Value::as_str) {
+            tools.retain(|t| t.name != name);
+        }
+    }
+    for added in system.tools_added.iter().flatten() {
+        match tools.iter_mut().find(|t| t.name == added.name) {
+            Some(slot) => *slot = added.clone(),
+            None => tools.push(added.clone()),
+        }
+    }
+}
+
+/// A system message as a complete prompt: its text, then the text of each section it sets.
+pub(crate) fn system_message_text(system: &SystemMessage) -> String {
+    let mut parts = vec![system.content.joined_text("\n")];
+    parts.extend(
+        system
+            .sections
+            .iter()
+            .flatten()
+            .filter_map(|(_, v)| v.as_str().map(str::to_string)),
+    );
+    parts.retain(|p| !p.is_empty());
+    parts.join("\n\n")
+}
+
+/// A later system message as sent in place: its text, then each section change framed by
+/// name so the model can relate it to the leading prompt (pi's wording).
+pub(crate) fn system_update_text(system: &SystemMessage) -> String {
+    let mut parts = Vec::new();
+    let text = system.content.joined_text("\n");
+    if !text.is_empty() {
+        parts.push(text);
+    }
+    for (name, value) in system.sections.iter().flatten() {
+        parts.push(match value.as_str() {
+            Some(text) => format!("Updated system prompt section \"{name}\":\n\n{text}"),
+            None => format!("Removed system prompt section \"{name}\"."),
+        });
+    }
+    parts.join("\n\n")
 }
 
 /// Messages as the provider should see them: foreign thinking dropped, tool-call ids

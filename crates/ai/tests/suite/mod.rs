@@ -4,6 +4,7 @@ mod overflow;
 mod parity_bugs;
 mod parity_features;
 mod parity_golden;
+mod parity_midconvo;
 mod providers_anthropic;
 mod providers_common;
 mod providers_decoding;

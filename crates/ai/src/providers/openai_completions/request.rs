@@ -555,7 +555,13 @@ fn convert_messages(model: &Model, transcript: &Transcript, compat: &Compat) -> 
                 }
                 continue;
             }
-            Message::System(_) => {}
+            // Only kept here when sent in place (DECISIONS §26.20).
+            Message::System(system) => {
+                let text = crate::providers::transcript::system_update_text(system);
+                if !text.is_empty() {
+                    params.push(json!({"role": instruction_role, "content": text}));
+                }
+            }
         }
         last_role = Some(match message {
             Message::User(_) => "user",
