@@ -15,6 +15,8 @@ import json, os, socket, subprocess, sys, tempfile, time, statistics, shutil
 
 kind, node, cli, big = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 runs = int(sys.argv[5]) if len(sys.argv) > 5 else 5
+node = os.path.abspath(node) if os.path.exists(node) else node
+cli = os.path.abspath(cli) if os.path.exists(cli) else cli
 prog = [node, cli] if kind == "pi" else [node]
 SSE = ('data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"ok"}}]}\n\n'
        'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n'
@@ -31,17 +33,20 @@ json.dump({"compaction": {"enabled": False}}, open(os.path.join(agent, "settings
 env = dict(os.environ, PI_CODING_AGENT_DIR=agent, PI_SKIP_VERSION_CHECK="1", PI_OFFLINE="1", HOME=tmp, ARBOR_HOME=agent)
 
 def serve_one():
+    """Accepts one request; returns when its first byte arrived, answers with a tiny stream."""
     s, _ = lst.accept()
-    data = s.recv(65536); first = time.monotonic()
+    data = bytearray(s.recv(1 << 16)); first = time.monotonic()
+    need = None
     while True:
-        h = data.find(b"\r\n\r\n")
-        if h >= 0:
-            head = data[:h].decode("latin1").lower()
-            n = 0
-            for l in head.split("\r\n"):
-                if l.startswith("content-length:"): n = int(l.split(":", 1)[1])
-            if len(data) >= h + 4 + n: break
-        more = s.recv(65536)
+        if need is None:
+            h = data.find(b"\r\n\r\n")
+            if h >= 0:
+                n = 0
+                for l in data[:h].decode("latin1").lower().split("\r\n"):
+                    if l.startswith("content-length:"): n = int(l.split(":", 1)[1])
+                need = h + 4 + n
+        if need is not None and len(data) >= need: break
+        more = s.recv(1 << 20)
         if not more: break
         data += more
     s.sendall(f"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {len(SSE)}\r\nconnection: close\r\n\r\n{SSE}".encode())
