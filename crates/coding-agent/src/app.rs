@@ -44,14 +44,19 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
         .enable_all()
         .build()
         .map_err(|e| CliError::io("tokio runtime", e))?;
-    runtime.block_on(async move {
+    let outcome = runtime.block_on(async move {
         match cli.command {
             Some(Command::Session(cmd)) => {
                 commands::session(cli.session_dir.as_deref(), cli.store.as_deref(), cmd).await
             }
             None => crate::modes::run(cli.agent, cli.session_dir.as_deref()).await,
         }
-    })
+    });
+    // Everything the command writes is awaited above. What may still run is a blocking read of
+    // a stdin the client keeps open (RPC mode after SIGTERM): dropping the runtime would wait
+    // for it forever, so it is left behind (DECISIONS §22.33).
+    runtime.shutdown_background();
+    outcome
 }
 
 /// Agent-flag errors in pi's words and with its exit code 1 (coding-agent.md §10.1;

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use arbor_agent::session::Session;
+use arbor_agent::session::{EntryKind, Session};
 use arbor_checkpoint::{
     Captured, Change, Checkpoint, CheckpointSettings, RestoreOptions, Restored, Workspace,
 };
@@ -477,6 +477,13 @@ async fn nearest_marker(
     from: Option<&str>,
     memo: Option<&Memo>,
 ) -> Result<Option<(String, Checkpoint)>> {
+    // Without a memo (the first capture after start) the walk below parses every entry of the
+    // path when the session holds no marker at all: a resumed 100 MB session would be read in
+    // full before its first request. Markers are custom entries, which the store lists by type
+    // from its index, so a session without one is answered at once.
+    if memo.is_none() && !has_markers(session).await? {
+        return Ok(None);
+    }
     let mut cursor = from.map(str::to_string);
     while let Some(id) = cursor {
         if let Some(m) = memo {
@@ -494,4 +501,13 @@ async fn nearest_marker(
         cursor = entry.parent_id;
     }
     Ok(None)
+}
+
+/// Whether the session holds any checkpoint or restore entry.
+async fn has_markers(session: &Session) -> Result<bool> {
+    let customs = session.storage().find_entries("custom").await?;
+    Ok(customs.iter().any(|e| {
+        matches!(&e.kind, EntryKind::Custom(c)
+            if c.custom_type == CHECKPOINT_TYPE || c.custom_type == RESTORE_TYPE)
+    }))
 }

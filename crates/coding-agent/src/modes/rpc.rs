@@ -1,11 +1,13 @@
 //! RPC mode (coding-agent.md §10.5): one JSON command per line on stdin (LF framing, a CR before
 //! the LF dropped), responses `{id?, type:"response", command, success, data?|error}` and the
 //! JSON-mode events on stdout. `prompt` answers once the run has started; the run continues as
-//! events. stdin EOF or SIGTERM/SIGHUP shut down in order (abort, flush, exit).
+//! events. stdin EOF or SIGTERM/SIGHUP shut down in order (abort, answer what is in flight,
+//! exit).
 //!
-//! Session commands (`new_session`, `switch_session`, `fork`, `clone`) build the app again over
-//! the new session with the same flags ([`crate::startup::restart`]); `bash` runs beside the
-//! other commands so `abort_bash` can reach it.
+//! Every command is answered concurrently, as in pi, so `abort`, `abort_bash`, `get_state` or
+//! `steer` reach a `compact`, `bash` or run in progress. Session commands (`new_session`,
+//! `switch_session`, `fork`, `clone`) build the app again over the new session with the same
+//! flags ([`crate::startup::restart`]); the commands sent after one wait for it.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,6 +18,7 @@ use arbor_agent::harness::{Phase, QueueMode, SubscriptionId};
 use arbor_agent::message::{AgentMessage, BashExecutionMessage};
 use arbor_agent::session::ForkPosition;
 use arbor_ai::{ImageContent, Message, ThinkingLevel};
+use futures::stream::{FuturesUnordered, StreamExt};
 use serde_json::{json, Map, Value};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio_util::sync::CancellationToken;
@@ -104,6 +107,25 @@ struct Rpc {
     control: Arc<PolicyControl>,
     /// Cancellation of each running `bash` command (`abort_bash` cancels them all).
     bash: Mutex<Vec<CancellationToken>>,
+    /// Held exclusively while a session command replaces the app and shared by the other
+    /// commands, so a command sent after `new_session` (say) acts on the new session.
+    /// DECISIONS §22.32.
+    gate: tokio::sync::RwLock<()>,
+}
+
+/// The commands that replace the session (and so the app every other command acts on).
+const SESSION_COMMANDS: [&str; 4] = ["new_session", "switch_session", "fork", "clone"];
+
+/// One command being answered; the loop polls every one of them beside stdin.
+type InFlight = std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>;
+
+fn answer(rpc: &Arc<Rpc>, line: String) -> InFlight {
+    let rpc = rpc.clone();
+    Box::pin(async move {
+        if let Some(resp) = answer_line(&rpc, &line).await {
+            emit_line(&resp);
+        }
+    })
 }
 
 impl Rpc {
@@ -516,8 +538,8 @@ impl Rpc {
                 data["details"] = v.get("details").cloned().unwrap_or(Value::Null);
                 Ok(Some(data))
             }
-            // Answered by its own task (`answer_line`), so `abort_bash` can reach it.
-            "bash" => Err("bash is answered by its own task".into()),
+            // Answered by `answer_line`, outside the session gate.
+            "bash" => Err("bash is answered outside the command table".into()),
             "export_html" => {
                 let Some(file) = &app.session_file else {
                     return Err("Cannot export: the session is not stored (--no-session)".into());
@@ -712,13 +734,23 @@ async fn run_bash(
     };
     let env = crate::tools::ToolEnv::new(app.cwd.clone(), settings);
     let id = cmd.get("id").cloned();
-    let sink: crate::tools::bash::ChunkSink = Arc::new(move |delta: &str| {
+    let emit_delta = move |delta: &str| {
+        if delta.is_empty() {
+            return;
+        }
         let mut v = json!({"type": "bash_execution_update", "delta": delta});
         if let Some(id) = &id {
             v["id"] = id.clone();
         }
         emit_line(&v);
-    });
+    };
+    // pi's user-bash executor cleans the output (escapes, control characters, CR) before it
+    // streams or keeps it (DECISIONS §22.30).
+    let cleaner = Arc::new(Mutex::new(crate::tools::ansi::Cleaner::default()));
+    let sink: crate::tools::bash::ChunkSink = {
+        let (cleaner, emit_delta) = (cleaner.clone(), emit_delta.clone());
+        Arc::new(move |delta: &str| emit_delta(&lock(&cleaner).push(delta)))
+    };
     let r = crate::tools::bash::run_streaming(
         &env,
         json!({"command": command}),
@@ -727,6 +759,7 @@ async fn run_bash(
         Some(sink),
     )
     .await;
+    emit_delta(&lock(&cleaner).finish());
     let cancelled = cancel.is_cancelled();
     let (text, details, code) = match r {
         Ok(o) => (
@@ -766,6 +799,15 @@ async fn run_bash(
     } else {
         text
     };
+    // The tool's truncation notice is for the model; pi's RPC answer carries the kept tail only.
+    let output = match details.as_ref().and_then(|d| d.get("truncation")) {
+        Some(_) => output
+            .rsplit_once("\n\n[Showing ")
+            .map_or(output.as_str(), |(kept, _)| kept)
+            .to_owned(),
+        None => output,
+    };
+    let output = crate::tools::ansi::clean(&output);
     let full = details
         .as_ref()
         .and_then(|d| d.get("fullOutputPath"))
@@ -870,20 +912,25 @@ async fn answer_line(rpc: &Arc<Rpc>, line: &str) -> Option<Value> {
         ));
     };
     if kind == "bash" {
+        // Not behind the session gate: a session switch cancels it instead of waiting for it.
         let token = CancellationToken::new();
         lock(&rpc.bash).push(token.clone());
-        let app = rpc.app();
-        let rpc = rpc.clone();
-        tokio::spawn(async move {
-            let result = run_bash(app, cmd, token.clone()).await;
-            // Forget this command's token (cancelled ones were removed by abort_bash).
-            token.cancel();
-            lock(&rpc.bash).retain(|t| !t.is_cancelled());
-            emit_line(&respond(id.as_ref(), "bash", result));
-        });
-        return None;
+        let result = run_bash(rpc.app(), cmd, token.clone()).await;
+        // Forget this command's token (cancelled ones were removed by abort_bash).
+        token.cancel();
+        lock(&rpc.bash).retain(|t| !t.is_cancelled());
+        return Some(respond(id.as_ref(), "bash", result));
     }
-    let result = rpc.handle(&cmd, &kind).await;
+    // The abort commands must reach work in flight, so they never wait at the gate.
+    let result = if matches!(kind.as_str(), "abort" | "abort_bash" | "abort_retry") {
+        rpc.handle(&cmd, &kind).await
+    } else if SESSION_COMMANDS.contains(&kind.as_str()) {
+        let _exclusive = rpc.gate.write().await;
+        rpc.handle(&cmd, &kind).await
+    } else {
+        let _shared = rpc.gate.read().await;
+        rpc.handle(&cmd, &kind).await
+    };
     Some(respond(id.as_ref(), &kind, result))
 }
 
@@ -901,28 +948,39 @@ pub async fn run(
         running: Mutex::new(None),
         control,
         bash: Mutex::new(Vec::new()),
+        gate: tokio::sync::RwLock::new(()),
     });
     rpc.attach(&rpc.app());
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let signal = super::shutdown_signal();
     tokio::pin!(signal);
+    // Every command is answered concurrently, as pi does (DECISIONS §22.31): a long one
+    // (`compact`, `abort` waiting for idle, `bash`) does not hold up the next. Polling the
+    // commands in flight before reading the next line keeps quick answers in input order.
+    let mut in_flight: FuturesUnordered<InFlight> = FuturesUnordered::new();
     let code = loop {
         tokio::select! {
+            biased;
+            Some(()) = in_flight.next(), if !in_flight.is_empty() => {}
+            c = &mut signal => break c,
             line = lines.next_line() => match line {
-                Ok(Some(l)) => {
-                    if let Some(resp) = answer_line(&rpc, &l).await {
-                        emit_line(&resp);
-                    }
-                }
+                Ok(Some(l)) => in_flight.push(answer(&rpc, l)),
                 Ok(None) | Err(_) => break 0u8,
             },
-            c = &mut signal => break c,
         }
     };
-    // Orderly shutdown: stop the run and any bash command, let them write their last entries.
+    // Orderly shutdown (DECISIONS §22.33): stop the run and every bash command, then let each
+    // command in flight write its answer (a cancelled bash still reports its output). A second
+    // signal exits at once.
     for t in lock(&rpc.bash).drain(..) {
         t.cancel();
     }
-    rpc.stop_run().await;
-    Ok(ExitCode::from(code))
+    let drain = async {
+        let answers = async { while in_flight.next().await.is_some() {} };
+        tokio::join!(rpc.stop_run(), answers);
+    };
+    tokio::select! {
+        () = drain => Ok(ExitCode::from(code)),
+        again = super::shutdown_signal() => Ok(ExitCode::from(again)),
+    }
 }

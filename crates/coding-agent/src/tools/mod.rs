@@ -6,6 +6,7 @@
 //! A tool returns [`ToolOutput`] on success; a failure is a [`ToolError`] whose text is what the
 //! model sees as an error result. Nothing here panics on bad input.
 
+pub mod ansi;
 pub mod bash;
 pub mod edit;
 pub mod find;

@@ -11,6 +11,7 @@ mod fork_migrate;
 mod pi_open;
 mod plans;
 mod postgres;
+mod rpc_concurrency;
 mod rpc_replay;
 mod store_fuzz;
 mod summaries;

@@ -69,7 +69,7 @@ impl Rpc {
         }
     }
 
-    async fn next(&mut self) -> Value {
+    pub(super) async fn next(&mut self) -> Value {
         let line = tokio::time::timeout(Duration::from_secs(30), self.out.next_line())
             .await
             .expect("a line in time")
@@ -80,7 +80,7 @@ impl Rpc {
         v
     }
 
-    async fn write(&mut self, raw: &str) {
+    pub(super) async fn write(&mut self, raw: &str) {
         self.stdin
             .write_all(format!("{raw}\n").as_bytes())
             .await
@@ -103,6 +103,25 @@ impl Rpc {
             while self.next().await["type"] != "agent_settled" {}
         }
         resp
+    }
+
+    /// The process id (to signal it).
+    pub(super) fn pid(&self) -> u32 {
+        self.child.id().unwrap()
+    }
+
+    /// Reads every line until stdout closes, then the exit code.
+    pub(super) async fn drain(mut self) -> (Vec<Value>, Option<i32>) {
+        while let Ok(Ok(Some(line))) =
+            tokio::time::timeout(Duration::from_secs(10), self.out.next_line()).await
+        {
+            self.seen.push(serde_json::from_str(&line).unwrap());
+        }
+        let status = tokio::time::timeout(Duration::from_secs(10), self.child.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        (self.seen, status.code())
     }
 
     pub(super) async fn finish(mut self) -> Vec<Value> {
@@ -149,7 +168,7 @@ fn same_shape(ours: &Value, pi: &Value, what: &str) {
 }
 
 /// The model's reply for a prompt, as the transcript's mock model answered.
-fn script_reply(server: &MockServer, message: &str, call: usize) {
+pub(super) fn script_reply(server: &MockServer, message: &str, call: usize) {
     if let Some(rest) = message.strip_prefix("TOOL ") {
         let (name, args) = rest.split_once(' ').unwrap();
         server.push(openai_tool_calls(&[(
@@ -164,7 +183,7 @@ fn script_reply(server: &MockServer, message: &str, call: usize) {
 }
 
 /// pi's lab ran with a small `keepRecentTokens`, so that a few short turns can be compacted.
-fn small_compaction_settings(lab: &Lab) {
+pub(super) fn small_compaction_settings(lab: &Lab) {
     std::fs::write(
         lab.home.join("settings.json"),
         r#"{"compaction": {"keepRecentTokens": 40}}"#,
@@ -172,7 +191,7 @@ fn small_compaction_settings(lab: &Lab) {
     .unwrap();
 }
 
-const SUMMARY: &str =
+pub(super) const SUMMARY: &str =
     "## Goal\nMock summary goal.\n\n## Progress\n### Done\n- [x] mock work\n\n## Next Steps\n1. continue";
 
 #[tokio::test]
