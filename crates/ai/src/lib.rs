@@ -11,12 +11,14 @@
 
 pub mod emit;
 pub mod error;
+pub mod estimate;
 pub mod event;
 #[cfg(feature = "faux")]
 pub mod faux;
 pub mod json;
 pub mod json_error;
 pub mod json_stream;
+pub mod message_list;
 pub mod models;
 pub mod options;
 pub mod overflow;
@@ -30,6 +32,7 @@ pub mod thinking;
 pub mod time;
 pub mod transform;
 pub mod types;
+pub mod work;
 
 pub use error::{AiError, Result};
 pub use event::{AssistantMessageEvent, AssistantMessageEventStream, MessageAccumulator};
