@@ -4,7 +4,7 @@
 //! machine, so the request path counts what it does per message instead: how many messages it
 //! converted, projected, estimated, transformed or copied. A test reads the tallies before and
 //! after a turn (everything of one turn runs on the thread of a current-thread runtime) and
-//! asserts the difference does not grow with the session (DECISIONS §20.20). Counting costs one
+//! asserts the difference does not grow with the session (DECISIONS §20.21). Counting costs one
 //! thread-local add per call, not per message.
 
 use std::cell::Cell;

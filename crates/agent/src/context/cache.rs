@@ -225,7 +225,7 @@ impl ProjectionCache {
     }
 
     /// The messages for writing: a copy when a handed-out context still shares them (counted,
-    /// DECISIONS §20.20).
+    /// DECISIONS §20.21).
     fn messages_mut(&mut self) -> &mut Vec<AgentMessage> {
         if Arc::get_mut(&mut self.messages).is_none() {
             arbor_ai::work::add(arbor_ai::work::Work::Copied, self.messages.len());

@@ -102,7 +102,7 @@ impl AgentHarness {
             None
         } else {
             // It is the first message, or the second after the compaction's system message
-            // (DECISIONS §20.21): no scan of the context.
+            // (DECISIONS §20.22): no scan of the context.
             ctx.messages.iter().take(2).find_map(|m| match m {
                 AgentMessage::CompactionSummary(c) => Some(c.timestamp),
                 _ => None,
@@ -209,7 +209,8 @@ impl AgentHarness {
                 .await?;
             check_continuable(&ctx.messages)?;
             // The loop reads every request's messages from the session (`request_messages`);
-            // handing it the projection too would make each append of the run copy it.
+            // handing it the projection too would make each append of the run copy it
+            // (DECISIONS §20.23).
             drop(ctx);
             let config = self.loop_config(None);
             let failure_model = config.model.clone();

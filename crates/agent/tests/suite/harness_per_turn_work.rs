@@ -1,7 +1,7 @@
 //! "A 1,000-turn session stays O(1) per turn" without timing: the request path tallies its
 //! per-message work (`arbor_ai::work`: messages converted, transformed, estimated, projected,
 //! copied), and the tallies of a window of prompts must be the same at prompt 100 as at prompt
-//! 2,000 (DECISIONS §20.20). Any pass over the whole context on the turn path — a re-projection,
+//! 2,000 (DECISIONS §20.21). Any pass over the whole context on the turn path — a re-projection,
 //! a re-conversion, a token estimate of the transcript, a copy of a shared list — makes the late
 //! window's tallies larger and fails this test.
 
@@ -144,6 +144,7 @@ async fn assert_constant_per_turn(how: Send) {
         early.entries(),
         late.entries()
     );
+    eprintln!("work of 20 prompts at prompt 2,000: {:?}", late.entries());
     assert_eq!(late.get(Work::Copied), 0, "a shared list was copied");
     for (work, count) in late.entries() {
         assert!(
