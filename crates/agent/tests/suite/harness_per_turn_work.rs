@@ -45,7 +45,7 @@ impl ApiProvider for ToolThenText {
             ..AssistantMessage::default()
         };
         let mut done = partial.clone();
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             done.content = vec![ContentBlock::ToolCall(ToolCall::new(
                 format!("call_{n}"),
                 "echo",
