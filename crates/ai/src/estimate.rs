@@ -117,7 +117,7 @@ impl EstimatePoint {
                 Some(t) if t > 0 => t,
                 _ => u.input + u.output + u.cache_read + u.cache_write,
             };
-            if a.timestamp >= prev.latest_ts
+            if a.timestamp.get() >= prev.latest_ts
                 && !matches!(a.stop_reason, StopReason::Error | StopReason::Aborted)
                 && total > 0
             {
@@ -191,7 +191,7 @@ mod tests {
     fn user(text: &str, ts: i64) -> Message {
         Message::User(UserMessage {
             content: Content::Text(text.into()),
-            timestamp: ts,
+            timestamp: ts.into(),
             extra: Default::default(),
         })
     }
@@ -200,7 +200,7 @@ mod tests {
         let mut a = AssistantMessage {
             content: vec![ContentBlock::text(text)],
             stop_reason: StopReason::Stop,
-            timestamp: ts,
+            timestamp: ts.into(),
             ..AssistantMessage::default()
         };
         a.usage.input = input;

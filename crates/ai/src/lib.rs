@@ -18,6 +18,7 @@ pub mod faux;
 pub mod json;
 pub mod json_error;
 pub mod json_stream;
+pub mod kept;
 pub mod message_list;
 pub mod models;
 pub mod options;
@@ -36,6 +37,7 @@ pub mod work;
 
 pub use error::{AiError, Result};
 pub use event::{AssistantMessageEvent, AssistantMessageEventStream, MessageAccumulator};
+pub use kept::Kept;
 pub use registry::{register_api_provider, unregister_api_provider, ApiProvider};
 pub use stream::{
     complete, complete_simple, stream, stream_simple, CacheRetention, SimpleStreamOptions,

@@ -146,7 +146,7 @@ mod tests {
     fn user(ts: i64) -> Message {
         Message::User(UserMessage {
             content: Content::Text("q".into()),
-            timestamp: ts,
+            timestamp: ts.into(),
             extra: Default::default(),
         })
     }

@@ -104,7 +104,7 @@ impl AgentHarness {
             // It is the first message, or the second after the compaction's system message
             // (DECISIONS §20.22): no scan of the context.
             ctx.messages.iter().take(2).find_map(|m| match m {
-                AgentMessage::CompactionSummary(c) => Some(c.timestamp),
+                AgentMessage::CompactionSummary(c) => Some(c.timestamp.get()),
                 _ => None,
             })
         };
