@@ -5,9 +5,13 @@
 //! caller reads them, which keeps opening a large session close to the cost of reading it.
 
 use super::probe::{Envelope, UsageProbe};
+use super::skim::{Role, Skim};
 use crate::error::{Result, SessionError};
+use hashbrown::{DefaultHashBuilder, HashTable};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::sync::OnceLock;
 
 /// Where an entry's line lives.
 pub(crate) enum Raw {
@@ -50,8 +54,9 @@ pub(crate) struct Slot {
     pub ty: u32,
     /// 1-based physical line in the file; 0 when the entry has no file line.
     pub line: u32,
-    /// A `message` entry whose role is `assistant` (it carries a provider and model).
-    pub assistant: bool,
+    /// A `message` entry whose role is `assistant` (it carries a provider and model); `None`
+    /// when the open's skim could not tell (the entry is read to decide).
+    pub assistant: Option<bool>,
     pub raw: Raw,
 }
 
@@ -71,7 +76,7 @@ pub(crate) struct StatsAcc {
 }
 
 impl StatsAcc {
-    fn add(&mut self, usage: &UsageProbe) {
+    pub(crate) fn add(&mut self, usage: &UsageProbe) {
         if let Some((cached, uncached, total, cost)) = usage.counted() {
             self.cached += cached;
             self.uncached += uncached;
@@ -95,16 +100,67 @@ pub(crate) struct Index {
     /// Names the session in error messages (file path or `memory:<id>`).
     origin: String,
     slots: Vec<Slot>,
-    by_id: HashMap<Box<str>, u32>,
+    /// Slot numbers, hashed by their slot's id: the id is stored once, in its slot.
+    by_id: HashTable<u32>,
+    hasher: DefaultHashBuilder,
     types: Vec<Box<str>>,
-    type_ix: HashMap<Box<str>, u32>,
     missing_parents: HashMap<u32, Box<str>>,
     pending_parents: Vec<(u32, Box<str>)>,
     compactions: HashMap<u32, CompactionInfo>,
     labels: HashMap<Box<str>, String>,
     name: Option<String>,
     leaf: LeafTarget,
-    stats: StatsAcc,
+    /// Usage totals, computed at the first `stats()` call (not at open: they need payloads,
+    /// DECISIONS §25.22) and kept current by appends from then on.
+    stats: OnceLock<StatsAcc>,
+}
+
+/// What the index keeps of one line, from the skim or the full probe.
+struct Facts<'a> {
+    ty: &'a str,
+    id: &'a str,
+    parent_id: Option<&'a str>,
+    assistant: Option<bool>,
+}
+
+impl<'a> Facts<'a> {
+    fn of(env: &'a Envelope<'_>) -> Facts<'a> {
+        Facts {
+            ty: &env.ty,
+            id: &env.id,
+            parent_id: env.parent_id.as_ref().and_then(|p| p.as_deref()),
+            assistant: Some(
+                env.ty == "message" && env.message.role.as_deref() == Some("assistant"),
+            ),
+        }
+    }
+
+    fn skimmed(s: &Skim<'a>) -> Facts<'a> {
+        Facts {
+            ty: s.ty,
+            id: s.id,
+            parent_id: s.parent_id,
+            assistant: match s.role {
+                Role::Assistant => Some(true),
+                Role::Other => Some(false),
+                Role::Unknown => None,
+            },
+        }
+    }
+}
+
+/// Adds one entry's counted usage to `stats` (pi G1 rules, plus `usage` entries).
+pub(crate) fn fold_usage(stats: &mut StatsAcc, env: &Envelope<'_>) {
+    match env.ty.as_ref() {
+        "message" => {
+            stats.message_count += 1;
+            if env.message.role.as_deref() == Some("assistant") {
+                stats.add(&env.message.usage);
+            }
+        }
+        "compaction" | "branch_summary" | "usage" => stats.add(&env.usage),
+        _ => {}
+    }
 }
 
 /// Checks the envelope rules of DECISIONS §4.1 and returns a reason when they fail.
@@ -129,16 +185,16 @@ impl Index {
         Index {
             origin: origin.into(),
             slots: Vec::new(),
-            by_id: HashMap::new(),
+            by_id: HashTable::new(),
+            hasher: DefaultHashBuilder::default(),
             types: Vec::new(),
-            type_ix: HashMap::new(),
             missing_parents: HashMap::new(),
             pending_parents: Vec::new(),
             compactions: HashMap::new(),
             labels: HashMap::new(),
             name: None,
             leaf: LeafTarget::None,
-            stats: StatsAcc::default(),
+            stats: OnceLock::new(),
         }
     }
 
@@ -159,15 +215,15 @@ impl Index {
     }
 
     pub fn contains(&self, id: &str) -> bool {
-        self.by_id.contains_key(id)
+        self.find(id).is_some()
     }
 
     pub fn resolve(&self, id: &str) -> Option<u32> {
-        self.by_id.get(id).copied()
+        self.find(id)
     }
 
     pub fn type_tag(&self, ty: &str) -> Option<u32> {
-        self.type_ix.get(ty).copied()
+        self.types.iter().position(|t| &**t == ty).map(|t| t as u32)
     }
 
     pub fn label(&self, target: &str) -> Option<&str> {
@@ -178,8 +234,14 @@ impl Index {
         self.name.as_deref()
     }
 
-    pub fn stats(&self) -> StatsAcc {
-        self.stats
+    /// The usage totals; `compute` folds every counted entry's usage (it reads their lines)
+    /// and runs at most once per open.
+    pub fn stats(&self, compute: impl FnOnce(&Index) -> Result<StatsAcc>) -> Result<StatsAcc> {
+        if let Some(s) = self.stats.get() {
+            return Ok(*s);
+        }
+        let s = compute(self)?;
+        Ok(*self.stats.get_or_init(|| s))
     }
 
     /// " (line N)" for entries that came from a file line.
@@ -201,13 +263,23 @@ impl Index {
         self.leaf().map(|ix| &*self.slots[ix as usize].id)
     }
 
+    fn find(&self, id: &str) -> Option<u32> {
+        self.find_hashed(self.hasher.hash_one(id), id)
+    }
+
+    fn find_hashed(&self, hash: u64, id: &str) -> Option<u32> {
+        self.by_id
+            .find(hash, |&ix| &*self.slots[ix as usize].id == id)
+            .copied()
+    }
+
     fn intern(&mut self, ty: &str) -> u32 {
-        if let Some(t) = self.type_ix.get(ty) {
-            return *t;
+        // A session has a handful of types: a scan beats hashing every line's type.
+        if let Some(t) = self.type_tag(ty) {
+            return t;
         }
         let t = self.types.len() as u32;
         self.types.push(ty.into());
-        self.type_ix.insert(ty.into(), t);
         t
     }
 
@@ -221,45 +293,61 @@ impl Index {
                 message: problem,
             });
         }
-        if let Some(first) = self.by_id.get(env.id.as_ref()) {
+        self.load_facts(&Facts::of(env), Some(env), raw, line)
+    }
+
+    /// [`Index::load`] for a line the skim read (its envelope rules hold by construction).
+    pub fn load_skimmed(&mut self, skim: &Skim<'_>, raw: Raw, line: u32) -> Result<()> {
+        self.load_facts(&Facts::skimmed(skim), None, raw, line)
+    }
+
+    fn load_facts(
+        &mut self,
+        facts: &Facts<'_>,
+        env: Option<&Envelope<'_>>,
+        raw: Raw,
+        line: u32,
+    ) -> Result<()> {
+        let hash = self.hasher.hash_one(facts.id);
+        if let Some(first) = self.find_hashed(hash, facts.id) {
             return Err(SessionError::Line {
                 file: self.origin.clone(),
                 line: line as usize,
                 message: format!(
                     "duplicate entry id {} (first used{})",
-                    env.id,
-                    self.at_line(*first)
+                    facts.id,
+                    self.at_line(first)
                 ),
             });
         }
         let ix = self.slots.len() as u32;
-        let parent = match env.parent_id.as_ref().and_then(|p| p.as_deref()) {
+        let parent = match facts.parent_id {
             None => Parent::Root,
-            Some(p) => match self.by_id.get(p) {
-                Some(pix) => Parent::At(*pix),
+            Some(p) => match self.find(p) {
+                Some(pix) => Parent::At(pix),
                 None => {
                     self.pending_parents.push((ix, p.into()));
                     Parent::Missing
                 }
             },
         };
-        self.push(env, raw, line, parent);
+        self.push(facts, hash, env, raw, line, parent);
         Ok(())
     }
 
     /// Resolves forward references after the last line and checks the recovered leaf.
     pub fn finish_load(&mut self) -> Result<()> {
         for (ix, pid) in std::mem::take(&mut self.pending_parents) {
-            match self.by_id.get(&*pid) {
-                Some(p) => self.slots[ix as usize].parent = Parent::At(*p),
+            match self.find(&pid) {
+                Some(p) => self.slots[ix as usize].parent = Parent::At(p),
                 None => {
                     self.missing_parents.insert(ix, pid);
                 }
             }
         }
         if let LeafTarget::Pending { target, by } = &self.leaf {
-            match self.by_id.get(&**target) {
-                Some(t) => self.leaf = LeafTarget::At(*t),
+            match self.find(target) {
+                Some(t) => self.leaf = LeafTarget::At(t),
                 None => {
                     return Err(SessionError::InvalidSession(format!(
                         "{}: leaf entry {}{} points at unknown entry {}",
@@ -278,8 +366,8 @@ impl Index {
     pub fn append(&mut self, env: &Envelope<'_>, raw: Raw, line: u32) {
         let parent = match env.parent_id.as_ref().and_then(|p| p.as_deref()) {
             None => Parent::Root,
-            Some(p) => match self.by_id.get(p) {
-                Some(pix) => Parent::At(*pix),
+            Some(p) => match self.find(p) {
+                Some(pix) => Parent::At(pix),
                 None => Parent::Missing,
             },
         };
@@ -289,15 +377,32 @@ impl Index {
                 self.missing_parents.insert(ix, p.into());
             }
         }
-        self.push(env, raw, line, parent);
+        if let Some(stats) = self.stats.get_mut() {
+            fold_usage(stats, env);
+        }
+        let facts = Facts::of(env);
+        let hash = self.hasher.hash_one(facts.id);
+        self.push(&facts, hash, Some(env), raw, line, parent);
     }
 
-    fn push(&mut self, env: &Envelope<'_>, raw: Raw, line: u32, parent: Parent) {
+    fn push(
+        &mut self,
+        facts: &Facts<'_>,
+        hash: u64,
+        env: Option<&Envelope<'_>>,
+        raw: Raw,
+        line: u32,
+        parent: Parent,
+    ) {
         let ix = self.slots.len() as u32;
-        let ty = self.intern(&env.ty);
-        let id: Box<str> = env.id.as_ref().into();
-        self.by_id.insert(id.clone(), ix);
-        let assistant = env.ty == "message" && env.message.role.as_deref() == Some("assistant");
+        let ty = self.intern(facts.ty);
+        let id: Box<str> = facts.id.into();
+        let slots = &self.slots;
+        let hasher = &self.hasher;
+        self.by_id.insert_unique(hash, ix, |&other| {
+            hasher.hash_one(&*slots[other as usize].id)
+        });
+        let assistant = facts.assistant;
         self.slots.push(Slot {
             id,
             parent,
@@ -307,14 +412,19 @@ impl Index {
             raw,
         });
         // Leaf recovery (DECISIONS §2.3): ordinary entries move the leaf to themselves, `leaf`
-        // entries to their target.
+        // entries to their target. Types with index-relevant payloads always come with the full
+        // probe (the skim refuses them).
+        let Some(env) = env else {
+            self.leaf = LeafTarget::At(ix);
+            return;
+        };
         match env.ty.as_ref() {
             "leaf" => {
                 let target = env.target_id.as_ref().and_then(|t| t.as_deref());
                 self.leaf = match target {
                     None => LeafTarget::None,
-                    Some(t) => match self.by_id.get(t) {
-                        Some(tix) => LeafTarget::At(*tix),
+                    Some(t) => match self.find(t) {
+                        Some(tix) => LeafTarget::At(tix),
                         None => LeafTarget::Pending {
                             target: t.into(),
                             by: ix,
@@ -325,14 +435,7 @@ impl Index {
             _ => self.leaf = LeafTarget::At(ix),
         }
         match env.ty.as_ref() {
-            "message" => {
-                self.stats.message_count += 1;
-                if env.message.role.as_deref() == Some("assistant") {
-                    self.stats.add(&env.message.usage);
-                }
-            }
             "compaction" => {
-                self.stats.add(&env.usage);
                 self.compactions.insert(
                     ix,
                     CompactionInfo {
@@ -341,7 +444,6 @@ impl Index {
                     },
                 );
             }
-            "branch_summary" | "usage" => self.stats.add(&env.usage),
             "label" => {
                 if let Some(Some(target)) = &env.target_id {
                     let label = env.label.0.as_deref().map(str::trim).unwrap_or("");
@@ -367,14 +469,14 @@ impl Index {
         if let Some(problem) = envelope_problem(env) {
             return Err(SessionError::InvalidEntry(problem));
         }
-        if self.by_id.contains_key(env.id.as_ref()) {
+        if self.contains(&env.id) {
             return Err(SessionError::InvalidEntry(format!(
                 "duplicate entry id {} in {}",
                 env.id, self.origin
             )));
         }
         if let Some(Some(p)) = &env.parent_id {
-            if !self.by_id.contains_key(p.as_ref()) {
+            if !self.contains(p) {
                 return Err(SessionError::InvalidEntry(format!(
                     "entry {} has parentId {p}, which is not in {}",
                     env.id, self.origin
@@ -383,7 +485,7 @@ impl Index {
         }
         match env.ty.as_ref() {
             "leaf" | "label" | "context_edit" => match &env.target_id {
-                Some(Some(t)) if !self.by_id.contains_key(t.as_ref()) => {
+                Some(Some(t)) if !self.contains(t) => {
                     Err(SessionError::NotFound(format!("Entry not found: {t}")))
                 }
                 Some(None) if env.ty != "leaf" => Err(SessionError::InvalidEntry(format!(
@@ -429,6 +531,25 @@ impl Index {
         let mut out = Vec::new();
         let mut cur = leaf;
         while let Some(ix) = cur {
+            if out.len() > self.slots.len() {
+                return Err(self.cycle_error(ix));
+            }
+            out.push(ix);
+            cur = self.parent(ix)?;
+        }
+        out.reverse();
+        Ok(out)
+    }
+
+    /// The last `max` entries of root..=leaf, in path order (walks only those, plus a cycle
+    /// check bounded by the session size).
+    pub fn path_tail(&self, leaf: Option<u32>, max: usize) -> Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(max.min(self.slots.len()));
+        let mut cur = leaf;
+        while let Some(ix) = cur {
+            if out.len() == max {
+                break;
+            }
             if out.len() > self.slots.len() {
                 return Err(self.cycle_error(ix));
             }
