@@ -25,7 +25,7 @@ use arbor_ai::event::{AssistantMessageEvent, AssistantMessageEventStream};
 use arbor_ai::faux::{FauxProvider, FauxResponse, FauxStreamOptions};
 use arbor_ai::stream::{ApiProvider, StreamOptions};
 use arbor_ai::{AssistantMessage, ContentBlock, Context, Model, StopReason};
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::{criterion_group, Criterion};
 use futures::StreamExt;
 use tokio::runtime::Runtime;
 
@@ -180,10 +180,43 @@ fn scaling() {
     }
 }
 
+/// The turns counted by `ARBOR_HARNESS_PROBE` (a symbol of its own for
+/// `valgrind --tool=callgrind --toggle-collect='*probe_turns*'`).
+#[inline(never)]
+fn probe_turns(rt: &Runtime, h: &AgentHarness, n: u32) -> Duration {
+    mean_turn(rt, h, n)
+}
+
+/// `ARBOR_HARNESS_PROBE=AT:N`: grows a session to `AT` turns untimed, then runs `N` more in
+/// [`probe_turns`] and prints their mean. Under callgrind, the instructions of the `N` turns
+/// divided by `N` are the per-turn cost at `AT` turns, repeatable on a loaded machine.
+fn probe(spec: &str) {
+    let (at, n) = spec
+        .split_once(':')
+        .and_then(|(a, n)| Some((a.parse::<u32>().ok()?, n.parse::<u32>().ok()?)))
+        .expect("ARBOR_HARNESS_PROBE=AT:N (two integers)");
+    let rt = Runtime::new().expect("runtime");
+    let model = FauxProvider::new().model();
+    let h = harness(memory_session(), Arc::new(ConstProvider), model);
+    for _ in 0..at {
+        rt.block_on(h.prompt("hi", &[])).expect("warm-up turn");
+    }
+    let mean = probe_turns(&rt, &h, n);
+    println!("probe/turn/const/memory at {at} turns: {mean:?} per turn ({n} turns)");
+}
+
 fn all(c: &mut Criterion) {
     bench(c);
     scaling();
 }
 
 criterion_group!(benches, all);
-criterion_main!(benches);
+
+fn main() {
+    if let Ok(spec) = std::env::var("ARBOR_HARNESS_PROBE") {
+        probe(&spec);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -11,6 +11,7 @@
 
 pub mod emit;
 pub mod error;
+pub mod estimate;
 pub mod event;
 #[cfg(feature = "faux")]
 pub mod faux;
@@ -18,6 +19,7 @@ pub mod json;
 pub mod json_error;
 pub mod json_stream;
 pub mod kept;
+pub mod message_list;
 pub mod models;
 pub mod options;
 pub mod overflow;
@@ -31,6 +33,7 @@ pub mod thinking;
 pub mod time;
 pub mod transform;
 pub mod types;
+pub mod work;
 
 pub use error::{AiError, Result};
 pub use event::{AssistantMessageEvent, AssistantMessageEventStream, MessageAccumulator};

@@ -187,6 +187,7 @@ impl TransformState {
         model: &Model,
         mut normalize_id: Option<&mut ToolCallIdNormalizer<'_>>,
     ) {
+        crate::work::add(crate::work::Work::Transformed, 1);
         // First pass: per-message rewriting.
         let out = match msg {
             Message::System(_) => msg.clone(),

@@ -685,70 +685,7 @@ pub struct Context {
     pub tools: Option<Vec<Tool>>,
 }
 
-/// The messages of a request, shared behind a reference count: the harness keeps the
-/// model-visible transcript across turns and hands each request the same list, so building a
-/// request costs no copy of the session (DECISIONS §20.13). Reads go through `Deref`; a write
-/// copies first only when another holder still shares the list.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct MessageList(std::sync::Arc<Vec<Message>>);
-
-impl MessageList {
-    /// The shared vector (a reference-count bump).
-    pub fn shared(&self) -> std::sync::Arc<Vec<Message>> {
-        self.0.clone()
-    }
-}
-
-impl std::ops::Deref for MessageList {
-    type Target = Vec<Message>;
-    fn deref(&self) -> &Vec<Message> {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for MessageList {
-    fn deref_mut(&mut self) -> &mut Vec<Message> {
-        std::sync::Arc::make_mut(&mut self.0)
-    }
-}
-
-impl From<Vec<Message>> for MessageList {
-    fn from(v: Vec<Message>) -> Self {
-        MessageList(std::sync::Arc::new(v))
-    }
-}
-
-impl From<std::sync::Arc<Vec<Message>>> for MessageList {
-    fn from(v: std::sync::Arc<Vec<Message>>) -> Self {
-        MessageList(v)
-    }
-}
-
-impl FromIterator<Message> for MessageList {
-    fn from_iter<I: IntoIterator<Item = Message>>(iter: I) -> Self {
-        MessageList::from(iter.into_iter().collect::<Vec<_>>())
-    }
-}
-
-impl<'a> IntoIterator for &'a MessageList {
-    type Item = &'a Message;
-    type IntoIter = std::slice::Iter<'a, Message>;
-    fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
-    }
-}
-
-impl Serialize for MessageList {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.0.as_slice().serialize(s)
-    }
-}
-
-impl<'de> Deserialize<'de> for MessageList {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Vec::<Message>::deserialize(d).map(MessageList::from)
-    }
-}
+pub use crate::message_list::MessageList;
 
 /// One price tier: applies when the request's input exceeds `input_tokens_above`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

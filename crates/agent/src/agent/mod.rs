@@ -11,9 +11,9 @@ pub mod validate;
 pub use error::{AgentError, AgentHarnessError, ErrorCode};
 pub use event::{AgentEvent, ChangeSource, ModelInfo, RetryOperation};
 pub use run::{
-    run_agent_loop, run_agent_loop_continue, AgentLoopConfig, LoopHooks, NextTurn,
-    ToolCallDecision, ToolCallRequest, ToolCallResult, ToolResultPatch, OPERATION_ABORTED,
-    REQUEST_ABORTED, TOOL_BLOCKED,
+    check_continuable, run_agent_loop, run_agent_loop_continue, AgentLoopConfig, LoopHooks,
+    NextTurn, ToolCallDecision, ToolCallRequest, ToolCallResult, ToolResultPatch,
+    OPERATION_ABORTED, REQUEST_ABORTED, TOOL_BLOCKED,
 };
 pub use tool::{
     llm_tool, AgentTool, ToolError, ToolExecutionMode, ToolInvocation, ToolOutput, ToolProgress,

@@ -241,22 +241,24 @@ pub async fn run_agent_loop_continue(
     hooks: &dyn LoopHooks,
     cancel: CancellationToken,
 ) -> Result<Vec<AgentMessage>, AgentError> {
-    match context.last() {
-        None => {
-            return Err(AgentError::new(
-                super::error::ErrorCode::InvalidState,
-                "Cannot continue: no messages in context",
-            ))
-        }
-        Some(m) if m.role() == "assistant" => {
-            return Err(AgentError::new(
-                super::error::ErrorCode::InvalidState,
-                "Cannot continue from message role: assistant",
-            ))
-        }
-        Some(_) => {}
-    }
+    check_continuable(&context)?;
     run_agent_loop(Vec::new(), context, config, hooks, cancel).await
+}
+
+/// Whether a run can continue from `context` (its last message is not an assistant message);
+/// pi's error otherwise.
+pub fn check_continuable(context: &[AgentMessage]) -> Result<(), AgentError> {
+    match context.last() {
+        None => Err(AgentError::new(
+            super::error::ErrorCode::InvalidState,
+            "Cannot continue: no messages in context",
+        )),
+        Some(m) if m.role() == "assistant" => Err(AgentError::new(
+            super::error::ErrorCode::InvalidState,
+            "Cannot continue from message role: assistant",
+        )),
+        Some(_) => Ok(()),
+    }
 }
 
 /// One call after preparation.

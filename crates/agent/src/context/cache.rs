@@ -120,7 +120,7 @@ impl ProjectionCache {
         self.ctx_pos.insert(self.path[idx].id.clone(), pos);
         let msgs = self.project_position(pos);
         self.starts.push(self.messages.len());
-        Arc::make_mut(&mut self.messages).extend(msgs);
+        self.messages_mut().extend(msgs);
         if let Some(target) = edit_target {
             self.edits.insert(target.clone(), idx);
             if let Some(&tpos) = self.ctx_pos.get(&target) {
@@ -215,13 +215,22 @@ impl ProjectionCache {
             .copied()
             .unwrap_or(self.messages.len());
         let (old_len, new_len) = (end - start, msgs.len());
-        Arc::make_mut(&mut self.messages).splice(start..end, msgs);
+        self.messages_mut().splice(start..end, msgs);
         self.generation = next_generation();
         if old_len != new_len {
             for s in &mut self.starts[pos + 1..] {
                 *s = *s + new_len - old_len;
             }
         }
+    }
+
+    /// The messages for writing: a copy when a handed-out context still shares them (counted,
+    /// DECISIONS §20.21).
+    fn messages_mut(&mut self) -> &mut Vec<AgentMessage> {
+        if Arc::get_mut(&mut self.messages).is_none() {
+            arbor_ai::work::add(arbor_ai::work::Work::Copied, self.messages.len());
+        }
+        Arc::make_mut(&mut self.messages)
     }
 
     fn project_position(&self, pos: usize) -> Vec<AgentMessage> {

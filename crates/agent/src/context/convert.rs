@@ -24,6 +24,7 @@ pub fn convert_to_llm(messages: &[AgentMessage]) -> Vec<Message> {
 
 /// Converts a single agent message; `None` when it has no model-visible form.
 pub fn convert_one(message: &AgentMessage) -> Option<Message> {
+    arbor_ai::work::add(arbor_ai::work::Work::Converted, 1);
     match message {
         AgentMessage::Llm(m) => Some(m.clone()),
         AgentMessage::Custom(c) => {

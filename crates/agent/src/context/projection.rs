@@ -274,6 +274,7 @@ pub fn entry_messages(
     position: usize,
     projectors: &HashMap<String, CustomProjector>,
 ) -> Vec<AgentMessage> {
+    arbor_ai::work::add(arbor_ai::work::Work::Projected, 1);
     match &entry.kind {
         EntryKind::Message(m) => vec![m.message.clone()],
         EntryKind::CustomMessage(c) => vec![AgentMessage::Custom(CustomMessage {
@@ -492,6 +493,7 @@ fn entry_messages_owned(
     position: usize,
     projectors: &HashMap<String, CustomProjector>,
 ) -> Vec<AgentMessage> {
+    arbor_ai::work::add(arbor_ai::work::Work::Projected, 1);
     let ms = entry_ms(&entry);
     match entry.kind {
         EntryKind::Message(m) => vec![m.message],

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 use arbor_ai::{AssistantMessage, ImageContent, Message, StopReason};
 
-use crate::agent::{run_agent_loop_continue, AgentError, AgentEvent, RetryOperation};
+use crate::agent::{check_continuable, run_agent_loop, AgentError, AgentEvent, RetryOperation};
 use crate::compaction::auto::{AutoCompaction, AutoDecision, CheckPoint, CompactionCheck};
 use crate::compaction::{
     compact, prepare_compaction, CompactionEndEvent, CompactionReason, CompactionStartEvent,
@@ -101,7 +101,9 @@ impl AgentHarness {
         let latest_compaction_ms = if after_compaction {
             None
         } else {
-            ctx.messages.iter().find_map(|m| match m {
+            // It is the first message, or the second after the compaction's system message
+            // (DECISIONS §20.22): no scan of the context.
+            ctx.messages.iter().take(2).find_map(|m| match m {
                 AgentMessage::CompactionSummary(c) => Some(c.timestamp.get()),
                 _ => None,
             })
@@ -205,14 +207,25 @@ impl AgentHarness {
                 .session
                 .build_context(&ContextOptions::default())
                 .await?;
+            check_continuable(&ctx.messages)?;
+            // The loop reads every request's messages from the session (`request_messages`);
+            // handing it the projection too would make each append of the run copy it
+            // (DECISIONS §20.23).
+            drop(ctx);
             let config = self.loop_config(None);
             let failure_model = config.model.clone();
             let hooks = RunHooks {
                 harness: self,
                 last_assistant: Mutex::new(None),
             };
-            if let Err(error) =
-                run_agent_loop_continue(ctx.messages, config, &hooks, cancel.clone()).await
+            if let Err(error) = run_agent_loop(
+                Vec::new(),
+                std::sync::Arc::default(),
+                config,
+                &hooks,
+                cancel.clone(),
+            )
+            .await
             {
                 hooks
                     .report_failure(&failure_model, &cancel, &error)

@@ -8,7 +8,7 @@
 //! from the whole context. The list handed to a request is shared, not copied.
 
 use arbor_ai::transform::ModelTransform;
-use arbor_ai::{Message, MessageList, Model};
+use arbor_ai::{MessageList, Model};
 
 use crate::context::convert::convert_one;
 use crate::message::AgentMessage;
@@ -59,7 +59,8 @@ impl RequestCache {
         let settled = transform.take_settled();
         let tail = transform.tail();
         // Unique unless a provider kept the previous request's list: then this copies once.
-        let out: &mut Vec<Message> = &mut self.out;
+        // The list's own appends fold the token estimate's points (DECISIONS §20.20).
+        let out = &mut self.out;
         out.truncate(self.settled);
         out.extend(settled);
         self.settled = out.len();

@@ -11,6 +11,7 @@ mod harness_auto_compaction;
 mod harness_crash;
 mod harness_fsyncs;
 mod harness_incremental;
+mod harness_per_turn_work;
 mod harness_support;
 mod harness_tree;
 mod plans;

@@ -7,7 +7,7 @@ use super::{clamp_level, level_mapping, uses_thinking_level, LevelMapping};
 use crate::error::AiError;
 use crate::models::compat_bool;
 use crate::options::{GoogleThinking, SimpleStreamOptions, StreamOptions, ThinkingBudgets};
-use crate::types::{Content, ContentBlock, Context, Message, Model, StopReason, ThinkingLevel};
+use crate::types::{Context, Model, ThinkingLevel};
 
 /// The wire name of a level (`off`, `minimal`, … `max`).
 pub fn level_name(level: ThinkingLevel) -> &'static str {
@@ -19,125 +19,7 @@ const MIN_ANSWER_TOKENS: u64 = 1024;
 const CONTEXT_SAFETY_TOKENS: i64 = 4096;
 const CONTEXT_SAFETY_RATIO: f64 = 0.15;
 const MIN_OUTPUT_WITH_RATIO_MARGIN: i64 = 32768;
-const CHARS_PER_TOKEN: f64 = 3.5;
-const IMAGE_CHARS: usize = 4800;
-
-fn utf16_len(s: &str) -> usize {
-    s.encode_utf16().count()
-}
-
-fn tokens_for_chars(chars: usize) -> u64 {
-    (chars as f64 / CHARS_PER_TOKEN).ceil() as u64
-}
-
-/// Characters of user/tool-result content: text blocks by length, every other block as an image.
-fn content_chars(content: &Content) -> usize {
-    match content {
-        Content::Text(s) => utf16_len(s),
-        Content::Blocks(blocks) => blocks
-            .iter()
-            .map(|b| match b {
-                ContentBlock::Text(t) => utf16_len(&t.text),
-                _ => IMAGE_CHARS,
-            })
-            .sum(),
-    }
-}
-
-/// A system message rendered as a whole prompt: its text blocks joined by `\n`, then its
-/// non-null sections, blank parts skipped, joined by blank lines (what pi estimates).
-fn system_message_chars(system: &crate::types::SystemMessage) -> usize {
-    let mut parts: Vec<String> = vec![system.content.joined_text("\n")];
-    for value in system.sections.iter().flat_map(|s| s.values()) {
-        if let Some(text) = value.as_str() {
-            parts.push(text.to_string());
-        }
-    }
-    let parts: Vec<&str> = parts
-        .iter()
-        .map(String::as_str)
-        .filter(|p| !p.is_empty())
-        .collect();
-    utf16_len(&parts.join("\n\n"))
-}
-
-fn message_tokens(message: &Message) -> u64 {
-    match message {
-        Message::User(u) => tokens_for_chars(content_chars(&u.content)),
-        Message::ToolResult(r) => tokens_for_chars(content_chars(&r.content)),
-        Message::System(s) => {
-            let mut tokens = tokens_for_chars(system_message_chars(s));
-            if let Some(tools) = s.tools_added.as_ref().filter(|t| !t.is_empty()) {
-                tokens +=
-                    tokens_for_chars(utf16_len(&serde_json::to_string(tools).unwrap_or_default()));
-            }
-            if let Some(tools) = s.tools_removed.as_ref().filter(|t| !t.is_empty()) {
-                tokens +=
-                    tokens_for_chars(utf16_len(&serde_json::to_string(tools).unwrap_or_default()));
-            }
-            tokens
-        }
-        Message::Assistant(a) => tokens_for_chars(
-            a.content
-                .iter()
-                .map(|b| match b {
-                    ContentBlock::Text(t) => utf16_len(&t.text),
-                    ContentBlock::Thinking(t) => utf16_len(&t.thinking),
-                    ContentBlock::ToolCall(c) => {
-                        utf16_len(&c.name) + utf16_len(&c.arguments.to_string())
-                    }
-                    _ => 0,
-                })
-                .sum(),
-        ),
-    }
-}
-
-/// Estimated prompt size: the last trustworthy reported usage plus estimates of what follows,
-/// or estimates of everything.
-///
-/// Runs before every request, so only the messages after that usage are measured (text
-/// lengths, tool arguments); finding it reads each message's timestamp and nothing else.
-pub fn estimate_context_tokens(context: &Context) -> u64 {
-    let mut latest_ts = i64::MIN;
-    let mut usage_at: Option<(usize, u64)> = None;
-    for (i, message) in context.messages.iter().enumerate() {
-        let ts = match message {
-            Message::User(m) => m.timestamp,
-            Message::Assistant(m) => m.timestamp,
-            Message::ToolResult(m) => m.timestamp,
-            Message::System(m) => m.timestamp,
-        };
-        if let Message::Assistant(a) = message {
-            let u = &a.usage;
-            let total = match u.total_tokens {
-                Some(t) if t > 0 => t,
-                _ => u.input + u.output + u.cache_read + u.cache_write,
-            };
-            if a.timestamp.get() >= latest_ts
-                && !matches!(a.stop_reason, StopReason::Error | StopReason::Aborted)
-                && total > 0
-            {
-                usage_at = Some((i, total));
-            }
-        }
-        latest_ts = latest_ts.max(ts.get());
-    }
-    let after = |from: usize| -> u64 { context.messages[from..].iter().map(message_tokens).sum() };
-    match usage_at {
-        Some((index, total)) => total + after(index + 1),
-        None => {
-            // No usage to trust: the system prompt and tools count too.
-            let prompt = context.system_prompt.as_deref().unwrap_or("");
-            let mut system_tokens = tokens_for_chars(utf16_len(prompt));
-            if let Some(tools) = context.tools.as_ref().filter(|t| !t.is_empty()) {
-                system_tokens +=
-                    tokens_for_chars(utf16_len(&serde_json::to_string(tools).unwrap_or_default()));
-            }
-            system_tokens + after(0)
-        }
-    }
-}
+pub use crate::estimate::estimate_context_tokens;
 
 /// Keeps `max_tokens` inside the context window with a safety margin.
 pub fn clamp_max_tokens_to_context(model: &Model, context: &Context, max_tokens: u64) -> u64 {

@@ -3,195 +3,21 @@
 //! pruning, and `arbor --fork … --restore` through the real binary against a 127.0.0.1 mock.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::process::Stdio;
 use std::time::{Duration, SystemTime};
 
-use arbor_agent::agent::{AgentTool, ToolError, ToolInvocation, ToolOutput, ToolRef};
-use arbor_agent::harness::{AgentHarness, HarnessOptions, NavigateOptions, SystemPrompt};
-use arbor_agent::session::{
-    CreateOptions, EntryKind, JsonlRepository, Session, SessionRepository, SessionStorage,
-};
-use arbor_ai::faux::{FauxProvider, FauxResponse};
+use arbor_agent::harness::NavigateOptions;
+use arbor_agent::session::{EntryKind, JsonlRepository};
+use arbor_ai::faux::FauxResponse;
 use arbor_checkpoint::CheckpointSettings;
-use arbor_coding_agent::checkpoints::{
-    housekeeping, navigate, CheckpointHook, Recorder, RestoreMode, Trigger, CHECKPOINT_TYPE,
-    RESTORE_TYPE,
-};
+use arbor_coding_agent::checkpoints::{housekeeping, navigate, RestoreMode, Trigger};
 use arbor_test_support::scripts::{openai_text, openai_tool_calls};
 use arbor_test_support::MockServer;
 use serde_json::{json, Value};
 
-/// `write {path, content}` inside the root.
-struct WriteTool(PathBuf);
-/// `bash {command}`: runs the command, then waits `sleepMs` (cancellable) before answering.
-struct SlowBash(PathBuf);
-
-fn object_schema() -> &'static Value {
-    static S: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
-    S.get_or_init(|| json!({"type": "object"}))
-}
-
-#[async_trait::async_trait]
-impl AgentTool for WriteTool {
-    fn name(&self) -> &str {
-        "write"
-    }
-    fn description(&self) -> &str {
-        "Writes a file"
-    }
-    fn parameters(&self) -> &Value {
-        object_schema()
-    }
-    async fn execute(&self, call: ToolInvocation) -> Result<ToolOutput, ToolError> {
-        let path = self.0.join(call.arguments["path"].as_str().unwrap());
-        std::fs::write(&path, call.arguments["content"].as_str().unwrap()).unwrap();
-        Ok(ToolOutput::text("written"))
-    }
-}
-
-#[async_trait::async_trait]
-impl AgentTool for SlowBash {
-    fn name(&self) -> &str {
-        "bash"
-    }
-    fn description(&self) -> &str {
-        "Runs a command, slowly"
-    }
-    fn parameters(&self) -> &Value {
-        object_schema()
-    }
-    async fn execute(&self, call: ToolInvocation) -> Result<ToolOutput, ToolError> {
-        let ok = Command::new("bash")
-            .current_dir(&self.0)
-            .args(["-c", call.arguments["command"].as_str().unwrap()])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-        let ms = call.arguments["sleepMs"].as_u64().unwrap_or(0);
-        tokio::select! {
-            _ = tokio::time::sleep(Duration::from_millis(ms)) => Ok(ToolOutput::text("ran")),
-            _ = call.cancel.cancelled() => Err(ToolError::new("aborted")),
-        }
-    }
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "u")
-        .env("GIT_AUTHOR_EMAIL", "u@e")
-        .env("GIT_COMMITTER_NAME", "u")
-        .env("GIT_COMMITTER_EMAIL", "u@e")
-        .args(args)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "git {args:?}");
-}
-
-fn repo_with(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
-    git(&root, &["init", "-q"]);
-    for (p, c) in files {
-        std::fs::write(root.join(p), c).unwrap();
-    }
-    git(&root, &["add", "-A"]);
-    git(&root, &["commit", "-qm", "init"]);
-    (dir, root)
-}
-
-fn read(root: &Path, p: &str) -> Option<String> {
-    std::fs::read_to_string(root.join(p)).ok()
-}
-
-struct Rig {
-    _home: tempfile::TempDir,
-    session: Arc<Session>,
-    faux: FauxProvider,
-    harness: AgentHarness,
-    hook: Arc<CheckpointHook>,
-}
-
-async fn rig(root: &Path) -> Rig {
-    let home = tempfile::tempdir().unwrap();
-    let storage = JsonlRepository::new(home.path().join("sessions"))
-        .create(CreateOptions {
-            cwd: root.display().to_string(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    let sid = storage.header().await.unwrap().id;
-    let session = Arc::new(Session::new(Arc::new(storage)));
-    let recorder = Recorder::open(root, &sid, &CheckpointSettings::default(), home.path())
-        .unwrap()
-        .unwrap();
-    let faux = FauxProvider::builder().seed(3).build();
-    let tools: Vec<ToolRef> = vec![
-        Arc::new(WriteTool(root.to_path_buf())),
-        Arc::new(SlowBash(root.to_path_buf())),
-    ];
-    let harness = AgentHarness::new(
-        session.clone(),
-        Arc::new(faux.clone()),
-        HarnessOptions {
-            model: faux.model(),
-            tools,
-            system_prompt: SystemPrompt::Text("test".into()),
-            ..HarnessOptions::default()
-        },
-    )
-    .unwrap();
-    let hook = Arc::new(CheckpointHook::new(Arc::new(recorder), session.clone()));
-    harness.add_hook(hook.clone());
-    Rig {
-        _home: home,
-        session,
-        faux,
-        harness,
-        hook,
-    }
-}
-
-/// Checkpoint triggers and message roles of the log, in order.
-async fn shape(session: &Session) -> Vec<String> {
-    session
-        .entries()
-        .await
-        .unwrap()
-        .iter()
-        .filter_map(|e| match &e.kind {
-            EntryKind::Custom(c) if c.custom_type == CHECKPOINT_TYPE => Some(format!(
-                "cp:{}",
-                c.data.as_ref().unwrap()["trigger"].as_str().unwrap()
-            )),
-            EntryKind::Custom(c) if c.custom_type == RESTORE_TYPE => Some(format!(
-                "restore:{}",
-                c.data.as_ref().unwrap()["mode"].as_str().unwrap()
-            )),
-            EntryKind::Message(_) => {
-                let v = serde_json::to_value(e).unwrap();
-                Some(v["message"]["role"].as_str().unwrap().to_string())
-            }
-            _ => None,
-        })
-        .collect()
-}
-
-async fn id_of_text(session: &Session, needle: &str) -> String {
-    session
-        .entries()
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|e| e.to_json().contains(needle))
-        .unwrap()
-        .id
-}
+use super::checkpoint_support::{
+    checkpoint_refs as refs, id_of_text, new_session, read, recorder, repo_with, rig, shape,
+};
 
 #[tokio::test]
 async fn navigate_moves_the_conversation_the_code_or_both() {
@@ -383,19 +209,6 @@ async fn an_aborted_tool_batch_is_captured() {
     assert_eq!(read(&root, "extra.txt"), None);
 }
 
-fn refs(root: &Path) -> Vec<String> {
-    let out = Command::new("git")
-        .current_dir(root)
-        .args(["for-each-ref", "--format=%(refname)", "refs/arbor/"])
-        .output()
-        .unwrap();
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
-
 #[tokio::test]
 async fn auto_prune_runs_once_per_interval_and_drops_deleted_sessions() {
     let (_dir, root) = repo_with(&[("app.txt", "v1\n")]);
@@ -404,21 +217,13 @@ async fn auto_prune_runs_once_per_interval_and_drops_deleted_sessions() {
     let settings = CheckpointSettings::default();
     let mut files = Vec::new();
     for text in ["one\n", "two\n"] {
-        let storage = sessions
-            .create(CreateOptions {
-                cwd: root.display().to_string(),
-                ..Default::default()
-            })
+        let (session, sid, file) = new_session(home.path(), &root).await;
+        files.push(file);
+        std::fs::write(root.join("app.txt"), text).unwrap();
+        recorder(&root, &sid, home.path())
+            .capture(&session, Trigger::Manual)
             .await
             .unwrap();
-        let sid = storage.header().await.unwrap().id;
-        files.push(PathBuf::from(storage.location()));
-        let session = Session::new(Arc::new(storage));
-        let recorder = Recorder::open(&root, &sid, &settings, home.path())
-            .unwrap()
-            .unwrap();
-        std::fs::write(root.join("app.txt"), text).unwrap();
-        recorder.capture(&session, Trigger::Manual).await.unwrap();
     }
     assert_eq!(refs(&root).len(), 2);
     std::fs::remove_file(&files[0]).unwrap();
@@ -466,29 +271,22 @@ async fn auto_prune_runs_once_per_interval_and_drops_deleted_sessions() {
 // ---- the binary ----------------------------------------------------------------------------
 
 struct Lab {
-    _dir: tempfile::TempDir,
+    _dirs: (tempfile::TempDir, tempfile::TempDir),
     home: PathBuf,
     repo: PathBuf,
 }
 
 fn lab(server: &MockServer) -> Lab {
-    let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("home");
-    let repo = dir.path().join("repo");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&repo).unwrap();
-    let repo = repo.canonicalize().unwrap();
-    git(&repo, &["init", "-q"]);
-    std::fs::write(repo.join("app.txt"), "v1\n").unwrap();
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-qm", "init"]);
+    let home_dir = tempfile::tempdir().unwrap();
+    let home = home_dir.path().to_path_buf();
+    let (repo_dir, repo) = repo_with(&[("app.txt", "v1\n")]);
     let models = json!({"providers": {
         "mock": {"baseUrl": format!("{}/v1", server.url()), "api": "openai-completions", "apiKey": "test-key",
                  "models": [{"id": "mock-model", "name": "Mock Model", "contextWindow": 32000, "maxTokens": 4096}]}
     }});
     std::fs::write(home.join("models.json"), models.to_string()).unwrap();
     Lab {
-        _dir: dir,
+        _dirs: (home_dir, repo_dir),
         home,
         repo,
     }

@@ -7,61 +7,15 @@ use std::process::Command;
 use std::sync::Arc;
 
 use arbor_agent::message::AgentMessage;
-use arbor_agent::session::{CreateOptions, JsonlRepository, Session, SessionRepository};
+use arbor_agent::session::{JsonlRepository, Session, SessionRepository};
 use arbor_checkpoint::CheckpointSettings;
 use arbor_coding_agent::checkpoints::{Recorded, Recorder, RestoreMode};
 use serde_json::{json, Value};
 
+use super::checkpoint_support::{
+    checkpoint_refs, files, git, new_session, recorder, repo_with, sh, write,
+};
 use super::{arbor, ok, shared_dir, Run};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "user")
-        .env("GIT_AUTHOR_EMAIL", "user@example.com")
-        .env("GIT_COMMITTER_NAME", "user")
-        .env("GIT_COMMITTER_EMAIL", "user@example.com")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn write(root: &Path, rel: &str, bytes: &[u8]) {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, bytes).unwrap();
-}
-
-/// Every file under `root` except `.git`, with its bytes.
-fn files(root: &Path) -> Vec<(String, Vec<u8>)> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let e = e.unwrap();
-            if e.file_name() == ".git" {
-                continue;
-            }
-            let p = e.path();
-            if p.is_dir() {
-                walk(root, &p, out);
-            } else {
-                out.push((
-                    p.strip_prefix(root).unwrap().display().to_string(),
-                    std::fs::read(&p).unwrap(),
-                ));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(root, root, &mut out);
-    out.sort();
-    out
-}
 
 /// Branches, tags, stash, HEAD and its reflog, and the index file's bytes.
 fn user_state(root: &Path) -> (String, String, String, Option<Vec<u8>>, Option<Vec<u8>>) {
@@ -115,29 +69,6 @@ fn tool_result(id: &str, name: &str, ts: i64) -> AgentMessage {
     )
 }
 
-/// A fresh JSONL session under `home/sessions` for `cwd`.
-async fn new_session(home: &Path, cwd: &Path) -> (Session, String, PathBuf) {
-    let repo = JsonlRepository::new(home.join("sessions"));
-    let storage = repo
-        .create(CreateOptions {
-            cwd: cwd.display().to_string(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
-    let header = arbor_agent::session::SessionStorage::header(&storage)
-        .await
-        .unwrap();
-    let path = PathBuf::from(arbor_agent::session::SessionStorage::location(&storage));
-    (Session::new(Arc::new(storage)), header.id, path)
-}
-
-fn recorder(cwd: &Path, session_id: &str, home: &Path) -> Recorder {
-    Recorder::open(cwd, session_id, &CheckpointSettings::default(), home)
-        .unwrap()
-        .unwrap()
-}
-
 /// One agent turn: turn start capture, the prompt, one tool batch that runs `tools` (each a
 /// tool name and what it does to the files), the batch-end capture, the final answer.
 async fn turn(
@@ -181,39 +112,38 @@ async fn turn(
         .unwrap()
 }
 
-fn sh(dir: &Path, script: &str) {
-    let out = Command::new("bash")
-        .current_dir(dir)
-        .args(["-c", script])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{script}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+/// The login repository (committed, plus an ignored `build.log`), a home and a fresh session
+/// for it.
+struct Login {
+    _repo: tempfile::TempDir,
+    home: tempfile::TempDir,
+    root: PathBuf,
+    session: Session,
+    sid: String,
+    path: PathBuf,
 }
 
-fn login_repo() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path();
-    git(root, &["init", "-q", "-b", "main"]);
-    write(root, ".gitignore", b"*.log\n");
-    write(
+async fn login() -> Login {
+    let (repo, root) = repo_with(&[
+        (".gitignore", "*.log\n"),
+        (
+            "src/login.rs",
+            "fn login(user: &str) -> bool {\n    check_password(user)\n}\n",
+        ),
+        ("src/config.toml", "timeout = 30\nmode = \"password\"\n"),
+        ("README.md", "# Login\n"),
+    ]);
+    write(&root, "build.log", b"ignored output\n");
+    let home = tempfile::tempdir().unwrap();
+    let (session, sid, path) = new_session(home.path(), &root).await;
+    Login {
+        _repo: repo,
+        home,
         root,
-        "src/login.rs",
-        b"fn login(user: &str) -> bool {\n    check_password(user)\n}\n",
-    );
-    write(
-        root,
-        "src/config.toml",
-        b"timeout = 30\nmode = \"password\"\n",
-    );
-    write(root, "README.md", b"# Login\n");
-    git(root, &["add", "-A"]);
-    git(root, &["commit", "-q", "-m", "initial"]);
-    write(root, "build.log", b"ignored output\n");
-    dir
+        session,
+        sid,
+        path,
+    }
 }
 
 struct Seed {
@@ -231,10 +161,14 @@ struct Seed {
 /// Seed 001: plan A (write + edit + a bash `sed`), back to before the plan A prompt with the
 /// code, plan B (edits, a deleted file, a binary file).
 async fn seed_001() -> (Seed, Recorder) {
-    let repo = login_repo();
-    let home = tempfile::tempdir().unwrap();
-    let root = repo.path().canonicalize().unwrap();
-    let (session, sid, path) = new_session(home.path(), &root).await;
+    let Login {
+        _repo: repo,
+        home,
+        root,
+        session,
+        sid,
+        path,
+    } = login().await;
     let rec = recorder(&root, &sid, home.path());
     let initial = files(&root);
 
@@ -414,10 +348,14 @@ async fn user_edits_outside_the_agent_are_captured_first_and_can_be_restored() {
 
 #[tokio::test]
 async fn turn_start_records_user_changes_and_an_unchanged_workspace_records_nothing() {
-    let repo = login_repo();
-    let home = tempfile::tempdir().unwrap();
-    let root = repo.path().canonicalize().unwrap();
-    let (session, sid, _) = new_session(home.path(), &root).await;
+    let Login {
+        _repo,
+        home,
+        root,
+        session,
+        sid,
+        ..
+    } = login().await;
     let rec = recorder(&root, &sid, home.path());
     assert!(matches!(
         rec.turn_start(&session).await.unwrap(),
@@ -532,10 +470,14 @@ async fn a_plain_directory_uses_the_snapshot_store() {
 
 #[tokio::test]
 async fn no_checkpoint_above_the_target_is_a_clear_refusal() {
-    let repo = login_repo();
-    let home = tempfile::tempdir().unwrap();
-    let root = repo.path().canonicalize().unwrap();
-    let (session, sid, _) = new_session(home.path(), &root).await;
+    let Login {
+        _repo,
+        home,
+        root,
+        session,
+        sid,
+        ..
+    } = login().await;
     let first = session
         .append_message(user("before checkpoints existed", 1))
         .await
@@ -723,10 +665,14 @@ async fn pi_reads_the_session_with_checkpoint_entries_and_builds_the_same_contex
 
 #[tokio::test]
 async fn prune_checkpoints_drops_deleted_sessions_and_keeps_live_ones() {
-    let repo = login_repo();
-    let home = tempfile::tempdir().unwrap();
-    let root = repo.path().canonicalize().unwrap();
-    let (live, live_id, _) = new_session(home.path(), &root).await;
+    let Login {
+        _repo,
+        home,
+        root,
+        session: live,
+        sid: live_id,
+        ..
+    } = login().await;
     let (dead, dead_id, dead_path) = new_session(home.path(), &root).await;
     recorder(&root, &live_id, home.path())
         .turn_start(&live)
@@ -737,29 +683,21 @@ async fn prune_checkpoints_drops_deleted_sessions_and_keeps_live_ones() {
         .turn_start(&dead)
         .await
         .unwrap();
-    let refs = || {
-        git(
-            &root,
-            &["for-each-ref", "--format=%(refname)", "refs/arbor/"],
+    assert_eq!(checkpoint_refs(&root).len(), 2);
+    std::fs::remove_file(&dead_path).unwrap();
+    let dir = root.display().to_string();
+    let prune = || {
+        run_arbor(
+            home.path(),
+            &["session", "prune-checkpoints", "--dir", &dir],
         )
     };
-    assert_eq!(refs().lines().count(), 2);
-    std::fs::remove_file(&dead_path).unwrap();
-    let out = ok(arbor(home.path())
-        .args([
-            "session",
-            "prune-checkpoints",
-            "--dir",
-            &root.display().to_string(),
-        ])
-        .output()
-        .unwrap()
-        .into());
+    let out = ok(prune());
     assert_eq!(
         out.stdout,
         "pruned 1 checkpoints of deleted sessions, 0 beyond the limits, 0 unreferenced snapshot files\n"
     );
-    let left = refs();
+    let left = checkpoint_refs(&root).join("\n");
     assert!(
         left.contains(&live_id) && !left.contains(&dead_id),
         "{left}"
@@ -770,16 +708,7 @@ async fn prune_checkpoints_drops_deleted_sessions_and_keeps_live_ones() {
         r#"{"checkpoints": {"maxPerSession": 0}}"#,
     )
     .unwrap();
-    let out = ok(arbor(home.path())
-        .args([
-            "session",
-            "prune-checkpoints",
-            "--dir",
-            &root.display().to_string(),
-        ])
-        .output()
-        .unwrap()
-        .into());
+    let out = ok(prune());
     assert!(
         out.stdout.contains(", 1 beyond the limits"),
         "{}",
@@ -790,16 +719,7 @@ async fn prune_checkpoints_drops_deleted_sessions_and_keeps_live_ones() {
         r#"{"checkpoints": {"maxPerSession": -1}}"#,
     )
     .unwrap();
-    let bad: Run = arbor(home.path())
-        .args([
-            "session",
-            "prune-checkpoints",
-            "--dir",
-            &root.display().to_string(),
-        ])
-        .output()
-        .unwrap()
-        .into();
+    let bad = prune();
     assert_eq!(bad.code, 1);
     assert!(
         bad.stderr

@@ -4,6 +4,7 @@ mod agent_e2e;
 mod basics;
 mod checkpoint_app;
 mod checkpoint_harness;
+mod checkpoint_support;
 mod checkpoints;
 mod context_json;
 mod errors;
