@@ -65,6 +65,8 @@ pub struct Transcript {
     top: Option<usize>,
     /// Rows of the last drawn area, for paging.
     viewport: u16,
+    /// Items [`load`](Self::load) put in; those after it came live.
+    loaded: usize,
     layouts: u64,
 }
 
@@ -83,6 +85,7 @@ impl Transcript {
             width: 0,
             top: None,
             viewport: 0,
+            loaded: 0,
             layouts: 0,
         }
     }
@@ -94,6 +97,7 @@ impl Transcript {
         self.streaming = None;
         self.open = None;
         self.rows.clear();
+        self.loaded = 0;
         self.top = None;
     }
 
@@ -103,6 +107,43 @@ impl Transcript {
         self.clear();
         for m in messages {
             self.push_message(m);
+        }
+        self.loaded = self.items.len();
+    }
+
+    /// Takes over `full`'s content (a whole branch loaded behind the first frame, which showed
+    /// only its tail; DECISIONS §23.102), keeping the toggles and the items that arrived after
+    /// [`load`](Self::load) (notices). The view follows the bottom again.
+    pub fn adopt(&mut self, full: Transcript) {
+        let live: Vec<Item> = self
+            .items
+            .drain(self.loaded.min(self.items.len())..)
+            .collect();
+        let (thinking, tools, width, viewport, layouts) = (
+            self.show_thinking,
+            self.expand_tools,
+            self.width,
+            self.viewport,
+            self.layouts,
+        );
+        *self = full;
+        self.loaded = self.items.len();
+        (
+            self.show_thinking,
+            self.expand_tools,
+            self.width,
+            self.viewport,
+        ) = (thinking, tools, width, viewport);
+        self.layouts += layouts;
+        for item in live {
+            let tool = match &item.body {
+                Body::Tool(t) => Some(t.id.clone()),
+                _ => None,
+            };
+            let i = self.push(item.body);
+            if let Some(id) = tool {
+                self.tools.insert(id, i);
+            }
         }
     }
 
