@@ -134,15 +134,6 @@ pub trait SessionStorage: Send + Sync {
     async fn path_to_root_or_compaction(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>>;
     /// The full ancestry root..=leaf (default: the current leaf), in root-to-leaf order.
     async fn ancestry(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>>;
-    /// The last `max_entries` entries of the path root..=leaf (default: the current leaf), in
-    /// path order: what a UI draws first. Backends with an index override this to read only
-    /// those entries.
-    async fn path_tail(&self, leaf: Option<&str>, max_entries: usize) -> Result<Vec<SessionEntry>> {
-        let mut path = self.ancestry(leaf).await?;
-        let skip = path.len().saturating_sub(max_entries);
-        path.drain(..skip);
-        Ok(path)
-    }
     /// A page of the log: entries with `seq > after_seq`, at most `limit` of them.
     async fn entries(&self, after_seq: Option<u64>, limit: Option<usize>) -> Result<EntryPage>;
     /// Children of `id` (roots for `None`), in log order.
