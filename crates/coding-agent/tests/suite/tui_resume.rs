@@ -132,7 +132,11 @@ async fn first_frame_from_the_tail_then_the_waiting_prompt_goes_out() {
     let (faux, mut d) = resumed().await;
     // The first frame: the tail only, the footer says the rest is loading.
     assert!(d.state.is_loading());
-    assert!(d.transcript.len() <= FIRST_FRAME_ENTRIES, "{}", d.transcript.len());
+    assert!(
+        d.transcript.len() <= FIRST_FRAME_ENTRIES,
+        "{}",
+        d.transcript.len()
+    );
     let first = screen(&mut d, 70, 14);
     assert!(first.contains("answer 399"), "{first}");
     assert!(first.contains("loading session…"), "{first}");
@@ -217,7 +221,9 @@ async fn a_short_session_loads_at_once() {
     let faux = FauxProvider::builder().seed(5).build();
     let session = Arc::new(Session::new(Arc::new(MemoryStorage::new("/work/project"))));
     session
-        .append_message(msg(json!({"role": "user", "content": "hi", "timestamp": 1})))
+        .append_message(msg(
+            json!({"role": "user", "content": "hi", "timestamp": 1}),
+        ))
         .await
         .unwrap();
     let harness = AgentHarness::new(
