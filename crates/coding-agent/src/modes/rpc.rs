@@ -785,7 +785,7 @@ async fn run_bash(
         truncated,
         full_output_path: full.clone(),
         exclude_from_context: exclude.then_some(true),
-        timestamp: arbor_ai::time::now_ms(),
+        timestamp: arbor_ai::time::now_ms().into(),
         ..Default::default()
     };
     app.harness

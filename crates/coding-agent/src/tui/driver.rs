@@ -547,7 +547,7 @@ impl Driver {
                         truncated: run.truncated,
                         full_output_path: run.full_output_path,
                         exclude_from_context: (!include).then_some(true),
-                        timestamp: arbor_ai::time::now_ms(),
+                        timestamp: arbor_ai::time::now_ms().into(),
                         ..Default::default()
                     };
                     if let Err(e) = h.append_message(AgentMessage::BashExecution(message)).await {
