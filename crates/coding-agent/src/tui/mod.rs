@@ -40,7 +40,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use arbor_agent::session::{ForkOptions, ForkPosition, JsonlRepository, SessionRepository};
 use crossterm::event::{Event, EventStream, MouseEventKind};
 use futures::StreamExt;
 
@@ -152,7 +151,11 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
                 Effect::New | Effect::Clone | Effect::ForkAt { .. } | Effect::OpenSession(_) => {
                     match switch(&args, session_dir, &driver, &effect).await {
                         Ok(Some(next)) => {
+                            let plan = driver.take_fork_restore();
                             driver = Driver::new(Ctx::from_app(next), theme).await?;
+                            if matches!(effect, Effect::ForkAt { .. } | Effect::Clone) {
+                                driver.finish_fork_restore(plan).await;
+                            }
                             if let Effect::ForkAt { text, .. } = &effect {
                                 driver.state.editor.set_text(text);
                             }
@@ -223,32 +226,12 @@ async fn switch(
         }
         Effect::OpenSession(location) => next.session = Some(location.clone()),
         Effect::Clone | Effect::ForkAt { .. } => {
-            let Some(file) = &driver.ctx.session_file else {
-                return Err(CliError::Startup(
-                    "This session is not stored (--no-session): there is nothing to copy".into(),
-                ));
+            let before = match effect {
+                Effect::ForkAt { entry_id, .. } => Some(entry_id.as_str()),
+                _ => None,
             };
-            let (entry_id, position) = match effect {
-                Effect::ForkAt { entry_id, .. } => (Some(entry_id.clone()), ForkPosition::Before),
-                _ => (driver.ctx.session.leaf_id().await?, ForkPosition::At),
-            };
-            let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
-            let repo = JsonlRepository::flat(dir);
-            let copy = repo
-                .fork(
-                    &file.display().to_string(),
-                    ForkOptions {
-                        entry_id,
-                        position,
-                        ..Default::default()
-                    },
-                )
-                .await?;
-            let location = arbor_agent::session::SessionStorage::location(&copy);
             // A copy with no message yet is not written until its first one: start it fresh.
-            if Path::new(&location).is_file() {
-                next.session = Some(location);
-            }
+            next.session = driver.fork_file(before).await?;
         }
         _ => return Ok(None),
     }

@@ -18,6 +18,7 @@ mod tools;
 mod tree_view;
 mod tui_app;
 mod tui_pickers;
+mod tui_restore;
 mod tui_smoke;
 mod tui_transcript;
 mod tui_tree;
