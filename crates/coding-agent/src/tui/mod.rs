@@ -102,8 +102,13 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
     let signal = crate::modes::shutdown_signal();
     tokio::pin!(signal);
     let mut code = 0u8;
+    let mut first_frame = true;
     loop {
         draw(&mut guard, &mut driver)?;
+        if first_frame {
+            first_frame = false;
+            panic_after_first_frame_if_asked();
+        }
         tokio::select! {
             ev = events.next() => match ev {
                 Some(Ok(e)) => {
@@ -187,6 +192,22 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
     drop(guard);
     Ok(ExitCode::from(code))
 }
+
+/// The environment variable that makes a debug build panic right after its first frame.
+pub const TEST_PANIC_ENV: &str = "ARBOR_TEST_PANIC_AFTER_FIRST_FRAME";
+
+/// Test hook, compiled into debug builds only (DECISIONS §23.121): with
+/// `ARBOR_TEST_PANIC_AFTER_FIRST_FRAME=1` the UI panics once it has drawn, so the tmux test
+/// can prove the panic hook gives the shell its terminal back. Release builds ignore it.
+#[cfg(debug_assertions)]
+fn panic_after_first_frame_if_asked() {
+    if std::env::var_os(TEST_PANIC_ENV).is_some_and(|v| v == "1") {
+        panic!("{TEST_PANIC_ENV}=1: a deliberate panic after the first frame");
+    }
+}
+
+#[cfg(not(debug_assertions))]
+fn panic_after_first_frame_if_asked() {}
 
 fn draw(guard: &mut TerminalGuard, driver: &mut Driver) -> Result<(), CliError> {
     guard
