@@ -24,6 +24,7 @@ pub mod driver;
 pub mod editor;
 pub mod footer;
 pub mod fork_picker;
+pub mod image_label;
 pub mod list;
 pub mod picker;
 pub mod slash;
