@@ -1,6 +1,7 @@
 //! The TUI's code restores beyond `/tree` (issue 16): `/fork` asks what to restore, a restore
 //! says how to undo it and `/undo-restore` does; `branchSummary.skipPrompt` skips "Summarize
-//! branch?". Driven by keys through the driver over a real harness and real git repositories.
+//! branch?"; `/resume` lists every folder's sessions on Tab. Driven by keys through the driver
+//! over a real harness, real git repositories and a real session store.
 
 use std::path::{Path, PathBuf};
 
@@ -264,4 +265,82 @@ async fn fork_points_without_a_checkpoint_fork_straight_away() {
         matches!(effects.first(), Some(Effect::ForkAt { text, .. }) if text == "hello"),
         "{effects:?}"
     );
+}
+
+/// `/resume` through the driver over a real per-folder session store: the current folder's
+/// sessions first, Tab lists every folder's (each with its cwd), a fork threaded under its
+/// source, and a search finds a first message in another folder.
+#[tokio::test]
+async fn resume_lists_this_folder_then_every_folder_on_tab() {
+    use arbor_agent::session::{ForkOptions, JsonlRepository};
+    let home = tempfile::tempdir().unwrap();
+    let repo = JsonlRepository::new(home.path().join("sessions"));
+    let mut r = rig_with_settings(settings()).await;
+    let here = r.driver.ctx.cwd.display().to_string();
+    let mut locations = Vec::new();
+    for (cwd, first) in [
+        (here.as_str(), "fix the parser here"),
+        ("/elsewhere/api", "write the api docs"),
+    ] {
+        let s = repo
+            .create(CreateOptions {
+                cwd: cwd.into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let session = arbor_agent::session::Session::new(std::sync::Arc::new(s));
+        session
+            .append_message(arbor_agent::message::AgentMessage::Llm(
+                arbor_ai::Message::User(arbor_ai::types::UserMessage {
+                    content: arbor_ai::Content::Text(first.into()),
+                    timestamp: 1,
+                    ..Default::default()
+                }),
+            ))
+            .await
+            .unwrap();
+        session.storage().save_point().await.unwrap();
+        locations.push(arbor_agent::session::SessionStorage::location(
+            session.storage().as_ref(),
+        ));
+    }
+    let fork = repo
+        .fork(&locations[1], ForkOptions::default())
+        .await
+        .unwrap();
+    let fork_id = arbor_agent::session::SessionStorage::header(&fork)
+        .await
+        .unwrap()
+        .id;
+    drop(fork);
+    r.driver.ctx.repo = Some(repo);
+    r.send("/resume").await;
+    let Some(Overlay::Sessions(p)) = &r.driver.state.overlay else {
+        panic!("no picker: {:?}", r.driver.state.overlay)
+    };
+    assert_eq!(p.shown().count(), 1);
+    let screen = r.screen(90, 14);
+    assert!(screen.contains("[current folder]"), "{screen}");
+    assert!(screen.contains("fix the parser here"), "{screen}");
+    assert!(!screen.contains("write the api docs"), "{screen}");
+    r.driver.dispatch(key(KeyCode::Tab)).await;
+    let Some(Overlay::Sessions(p)) = &r.driver.state.overlay else {
+        panic!("the picker closed")
+    };
+    let shown: Vec<(String, usize)> = p.shown().map(|(id, d)| (id.to_owned(), d)).collect();
+    assert_eq!(shown.len(), 3, "{shown:?}");
+    assert!(
+        shown.contains(&(fork_id, 1)),
+        "the fork is threaded: {shown:?}"
+    );
+    let screen = r.screen(90, 14);
+    assert!(screen.contains("[all folders]"), "{screen}");
+    assert!(screen.contains("/elsewhere/api"), "{screen}");
+    assert!(screen.contains(&here), "{screen}");
+    r.type_text("api docs").await;
+    let Some(Overlay::Sessions(p)) = &r.driver.state.overlay else {
+        panic!("the picker closed")
+    };
+    assert_eq!(p.shown().count(), 2, "the source and its fork match");
 }
