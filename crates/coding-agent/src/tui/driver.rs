@@ -14,7 +14,7 @@ use std::time::Instant;
 use arbor_agent::agent::ErrorCode;
 use arbor_agent::context::projection::ContextOptions;
 use arbor_agent::harness::{AgentHarness, Phase};
-use arbor_agent::message::{AgentMessage, BashExecutionMessage};
+use arbor_agent::message::AgentMessage;
 use arbor_agent::session::{EntryKind, Session};
 use arbor_ai::models::ModelRegistry;
 use arbor_ai::{Message, ThinkingLevel};
@@ -414,18 +414,8 @@ impl Driver {
                     ..Default::default()
                 };
                 self.tasks.spawn(async move {
-                    let run = super::bash::run(cwd, settings, &command, cancel).await;
-                    let message = BashExecutionMessage {
-                        command: command.clone(),
-                        output: run.output.clone(),
-                        exit_code: run.exit_code,
-                        cancelled: run.cancelled,
-                        truncated: run.truncated,
-                        full_output_path: run.full_output_path,
-                        exclude_from_context: (!include).then_some(true),
-                        timestamp: arbor_ai::time::now_ms(),
-                        ..Default::default()
-                    };
+                    let run = crate::user_bash::run(cwd, settings, &command, cancel, None).await;
+                    let message = run.message(&command, include);
                     if let Err(e) = h.append_message(AgentMessage::BashExecution(message)).await {
                         let _ = tx.send(AppEvent::Done(Outcome::Error(e.to_string())));
                     }

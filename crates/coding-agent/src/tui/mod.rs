@@ -18,7 +18,6 @@
 //!   (restore mode, "Summarize branch?") and the summary's progress.
 //! - [`picker`]: the session picker (`/resume`, `-r`) and the model picker (`/model`).
 
-pub mod bash;
 pub mod component;
 pub mod driver;
 pub mod editor;
@@ -27,6 +26,7 @@ pub mod fork_picker;
 pub mod image_label;
 pub mod list;
 pub mod picker;
+pub mod query;
 pub mod slash;
 pub mod state;
 pub mod summarize;
