@@ -55,7 +55,7 @@ async fn plan_a_then_b(r: &mut Rig, root: &Path) {
             "write",
             json!({"path": "app.txt", "content": format!("plan {plan}\n")}),
         ));
-        r.faux.push(FauxResponse::text(&format!("{plan} done")));
+        r.faux.push(FauxResponse::text(format!("{plan} done")));
         r.send(&format!("plan {plan}")).await;
         r.driver.settle().await;
     }
