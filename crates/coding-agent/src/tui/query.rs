@@ -1,5 +1,5 @@
 //! The search line of a picker (sessions, models): typed characters go in, Backspace takes
-//! one out, Ctrl+U and Esc clear it. Shared so every picker edits its query the same way;
+//! one out, Ctrl+U and Esc clear it (DECISIONS §23.125). Shared so every picker edits its query the same way;
 //! [`super::list::ListCursor`] is its companion for moving through the matches.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
