@@ -306,6 +306,7 @@ struct Pane {
     tmux: Tmux,
     out: PathBuf,
     home: PathBuf,
+    repo: PathBuf,
     tty: String,
     _dir: tempfile::TempDir,
 }
@@ -320,6 +321,24 @@ impl Pane {
         let out = dir.path().join("out");
         for d in [&home, &repo, &out] {
             std::fs::create_dir_all(d).unwrap();
+        }
+        // A git repository with one commit: checkpoints go to git's object store.
+        for args in [
+            &["init", "-q"][..],
+            &["add", "-A"][..],
+            &["commit", "-q", "--allow-empty", "-m", "init"][..],
+        ] {
+            let ok = std::process::Command::new("git")
+                .current_dir(&repo)
+                .env("GIT_AUTHOR_NAME", "u")
+                .env("GIT_AUTHOR_EMAIL", "u@e")
+                .env("GIT_COMMITTER_NAME", "u")
+                .env("GIT_COMMITTER_EMAIL", "u@e")
+                .args(args)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "git {args:?}");
         }
         let models = json!({"providers": {
             "mock": {"baseUrl": format!("{}/v1", server.url()), "api": "openai-completions", "apiKey": "test-key",
@@ -378,6 +397,7 @@ impl Pane {
             tmux,
             out,
             home,
+            repo,
             tty,
             _dir: dir,
         }
@@ -550,4 +570,74 @@ async fn sigterm_and_sighup_save_the_session_and_restore_the_terminal() {
             "SIG{signal}: {text}"
         );
     }
+}
+
+/// `/fork` in the real binary with "both": the forked session starts with the files of the fork
+/// point, the transcript names the undo, and `/undo-restore` brings plan B's files back
+/// (DECISIONS §27.20, §27.21).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fork_restores_the_code_and_undo_restore_brings_it_back() {
+    if !tmux_or_skip("tui fork restore") {
+        return;
+    }
+    use arbor_test_support::scripts::openai_tool_calls;
+    let server = MockServer::start().await.unwrap();
+    for plan in ["A", "B"] {
+        server.push(openai_tool_calls(&[(
+            &format!("call_{plan}"),
+            "write",
+            json!({"path": "app.txt", "content": format!("plan {plan}\n")}),
+        )]));
+        server.push(openai_text(&format!("{plan} done")));
+    }
+    let pane = Pane::start(&server, "fork", &[]).await;
+    let app = || std::fs::read_to_string(pane.repo.join("app.txt")).unwrap_or_default();
+    pane.tmux.wait_for("mock/mock-model").await;
+    for plan in ["A", "B"] {
+        pane.tmux.literal(&format!("plan {plan}")).await;
+        pane.tmux.keys(&["Enter"]).await;
+        pane.tmux.wait_for(&format!("{plan} done")).await;
+        let start = Instant::now();
+        while pane.tmux.capture().await.contains("esc to abort") {
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "the turn never ended"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    assert_eq!(app(), "plan B\n");
+    pane.tmux.literal("/fork").await;
+    pane.tmux.keys(&["Enter"]).await;
+    pane.tmux.wait_for("Fork from before which message?").await;
+    pane.tmux.keys(&["Enter"]).await;
+    pane.tmux.wait_for("Restore what?").await;
+    pane.tmux.keys(&["3"]).await;
+    let screen = pane.tmux.wait_for("/undo-restore puts them back").await;
+    assert!(
+        screen.contains("Workspace restored to checkpoint"),
+        "{screen}"
+    );
+    assert_eq!(app(), "plan A\n");
+    assert_eq!(session_files(&pane.home).len(), 2);
+    // The fork's editor holds "plan B"; clear it, then undo.
+    pane.tmux.keys(&["C-c"]).await;
+    pane.tmux.literal("/undo-restore").await;
+    pane.tmux.keys(&["Enter"]).await;
+    pane.tmux.wait_for("Workspace back to checkpoint").await;
+    assert_eq!(app(), "plan B\n");
+    pane.tmux.literal("/quit").await;
+    pane.tmux.keys(&["Enter"]).await;
+    pane.tmux.wait_for(SHELL_BACK).await;
+    assert_eq!(pane.status(), "exit=0");
+    let restores: usize = session_files(&pane.home)
+        .iter()
+        .map(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .matches("\"customType\":\"arbor.workspace_restore\"")
+                .count()
+        })
+        .sum();
+    assert_eq!(restores, 2, "the fork's restore and its undo");
 }
