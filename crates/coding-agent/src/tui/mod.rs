@@ -102,6 +102,10 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let signal = crate::modes::shutdown_signal();
     tokio::pin!(signal);
+    // In raw mode Ctrl+C is a key; a SIGINT can only come from outside (`kill -INT`), and it
+    // ends the UI in order like SIGTERM (DECISIONS §23.127).
+    let mut interrupt =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
     let mut code = 0u8;
     let mut first_frame = true;
     loop {
@@ -130,6 +134,10 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
             _ = tick.tick(), if driver.busy() => driver.dispatch(AppEvent::Tick).await,
             c = &mut signal => {
                 code = c;
+                break;
+            }
+            Some(()) = async { interrupt.as_mut()?.recv().await }, if interrupt.is_some() => {
+                code = 130;
                 break;
             }
         }

@@ -518,15 +518,15 @@ async fn a_panic_gives_the_shell_its_terminal_back() {
     pane.assert_restored().await;
 }
 
-/// SIGTERM and SIGHUP while an answer streams: the turn is aborted in order, the session file
+/// SIGTERM, SIGHUP and an outside SIGINT while an answer streams: the turn is aborted in order, the session file
 /// holds the prompt and the aborted answer (every line whole JSON), the terminal is restored
 /// and the exit code is 128 + the signal.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_and_sighup_save_the_session_and_restore_the_terminal() {
+async fn signals_save_the_session_and_restore_the_terminal() {
     if !tmux_or_skip("tui signals") {
         return;
     }
-    for (signal, code) in [("TERM", 143), ("HUP", 129)] {
+    for (signal, code) in [("TERM", 143), ("HUP", 129), ("INT", 130)] {
         let server = MockServer::start().await.unwrap();
         let first = json!({"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"role": "assistant", "content": "A partial answer"}}]});
         server.push(
@@ -626,10 +626,13 @@ async fn fork_restores_the_code_and_undo_restore_brings_it_back() {
     pane.tmux.keys(&["Enter"]).await;
     pane.tmux.wait_for("Workspace back to checkpoint").await;
     assert_eq!(app(), "plan B\n");
-    pane.tmux.literal("/quit").await;
-    pane.tmux.keys(&["Enter"]).await;
+    // Ctrl+C twice on the empty editor quits, and the terminal is the shell's again.
+    pane.tmux.keys(&["C-c"]).await;
+    pane.tmux.wait_for("Press Ctrl+C again to quit").await;
+    pane.tmux.keys(&["C-c"]).await;
     pane.tmux.wait_for(SHELL_BACK).await;
     assert_eq!(pane.status(), "exit=0");
+    pane.assert_restored().await;
     let restores: usize = session_files(&pane.home)
         .iter()
         .map(|f| {
