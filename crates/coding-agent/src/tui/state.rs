@@ -691,7 +691,7 @@ impl AppState {
                 Flow::Pending => self.overlay = Some(Overlay::Fork(picker)),
                 Flow::Cancel => {}
                 Flow::Done(p) if self.code_restore && p.has_checkpoint => {
-                    let prompt = SummarizePrompt::restore_only(&p.text, self.theme);
+                    let prompt = SummarizePrompt::fork(&p.text, self.theme);
                     self.overlay = Some(Overlay::ForkRestore {
                         prompt: Box::new(prompt),
                         point: p,

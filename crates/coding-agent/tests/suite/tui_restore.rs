@@ -83,6 +83,9 @@ async fn fork_with_both_restores_the_code_in_the_fork_and_undo_restore_puts_it_b
     let screen = r.screen(80, 20);
     assert!(screen.contains("Restore what?"), "{screen}");
     assert!(!screen.contains("Summarize branch?"), "{screen}");
+    // The overlay only: the footer below names the temporary directory.
+    let overlay: Vec<&str> = screen.lines().take_while(|l| !l.starts_with('─')).collect();
+    insta::assert_snapshot!(overlay.join("\n").trim_end());
     // Conversation only, code only, both.
     r.driver.dispatch(key(KeyCode::Down)).await;
     r.driver.dispatch(key(KeyCode::Down)).await;
