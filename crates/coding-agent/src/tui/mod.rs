@@ -16,7 +16,10 @@
 //! - [`list`]: the selection and scroll position every list overlay shares.
 //! - [`tree`]: the `/tree` navigator; [`summarize`]: the prompt after a choice there
 //!   (restore mode, "Summarize branch?") and the summary's progress.
-//! - [`picker`]: the session picker (`/resume`, `-r`) and the model picker (`/model`).
+//! - [`picker`]: the session picker (`/resume`, `-r`) and the model picker (`/model`);
+//!   [`query`]: the search line they share.
+//! - [`fork_picker`]: `/fork`'s list (its "Restore what?" is a [`summarize`] prompt).
+//! - [`image_label`]: how an image block reads in the transcript.
 
 pub mod component;
 pub mod driver;
