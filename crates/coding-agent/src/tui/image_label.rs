@@ -20,7 +20,7 @@ fn decoded_len(data: &str) -> usize {
 }
 
 /// Width and height from the image's header; `None` when the data is not a readable image.
-/// A JPEG whose frame header lies beyond the first [`HEADER_B64`] characters is read again
+/// A JPEG whose frame header lies beyond the first 16 KiB of base64 is read again
 /// from all its bytes (still no pixel decoding).
 pub fn dimensions(data: &str) -> Option<(u32, u32)> {
     let engine = base64::engine::general_purpose::STANDARD;
