@@ -122,6 +122,36 @@ mod tests {
     }
 
     #[test]
+    fn a_jpeg_with_a_large_exif_block_is_read_from_all_its_bytes() {
+        let img = image::RgbImage::from_pixel(40, 30, image::Rgb([1, 2, 3]));
+        let mut jpeg = Vec::new();
+        img.write_to(&mut Cursor::new(&mut jpeg), image::ImageFormat::Jpeg)
+            .unwrap();
+        // An APP1 segment of 30,000 bytes right after SOI pushes the frame header past the
+        // decoded prefix.
+        let len: u16 = 30_000;
+        let mut app1 = vec![0xFF, 0xE1];
+        app1.extend_from_slice(&len.to_be_bytes());
+        app1.extend(std::iter::repeat_n(0u8, usize::from(len) - 2));
+        let mut file = jpeg[..2].to_vec();
+        file.extend_from_slice(&app1);
+        file.extend_from_slice(&jpeg[2..]);
+        let data = base64::engine::general_purpose::STANDARD.encode(&file);
+        let head = base64::engine::general_purpose::STANDARD
+            .decode(&data.as_bytes()[..HEADER_B64])
+            .unwrap();
+        assert!(
+            image::ImageReader::new(Cursor::new(&head))
+                .with_guessed_format()
+                .unwrap()
+                .into_dimensions()
+                .is_err(),
+            "the prefix alone must not be enough for this test"
+        );
+        assert_eq!(dimensions(&data), Some((40, 30)));
+    }
+
+    #[test]
     fn unreadable_data_still_gets_a_line() {
         let l = label(&content("bm90IGFuIGltYWdl".into(), "image/jpeg"));
         assert_eq!(l, "[image: image/jpeg, 12 B, unreadable]");
