@@ -44,7 +44,7 @@ impl ApiProvider for ConstProvider {
             provider: model.provider.clone(),
             model: model.id.clone(),
             stop_reason: StopReason::Pending,
-            timestamp: arbor_ai::time::now_ms(),
+            timestamp: arbor_ai::time::now_ms().into(),
             ..AssistantMessage::default()
         };
         let mut done = partial.clone();

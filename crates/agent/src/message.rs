@@ -2,8 +2,9 @@
 //! `branchSummary`, `compactionSummary`). These are what `message` entries hold and what context
 //! projection yields before `convert_to_llm` turns them into provider messages.
 
-use arbor_ai::json::{describe, deserialize_ms, from_object, RoleTagged};
+use arbor_ai::json::{describe, deserialize_kept_ms, from_object, RoleTagged};
 use arbor_ai::types::{Content, Extra, Message};
+use arbor_ai::Kept;
 use serde::de::Error as _;
 
 use crate::error::SessionError;
@@ -22,8 +23,12 @@ pub struct CustomMessage {
     pub display: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
-    #[serde(default, deserialize_with = "deserialize_ms")]
-    pub timestamp: i64,
+    #[serde(
+        default = "Kept::absent",
+        deserialize_with = "deserialize_kept_ms",
+        skip_serializing_if = "Kept::is_absent"
+    )]
+    pub timestamp: Kept<i64>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -47,8 +52,12 @@ pub struct BashExecutionMessage {
     /// Set by `!!cmd`: recorded but never shown to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclude_from_context: Option<bool>,
-    #[serde(default, deserialize_with = "deserialize_ms")]
-    pub timestamp: i64,
+    #[serde(
+        default = "Kept::absent",
+        deserialize_with = "deserialize_kept_ms",
+        skip_serializing_if = "Kept::is_absent"
+    )]
+    pub timestamp: Kept<i64>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -59,8 +68,12 @@ pub struct BashExecutionMessage {
 pub struct BranchSummaryMessage {
     pub summary: String,
     pub from_id: String,
-    #[serde(default, deserialize_with = "deserialize_ms")]
-    pub timestamp: i64,
+    #[serde(
+        default = "Kept::absent",
+        deserialize_with = "deserialize_kept_ms",
+        skip_serializing_if = "Kept::is_absent"
+    )]
+    pub timestamp: Kept<i64>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -72,8 +85,12 @@ pub struct CompactionSummaryMessage {
     pub summary: String,
     #[serde(default, deserialize_with = "arbor_ai::json::deserialize_count")]
     pub tokens_before: u64,
-    #[serde(default, deserialize_with = "deserialize_ms")]
-    pub timestamp: i64,
+    #[serde(
+        default = "Kept::absent",
+        deserialize_with = "deserialize_kept_ms",
+        skip_serializing_if = "Kept::is_absent"
+    )]
+    pub timestamp: Kept<i64>,
     #[serde(flatten)]
     pub extra: Extra,
 }

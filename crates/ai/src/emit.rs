@@ -22,9 +22,9 @@ pub fn empty_message(model: &Model) -> AssistantMessage {
         api: model.api.clone(),
         provider: model.provider.clone(),
         model: model.id.clone(),
-        usage: Usage::zero(),
+        usage: Usage::zero().into(),
         stop_reason: StopReason::Pending,
-        timestamp: crate::time::now_ms(),
+        timestamp: crate::time::now_ms().into(),
         ..AssistantMessage::default()
     }
 }

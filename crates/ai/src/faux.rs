@@ -90,7 +90,7 @@ impl FauxResponse {
             content: message.content.clone(),
             stop_reason: Some(message.stop_reason),
             error_message: message.error_message.clone(),
-            usage: (!usage_is_zero).then(|| message.usage.clone()),
+            usage: (!usage_is_zero).then(|| Usage::clone(&message.usage)),
             response_id: message.response_id.clone(),
             ..Self::default()
         }
@@ -578,17 +578,17 @@ impl FauxProvider {
             model: model.id.clone(),
             response_model: None,
             response_id: None,
-            usage: Usage::zero(),
+            usage: Usage::zero().into(),
             stop_reason: StopReason::Pending,
             error_message: None,
-            timestamp,
+            timestamp: timestamp.into(),
             duration_ms: None,
             extra: Map::new(),
         };
 
         let response = match step {
             None => {
-                base.usage = estimate_usage(&mut state, &prompt, "", &options);
+                base.usage = estimate_usage(&mut state, &prompt, "", &options).into();
                 calculate_cost(model, &mut base.usage);
                 base.stop_reason = StopReason::Error;
                 base.error_message = Some(NO_MORE_RESPONSES.to_string());
@@ -606,7 +606,7 @@ impl FauxProvider {
         };
 
         if let Some(message) = response.setup_error.clone() {
-            base.usage = estimate_usage(&mut state, &prompt, "", &options);
+            base.usage = estimate_usage(&mut state, &prompt, "", &options).into();
             calculate_cost(model, &mut base.usage);
             base.stop_reason = StopReason::Error;
             base.error_message = Some(message);
@@ -656,13 +656,14 @@ impl FauxProvider {
         }
         message.response_id = response.response_id.clone();
         message.usage = match &response.usage {
-            Some(u) => u.clone(),
+            Some(u) => u.clone().into(),
             None => estimate_usage(
                 &mut state,
                 &prompt,
                 &assistant_text(&message.content),
                 &options,
-            ),
+            )
+            .into(),
         };
         calculate_cost(model, &mut message.usage);
 
@@ -969,7 +970,7 @@ fn abort(
         // Nothing was generated: no content, no usage (like a request that never went out).
         let mut message = template.clone();
         message.content.clear();
-        message.usage = Usage::zero();
+        message.usage = Usage::zero().into();
         message
     };
     for (index, block) in error.content.iter_mut().enumerate() {

@@ -66,6 +66,13 @@ pub fn deserialize_ms<'de, D: Deserializer<'de>>(deserializer: D) -> Result<i64,
         .ok_or_else(|| D::Error::custom(format!("expected integer milliseconds, found {n}")))
 }
 
+/// [`deserialize_ms`] for a [`Kept`](crate::kept::Kept) field: a field that is there is present.
+pub fn deserialize_kept_ms<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<crate::kept::Kept<i64>, D::Error> {
+    deserialize_ms(deserializer).map(crate::kept::Kept::new)
+}
+
 /// Token counts: non-negative integers; integral floats are accepted for the same reason.
 pub fn deserialize_count<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
     let n = serde_json::Number::deserialize(deserializer)?;

@@ -17,6 +17,7 @@ pub mod faux;
 pub mod json;
 pub mod json_error;
 pub mod json_stream;
+pub mod kept;
 pub mod models;
 pub mod options;
 pub mod overflow;
@@ -33,6 +34,7 @@ pub mod types;
 
 pub use error::{AiError, Result};
 pub use event::{AssistantMessageEvent, AssistantMessageEventStream, MessageAccumulator};
+pub use kept::Kept;
 pub use registry::{register_api_provider, unregister_api_provider, ApiProvider};
 pub use stream::{
     complete, complete_simple, stream, stream_simple, CacheRetention, SimpleStreamOptions,

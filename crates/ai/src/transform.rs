@@ -374,7 +374,7 @@ fn missing_tool_result(
         ))]),
         details: None,
         is_error: true,
-        timestamp,
+        timestamp: timestamp.into(),
         extra: Default::default(),
     }
 }

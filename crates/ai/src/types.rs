@@ -6,13 +6,14 @@
 //! so that an unknown block type is kept verbatim and a bad field is named in the error.
 
 use crate::error::AiError;
+use crate::kept::Kept;
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::json::{
-    describe, deserialize_count, deserialize_ms, from_object, serialize_js_f64, Num, RoleTagged,
-    TypeTagged,
+    describe, deserialize_count, deserialize_kept_ms, from_object, serialize_js_f64, Num,
+    RoleTagged, TypeTagged,
 };
 
 /// Fields a struct does not model, kept in file order and written back after the known ones.
@@ -455,8 +456,12 @@ impl std::fmt::Display for ThinkingLevel {
 pub struct UserMessage {
     #[serde(default)]
     pub content: Content,
-    #[serde(default, deserialize_with = "deserialize_ms")]
-    pub timestamp: i64,
+    #[serde(
+        default = "Kept::absent",
+        deserialize_with = "deserialize_kept_ms",
+        skip_serializing_if = "Kept::is_absent"
+    )]
+    pub timestamp: Kept<i64>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -470,13 +475,17 @@ pub struct AssistantMessage {
     pub api: String,
     pub provider: String,
     pub model: String,
-    #[serde(default)]
-    pub usage: Usage,
+    #[serde(default = "Kept::absent", skip_serializing_if = "Kept::is_absent")]
+    pub usage: Kept<Usage>,
     pub stop_reason: StopReason,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
-    #[serde(default, deserialize_with = "deserialize_ms")]
-    pub timestamp: i64,
+    #[serde(
+        default = "Kept::absent",
+        deserialize_with = "deserialize_kept_ms",
+        skip_serializing_if = "Kept::is_absent"
+    )]
+    pub timestamp: Kept<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_id: Option<String>,
     /// Set only when the server reports a model other than the one requested.
@@ -520,8 +529,12 @@ pub struct ToolResultMessage {
     pub details: Option<Value>,
     #[serde(default)]
     pub is_error: bool,
-    #[serde(default, deserialize_with = "deserialize_ms")]
-    pub timestamp: i64,
+    #[serde(
+        default = "Kept::absent",
+        deserialize_with = "deserialize_kept_ms",
+        skip_serializing_if = "Kept::is_absent"
+    )]
+    pub timestamp: Kept<i64>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -544,8 +557,12 @@ pub struct SystemMessage {
     pub tools_added: Option<Vec<Tool>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools_removed: Option<Vec<Value>>,
-    #[serde(default, deserialize_with = "deserialize_ms")]
-    pub timestamp: i64,
+    #[serde(
+        default = "Kept::absent",
+        deserialize_with = "deserialize_kept_ms",
+        skip_serializing_if = "Kept::is_absent"
+    )]
+    pub timestamp: Kept<i64>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -584,10 +601,10 @@ impl Message {
 
     pub fn timestamp(&self) -> i64 {
         match self {
-            Message::User(m) => m.timestamp,
-            Message::Assistant(m) => m.timestamp,
-            Message::ToolResult(m) => m.timestamp,
-            Message::System(m) => m.timestamp,
+            Message::User(m) => m.timestamp.get(),
+            Message::Assistant(m) => m.timestamp.get(),
+            Message::ToolResult(m) => m.timestamp.get(),
+            Message::System(m) => m.timestamp.get(),
         }
     }
 
@@ -595,7 +612,7 @@ impl Message {
     pub fn user(text: impl Into<String>, timestamp: i64) -> Self {
         Message::User(UserMessage {
             content: Content::Text(text.into()),
-            timestamp,
+            timestamp: timestamp.into(),
             extra: Extra::new(),
         })
     }

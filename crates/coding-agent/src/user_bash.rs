@@ -36,7 +36,7 @@ impl BashRun {
             truncated: self.truncated,
             full_output_path: self.full_output_path.clone(),
             exclude_from_context: (!include).then_some(true),
-            timestamp: arbor_ai::time::now_ms(),
+            timestamp: arbor_ai::time::now_ms().into(),
             ..Default::default()
         }
     }

@@ -46,7 +46,7 @@ fn scale(n: usize) -> usize {
 fn user(text: String) -> EntryDraft {
     EntryDraft::new(EntryKind::message(Message::User(UserMessage {
         content: Content::text(text),
-        timestamp: 1,
+        timestamp: 1.into(),
         extra: Default::default(),
     })))
 }

@@ -46,7 +46,7 @@ fn custom(i: usize) -> EntryDraft {
 fn user(text: String) -> EntryDraft {
     EntryDraft::new(EntryKind::message(Message::User(UserMessage {
         content: Content::text(text),
-        timestamp: 1,
+        timestamp: 1.into(),
         extra: Default::default(),
     })))
 }
@@ -62,7 +62,7 @@ fn reply(text: String) -> EntryDraft {
         provider: "anthropic".into(),
         model: "claude-sonnet-4-5".into(),
         stop_reason: StopReason::Stop,
-        timestamp: 2,
+        timestamp: 2.into(),
         ..Default::default()
     })))
 }

@@ -447,10 +447,10 @@ impl RunState<'_> {
             api: self.config.model.api.clone(),
             provider: self.config.model.provider.clone(),
             model: self.config.model.id.clone(),
-            usage: Usage::default(),
+            usage: Usage::default().into(),
             stop_reason: StopReason::Aborted,
             error_message: None,
-            timestamp: now_ms(),
+            timestamp: now_ms().into(),
             response_id: None,
             response_model: None,
             duration_ms: None,
@@ -602,7 +602,7 @@ impl RunState<'_> {
             content: Content::Blocks(fin.output.content),
             details: fin.output.details,
             is_error: fin.is_error,
-            timestamp: now_ms(),
+            timestamp: now_ms().into(),
             extra: Default::default(),
         };
         self.add_message(AgentMessage::Llm(Message::ToolResult(msg.clone())))

@@ -36,20 +36,20 @@ fn branch_message(entry: &SessionEntry, edit: Option<&SessionEntry>) -> Option<A
             content: c.content.clone(),
             display: c.display,
             details: c.details.clone(),
-            timestamp: entry_ms(entry),
+            timestamp: entry_ms(entry).into(),
             extra: Default::default(),
         })),
         EntryKind::BranchSummary(b) => Some(AgentMessage::BranchSummary(BranchSummaryMessage {
             summary: b.summary.clone(),
             from_id: b.from_id.clone(),
-            timestamp: entry_ms(entry),
+            timestamp: entry_ms(entry).into(),
             extra: Default::default(),
         })),
         EntryKind::Compaction(c) => {
             Some(AgentMessage::CompactionSummary(CompactionSummaryMessage {
                 summary: c.summary.clone(),
                 tokens_before: c.tokens_before,
-                timestamp: entry_ms(entry),
+                timestamp: entry_ms(entry).into(),
                 extra: Default::default(),
             }))
         }

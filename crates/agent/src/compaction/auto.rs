@@ -194,7 +194,10 @@ impl AutoCompaction {
             return AutoDecision::Skip;
         }
         // A reply from before the newest compaction says nothing about the current context.
-        if check.latest_compaction_ms.is_some_and(|c| a.timestamp <= c) {
+        if check
+            .latest_compaction_ms
+            .is_some_and(|c| a.timestamp.get() <= c)
+        {
             return AutoDecision::Skip;
         }
         let window = check.model.context_window;
@@ -232,7 +235,7 @@ impl AutoCompaction {
                 Some(i) => {
                     let stale = match (&check.messages[i], check.latest_compaction_ms) {
                         (AgentMessage::Llm(arbor_ai::Message::Assistant(u)), Some(c)) => {
-                            u.timestamp <= c
+                            u.timestamp.get() <= c
                         }
                         _ => false,
                     };

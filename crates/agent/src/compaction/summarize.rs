@@ -237,7 +237,7 @@ pub fn summary_context(prompt: String) -> Context {
         system_prompt: Some(prompts::SUMMARIZATION_SYSTEM_PROMPT.to_string()),
         messages: vec![Message::User(UserMessage {
             content: arbor_ai::Content::Blocks(vec![ContentBlock::text(prompt)]),
-            timestamp: crate::time::now_ms(),
+            timestamp: crate::time::now_ms().into(),
             extra: Default::default(),
         })]
         .into(),
@@ -418,7 +418,7 @@ fn check_response(
         .filter_map(ContentBlock::as_text)
         .collect::<Vec<_>>()
         .join("\n");
-    Ok((text, message.usage))
+    Ok((text, message.usage.into_inner()))
 }
 
 /// Element-wise sum of two usages; optional splits present when either side has them.

@@ -31,27 +31,27 @@ pub fn convert_one(message: &AgentMessage) -> Option<Message> {
                 Content::Text(t) => Content::Blocks(vec![text_block(t.clone())]),
                 blocks => blocks.clone(),
             };
-            Some(user(content, c.timestamp))
+            Some(user(content, c.timestamp.get()))
         }
         AgentMessage::BranchSummary(b) => Some(user_text(
             format!(
                 "{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}",
                 b.summary
             ),
-            b.timestamp,
+            b.timestamp.get(),
         )),
         AgentMessage::CompactionSummary(c) => Some(user_text(
             format!(
                 "{COMPACTION_SUMMARY_PREFIX}{}{COMPACTION_SUMMARY_SUFFIX}",
                 c.summary
             ),
-            c.timestamp,
+            c.timestamp.get(),
         )),
         AgentMessage::BashExecution(b) => {
             if b.exclude_from_context == Some(true) {
                 None
             } else {
-                Some(user_text(bash_execution_text(b), b.timestamp))
+                Some(user_text(bash_execution_text(b), b.timestamp.get()))
             }
         }
         AgentMessage::Other(_) => None,
@@ -88,7 +88,7 @@ pub(crate) fn text_block(text: String) -> ContentBlock {
 fn user(content: Content, timestamp: i64) -> Message {
     Message::User(UserMessage {
         content,
-        timestamp,
+        timestamp: timestamp.into(),
         extra: Default::default(),
     })
 }

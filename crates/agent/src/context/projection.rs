@@ -281,14 +281,14 @@ pub fn entry_messages(
             content: c.content.clone(),
             display: c.display,
             details: c.details.clone(),
-            timestamp: entry_ms(entry),
+            timestamp: entry_ms(entry).into(),
             extra: Default::default(),
         })],
         EntryKind::BranchSummary(b) if !b.summary.is_empty() => {
             vec![AgentMessage::BranchSummary(BranchSummaryMessage {
                 summary: b.summary.clone(),
                 from_id: b.from_id.clone(),
-                timestamp: entry_ms(entry),
+                timestamp: entry_ms(entry).into(),
                 extra: Default::default(),
             })]
         }
@@ -302,7 +302,7 @@ pub fn entry_messages(
             out.push(AgentMessage::CompactionSummary(CompactionSummaryMessage {
                 summary: c.summary.clone(),
                 tokens_before: c.tokens_before,
-                timestamp: entry_ms(entry),
+                timestamp: entry_ms(entry).into(),
                 extra: Default::default(),
             }));
             if let Some(tail) = &c.retained_tail {
@@ -500,7 +500,7 @@ fn entry_messages_owned(
             content: c.content,
             display: c.display,
             details: c.details,
-            timestamp: ms,
+            timestamp: ms.into(),
             extra: Default::default(),
         })],
         EntryKind::Compaction(c) if position == 0 => {
@@ -509,7 +509,7 @@ fn entry_messages_owned(
             out.push(AgentMessage::CompactionSummary(CompactionSummaryMessage {
                 summary: c.summary,
                 tokens_before: c.tokens_before,
-                timestamp: ms,
+                timestamp: ms.into(),
                 extra: Default::default(),
             }));
             out.extend(c.retained_tail.into_iter().flatten());

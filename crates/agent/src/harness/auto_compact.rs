@@ -102,7 +102,7 @@ impl AgentHarness {
             None
         } else {
             ctx.messages.iter().find_map(|m| match m {
-                AgentMessage::CompactionSummary(c) => Some(c.timestamp),
+                AgentMessage::CompactionSummary(c) => Some(c.timestamp.get()),
                 _ => None,
             })
         };

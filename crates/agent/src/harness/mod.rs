@@ -279,7 +279,7 @@ pub fn user_message(text: &str, images: &[ImageContent]) -> AgentMessage {
     blocks.extend(images.iter().cloned().map(ContentBlock::Image));
     AgentMessage::Llm(Message::User(UserMessage {
         content: Content::Blocks(blocks),
-        timestamp: arbor_ai::time::now_ms(),
+        timestamp: arbor_ai::time::now_ms().into(),
         extra: Default::default(),
     }))
 }

@@ -162,14 +162,14 @@ impl RunHooks<'_> {
             api: model.api.clone(),
             provider: model.provider.clone(),
             model: model.id.clone(),
-            usage: Usage::default(),
+            usage: Usage::default().into(),
             stop_reason: if cancel.is_cancelled() {
                 StopReason::Aborted
             } else {
                 StopReason::Error
             },
             error_message: Some(error.message().to_string()),
-            timestamp: arbor_ai::time::now_ms(),
+            timestamp: arbor_ai::time::now_ms().into(),
             response_id: None,
             response_model: None,
             duration_ms: None,

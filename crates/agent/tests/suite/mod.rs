@@ -1,5 +1,6 @@
 //! Integration tests, one module per topic, plus shared helpers.
 
+mod absent_fields;
 mod agreement;
 mod compaction;
 mod conformance_jsonl;

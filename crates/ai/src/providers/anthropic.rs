@@ -832,7 +832,7 @@ impl Parser {
                 }
                 let u = message.get("usage").cloned().unwrap_or(Value::Null);
                 let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-                let mut usage: Usage = out.message.usage.clone();
+                let mut usage: Usage = Usage::clone(&out.message.usage);
                 usage.input = n("input_tokens");
                 usage.output = n("output_tokens");
                 usage.cache_read = n("cache_read_input_tokens");
@@ -858,7 +858,7 @@ impl Parser {
                         out.message.error_message = message;
                     }
                 }
-                let mut usage = out.message.usage.clone();
+                let mut usage: Usage = Usage::clone(&out.message.usage);
                 if let Some(u) = ev.get("usage").filter(|u| u.is_object()) {
                     let n = |k: &str| u.get(k).and_then(Value::as_u64);
                     if let Some(v) = n("input_tokens") {

@@ -556,7 +556,7 @@ impl Parser {
             let n = |k: &str| meta.get(k).and_then(Value::as_u64).unwrap_or(0);
             let cached = n("cachedContentTokenCount");
             let thoughts = n("thoughtsTokenCount");
-            let mut usage: Usage = out.message.usage.clone();
+            let mut usage: Usage = Usage::clone(&out.message.usage);
             usage.input = n("promptTokenCount").saturating_sub(cached);
             usage.output = n("candidatesTokenCount") + thoughts;
             usage.cache_read = cached;

@@ -491,7 +491,7 @@ impl Parser {
         if let Some(id) = response.get("id").and_then(Value::as_str) {
             out.message.response_id = Some(id.to_string());
         }
-        let mut usage: Usage = out.message.usage.clone();
+        let mut usage: Usage = Usage::clone(&out.message.usage);
         if let Some(u) = response.get("usage").filter(|u| u.is_object()) {
             let n = |p: &str| u.pointer(p).and_then(Value::as_u64).unwrap_or(0);
             let cached = n("/input_tokens_details/cached_tokens");

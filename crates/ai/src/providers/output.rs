@@ -270,7 +270,7 @@ impl Output {
 
     /// Sets the token counts and recomputes the cost.
     pub fn set_usage(&mut self, usage: Usage) {
-        self.message.usage = usage;
+        self.message.usage = usage.into();
         compute_cost(&self.model, &mut self.message.usage);
     }
 }

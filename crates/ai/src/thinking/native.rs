@@ -114,14 +114,14 @@ pub fn estimate_context_tokens(context: &Context) -> u64 {
                 Some(t) if t > 0 => t,
                 _ => u.input + u.output + u.cache_read + u.cache_write,
             };
-            if a.timestamp >= latest_ts
+            if a.timestamp.get() >= latest_ts
                 && !matches!(a.stop_reason, StopReason::Error | StopReason::Aborted)
                 && total > 0
             {
                 usage_at = Some((i, total));
             }
         }
-        latest_ts = latest_ts.max(ts);
+        latest_ts = latest_ts.max(ts.get());
     }
     let after = |from: usize| -> u64 { context.messages[from..].iter().map(message_tokens).sum() };
     match usage_at {

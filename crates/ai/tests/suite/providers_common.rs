@@ -98,7 +98,7 @@ pub fn history_context(model: &Model, thinking_signature: &str, tool_call_id: &s
         provider: model.provider.clone(),
         model: model.id.clone(),
         stop_reason: StopReason::ToolUse,
-        timestamp: 1_700_000_000_100,
+        timestamp: 1_700_000_000_100.into(),
         ..AssistantMessage::default()
     };
     let result = ToolResultMessage {
@@ -113,7 +113,7 @@ pub fn history_context(model: &Model, thinking_signature: &str, tool_call_id: &s
             }),
         ]),
         is_error: false,
-        timestamp: 1_700_000_000_200,
+        timestamp: 1_700_000_000_200.into(),
         ..ToolResultMessage::default()
     };
     Context {
@@ -121,7 +121,7 @@ pub fn history_context(model: &Model, thinking_signature: &str, tool_call_id: &s
         messages: vec![
             Message::User(UserMessage {
                 content: Content::Blocks(vec![text_block("Read é.txt")]),
-                timestamp: 1_700_000_000_000,
+                timestamp: 1_700_000_000_000.into(),
                 ..UserMessage::default()
             }),
             Message::Assistant(assistant),
@@ -227,7 +227,7 @@ pub fn render(events: &[AssistantMessageEvent]) -> String {
 /// The final message with run-dependent fields (timestamp, durationMs, generated ids) fixed.
 pub fn stable(message: &AssistantMessage) -> Value {
     let mut m = message.clone();
-    m.timestamp = 0;
+    m.timestamp = 0.into();
     assert!(m.duration_ms.is_some(), "final message carries durationMs");
     m.duration_ms = None;
     serde_json::to_value(&m).expect("serialize")

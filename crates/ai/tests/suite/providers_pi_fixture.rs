@@ -43,7 +43,7 @@ fn context_from_body(body: &Value) -> Context {
                 };
                 ctx.messages.push(Message::User(UserMessage {
                     content,
-                    timestamp: ts,
+                    timestamp: ts.into(),
                     ..UserMessage::default()
                 }));
             }
@@ -72,7 +72,7 @@ fn context_from_body(body: &Value) -> Context {
                     provider: "mock".into(),
                     model: "mock-model".into(),
                     stop_reason,
-                    timestamp: ts,
+                    timestamp: ts.into(),
                     ..AssistantMessage::default()
                 }));
             }
@@ -92,7 +92,7 @@ fn context_from_body(body: &Value) -> Context {
                     content: Content::Blocks(vec![text_block(
                         m["content"].as_str().expect("text"),
                     )]),
-                    timestamp: ts,
+                    timestamp: ts.into(),
                     ..ToolResultMessage::default()
                 }));
             }

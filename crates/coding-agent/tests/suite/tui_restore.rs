@@ -297,7 +297,7 @@ async fn resume_lists_this_folder_then_every_folder_on_tab() {
             .append_message(arbor_agent::message::AgentMessage::Llm(
                 arbor_ai::Message::User(arbor_ai::types::UserMessage {
                     content: arbor_ai::Content::Text(first.into()),
-                    timestamp: 1,
+                    timestamp: 1.into(),
                     ..Default::default()
                 }),
             ))

@@ -97,7 +97,7 @@ pub async fn session(repo: &PostgresRepository) -> PostgresStorage {
 pub fn user(text: &str) -> EntryDraft {
     EntryDraft::new(EntryKind::message(Message::User(UserMessage {
         content: Content::text(text),
-        timestamp: 1,
+        timestamp: 1.into(),
         extra: Default::default(),
     })))
 }

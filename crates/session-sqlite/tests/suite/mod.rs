@@ -59,7 +59,7 @@ pub fn raw(path: &Path) -> rusqlite::Connection {
 pub fn user(text: &str) -> EntryDraft {
     EntryDraft::new(EntryKind::message(Message::User(UserMessage {
         content: Content::text(text),
-        timestamp: 1,
+        timestamp: 1.into(),
         extra: Default::default(),
     })))
 }
@@ -75,7 +75,7 @@ pub fn assistant(
         api: "anthropic-messages".into(),
         provider: "anthropic".into(),
         model: "claude-sonnet-4-5".into(),
-        usage: Usage {
+        usage: (Usage {
             input,
             output,
             cache_read,
@@ -85,8 +85,9 @@ pub fn assistant(
                 ..Default::default()
             },
             ..Default::default()
-        },
-        timestamp: 2,
+        })
+        .into(),
+        timestamp: 2.into(),
         ..Default::default()
     })))
 }

@@ -251,7 +251,7 @@ impl Parser {
         let cache_write = n("/prompt_tokens_details/cache_write_tokens").unwrap_or(0);
         let output = n("/completion_tokens").unwrap_or(0);
         let input = prompt.saturating_sub(cache_read + cache_write);
-        let mut usage: Usage = out.message.usage.clone();
+        let mut usage: Usage = Usage::clone(&out.message.usage);
         usage.input = input;
         usage.output = output;
         usage.cache_read = cache_read;
