@@ -345,9 +345,17 @@ impl AgentHarness {
         provider: Arc<dyn ApiProvider>,
         mut options: HarnessOptions,
     ) -> Result<(Self, ResumeReport), AgentError> {
-        let ctx = session
-            .build_context(&crate::context::projection::ContextOptions::default())
-            .await?;
+        // Only the derived settings: storages with an index answer them without reading the
+        // path, and the context itself is built on the first turn (or by a UI warming it up
+        // after its first frame), so resuming a large session does not read all of it.
+        let derived = session.storage().derived_settings(None).await?;
+        let ctx = crate::context::projection::DerivedState {
+            model: derived.model.map(
+                |(provider, model_id)| crate::context::projection::ModelRef { provider, model_id },
+            ),
+            thinking_level: derived.thinking_level.unwrap_or_else(|| "off".to_owned()),
+            active_tool_names: derived.active_tool_names,
+        };
         let mut report = ResumeReport::default();
         if let Some(stored) = &ctx.model {
             let known = (stored.provider == options.model.provider

@@ -1,7 +1,7 @@
 //! Logic shared by the memory and JSONL backends: append preparation and index reads.
 
 use super::entry::{EntryKind, SessionEntry};
-use super::index::{Index, LineSource};
+use super::index::{fold_usage, Index, LineSource, StatsAcc};
 use super::probe::Envelope;
 use super::storage::{
     DerivedSettings, EntryDraft, EntryPage, ForkOptions, ForkPosition, SessionStats,
@@ -171,8 +171,11 @@ pub(crate) fn page(
     })
 }
 
-pub(crate) fn stats(index: &Index) -> SessionStats {
-    let s = index.stats();
+/// Session totals. Usage lives in payloads the open does not parse, so the first call reads
+/// the lines that can carry one (assistant messages, compactions, branch summaries, `usage`
+/// entries) and the index keeps the figure current from then on (DECISIONS §25.22).
+pub(crate) fn stats(index: &Index, src: &dyn LineSource) -> Result<SessionStats> {
+    let s = index.stats(|index| count_usage(index, src))?;
     let tokens = |v: f64| {
         if v.is_finite() && v > 0.0 {
             v.round() as u64
@@ -180,13 +183,36 @@ pub(crate) fn stats(index: &Index) -> SessionStats {
             0
         }
     };
-    SessionStats {
+    Ok(SessionStats {
         message_count: s.message_count,
         cached_tokens: tokens(s.cached),
         uncached_tokens: tokens(s.uncached),
         total_tokens: tokens(s.total),
         cost_total: s.cost,
+    })
+}
+
+fn count_usage(index: &Index, src: &dyn LineSource) -> Result<StatsAcc> {
+    let message = index.type_tag("message");
+    let counted: Vec<u32> = ["compaction", "branch_summary", "usage"]
+        .iter()
+        .filter_map(|t| index.type_tag(t))
+        .collect();
+    let mut acc = StatsAcc::default();
+    for (ix, slot) in index.slots().iter().enumerate() {
+        if Some(slot.ty) == message {
+            if slot.assistant == Some(false) {
+                acc.message_count += 1;
+                continue;
+            }
+        } else if !counted.contains(&slot.ty) {
+            continue;
+        }
+        let raw = src.read(&slot.raw)?;
+        let env = probe(&raw).map_err(|e| line_error(index, ix as u32, &e))?;
+        fold_usage(&mut acc, &env);
     }
+    Ok(acc)
 }
 
 /// [`DerivedSettings`] by walking up from the leaf and parsing only the nearest entry of each
@@ -210,7 +236,7 @@ pub(crate) fn derived_settings(
             break;
         }
         let slot = index.slot(ix);
-        let wanted = (!model && (slot.assistant || Some(slot.ty) == model_t))
+        let wanted = (!model && (slot.assistant != Some(false) || Some(slot.ty) == model_t))
             || (!thinking && Some(slot.ty) == thinking_t)
             || (!tools && Some(slot.ty) == tools_t);
         if !wanted {

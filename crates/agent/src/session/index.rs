@@ -5,9 +5,11 @@
 //! caller reads them, which keeps opening a large session close to the cost of reading it.
 
 use super::probe::{Envelope, UsageProbe};
+use super::skim::{Role, Skim};
 use crate::error::{Result, SessionError};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// Where an entry's line lives.
 pub(crate) enum Raw {
@@ -50,8 +52,9 @@ pub(crate) struct Slot {
     pub ty: u32,
     /// 1-based physical line in the file; 0 when the entry has no file line.
     pub line: u32,
-    /// A `message` entry whose role is `assistant` (it carries a provider and model).
-    pub assistant: bool,
+    /// A `message` entry whose role is `assistant` (it carries a provider and model); `None`
+    /// when the open's skim could not tell (the entry is read to decide).
+    pub assistant: Option<bool>,
     pub raw: Raw,
 }
 
@@ -71,7 +74,7 @@ pub(crate) struct StatsAcc {
 }
 
 impl StatsAcc {
-    fn add(&mut self, usage: &UsageProbe) {
+    pub(crate) fn add(&mut self, usage: &UsageProbe) {
         if let Some((cached, uncached, total, cost)) = usage.counted() {
             self.cached += cached;
             self.uncached += uncached;
@@ -104,7 +107,57 @@ pub(crate) struct Index {
     labels: HashMap<Box<str>, String>,
     name: Option<String>,
     leaf: LeafTarget,
-    stats: StatsAcc,
+    /// Usage totals, computed at the first `stats()` call (not at open: they need payloads,
+    /// DECISIONS §25.22) and kept current by appends from then on.
+    stats: OnceLock<StatsAcc>,
+}
+
+/// What the index keeps of one line, from the skim or the full probe.
+struct Facts<'a> {
+    ty: &'a str,
+    id: &'a str,
+    parent_id: Option<&'a str>,
+    assistant: Option<bool>,
+}
+
+impl<'a> Facts<'a> {
+    fn of(env: &'a Envelope<'_>) -> Facts<'a> {
+        Facts {
+            ty: &env.ty,
+            id: &env.id,
+            parent_id: env.parent_id.as_ref().and_then(|p| p.as_deref()),
+            assistant: Some(
+                env.ty == "message" && env.message.role.as_deref() == Some("assistant"),
+            ),
+        }
+    }
+
+    fn skimmed(s: &Skim<'a>) -> Facts<'a> {
+        Facts {
+            ty: s.ty,
+            id: s.id,
+            parent_id: s.parent_id,
+            assistant: match s.role {
+                Role::Assistant => Some(true),
+                Role::Other => Some(false),
+                Role::Unknown => None,
+            },
+        }
+    }
+}
+
+/// Adds one entry's counted usage to `stats` (pi G1 rules, plus `usage` entries).
+pub(crate) fn fold_usage(stats: &mut StatsAcc, env: &Envelope<'_>) {
+    match env.ty.as_ref() {
+        "message" => {
+            stats.message_count += 1;
+            if env.message.role.as_deref() == Some("assistant") {
+                stats.add(&env.message.usage);
+            }
+        }
+        "compaction" | "branch_summary" | "usage" => stats.add(&env.usage),
+        _ => {}
+    }
 }
 
 /// Checks the envelope rules of DECISIONS §4.1 and returns a reason when they fail.
@@ -138,7 +191,7 @@ impl Index {
             labels: HashMap::new(),
             name: None,
             leaf: LeafTarget::None,
-            stats: StatsAcc::default(),
+            stats: OnceLock::new(),
         }
     }
 
@@ -178,8 +231,14 @@ impl Index {
         self.name.as_deref()
     }
 
-    pub fn stats(&self) -> StatsAcc {
-        self.stats
+    /// The usage totals; `compute` folds every counted entry's usage (it reads their lines)
+    /// and runs at most once per open.
+    pub fn stats(&self, compute: impl FnOnce(&Index) -> Result<StatsAcc>) -> Result<StatsAcc> {
+        if let Some(s) = self.stats.get() {
+            return Ok(*s);
+        }
+        let s = compute(self)?;
+        Ok(*self.stats.get_or_init(|| s))
     }
 
     /// " (line N)" for entries that came from a file line.
@@ -221,19 +280,34 @@ impl Index {
                 message: problem,
             });
         }
-        if let Some(first) = self.by_id.get(env.id.as_ref()) {
+        self.load_facts(&Facts::of(env), Some(env), raw, line)
+    }
+
+    /// [`Index::load`] for a line the skim read (its envelope rules hold by construction).
+    pub fn load_skimmed(&mut self, skim: &Skim<'_>, raw: Raw, line: u32) -> Result<()> {
+        self.load_facts(&Facts::skimmed(skim), None, raw, line)
+    }
+
+    fn load_facts(
+        &mut self,
+        facts: &Facts<'_>,
+        env: Option<&Envelope<'_>>,
+        raw: Raw,
+        line: u32,
+    ) -> Result<()> {
+        if let Some(first) = self.by_id.get(facts.id) {
             return Err(SessionError::Line {
                 file: self.origin.clone(),
                 line: line as usize,
                 message: format!(
                     "duplicate entry id {} (first used{})",
-                    env.id,
+                    facts.id,
                     self.at_line(*first)
                 ),
             });
         }
         let ix = self.slots.len() as u32;
-        let parent = match env.parent_id.as_ref().and_then(|p| p.as_deref()) {
+        let parent = match facts.parent_id {
             None => Parent::Root,
             Some(p) => match self.by_id.get(p) {
                 Some(pix) => Parent::At(*pix),
@@ -243,7 +317,7 @@ impl Index {
                 }
             },
         };
-        self.push(env, raw, line, parent);
+        self.push(facts, env, raw, line, parent);
         Ok(())
     }
 
@@ -289,15 +363,25 @@ impl Index {
                 self.missing_parents.insert(ix, p.into());
             }
         }
-        self.push(env, raw, line, parent);
+        if let Some(stats) = self.stats.get_mut() {
+            fold_usage(stats, env);
+        }
+        self.push(&Facts::of(env), Some(env), raw, line, parent);
     }
 
-    fn push(&mut self, env: &Envelope<'_>, raw: Raw, line: u32, parent: Parent) {
+    fn push(
+        &mut self,
+        facts: &Facts<'_>,
+        env: Option<&Envelope<'_>>,
+        raw: Raw,
+        line: u32,
+        parent: Parent,
+    ) {
         let ix = self.slots.len() as u32;
-        let ty = self.intern(&env.ty);
-        let id: Box<str> = env.id.as_ref().into();
+        let ty = self.intern(facts.ty);
+        let id: Box<str> = facts.id.into();
         self.by_id.insert(id.clone(), ix);
-        let assistant = env.ty == "message" && env.message.role.as_deref() == Some("assistant");
+        let assistant = facts.assistant;
         self.slots.push(Slot {
             id,
             parent,
@@ -307,7 +391,12 @@ impl Index {
             raw,
         });
         // Leaf recovery (DECISIONS §2.3): ordinary entries move the leaf to themselves, `leaf`
-        // entries to their target.
+        // entries to their target. Types with index-relevant payloads always come with the full
+        // probe (the skim refuses them).
+        let Some(env) = env else {
+            self.leaf = LeafTarget::At(ix);
+            return;
+        };
         match env.ty.as_ref() {
             "leaf" => {
                 let target = env.target_id.as_ref().and_then(|t| t.as_deref());
@@ -325,14 +414,7 @@ impl Index {
             _ => self.leaf = LeafTarget::At(ix),
         }
         match env.ty.as_ref() {
-            "message" => {
-                self.stats.message_count += 1;
-                if env.message.role.as_deref() == Some("assistant") {
-                    self.stats.add(&env.message.usage);
-                }
-            }
             "compaction" => {
-                self.stats.add(&env.usage);
                 self.compactions.insert(
                     ix,
                     CompactionInfo {
@@ -341,7 +423,6 @@ impl Index {
                     },
                 );
             }
-            "branch_summary" | "usage" => self.stats.add(&env.usage),
             "label" => {
                 if let Some(Some(target)) = &env.target_id {
                     let label = env.label.0.as_deref().map(str::trim).unwrap_or("");
@@ -429,6 +510,25 @@ impl Index {
         let mut out = Vec::new();
         let mut cur = leaf;
         while let Some(ix) = cur {
+            if out.len() > self.slots.len() {
+                return Err(self.cycle_error(ix));
+            }
+            out.push(ix);
+            cur = self.parent(ix)?;
+        }
+        out.reverse();
+        Ok(out)
+    }
+
+    /// The last `max` entries of root..=leaf, in path order (walks only those, plus a cycle
+    /// check bounded by the session size).
+    pub fn path_tail(&self, leaf: Option<u32>, max: usize) -> Result<Vec<u32>> {
+        let mut out = Vec::with_capacity(max.min(self.slots.len()));
+        let mut cur = leaf;
+        while let Some(ix) = cur {
+            if out.len() == max {
+                break;
+            }
             if out.len() > self.slots.len() {
                 return Err(self.cycle_error(ix));
             }

@@ -174,7 +174,7 @@ impl SessionStorage for MemoryStorage {
     }
 
     async fn stats(&self) -> Result<SessionStats> {
-        Ok(common::stats(&*self.inner.index.read().await))
+        common::stats(&*self.inner.index.read().await, &MemSource)
     }
 
     async fn path_to_root_or_compaction(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>> {
@@ -188,6 +188,13 @@ impl SessionStorage for MemoryStorage {
         let index = self.inner.index.read().await;
         let start = common::leaf_arg(&index, leaf)?;
         let path = index.ancestry(start)?;
+        common::read_all(&index, &MemSource, &path)
+    }
+
+    async fn path_tail(&self, leaf: Option<&str>, max_entries: usize) -> Result<Vec<SessionEntry>> {
+        let index = self.inner.index.read().await;
+        let start = common::leaf_arg(&index, leaf)?;
+        let path = index.path_tail(start, max_entries)?;
         common::read_all(&index, &MemSource, &path)
     }
 

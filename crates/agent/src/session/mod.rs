@@ -9,6 +9,7 @@ pub mod materialized;
 pub mod memory;
 mod probe;
 pub mod rules;
+mod skim;
 pub mod storage;
 pub mod tree;
 pub mod tree_view;

@@ -144,6 +144,15 @@ pub trait SessionStorage: Send + Sync {
     async fn derived_settings(&self, leaf: Option<&str>) -> Result<DerivedSettings> {
         Ok(DerivedSettings::from_entries(&self.ancestry(leaf).await?))
     }
+    /// The last `max_entries` entries of the root..=leaf path (default: the current leaf), in
+    /// path order and ending at the leaf. Lets a UI draw the end of a long session before the
+    /// whole context is built; backends with an index override it to read only those entries.
+    async fn path_tail(&self, leaf: Option<&str>, max_entries: usize) -> Result<Vec<SessionEntry>> {
+        let mut path = self.ancestry(leaf).await?;
+        let cut = path.len().saturating_sub(max_entries);
+        path.drain(..cut);
+        Ok(path)
+    }
     /// A durability point (turn end): flushes to stable storage under the `save_point` policy.
     async fn save_point(&self) -> Result<()>;
 }

@@ -6,6 +6,7 @@
 //! and on serialization.
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::Serialize;
 
@@ -47,6 +48,38 @@ pub struct SessionTree {
     pub links: TreeLinks,
 }
 
+/// A multiply-rotate hash for entry ids (short ASCII strings): several times cheaper than the
+/// default SipHash on the 100k-entry `/tree` build, which hashes every id twice. Ids come from
+/// the user's own session file, so flooding resistance buys nothing here (DECISIONS §23.103).
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+    }
+    fn write_u8(&mut self, b: u8) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub(crate) type IdBuild = BuildHasherDefault<IdHasher>;
+
 /// Orders entries by their ISO timestamp (as milliseconds when parsable), then log order.
 fn time_key(entry: &SessionEntry) -> i64 {
     crate::time::iso_to_ms(&entry.timestamp).unwrap_or(i64::MAX)
@@ -84,7 +117,8 @@ impl TreeLinks {
     /// Builds the links in O(n) (DECISIONS §25.2): each hidden entry's forwarding target is
     /// resolved once and remembered, so long runs of `leaf` entries cost nothing extra.
     pub fn build(items: &[LinkItem<'_>]) -> TreeLinks {
-        let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(items.len());
+        let mut by_id: HashMap<&str, usize, IdBuild> =
+            HashMap::with_capacity_and_hasher(items.len(), IdBuild::default());
         for (i, it) in items.iter().enumerate() {
             by_id.entry(it.id).or_insert(i);
         }
@@ -219,10 +253,12 @@ impl SessionTree {
     /// Builds the tree from the log (`entries`, log order), the current leaf and its full
     /// ancestry.
     pub fn build(entries: Vec<SessionEntry>, leaf: Option<&str>, active: &[SessionEntry]) -> Self {
-        let active_ids: HashSet<&str> = active.iter().map(|e| e.id.as_str()).collect();
+        let mut active_ids: HashSet<&str, IdBuild> =
+            HashSet::with_capacity_and_hasher(active.len(), IdBuild::default());
+        active_ids.extend(active.iter().map(|e| e.id.as_str()));
 
         // Labels in log order; the latest wins and a blank one clears.
-        let mut labels: HashMap<String, (String, String)> = HashMap::new();
+        let mut labels: HashMap<String, (String, String), IdBuild> = HashMap::default();
         for e in &entries {
             if let EntryKind::Label(l) = &e.kind {
                 match l.label.get().map(|s| s.trim()).filter(|s| !s.is_empty()) {
@@ -257,13 +293,20 @@ impl SessionTree {
             .collect();
         drop(active_ids);
 
-        let mut slots: Vec<Option<SessionEntry>> = entries.into_iter().map(Some).collect();
+        // Nodes are in log order (`links.item` ascends), so the entries move straight into
+        // their nodes in one pass, without an intermediate copy.
         let mut nodes = Vec::with_capacity(links.item.len());
-        for (node, &i) in links.item.iter().enumerate() {
-            let Some(entry) = slots[i].take() else {
+        let mut next = links.item.iter().copied().enumerate().peekable();
+        for (i, entry) in entries.into_iter().enumerate() {
+            let Some((node, _)) = next.next_if(|&(_, item)| item == i) else {
                 continue;
             };
-            let (label, label_timestamp) = match labels.remove(&entry.id) {
+            let found = if labels.is_empty() {
+                None
+            } else {
+                labels.remove(&entry.id)
+            };
+            let (label, label_timestamp) = match found {
                 Some((l, t)) => (Some(l), Some(t)),
                 None => (None, None),
             };

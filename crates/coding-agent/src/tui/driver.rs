@@ -116,6 +116,54 @@ impl PolicyObserver for Observer {
     }
 }
 
+/// Entries of the active path read for the first frame of a resumed session: enough rows for
+/// two screens of the tallest terminal, a fixed cost whatever the session's size (DECISIONS
+/// §23.102). A shorter path is the whole path and loads at once.
+pub const FIRST_FRAME_ENTRIES: usize = 256;
+
+/// Token and cost totals of every answer in a session (the footer's usage).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Totals {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub cost: f64,
+}
+
+impl Totals {
+    fn of(entries: &[arbor_agent::session::SessionEntry]) -> Self {
+        let mut t = Totals::default();
+        for e in entries {
+            if let EntryKind::Message(m) = &e.kind {
+                if let AgentMessage::Llm(Message::Assistant(a)) = &m.message {
+                    t.input += a.usage.input;
+                    t.output += a.usage.output;
+                    t.cache_read += a.usage.cache_read;
+                    t.cache_write += a.usage.cache_write;
+                    t.cost += a.usage.cost.total.get();
+                }
+            }
+        }
+        t
+    }
+}
+
+/// What loading a large session behind its first frame produced (DECISIONS §23.102).
+#[derive(Debug, Clone)]
+pub struct LoadedSession {
+    /// The whole branch's transcript; the driver takes it out and swaps it in.
+    pub transcript: Option<Transcript>,
+    /// The branch's user messages for the editor history (`None`: keep the current one).
+    pub history: Option<Vec<String>>,
+    pub totals: Totals,
+    /// Why loading failed (the tail view stays; the next turn builds the context itself).
+    pub error: Option<String>,
+    /// The driver's reload count when loading began: a reload since (navigation) makes the
+    /// transcript stale.
+    generation: u64,
+}
+
 /// The app minus the terminal.
 pub struct Driver {
     pub ctx: Ctx,
@@ -131,6 +179,20 @@ pub struct Driver {
     fork_restore: Option<ForkRestorePlan>,
     /// The text `/copy` put on the clipboard last.
     pub clipboard: Option<String>,
+    /// Counts transcript reloads, so a late [`LoadedSession`] from before one is dropped.
+    generation: u64,
+}
+
+/// Tokens of the last answer's context (input + output + cache), if any answer reports them.
+fn context_tokens(messages: &[AgentMessage]) -> Option<u64> {
+    messages.iter().rev().find_map(|m| match m {
+        AgentMessage::Llm(Message::Assistant(a)) => {
+            let u = &a.usage;
+            let t = u.input + u.output + u.cache_read + u.cache_write;
+            (t > 0).then_some(t)
+        }
+        _ => None,
+    })
 }
 
 /// The user message texts of a branch, oldest first (editor history).
@@ -165,9 +227,10 @@ impl Driver {
             terminal_effects: Vec::new(),
             fork_restore: None,
             clipboard: None,
+            generation: 0,
             ctx,
         };
-        d.reload().await?;
+        d.start().await?;
         // The walk runs off the UI thread so a large project does not delay the first frame.
         let (cwd, files_tx) = (d.ctx.cwd.clone(), d.tx.clone());
         d.tasks.spawn(async move {
@@ -180,8 +243,88 @@ impl Driver {
         Ok(d)
     }
 
+    /// The first frame's content: a path that fits in [`FIRST_FRAME_ENTRIES`] loads at once;
+    /// a longer one shows its tail now and loads the rest behind the first frame (DECISIONS
+    /// §23.102): the full context (which also warms the session's projection cache for the
+    /// first turn), the whole transcript and the footer's totals, off the UI thread.
+    async fn start(&mut self) -> Result<(), crate::error::CliError> {
+        let session = &self.ctx.session;
+        let leaf = session.leaf_id().await?;
+        let tail = session
+            .storage()
+            .path_tail(leaf.as_deref(), FIRST_FRAME_ENTRIES)
+            .await?;
+        if tail.len() < FIRST_FRAME_ENTRIES {
+            return self.reload().await;
+        }
+        let ctx = arbor_agent::context::projection::build_session_context(
+            &tail,
+            &ContextOptions::default(),
+        );
+        // Results whose call is above the tail would show as calls without arguments.
+        let first = ctx
+            .messages
+            .iter()
+            .position(|m| !matches!(m, AgentMessage::Llm(Message::ToolResult(_))))
+            .unwrap_or(ctx.messages.len());
+        let messages = &ctx.messages[first..];
+        self.transcript.clear();
+        self.transcript.load(messages.iter());
+        self.state.editor.set_history(user_texts(messages));
+        let mut f = FooterInfo {
+            cwd: self.ctx.cwd.display().to_string(),
+            session_name: self.ctx.session.name().await?,
+            ..FooterInfo::default()
+        };
+        self.model_fields(&mut f);
+        f.context_tokens = context_tokens(messages);
+        self.state.footer = f;
+        self.state.set_loading(true);
+        self.load_behind();
+        Ok(())
+    }
+
+    /// Spawns the rest of [`Self::start`]: a blocking thread drives the session reads, so the
+    /// UI thread keeps reading keys and drawing frames meanwhile.
+    fn load_behind(&mut self) {
+        let session = self.ctx.session.clone();
+        let (theme, tx, generation) = (self.theme, self.tx.clone(), self.generation);
+        let handle = tokio::runtime::Handle::current();
+        self.tasks.spawn(async move {
+            let job = tokio::task::spawn_blocking(move || {
+                handle.block_on(async move {
+                    let ctx = session.build_context(&ContextOptions::default()).await?;
+                    let totals = Totals::of(&session.entries().await?);
+                    let mut transcript = Transcript::new(theme);
+                    transcript.load(ctx.messages.iter());
+                    Ok::<_, arbor_agent::SessionError>(LoadedSession {
+                        transcript: Some(transcript),
+                        history: Some(user_texts(&ctx.messages)),
+                        totals,
+                        error: None,
+                        generation,
+                    })
+                })
+            });
+            let failed = |error: String| LoadedSession {
+                transcript: None,
+                history: None,
+                totals: Totals::default(),
+                error: Some(format!("Loading the session failed: {error}")),
+                generation,
+            };
+            let loaded = match job.await {
+                Ok(Ok(l)) => l,
+                Ok(Err(e)) => failed(e.to_string()),
+                Err(e) => failed(e.to_string()),
+            };
+            let _ = tx.send(AppEvent::Done(Outcome::Loaded(Box::new(loaded))));
+        });
+    }
+
     /// Rebuilds transcript, footer and history from the session (start, navigation, compaction).
     pub async fn reload(&mut self) -> Result<(), crate::error::CliError> {
+        self.generation += 1;
         let ctx = self
             .ctx
             .session
@@ -209,30 +352,14 @@ impl Driver {
                 old.cost,
             );
         }
-        for e in if first {
-            self.ctx.session.entries().await?
-        } else {
-            Vec::new()
-        } {
-            if let EntryKind::Message(m) = &e.kind {
-                if let AgentMessage::Llm(Message::Assistant(a)) = &m.message {
-                    f.input += a.usage.input;
-                    f.output += a.usage.output;
-                    f.cache_read += a.usage.cache_read;
-                    f.cache_write += a.usage.cache_write;
-                    f.cost += a.usage.cost.total.get();
-                }
-            }
+        if first && !self.state.is_loading() {
+            let t = Totals::of(&self.ctx.session.entries().await?);
+            (f.input, f.output, f.cache_read, f.cache_write, f.cost) =
+                (t.input, t.output, t.cache_read, t.cache_write, t.cost);
         }
-        f.context_tokens = ctx.messages.iter().rev().find_map(|m| match m {
-            AgentMessage::Llm(Message::Assistant(a)) => {
-                let u = &a.usage;
-                let t = u.input + u.output + u.cache_read + u.cache_write;
-                (t > 0).then_some(t)
-            }
-            _ => None,
-        });
+        f.context_tokens = context_tokens(&ctx.messages);
         f.frame = self.state.footer.frame;
+        f.loading = self.state.footer.loading;
         self.state.footer = f;
         Ok(())
     }
@@ -269,9 +396,20 @@ impl Driver {
     }
 
     /// Handles one event now and carries out what it asks for.
-    pub async fn dispatch(&mut self, event: AppEvent) {
+    pub async fn dispatch(&mut self, mut event: AppEvent) {
         if let AppEvent::Agent(e) = &event {
             self.transcript.apply(e);
+        }
+        if let AppEvent::Done(Outcome::Loaded(l)) = &mut event {
+            let full = l.transcript.take();
+            if l.generation == self.generation {
+                if let Some(full) = full {
+                    self.transcript.adopt(full);
+                }
+            } else {
+                // A navigation reloaded the branch meanwhile: its view and history stand.
+                l.history = None;
+            }
         }
         let reload = matches!(&event, AppEvent::Done(Outcome::Navigated(Ok(_))))
             || matches!(&event, AppEvent::Agent(e) if matches!(**e, arbor_agent::agent::AgentEvent::SessionCompact { .. }));

@@ -40,6 +40,8 @@ pub struct FooterInfo {
     pub working: Option<Duration>,
     /// A compaction or branch summary in progress.
     pub compacting: Option<String>,
+    /// A resumed session still loads behind the first frame (DECISIONS §23.102).
+    pub loading: bool,
     /// Spinner frame counter (ticks).
     pub frame: usize,
 }
@@ -124,6 +126,14 @@ impl FooterInfo {
         let spin = SPINNER[self.frame % SPINNER.len()];
         if let Some(c) = &self.compacting {
             return Some(format!("{spin} {c}"));
+        }
+        if self.loading {
+            let waits = if self.working.is_some() {
+                " (your message is sent when it is ready)"
+            } else {
+                ""
+            };
+            return Some(format!("{spin} loading session…{waits}"));
         }
         self.working
             .map(|d| format!("{spin} working {} (esc to abort)", elapsed(d)))

@@ -92,8 +92,10 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
     let prompts = crate::modes::collect_prompts(&args, None, &driver.ctx.cwd)?;
     let mut prompts = prompts.into_iter();
     if let Some(first) = prompts.next() {
-        driver.state.busy_since = Some(std::time::Instant::now());
-        driver.dispatch_effect(Effect::Prompt(first.text)).await;
+        // Waits for a large session to finish loading (DECISIONS §23.102).
+        for effect in driver.state.prompt(first.text) {
+            driver.dispatch_effect(effect).await;
+        }
         driver.state.pending_prompts.extend(prompts.map(|p| p.text));
     }
     let mut guard = TerminalGuard::new().map_err(|e| CliError::io("terminal", e))?;

@@ -71,6 +71,9 @@ pub enum Outcome {
     Idle,
     /// The project's files for `@` completion (walked in the background at start).
     Files(Vec<String>),
+    /// A large resumed session finished loading behind the first frame: the full transcript
+    /// (the driver swaps it in) and the totals of every answer (DECISIONS §23.102).
+    Loaded(Box<super::driver::LoadedSession>),
 }
 
 /// What the driver must do.
@@ -244,6 +247,10 @@ pub struct AppState {
     code_restore: bool,
     /// `branchSummary.skipPrompt`: `/tree` never asks "Summarize branch?".
     skip_summary_prompt: bool,
+    /// The first frame came from the path's tail; the full context is still loading
+    /// (DECISIONS §23.102). A prompt sent meanwhile waits in `waiting_prompt`.
+    loading: bool,
+    waiting_prompt: Option<String>,
     summary_since: Option<Instant>,
     last_esc: Option<Instant>,
     last_ctrl_c: Option<Instant>,
@@ -299,6 +306,34 @@ impl AppState {
             last_ctrl_c: None,
             code_restore: false,
             skip_summary_prompt: false,
+            loading: false,
+            waiting_prompt: None,
+        }
+    }
+
+    /// Marks the session as still loading behind the first frame (the driver sets it).
+    pub fn set_loading(&mut self, loading: bool) {
+        self.loading = loading;
+        self.footer.loading = loading;
+    }
+
+    pub fn is_loading(&self) -> bool {
+        self.loading
+    }
+
+    /// The prompt waiting for the session to load, if any.
+    pub fn waiting_prompt(&self) -> Option<&str> {
+        self.waiting_prompt.as_deref()
+    }
+
+    /// Sends `text` as a prompt now, or once the session has loaded: the effects to run.
+    pub fn prompt(&mut self, text: String) -> Vec<Effect> {
+        self.busy_since = Some(Instant::now());
+        if self.loading {
+            self.waiting_prompt = Some(text);
+            Vec::new()
+        } else {
+            vec![Effect::Prompt(text)]
         }
     }
 
@@ -344,8 +379,12 @@ impl AppState {
             AppEvent::Done(o) => self.outcome(o),
         };
         if effects.contains(&Effect::Abort) {
-            // An abort stops the queued command-line prompts too.
+            // An abort stops the queued command-line prompts too, and a prompt that waits for
+            // the session to load (no turn runs yet, so nothing else would end it).
             self.pending_prompts.clear();
+            if self.waiting_prompt.take().is_some() {
+                self.busy_since = None;
+            }
         }
         self.footer.working = self.busy_since.map(|t| now.saturating_duration_since(t));
         if self.busy_since.is_none() {
@@ -419,6 +458,23 @@ impl AppState {
                 self.footer.compacting = None;
             }
             Outcome::Files(f) => self.files = f,
+            Outcome::Loaded(l) => {
+                self.set_loading(false);
+                if let Some(e) = &l.error {
+                    self.error(e.clone());
+                }
+                self.footer.input += l.totals.input;
+                self.footer.output += l.totals.output;
+                self.footer.cache_read += l.totals.cache_read;
+                self.footer.cache_write += l.totals.cache_write;
+                self.footer.cost += l.totals.cost;
+                if let Some(h) = &l.history {
+                    self.editor.set_history(h.clone());
+                }
+                if let Some(text) = self.waiting_prompt.take() {
+                    return vec![Effect::Prompt(text)];
+                }
+            }
         }
         Vec::new()
     }
@@ -492,6 +548,10 @@ impl AppState {
                 self.error("Wait for the agent to finish (or press Esc) before running a command");
                 return Vec::new();
             }
+            if self.loading {
+                self.error("Wait for the session to finish loading before running a command");
+                return Vec::new();
+            }
             let command = command.to_owned();
             self.editor.take();
             self.background = Some(format!("running {command}"));
@@ -505,8 +565,7 @@ impl AppState {
             self.editor.set_text(&text);
             Vec::new()
         } else {
-            self.busy_since = Some(Instant::now());
-            vec![Effect::Prompt(text)]
+            self.prompt(text)
         }
     }
 
@@ -518,6 +577,10 @@ impl AppState {
         );
         if needs_idle && (self.is_running() || self.background.is_some()) {
             self.error("Wait for the agent to finish (or press Esc) before running this command");
+            return Vec::new();
+        }
+        if needs_idle && self.loading {
+            self.error("Wait for the session to finish loading before running this command");
             return Vec::new();
         }
         match c {

@@ -19,6 +19,7 @@ mod tree_view;
 mod tui_app;
 mod tui_pickers;
 mod tui_restore;
+mod tui_resume;
 mod tui_smoke;
 mod tui_transcript;
 mod tui_tree;

@@ -690,6 +690,7 @@ fn footer_info(working: bool) -> FooterInfo {
         cost: 0.4213,
         working: working.then(|| Duration::from_secs(83)),
         compacting: None,
+        loading: false,
         frame: 2,
     }
 }

@@ -348,7 +348,12 @@ fn a_delta_lays_out_only_the_streaming_item() {
     t.load(&turns(200));
     frame(&mut t, 80, 30);
     let first = t.layout_count();
-    assert_eq!(first, 600, "the first frame lays out every item once");
+    // Lazy from the bottom (DECISIONS §23.100): only the items of two screens at the end.
+    assert!(
+        (2..=60).contains(&first),
+        "the first frame lays out the bottom items only: {first}"
+    );
+    assert_eq!(t.laid_out_items() as u64, first);
     frame(&mut t, 80, 30);
     assert_eq!(
         t.layout_count(),
@@ -383,15 +388,25 @@ fn a_delta_lays_out_only_the_streaming_item() {
     frame(&mut t, 80, 30);
     assert_eq!(t.layout_count(), before + 1);
 
-    // Ctrl+T re-lays out only items with thinking; Ctrl+O only collapsible ones.
+    // Ctrl+T re-lays out only the items with thinking near the view; Ctrl+O only the
+    // collapsible ones there; the rest wait until they scroll into view.
     let before = t.layout_count();
     t.toggle_thinking();
     frame(&mut t, 80, 30);
-    assert_eq!(t.layout_count(), before + 200);
+    let thinking = t.layout_count() - before;
+    assert!((1..=20).contains(&thinking), "{thinking}");
     let before = t.layout_count();
     t.toggle_tools();
     frame(&mut t, 80, 30);
-    assert_eq!(t.layout_count(), before + 201);
+    let tools = t.layout_count() - before;
+    assert!((1..=21).contains(&tools), "{tools}");
+    // Scrolling to the top lays out the items there, not the whole transcript.
+    let before = t.layout_count();
+    t.scroll_to_top();
+    let top = frame(&mut t, 80, 30);
+    assert!(top.lines().nth(1).unwrap().contains("question 0"), "{top}");
+    assert!(t.layout_count() - before <= 30);
+    assert!(t.laid_out_items() < 200);
 }
 
 #[test]
@@ -632,4 +647,88 @@ fn images_show_their_type_dimensions_and_size() {
         "{shown}"
     );
     insta::assert_snapshot!(shown);
+}
+
+/// The rows of `t` laid out in full: one frame tall enough for everything.
+fn full_rows(t: &Transcript, width: u16) -> (Vec<String>, usize) {
+    let mut full = t.clone();
+    frame(&mut full, width, 30);
+    let total = full.total_rows();
+    // Twice the estimate: a frame that tall lays out every item (two screens from the bottom).
+    let all = frame(&mut full, width, u16::try_from(total * 2).unwrap());
+    assert_eq!(full.laid_out_items(), full.len());
+    let rows: Vec<String> = all.lines().map(str::to_owned).collect();
+    assert!(rows.len() <= full.total_rows());
+    (rows, full.total_rows())
+}
+
+/// A lazily laid out transcript scrolled page by page from the bottom to the top shows exactly
+/// the rows of a full layout at every step (DECISIONS §23.100, ARCHITECTURE "lazy layout").
+#[test]
+fn lazy_layout_scrolls_to_the_top_through_the_same_rows_as_a_full_layout() {
+    let mut t = Transcript::new(Theme::colored());
+    let mut messages = turns(40);
+    messages.insert(
+        5,
+        msg(json!({"role": "user", "content": MARKDOWN, "timestamp": 1})),
+    );
+    t.load(&messages);
+    let (full, exact) = full_rows(&t, 70);
+    let (view, page) = (12usize, 11usize);
+    frame(&mut t, 70, view as u16);
+    assert!(t.laid_out_items() < t.len() / 2, "{}", t.laid_out_items());
+    let mut steps = 0;
+    loop {
+        t.scroll_page_up();
+        let shown = frame(&mut t, 70, view as u16);
+        let lines: Vec<&str> = shown.lines().collect();
+        let below: usize = lines
+            .last()
+            .and_then(|l| l.split("↓ ").nth(1))
+            .and_then(|r| r.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        // Rows below the view were laid out on the way up, so the hint is exact.
+        let top = exact - below - view;
+        for (k, line) in lines.iter().take(view - 1).enumerate() {
+            let want = full.get(top + k).map(String::as_str).unwrap_or("");
+            assert_eq!(line.trim_end(), want.trim_end(), "step {steps}, row {k}");
+        }
+        steps += 1;
+        if top == 0 {
+            break;
+        }
+        assert!(steps < 1000, "never reached the top");
+    }
+    assert!(steps >= exact / page - 1);
+    // Everything is laid out now, and the row total is exact.
+    assert_eq!(t.laid_out_items(), t.len());
+    assert_eq!(t.total_rows(), exact);
+}
+
+/// Home from the bottom of a lazily laid out transcript shows the first rows; a resize lays
+/// out only the view again and draws what a fresh transcript at that width draws.
+#[test]
+fn lazy_layout_home_and_resize() {
+    let mut t = Transcript::new(Theme::colored());
+    t.load(&turns(100));
+    frame(&mut t, 80, 20);
+    t.scroll_to_top();
+    let top = frame(&mut t, 80, 20);
+    let (full, _) = full_rows(&t, 80);
+    for (k, line) in top.lines().take(19).enumerate() {
+        assert_eq!(line.trim_end(), full[k].trim_end(), "row {k}");
+    }
+    t.scroll_to_bottom();
+    frame(&mut t, 80, 20);
+    let before = t.layout_count();
+    let narrow = frame(&mut t, 60, 20);
+    assert!(
+        t.layout_count() - before <= 40,
+        "{}",
+        t.layout_count() - before
+    );
+    let mut fresh = Transcript::new(Theme::colored());
+    fresh.load(&turns(100));
+    assert_eq!(narrow, frame(&mut fresh, 60, 20));
 }

@@ -10,6 +10,7 @@ use crate::error::{Result, SessionError};
 use crate::session::common::{probe, probe_bytes};
 use crate::session::entry::{SessionHeader, CURRENT_VERSION};
 use crate::session::index::{Index, Raw};
+use crate::session::skim::skim;
 use serde_json::{Map, Value};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -258,6 +259,14 @@ fn take_line(
     }
     let len = u32::try_from(bytes.len())
         .map_err(|_| line_err(origin, line_no, "line longer than 4 GiB"))?;
+    // The index-only read (DECISIONS §25.20); an unterminated last line is always probed in
+    // full, since it may be torn.
+    if terminated {
+        if let Some(sk) = skim(bytes) {
+            index.load_skimmed(&sk, Raw::File { offset, len }, line_no)?;
+            return Ok(None);
+        }
+    }
     match probe_bytes(bytes) {
         Ok(env) => {
             index.load(&env, Raw::File { offset, len }, line_no)?;

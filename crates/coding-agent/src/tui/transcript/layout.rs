@@ -57,6 +57,35 @@ pub(crate) fn layout(body: &Body, key: LayoutKey, theme: &Theme) -> Vec<Line<'st
     }
 }
 
+/// A cheap guess of an item's rows (blank row above included) before it is laid out: wrapped
+/// text lines from byte lengths and line breaks, collapsed tools at their fold. Only scroll
+/// positions far from the view depend on it (DECISIONS §23.101).
+pub(crate) fn estimate(body: &Body, width: usize) -> usize {
+    let width = width.saturating_sub(2).max(1);
+    let text = |t: &str| {
+        t.split('\n')
+            .map(|line| 1 + line.len() / width)
+            .sum::<usize>()
+    };
+    let rows = match body {
+        Body::Custom { display: false, .. } => return 0,
+        Body::User { text: t, images } => text(t) + images.len(),
+        Body::Assistant(a) => a
+            .parts
+            .iter()
+            .map(|(_, p)| match p {
+                Part::Text(t) => text(t) + 1,
+                Part::Thinking { .. } => 2,
+            })
+            .sum::<usize>()
+            .max(1),
+        Body::Custom { text: t, .. } | Body::Notice { text: t, .. } => text(t) + 1,
+        Body::Tool(_) | Body::Bash(_) => COLLAPSED_LINES + 2,
+        Body::Compaction { .. } | Body::BranchSummary { .. } | Body::Unknown { .. } => 1,
+    };
+    rows + 1
+}
+
 fn plain(
     glyph: &str,
     text: &str,

@@ -6,13 +6,20 @@
 //! - `layout`, `markdown`, `tool`, `wrap`: one item to wrapped, styled lines.
 //!
 //! Incremental by construction: each item caches its lines for one width and toggle state; a
-//! change marks only the items it touched; heights are kept as a running total so a frame finds
-//! its first visible item by binary search and draws only visible rows (DECISIONS §23.41).
+//! change marks only the items it touched; heights are kept as prefix sums so a frame finds its
+//! first visible item in O(log n) and draws only visible rows (DECISIONS §23.41).
+//!
+//! Lazy from the bottom (DECISIONS §23.100): a frame lays out only the items it shows plus one
+//! screen above them; every other item keeps an estimated height (or its height at the last
+//! width) until a scroll brings it near the view. A resumed 45,000-message session therefore
+//! costs its first frame a few dozen layouts, and a resize or Ctrl+T re-lays out only what is
+//! on screen.
 
 mod events;
 pub mod item;
 mod layout;
 mod markdown;
+mod rows;
 mod tool;
 mod wrap;
 
@@ -49,16 +56,17 @@ pub struct Transcript {
     open: Option<usize>,
     show_thinking: bool,
     expand_tools: bool,
-    /// `ends[i]`: rows of items `0..=i` (each item's rows include one blank row above it).
-    ends: Vec<usize>,
-    /// The first item whose layout or height may be stale (`items.len()`: none).
-    dirty_from: usize,
-    /// The width the heights in `ends` were computed for.
+    /// Rows of each item (one blank row above it included; 0 for hidden items): exact for items
+    /// laid out at the current width and toggles, an estimate for the rest.
+    rows: rows::Rows,
+    /// The width of the last frame (estimates for new items use it).
     width: u16,
     /// First visible row when the user scrolled away from the bottom; `None` follows the bottom.
     top: Option<usize>,
     /// Rows of the last drawn area, for paging.
     viewport: u16,
+    /// Items [`load`](Self::load) put in; those after it came live.
+    loaded: usize,
     layouts: u64,
 }
 
@@ -73,11 +81,11 @@ impl Transcript {
             open: None,
             show_thinking: false,
             expand_tools: false,
-            ends: Vec::new(),
-            dirty_from: 0,
+            rows: rows::Rows::default(),
             width: 0,
             top: None,
             viewport: 0,
+            loaded: 0,
             layouts: 0,
         }
     }
@@ -88,8 +96,8 @@ impl Transcript {
         self.tools.clear();
         self.streaming = None;
         self.open = None;
-        self.ends.clear();
-        self.dirty_from = 0;
+        self.rows.clear();
+        self.loaded = 0;
         self.top = None;
     }
 
@@ -99,6 +107,43 @@ impl Transcript {
         self.clear();
         for m in messages {
             self.push_message(m);
+        }
+        self.loaded = self.items.len();
+    }
+
+    /// Takes over `full`'s content (a whole branch loaded behind the first frame, which showed
+    /// only its tail; DECISIONS §23.102), keeping the toggles and the items that arrived after
+    /// [`load`](Self::load) (notices). The view follows the bottom again.
+    pub fn adopt(&mut self, full: Transcript) {
+        let live: Vec<Item> = self
+            .items
+            .drain(self.loaded.min(self.items.len())..)
+            .collect();
+        let (thinking, tools, width, viewport, layouts) = (
+            self.show_thinking,
+            self.expand_tools,
+            self.width,
+            self.viewport,
+            self.layouts,
+        );
+        *self = full;
+        self.loaded = self.items.len();
+        (
+            self.show_thinking,
+            self.expand_tools,
+            self.width,
+            self.viewport,
+        ) = (thinking, tools, width, viewport);
+        self.layouts += layouts;
+        for item in live {
+            let tool = match &item.body {
+                Body::Tool(t) => Some(t.id.clone()),
+                _ => None,
+            };
+            let i = self.push(item.body);
+            if let Some(id) = tool {
+                self.tools.insert(id, i);
+            }
         }
     }
 
@@ -141,14 +186,13 @@ impl Transcript {
 
     /// Ctrl+T: show or hide every thinking block.
     pub fn toggle_thinking(&mut self) {
+        // Lazy: items re-lay out as they come into view (their keys no longer match).
         self.show_thinking = !self.show_thinking;
-        self.dirty_from = 0;
     }
 
     /// Ctrl+O: expand or collapse every tool output and summary.
     pub fn toggle_tools(&mut self) {
         self.expand_tools = !self.expand_tools;
-        self.dirty_from = 0;
     }
 
     pub fn thinking_shown(&self) -> bool {
@@ -173,7 +217,8 @@ impl Transcript {
         self.layouts
     }
 
-    /// Rows of the whole transcript at the last rendered width (for a scrollbar).
+    /// Rows of the whole transcript at the last rendered width (for a scrollbar): exact for the
+    /// items laid out so far, estimated for the others.
     pub fn total_rows(&self) -> usize {
         self.total()
     }
@@ -226,7 +271,7 @@ impl Transcript {
     }
 
     fn total(&self) -> usize {
-        self.ends.last().copied().unwrap_or(0)
+        self.rows.total()
     }
 
     fn max_top(&self) -> usize {
@@ -239,16 +284,100 @@ impl Transcript {
 
     /// Appends an item and returns its index.
     fn push(&mut self, body: Body) -> usize {
+        let width = if self.width == 0 { 80 } else { self.width };
+        self.rows.push(layout::estimate(&body, usize::from(width)));
         self.items.push(Item::new(body));
         self.items.len() - 1
     }
 
-    /// Marks item `i` changed: only it is laid out again.
+    /// Marks item `i` changed: only it is laid out again (when next in view; until then its
+    /// old height stands as the estimate).
     fn touch(&mut self, i: usize) {
         if let Some(item) = self.items.get_mut(i) {
             item.cache = None;
         }
-        self.dirty_from = self.dirty_from.min(i);
+    }
+
+    /// Whether item `i` has lines for the current width and toggles.
+    fn is_laid_out(&self, i: usize) -> bool {
+        self.items.get(i).is_some_and(|item| {
+            let key = item.key(self.width, self.show_thinking, self.expand_tools);
+            matches!(&item.cache, Some((k, _)) if *k == key)
+        })
+    }
+
+    /// Lays out item `i` if it is stale and returns its exact height.
+    fn ensure(&mut self, i: usize) -> usize {
+        let Some(item) = self.items.get_mut(i) else {
+            return 0;
+        };
+        let key = item.key(self.width, self.show_thinking, self.expand_tools);
+        if let Some((k, _)) = &item.cache {
+            if *k == key {
+                return self.rows.height(i);
+            }
+        }
+        let lines = layout::layout(&item.body, key, &self.theme);
+        self.layouts += 1;
+        let height = if lines.is_empty() { 0 } else { lines.len() + 1 };
+        item.cache = Some((key, lines));
+        self.rows.set(i, height);
+        height
+    }
+
+    /// How many items are laid out for the current width and toggles (tests check laziness).
+    pub fn laid_out_items(&self) -> usize {
+        (0..self.items.len())
+            .filter(|&i| self.is_laid_out(i))
+            .count()
+    }
+
+    /// Following the bottom: lays out the last items until they fill the view and one more
+    /// screen above it; returns the first visible row.
+    fn settle_bottom(&mut self, view: usize) -> usize {
+        let mut covered = 0;
+        let mut i = self.items.len();
+        while i > 0 && covered < 2 * view {
+            i -= 1;
+            covered += self.ensure(i);
+        }
+        self.total().saturating_sub(view)
+    }
+
+    /// Scrolled to row `top`: lays out the items in view and one screen above them, keeping
+    /// the first visible row where it was (an item above it that changes height moves `top`
+    /// with it); returns the adjusted first row.
+    fn settle_at(&mut self, top: usize, view: usize) -> usize {
+        // The live end (a streaming answer grows there) stays exact so the "more rows" hint
+        // counts what arrived; it is one item, laid out once per change.
+        if let Some(last) = self.items.len().checked_sub(1) {
+            self.ensure(last);
+        }
+        let top = top.min(self.max_top());
+        let first = self.rows.locate(top);
+        if first >= self.items.len() {
+            return top;
+        }
+        let offset = top - self.rows.start(first);
+        let height = self.ensure(first);
+        let offset = offset.min(height.saturating_sub(1));
+        let mut top = self.rows.start(first) + offset;
+        let mut covered = height - offset.min(height);
+        let mut j = first + 1;
+        while covered < view && j < self.items.len() {
+            covered += self.ensure(j);
+            j += 1;
+        }
+        let mut above = 0;
+        let mut k = first;
+        while k > 0 && above < view {
+            k -= 1;
+            let before = self.rows.height(k);
+            let after = self.ensure(k);
+            top = (top + after).saturating_sub(before);
+            above += after;
+        }
+        top.min(self.max_top())
     }
 
     fn tool_item(&mut self, id: &str, name: &str) -> usize {
@@ -280,54 +409,34 @@ impl Transcript {
         self.touch(i);
     }
 
-    /// Lays out what is stale for `width` and brings the running totals up to date.
-    fn relayout(&mut self, width: u16) {
-        if width != self.width {
-            self.width = width;
-            self.dirty_from = 0;
-        }
-        self.ends.truncate(self.dirty_from.min(self.ends.len()));
-        let mut total = self.ends.last().copied().unwrap_or(0);
-        for i in self.ends.len()..self.items.len() {
-            let item = &mut self.items[i];
-            let key = item.key(width, self.show_thinking, self.expand_tools);
-            let rows = match &item.cache {
-                Some((k, lines)) if *k == key => lines.len(),
-                _ => {
-                    let lines = layout::layout(&item.body, key, &self.theme);
-                    self.layouts += 1;
-                    let n = lines.len();
-                    item.cache = Some((key, lines));
-                    n
-                }
-            };
-            total += if rows == 0 { 0 } else { rows + 1 };
-            self.ends.push(total);
-        }
-        self.dirty_from = self.items.len();
-    }
-
     /// Draws the visible rows into `area` of `buf`.
     pub fn render(&mut self, area: Rect, buf: &mut Buffer) {
         if area.width == 0 || area.height == 0 {
             return;
         }
-        self.relayout(area.width);
+        self.width = area.width;
         self.viewport = area.height;
-        let top = self.current_top();
-        if self.top.is_some() && top >= self.max_top() {
-            // Content shrank under a scrolled view: follow again.
-            self.top = None;
-        }
-        let mut i = self.ends.partition_point(|&end| end <= top);
+        let view = usize::from(area.height);
+        let top = match self.top {
+            None => self.settle_bottom(view),
+            Some(top) => {
+                let top = self.settle_at(top, view);
+                // Content shrank under a scrolled view (or it reached the end): follow again.
+                self.top = (top < self.max_top()).then_some(top);
+                top
+            }
+        };
+        let mut i = self.rows.locate(top);
         let mut row = top;
         let mut y = area.y;
         while y < area.bottom() && i < self.items.len() {
-            let start = if i == 0 { 0 } else { self.ends[i - 1] };
+            // Everything in view is laid out already; this only guards the invariant.
+            self.ensure(i);
+            let start = self.rows.start(i);
+            let rows = self.rows.height(i);
             let Some((_, lines)) = &self.items[i].cache else {
                 break;
             };
-            let rows = self.ends[i] - start;
             while row < start + rows && y < area.bottom() {
                 let offset = row - start;
                 // Row 0 of an item is the blank row above it.

@@ -1,0 +1,288 @@
+//! The index-only read of one entry line (DECISIONS §25.20).
+//!
+//! Opening a session needs `type`, `id`, `parentId` and `timestamp` of every line, plus whether
+//! a `message` entry is an assistant's. pi writes those keys first, so the skim reads top-level
+//! keys until it has them and stops: the payload after that point is never tokenized. Anything
+//! it is not sure about (an escape in a key or value it keeps, a duplicate key, an odd shape,
+//! a type whose payload the index needs) makes it give up, and the caller falls back to the
+//! full serde [`Envelope`](super::probe::Envelope) probe, which also produces the precise error.
+//! Payload errors past the stop point surface when the entry is read (file and line named).
+
+/// Whether a `message` entry is an assistant's, as far as the skim could tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    Assistant,
+    /// A message whose role is something else, or a non-message entry.
+    Other,
+    /// The message's first key is not `role`: decided when the entry is read.
+    Unknown,
+}
+
+/// The envelope facts of one line, borrowed from it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Skim<'a> {
+    pub ty: &'a str,
+    pub id: &'a str,
+    /// `None` for `null` (a root).
+    pub parent_id: Option<&'a str>,
+    pub role: Role,
+}
+
+/// Entry types whose payload feeds the index (leaf targets, labels, names, compaction
+/// boundaries): rare, so they are probed in full.
+const FULL_TYPES: [&str; 4] = ["leaf", "label", "session_info", "compaction"];
+
+/// The skim of `line`, or `None` when the full probe must decide.
+pub(crate) fn skim(line: &[u8]) -> Option<Skim<'_>> {
+    let last = line.iter().rposition(|b| !b.is_ascii_whitespace())?;
+    if line.first() != Some(&b'{') || line[last] != b'}' {
+        return None;
+    }
+    let mut s = Scanner { b: line, i: 1 };
+    let (mut ty, mut id, mut parent, mut ts) = (None, None, None::<Option<&str>>, false);
+    let mut role = None;
+    loop {
+        s.ws();
+        if s.peek()? == b'}' {
+            break;
+        }
+        let key = s.plain_string()?;
+        s.ws();
+        s.eat(b':')?;
+        s.ws();
+        match key {
+            "type" if ty.is_none() => {
+                let t = s.plain_string()?;
+                if FULL_TYPES.contains(&t) {
+                    return None;
+                }
+                ty = Some(t);
+            }
+            "id" if id.is_none() => id = Some(s.plain_string()?),
+            "parentId" if parent.is_none() => {
+                parent = Some(if s.peek()? == b'n' {
+                    s.literal(b"null")?;
+                    None
+                } else {
+                    Some(s.plain_string()?)
+                });
+            }
+            "timestamp" if !ts => {
+                s.any_string()?;
+                ts = true;
+            }
+            "type" | "id" | "parentId" | "timestamp" => return None,
+            "message" if role.is_none() && s.peek()? == b'{' => {
+                s.i += 1;
+                s.ws();
+                role = Some(if s.peek()? == b'"' && s.rest().starts_with(b"\"role\"") {
+                    s.i += 6;
+                    s.ws();
+                    s.eat(b':')?;
+                    s.ws();
+                    match s.any_string()? {
+                        b"assistant" => Role::Assistant,
+                        _ => Role::Other,
+                    }
+                } else {
+                    Role::Unknown
+                });
+                // Past the message's first key: the rest of the line is payload.
+                return done(ty?, id?, parent?, ts, role?);
+            }
+            _ => s.skip_value()?,
+        }
+        if let (Some(t), Some(i), Some(p), true) = (ty, id, parent, ts) {
+            if t != "message" {
+                return done(t, i, p, ts, Role::Other);
+            }
+        }
+        s.ws();
+        match s.peek()? {
+            b',' => s.i += 1,
+            b'}' => break,
+            _ => return None,
+        }
+    }
+    // The whole object was read: a message without a `message` key is not an assistant's.
+    done(ty?, id?, parent?, ts, role.unwrap_or(Role::Other))
+}
+
+fn done<'a>(
+    ty: &'a str,
+    id: &'a str,
+    parent_id: Option<&'a str>,
+    ts: bool,
+    role: Role,
+) -> Option<Skim<'a>> {
+    // Empty ids and missing timestamps are errors the full probe words.
+    if !ts || id.is_empty() {
+        return None;
+    }
+    let role = if ty == "message" { role } else { Role::Other };
+    Some(Skim {
+        ty,
+        id,
+        parent_id,
+        role,
+    })
+}
+
+struct Scanner<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn rest(&self) -> &'a [u8] {
+        &self.b[self.i.min(self.b.len())..]
+    }
+
+    fn ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\r' | b'\n')) {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.i += 1)
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        self.rest().starts_with(word).then(|| self.i += word.len())
+    }
+
+    /// A string without escapes or control characters, as `&str` (the file was UTF-8-checked
+    /// as a whole; the check here is per kept value and cheap).
+    fn plain_string(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let rest = self.rest();
+        let end = memchr::memchr2(b'"', b'\\', rest)?;
+        if rest[end] != b'"' || rest[..end].iter().any(|c| *c < 0x20) {
+            return None;
+        }
+        self.i += end + 1;
+        std::str::from_utf8(&rest[..end]).ok()
+    }
+
+    /// Any string; returns its raw (still escaped) bytes.
+    fn any_string(&mut self) -> Option<&'a [u8]> {
+        self.eat(b'"')?;
+        let start = self.i;
+        loop {
+            let end = memchr::memchr2(b'"', b'\\', self.rest())?;
+            if self.rest()[end] == b'\\' {
+                self.i += end + 2;
+            } else {
+                self.i += end + 1;
+                return Some(&self.b[start..self.i - 1]);
+            }
+        }
+    }
+
+    /// Steps over one value without interpreting it (containers by bracket depth, strings
+    /// honoured); validation is left to the full parse when the entry is read.
+    fn skip_value(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.any_string().map(drop),
+            open @ (b'{' | b'[') => {
+                let close = if open == b'{' { b'}' } else { b']' };
+                let mut depth = 0usize;
+                loop {
+                    let at = memchr::memchr3(b'"', open, close, self.rest())?;
+                    let c = self.rest()[at];
+                    self.i += at;
+                    if c == b'"' {
+                        self.any_string()?;
+                        continue;
+                    }
+                    self.i += 1;
+                    if c == open {
+                        depth += 1;
+                    } else {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(());
+                        }
+                    }
+                }
+            }
+            _ => {
+                let rest = self.rest();
+                let n = rest
+                    .iter()
+                    .position(|c| matches!(c, b',' | b'}' | b' ' | b'\t' | b'\r' | b'\n'))?;
+                if n == 0 {
+                    return None;
+                }
+                self.i += n;
+                Some(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sk(line: &str) -> Option<Skim<'_>> {
+        skim(line.as_bytes())
+    }
+
+    #[test]
+    fn stops_after_the_envelope_of_a_message() {
+        // The payload after `role` is not valid JSON: the skim never looks at it.
+        let s = sk(r#"{"type":"message","id":"a1","parentId":"p","timestamp":"t","message":{"role":"assistant","content":[oops}"#)
+            .expect("skim");
+        assert_eq!(
+            s,
+            Skim {
+                ty: "message",
+                id: "a1",
+                parent_id: Some("p"),
+                role: Role::Assistant
+            }
+        );
+        let s = sk(r#"{"type":"message","id":"a1","parentId":null,"timestamp":"t","message":{"content":"x","role":"user"}}"#)
+            .expect("skim");
+        assert_eq!((s.parent_id, s.role), (None, Role::Unknown));
+    }
+
+    #[test]
+    fn other_types_stop_at_the_last_envelope_key() {
+        let s = sk(r#"{"type":"custom","customType":"x","data":{"a":[1,{"b":"}"}]},"id":"c","parentId":"p","timestamp":"t","more":!!}"#)
+            .expect("skim");
+        assert_eq!((s.ty, s.id, s.role), ("custom", "c", Role::Other));
+    }
+
+    #[test]
+    fn gives_up_when_the_full_probe_must_decide() {
+        for line in [
+            r#"{"type":"leaf","id":"a","parentId":null,"timestamp":"t","targetId":"b"}"#,
+            r#"{"type":"label","id":"a","parentId":null,"timestamp":"t"}"#,
+            r#"{"type":"m\u0061","id":"a","parentId":null,"timestamp":"t"}"#,
+            r#"{"type":"m","id":"a","id":"b","parentId":null,"timestamp":"t"}"#,
+            r#"{"type":"m","id":"","parentId":null,"timestamp":"t"}"#,
+            r#"{"type":"m","id":"a","timestamp":"t"}"#,
+            r#"{"type":"m","id":"a","parentId":null,"timestamp":5}"#,
+            r#"{"type":"m","id":"a","parentId":null,"timestamp":"t""#,
+            r#"["type"]"#,
+            r#" {"type":"m","id":"a","parentId":null,"timestamp":"t"}"#,
+        ] {
+            assert_eq!(sk(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn escapes_in_skipped_values_are_stepped_over() {
+        let s =
+            sk(r#"{"note":"a \"}\\","type":"x","id":"i","parentId":"p","timestamp":"2\u0030"}"#)
+                .expect("skim");
+        assert_eq!((s.ty, s.id, s.parent_id), ("x", "i", Some("p")));
+    }
+}
