@@ -285,6 +285,76 @@ async fn bench_list() {
     );
 }
 
+/// What `arbor session context FILE --json` does, stage by stage (the CLI adds only argument
+/// parsing): open, window, settings, projection, streamed JSON (to OUT, or discarded).
+async fn context_once(path: &Path, out: Option<&str>) {
+    use arbor_agent::context::projection::build_session_context_from_window;
+    use arbor_agent::context::{ContextOptions, DerivedState, ModelRef};
+    let repo = JsonlRepository::flat(path.parent().unwrap_or(Path::new(".")));
+    let start = Instant::now();
+    let s = repo
+        .open_read_only(path.to_str().unwrap_or_default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let opened = start.elapsed();
+    let window = s
+        .path_to_root_or_compaction(None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let read = start.elapsed();
+    let settings = s
+        .derived_settings(None)
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let state = DerivedState {
+        model: settings
+            .model
+            .map(|(provider, model_id)| ModelRef { provider, model_id }),
+        thinking_level: settings
+            .thinking_level
+            .unwrap_or_else(|| DerivedState::default().thinking_level),
+        active_tool_names: settings.active_tool_names,
+    };
+    let n = window.len();
+    let ctx = build_session_context_from_window(window, state, &ContextOptions::default());
+    let projected = start.elapsed();
+    let leaf = s.leaf_id().await.unwrap_or_else(|e| panic!("{e}"));
+    let sink: Box<dyn std::io::Write> = match out {
+        Some(p) => Box::new(std::fs::File::create(p).unwrap_or_else(|e| panic!("{p}: {e}"))),
+        None => Box::new(std::io::sink()),
+    };
+    arbor_agent::context::write_expected_json(
+        std::io::BufWriter::with_capacity(1 << 16, sink),
+        &ctx,
+        leaf.as_deref(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let written = start.elapsed();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "open {:.1} ms, window read {:.1} ms ({n} entries), projected {:.1} ms ({} messages), \
+         JSON written {:.1} ms; peak RSS {} kB",
+        ms(opened),
+        ms(read),
+        ms(projected),
+        ctx.messages.len(),
+        ms(written),
+        peak_rss_kb()
+    );
+}
+
+/// `VmHWM` of this process (Linux), 0 elsewhere.
+fn peak_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -314,13 +384,78 @@ fn main() {
         );
         return;
     }
+    if args.first().map(String::as_str) == Some("fork-once") {
+        // fork-once FILE OUT_DIR: `arbor session fork FILE --entry LEAF --at` into OUT_DIR.
+        let file = PathBuf::from(args.get(1).cloned().unwrap_or_default());
+        let out = PathBuf::from(args.get(2).cloned().unwrap_or_else(|| {
+            panic!("usage: fork-once FILE OUT_DIR");
+        }));
+        rt.block_on(async {
+            let src_repo = JsonlRepository::flat(file.parent().unwrap_or(Path::new(".")));
+            let src = src_repo
+                .open_read_only(file.to_str().unwrap_or_default())
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            let leaf = src
+                .leaf_id()
+                .await
+                .unwrap_or_else(|e| panic!("{e}"))
+                .unwrap_or_else(|| panic!("the session has no leaf"));
+            drop(src);
+            std::fs::create_dir_all(&out).unwrap_or_else(|e| panic!("{e}"));
+            let repo = JsonlRepository::flat(&out);
+            let start = Instant::now();
+            let forked = repo
+                .fork(
+                    file.to_str().unwrap_or_default(),
+                    arbor_agent::session::ForkOptions {
+                        entry_id: Some(leaf),
+                        position: arbor_agent::session::ForkPosition::At,
+                        ..Default::default()
+                    },
+                )
+                .await
+                .unwrap_or_else(|e| panic!("{e}"));
+            let took = start.elapsed();
+            println!(
+                "fork --entry (leaf, --at) {:.1} ms; {} entries copied; peak RSS {} kB",
+                took.as_secs_f64() * 1e3,
+                forked.entry_count().await.unwrap_or(0),
+                peak_rss_kb()
+            );
+        });
+        return;
+    }
+    if args.first().map(String::as_str) == Some("context-once") {
+        let file = PathBuf::from(args.get(1).cloned().unwrap_or_default());
+        let out = args.get(2).cloned();
+        rt.block_on(context_once(&file, out.as_deref()));
+        return;
+    }
+    if args.first().map(String::as_str) == Some("open-only") {
+        let file = PathBuf::from(args.get(1).cloned().unwrap_or_default());
+        let repo = JsonlRepository::flat(file.parent().unwrap_or(Path::new(".")));
+        let start = Instant::now();
+        let s = rt
+            .block_on(repo.open_read_only(file.to_str().unwrap_or_default()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let opened = start.elapsed();
+        let count = rt.block_on(s.entry_count()).unwrap_or(0);
+        println!(
+            "open {:.1} ms; {count} entries; peak RSS {} kB",
+            opened.as_secs_f64() * 1e3,
+            peak_rss_kb()
+        );
+        return;
+    }
     if args.first().map(String::as_str) == Some("open-once") {
         let file = PathBuf::from(args.get(1).cloned().unwrap_or_default());
         let (o, t, b, c) = rt.block_on(open_and_path(&file));
         println!(
-            "open {:.1} ms, with path {:.1} ms; {b} path entries, {c} entries",
+            "open {:.1} ms, with path {:.1} ms; {b} path entries, {c} entries; peak RSS {} kB",
             o.as_secs_f64() * 1e3,
-            t.as_secs_f64() * 1e3
+            t.as_secs_f64() * 1e3,
+            peak_rss_kb()
         );
         return;
     }

@@ -7,8 +7,10 @@
 use super::probe::{Envelope, UsageProbe};
 use super::skim::{Role, Skim};
 use crate::error::{Result, SessionError};
+use hashbrown::{DefaultHashBuilder, HashTable};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
 /// Where an entry's line lives.
@@ -98,9 +100,10 @@ pub(crate) struct Index {
     /// Names the session in error messages (file path or `memory:<id>`).
     origin: String,
     slots: Vec<Slot>,
-    by_id: HashMap<Box<str>, u32>,
+    /// Slot numbers, hashed by their slot's id: the id is stored once, in its slot.
+    by_id: HashTable<u32>,
+    hasher: DefaultHashBuilder,
     types: Vec<Box<str>>,
-    type_ix: HashMap<Box<str>, u32>,
     missing_parents: HashMap<u32, Box<str>>,
     pending_parents: Vec<(u32, Box<str>)>,
     compactions: HashMap<u32, CompactionInfo>,
@@ -182,9 +185,9 @@ impl Index {
         Index {
             origin: origin.into(),
             slots: Vec::new(),
-            by_id: HashMap::new(),
+            by_id: HashTable::new(),
+            hasher: DefaultHashBuilder::default(),
             types: Vec::new(),
-            type_ix: HashMap::new(),
             missing_parents: HashMap::new(),
             pending_parents: Vec::new(),
             compactions: HashMap::new(),
@@ -212,15 +215,15 @@ impl Index {
     }
 
     pub fn contains(&self, id: &str) -> bool {
-        self.by_id.contains_key(id)
+        self.find(id).is_some()
     }
 
     pub fn resolve(&self, id: &str) -> Option<u32> {
-        self.by_id.get(id).copied()
+        self.find(id)
     }
 
     pub fn type_tag(&self, ty: &str) -> Option<u32> {
-        self.type_ix.get(ty).copied()
+        self.types.iter().position(|t| &**t == ty).map(|t| t as u32)
     }
 
     pub fn label(&self, target: &str) -> Option<&str> {
@@ -260,13 +263,23 @@ impl Index {
         self.leaf().map(|ix| &*self.slots[ix as usize].id)
     }
 
+    fn find(&self, id: &str) -> Option<u32> {
+        self.find_hashed(self.hasher.hash_one(id), id)
+    }
+
+    fn find_hashed(&self, hash: u64, id: &str) -> Option<u32> {
+        self.by_id
+            .find(hash, |&ix| &*self.slots[ix as usize].id == id)
+            .copied()
+    }
+
     fn intern(&mut self, ty: &str) -> u32 {
-        if let Some(t) = self.type_ix.get(ty) {
-            return *t;
+        // A session has a handful of types: a scan beats hashing every line's type.
+        if let Some(t) = self.type_tag(ty) {
+            return t;
         }
         let t = self.types.len() as u32;
         self.types.push(ty.into());
-        self.type_ix.insert(ty.into(), t);
         t
     }
 
@@ -295,45 +308,46 @@ impl Index {
         raw: Raw,
         line: u32,
     ) -> Result<()> {
-        if let Some(first) = self.by_id.get(facts.id) {
+        let hash = self.hasher.hash_one(facts.id);
+        if let Some(first) = self.find_hashed(hash, facts.id) {
             return Err(SessionError::Line {
                 file: self.origin.clone(),
                 line: line as usize,
                 message: format!(
                     "duplicate entry id {} (first used{})",
                     facts.id,
-                    self.at_line(*first)
+                    self.at_line(first)
                 ),
             });
         }
         let ix = self.slots.len() as u32;
         let parent = match facts.parent_id {
             None => Parent::Root,
-            Some(p) => match self.by_id.get(p) {
-                Some(pix) => Parent::At(*pix),
+            Some(p) => match self.find(p) {
+                Some(pix) => Parent::At(pix),
                 None => {
                     self.pending_parents.push((ix, p.into()));
                     Parent::Missing
                 }
             },
         };
-        self.push(facts, env, raw, line, parent);
+        self.push(facts, hash, env, raw, line, parent);
         Ok(())
     }
 
     /// Resolves forward references after the last line and checks the recovered leaf.
     pub fn finish_load(&mut self) -> Result<()> {
         for (ix, pid) in std::mem::take(&mut self.pending_parents) {
-            match self.by_id.get(&*pid) {
-                Some(p) => self.slots[ix as usize].parent = Parent::At(*p),
+            match self.find(&pid) {
+                Some(p) => self.slots[ix as usize].parent = Parent::At(p),
                 None => {
                     self.missing_parents.insert(ix, pid);
                 }
             }
         }
         if let LeafTarget::Pending { target, by } = &self.leaf {
-            match self.by_id.get(&**target) {
-                Some(t) => self.leaf = LeafTarget::At(*t),
+            match self.find(target) {
+                Some(t) => self.leaf = LeafTarget::At(t),
                 None => {
                     return Err(SessionError::InvalidSession(format!(
                         "{}: leaf entry {}{} points at unknown entry {}",
@@ -352,8 +366,8 @@ impl Index {
     pub fn append(&mut self, env: &Envelope<'_>, raw: Raw, line: u32) {
         let parent = match env.parent_id.as_ref().and_then(|p| p.as_deref()) {
             None => Parent::Root,
-            Some(p) => match self.by_id.get(p) {
-                Some(pix) => Parent::At(*pix),
+            Some(p) => match self.find(p) {
+                Some(pix) => Parent::At(pix),
                 None => Parent::Missing,
             },
         };
@@ -366,12 +380,15 @@ impl Index {
         if let Some(stats) = self.stats.get_mut() {
             fold_usage(stats, env);
         }
-        self.push(&Facts::of(env), Some(env), raw, line, parent);
+        let facts = Facts::of(env);
+        let hash = self.hasher.hash_one(facts.id);
+        self.push(&facts, hash, Some(env), raw, line, parent);
     }
 
     fn push(
         &mut self,
         facts: &Facts<'_>,
+        hash: u64,
         env: Option<&Envelope<'_>>,
         raw: Raw,
         line: u32,
@@ -380,7 +397,11 @@ impl Index {
         let ix = self.slots.len() as u32;
         let ty = self.intern(facts.ty);
         let id: Box<str> = facts.id.into();
-        self.by_id.insert(id.clone(), ix);
+        let slots = &self.slots;
+        let hasher = &self.hasher;
+        self.by_id.insert_unique(hash, ix, |&other| {
+            hasher.hash_one(&*slots[other as usize].id)
+        });
         let assistant = facts.assistant;
         self.slots.push(Slot {
             id,
@@ -402,8 +423,8 @@ impl Index {
                 let target = env.target_id.as_ref().and_then(|t| t.as_deref());
                 self.leaf = match target {
                     None => LeafTarget::None,
-                    Some(t) => match self.by_id.get(t) {
-                        Some(tix) => LeafTarget::At(*tix),
+                    Some(t) => match self.find(t) {
+                        Some(tix) => LeafTarget::At(tix),
                         None => LeafTarget::Pending {
                             target: t.into(),
                             by: ix,
@@ -448,14 +469,14 @@ impl Index {
         if let Some(problem) = envelope_problem(env) {
             return Err(SessionError::InvalidEntry(problem));
         }
-        if self.by_id.contains_key(env.id.as_ref()) {
+        if self.contains(&env.id) {
             return Err(SessionError::InvalidEntry(format!(
                 "duplicate entry id {} in {}",
                 env.id, self.origin
             )));
         }
         if let Some(Some(p)) = &env.parent_id {
-            if !self.by_id.contains_key(p.as_ref()) {
+            if !self.contains(p) {
                 return Err(SessionError::InvalidEntry(format!(
                     "entry {} has parentId {p}, which is not in {}",
                     env.id, self.origin
@@ -464,7 +485,7 @@ impl Index {
         }
         match env.ty.as_ref() {
             "leaf" | "label" | "context_edit" => match &env.target_id {
-                Some(Some(t)) if !self.by_id.contains_key(t.as_ref()) => {
+                Some(Some(t)) if !self.contains(t) => {
                     Err(SessionError::NotFound(format!("Entry not found: {t}")))
                 }
                 Some(None) if env.ty != "leaf" => Err(SessionError::InvalidEntry(format!(

@@ -33,12 +33,17 @@ pub(crate) struct Skim<'a> {
 const FULL_TYPES: [&str; 4] = ["leaf", "label", "session_info", "compaction"];
 
 /// The skim of `line`, or `None` when the full probe must decide.
-pub(crate) fn skim(line: &[u8]) -> Option<Skim<'_>> {
+pub(crate) fn skim(text: &str) -> Option<Skim<'_>> {
+    let line = text.as_bytes();
     let last = line.iter().rposition(|b| !b.is_ascii_whitespace())?;
     if line.first() != Some(&b'{') || line[last] != b'}' {
         return None;
     }
-    let mut s = Scanner { b: line, i: 1 };
+    let mut s = Scanner {
+        text,
+        b: line,
+        i: 1,
+    };
     let (mut ty, mut id, mut parent, mut ts) = (None, None, None::<Option<&str>>, false);
     let mut role = None;
     loop {
@@ -46,20 +51,20 @@ pub(crate) fn skim(line: &[u8]) -> Option<Skim<'_>> {
         if s.peek()? == b'}' {
             break;
         }
-        let key = s.plain_string()?;
+        let key = s.plain_bytes()?;
         s.ws();
         s.eat(b':')?;
         s.ws();
         match key {
-            "type" if ty.is_none() => {
+            b"type" if ty.is_none() => {
                 let t = s.plain_string()?;
                 if FULL_TYPES.contains(&t) {
                     return None;
                 }
                 ty = Some(t);
             }
-            "id" if id.is_none() => id = Some(s.plain_string()?),
-            "parentId" if parent.is_none() => {
+            b"id" if id.is_none() => id = Some(s.plain_string()?),
+            b"parentId" if parent.is_none() => {
                 parent = Some(if s.peek()? == b'n' {
                     s.literal(b"null")?;
                     None
@@ -67,12 +72,12 @@ pub(crate) fn skim(line: &[u8]) -> Option<Skim<'_>> {
                     Some(s.plain_string()?)
                 });
             }
-            "timestamp" if !ts => {
+            b"timestamp" if !ts => {
                 s.any_string()?;
                 ts = true;
             }
-            "type" | "id" | "parentId" | "timestamp" => return None,
-            "message" if role.is_none() && s.peek()? == b'{' => {
+            b"type" | b"id" | b"parentId" | b"timestamp" => return None,
+            b"message" if role.is_none() && s.peek()? == b'{' => {
                 s.i += 1;
                 s.ws();
                 role = Some(if s.peek()? == b'"' && s.rest().starts_with(b"\"role\"") {
@@ -129,6 +134,9 @@ fn done<'a>(
 }
 
 struct Scanner<'a> {
+    /// The line; `b` is its bytes. Kept values are sliced from it at `"` positions, which are
+    /// always char boundaries, so nothing is re-validated.
+    text: &'a str,
     b: &'a [u8],
     i: usize,
 }
@@ -156,17 +164,30 @@ impl<'a> Scanner<'a> {
         self.rest().starts_with(word).then(|| self.i += word.len())
     }
 
-    /// A string without escapes or control characters, as `&str` (the file was UTF-8-checked
-    /// as a whole; the check here is per kept value and cheap).
-    fn plain_string(&mut self) -> Option<&'a str> {
+    /// A string without escapes or control characters, as bytes (keys are compared as such).
+    /// (Keys and kept values are short: a byte loop beats a SIMD search's set-up here.)
+    fn plain_bytes(&mut self) -> Option<&'a [u8]> {
+        self.plain_range().map(|(a, b)| &self.b[a..b])
+    }
+
+    fn plain_range(&mut self) -> Option<(usize, usize)> {
         self.eat(b'"')?;
-        let rest = self.rest();
-        let end = memchr::memchr2(b'"', b'\\', rest)?;
-        if rest[end] != b'"' || rest[..end].iter().any(|c| *c < 0x20) {
+        let start = self.i;
+        let len = self
+            .rest()
+            .iter()
+            .position(|c| *c == b'"' || *c == b'\\' || *c < 0x20)?;
+        if self.b[start + len] != b'"' {
             return None;
         }
-        self.i += end + 1;
-        std::str::from_utf8(&rest[..end]).ok()
+        self.i += len + 1;
+        Some((start, start + len))
+    }
+
+    /// [`Scanner::plain_bytes`] as `&str` (for the values the index keeps).
+    fn plain_string(&mut self) -> Option<&'a str> {
+        let (a, b) = self.plain_range()?;
+        self.text.get(a..b)
     }
 
     /// Any string; returns its raw (still escaped) bytes.
@@ -231,7 +252,7 @@ mod tests {
     use super::*;
 
     fn sk(line: &str) -> Option<Skim<'_>> {
-        skim(line.as_bytes())
+        skim(line)
     }
 
     #[test]
@@ -275,6 +296,99 @@ mod tests {
             r#" {"type":"m","id":"a","parentId":null,"timestamp":"t"}"#,
         ] {
             assert_eq!(sk(line), None, "{line}");
+        }
+    }
+
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(|n| json!(n)),
+            "[a-z{}\\[\\]\"\\\\, :\u{e9}\u{1F600}\n]{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::btree_map("[a-z\"{}]{1,6}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Whatever the skim accepts, the full probe reads the same way.
+        #[test]
+        fn agrees_with_the_full_probe(
+            ty in prop_oneof![Just("message"), Just("custom"), Just("model_change"), Just("leaf")],
+            id in "[a-z0-9\"]{0,6}",
+            parent in proptest::option::of("[a-z0-9]{1,6}"),
+            role in prop_oneof![Just("assistant"), Just("user"), Just("toolResult")],
+            role_first in any::<bool>(),
+            extras in prop::collection::vec(("[a-zA-Z]{1,8}", value()), 0..4),
+            order in prop::collection::vec(0usize..8, 8),
+        ) {
+            let mut message = serde_json::Map::new();
+            if role_first {
+                message.insert("role".into(), json!(role));
+            }
+            message.insert("content".into(), json!([{"type": "text", "text": "x"}]));
+            if !role_first {
+                message.insert("role".into(), json!(role));
+            }
+            let mut fields: Vec<(String, Value)> = vec![
+                ("type".into(), json!(ty)),
+                ("id".into(), json!(id)),
+                ("parentId".into(), json!(parent)),
+                ("timestamp".into(), json!("2026-01-01T00:00:00Z")),
+                ("message".into(), Value::Object(message)),
+            ];
+            // Extra keys are distinct and never one the probe knows (a duplicate key past the
+            // skim's stop point is found when the entry is read, DECISIONS §25.21).
+            const KNOWN: [&str; 11] = [
+                "type", "id", "parentId", "timestamp", "message", "targetId", "label", "name",
+                "firstKeptEntryId", "retainedTail", "usage",
+            ];
+            let mut seen = std::collections::HashSet::new();
+            fields.extend(
+                extras
+                    .into_iter()
+                    .filter(|(k, _)| !KNOWN.contains(&k.as_str()) && seen.insert(k.clone())),
+            );
+            // Shuffle by the drawn order (stable for ties).
+            let mut keyed: Vec<(usize, (String, Value))> = fields
+                .into_iter()
+                .enumerate()
+                .map(|(i, f)| (order.get(i).copied().unwrap_or(i), f))
+                .collect();
+            keyed.sort_by_key(|(k, _)| *k);
+            let mut line = String::from("{");
+            for (i, (_, (k, v))) in keyed.iter().enumerate() {
+                if i > 0 {
+                    line.push(',');
+                }
+                line.push_str(&serde_json::to_string(k).unwrap());
+                line.push(':');
+                line.push_str(&serde_json::to_string(v).unwrap());
+            }
+            line.push('}');
+            let probed = serde_json::from_str::<crate::session::probe::Envelope<'_>>(&line);
+            if let Some(s) = skim(&line) {
+                let env = probed.expect("the skim accepted a line the probe refuses");
+                prop_assert_eq!(s.ty, env.ty.as_ref());
+                prop_assert_eq!(s.id, env.id.as_ref());
+                let parent = env.parent_id.clone().flatten();
+                prop_assert_eq!(s.parent_id, parent.as_deref());
+                let assistant = env.ty == "message" && env.message.role.as_deref() == Some("assistant");
+                match s.role {
+                    Role::Assistant => prop_assert!(assistant),
+                    Role::Other => prop_assert!(!assistant),
+                    Role::Unknown => prop_assert_eq!(s.ty, "message"),
+                }
+                prop_assert!(!FULL_TYPES.contains(&s.ty));
+            }
         }
     }
 

@@ -20,6 +20,7 @@ mod roundtrip;
 mod session;
 mod store_files;
 mod store_jsonl;
+mod store_lazy;
 mod surrogates;
 mod tree;
 

@@ -101,12 +101,19 @@ pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
             let region = &buf[..end];
             // Chunks are small enough to stay in cache between the UTF-8 check and the scan.
             // simdutf8's `compat` API reports std's `valid_up_to`, 1.7-5x faster than std here.
-            let bad_utf8 = simdutf8::compat::from_utf8(region)
-                .err()
-                .map(|e| e.valid_up_to());
+            // Lines before an invalid byte are scanned (an earlier error wins), the rest is not.
+            let (text, bad_utf8) = match simdutf8::compat::from_utf8(region) {
+                Ok(text) => (text, None),
+                Err(e) => {
+                    let at = e.valid_up_to();
+                    let line_start = memchr::memrchr(b'\n', &region[..at]).map_or(0, |p| p + 1);
+                    let valid = std::str::from_utf8(&region[..line_start]).unwrap_or_default();
+                    (valid, Some(at))
+                }
+            };
             let scanned = scan_region(
                 origin,
-                region,
+                text,
                 base,
                 &mut line_no,
                 &mut header,
@@ -139,6 +146,7 @@ pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
                 if let Some(legacy) = take_line(
                     origin,
                     &buf,
+                    None,
                     base,
                     line_no,
                     false,
@@ -178,7 +186,7 @@ pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
 #[allow(clippy::too_many_arguments)]
 fn scan_region(
     origin: &str,
-    region: &[u8],
+    region: &str,
     base: u64,
     line_no: &mut u32,
     header: &mut Option<(SessionHeader, String)>,
@@ -186,12 +194,14 @@ fn scan_region(
     tail: &mut Tail,
 ) -> Result<Option<u32>> {
     let mut start = 0usize;
-    for nl in memchr::memchr_iter(b'\n', region) {
+    for nl in memchr::memchr_iter(b'\n', region.as_bytes()) {
         *line_no += 1;
         let offset = base + start as u64;
+        let line = &region[start..nl];
         if let Some(legacy) = take_line(
             origin,
-            &region[start..nl],
+            line.as_bytes(),
+            Some(line),
             offset,
             *line_no,
             true,
@@ -213,6 +223,7 @@ fn scan_region(
 fn take_line(
     origin: &str,
     bytes: &[u8],
+    checked: Option<&str>,
     offset: u64,
     line_no: u32,
     terminated: bool,
@@ -261,8 +272,8 @@ fn take_line(
         .map_err(|_| line_err(origin, line_no, "line longer than 4 GiB"))?;
     // The index-only read (DECISIONS §25.20); an unterminated last line is always probed in
     // full, since it may be torn.
-    if terminated {
-        if let Some(sk) = skim(bytes) {
+    if let (true, Some(text)) = (terminated, checked) {
+        if let Some(sk) = skim(text) {
             index.load_skimmed(&sk, Raw::File { offset, len }, line_no)?;
             return Ok(None);
         }
