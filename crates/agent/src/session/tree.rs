@@ -73,8 +73,15 @@ impl Hasher for IdHasher {
     fn write_u8(&mut self, b: u8) {
         self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
+    /// A full avalanche (murmur3's finalizer): ids differ mostly in their last characters,
+    /// which the multiply leaves in the high bits, while the table indexes by the low bits.
     fn finish(&self) -> u64 {
-        self.0
+        let mut z = self.0;
+        z ^= z >> 33;
+        z = z.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        z ^= z >> 33;
+        z = z.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        z ^ (z >> 33)
     }
 }
 
@@ -355,5 +362,26 @@ impl SessionTree {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IdBuild;
+    use std::hash::BuildHasher;
+
+    /// Sequential ids (the same prefix, differing in the last characters) must spread over the
+    /// low bits a hash table indexes by; otherwise a 100k-entry build degrades to quadratic.
+    #[test]
+    fn sequential_ids_spread_over_the_low_bits() {
+        let build = IdBuild::default();
+        let mut buckets = std::collections::HashSet::new();
+        for i in 0..100_000u32 {
+            for id in [format!("e{i:07}"), format!("{i:08x}")] {
+                buckets.insert(build.hash_one(id.as_str()) & 0xffff);
+            }
+        }
+        // 200k hashes into 65,536 buckets: a uniform hash fills nearly all of them.
+        assert!(buckets.len() > 60_000, "{} buckets", buckets.len());
     }
 }
