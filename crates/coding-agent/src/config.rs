@@ -192,6 +192,11 @@ impl Settings {
             keep_recent_tokens: self.u64_or(&["compaction", "keepRecentTokens"], 20_000),
         }
     }
+    /// `branchSummary.skipPrompt`: `/tree` moves without asking "Summarize branch?" (no
+    /// summary), as pi does (coding-agent.md §6).
+    pub fn branch_summary_skip_prompt(&self) -> bool {
+        self.bool_or(&["branchSummary", "skipPrompt"], false)
+    }
     pub fn retry(&self) -> RetrySettings {
         RetrySettings {
             enabled: self.bool_or(&["retry", "enabled"], true),
@@ -237,6 +242,9 @@ mod tests {
         assert_eq!(s.shell_path(), Some(PathBuf::from("/bin/sh")));
         assert_eq!(s.retry().max_retries, 5);
         assert_eq!(s.retry().base_delay_ms, 2000);
+        assert!(!s.branch_summary_skip_prompt());
+        let s = Settings::from_value(json!({"branchSummary": {"skipPrompt": true}}));
+        assert!(s.branch_summary_skip_prompt());
     }
 
     #[test]

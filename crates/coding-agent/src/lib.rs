@@ -22,5 +22,6 @@ pub mod store;
 pub mod summaries;
 pub mod tools;
 pub mod tui;
+pub mod user_bash;
 
 pub use error::{CliError, Result};

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use arbor_agent::context::projection::ContextOptions;
 use arbor_agent::harness::{Phase, QueueMode, SubscriptionId};
-use arbor_agent::message::{AgentMessage, BashExecutionMessage};
+use arbor_agent::message::AgentMessage;
 use arbor_agent::session::ForkPosition;
 use arbor_ai::{ImageContent, Message, ThinkingLevel};
 use futures::stream::{FuturesUnordered, StreamExt};
@@ -732,111 +732,23 @@ async fn run_bash(
         shell_command_prefix: app.settings.shell_command_prefix(),
         ..Default::default()
     };
-    let env = crate::tools::ToolEnv::new(app.cwd.clone(), settings);
     let id = cmd.get("id").cloned();
-    let emit_delta = move |delta: &str| {
-        if delta.is_empty() {
-            return;
-        }
+    let sink: crate::tools::bash::ChunkSink = Arc::new(move |delta: &str| {
         let mut v = json!({"type": "bash_execution_update", "delta": delta});
         if let Some(id) = &id {
             v["id"] = id.clone();
         }
         emit_line(&v);
-    };
-    // pi's user-bash executor cleans the output (escapes, control characters, CR) before it
-    // streams or keeps it (DECISIONS §22.30).
-    let cleaner = Arc::new(Mutex::new(crate::tools::ansi::Cleaner::default()));
-    let sink: crate::tools::bash::ChunkSink = {
-        let (cleaner, emit_delta) = (cleaner.clone(), emit_delta.clone());
-        Arc::new(move |delta: &str| emit_delta(&lock(&cleaner).push(delta)))
-    };
-    let r = crate::tools::bash::run_streaming(
-        &env,
-        json!({"command": command}),
-        cancel.clone(),
-        None,
-        Some(sink),
-    )
-    .await;
-    emit_delta(&lock(&cleaner).finish());
-    let cancelled = cancel.is_cancelled();
-    let (text, details, code) = match r {
-        Ok(o) => (
-            o.content
-                .iter()
-                .filter_map(|b| b.as_text())
-                .collect::<String>(),
-            o.details,
-            Some(0),
-        ),
-        Err(crate::tools::ToolError::Failed { message, details }) => {
-            let code = message
-                .rsplit_once("Command exited with code ")
-                .and_then(|(_, c)| c.trim().parse::<i64>().ok());
-            let out = [
-                "\n\nCommand exited with code ",
-                "\n\nCommand aborted",
-                "Command aborted",
-            ]
-            .iter()
-            .find_map(|tail| message.rsplit_once(tail).map(|(o, _)| o.to_owned()))
-            .unwrap_or(message);
-            (
-                out,
-                details,
-                if cancelled {
-                    None
-                } else {
-                    Some(code.unwrap_or(1))
-                },
-            )
-        }
-        Err(crate::tools::ToolError::Aborted(m)) => (m, None, None),
-    };
-    let output = if text == "(no output)" {
-        String::new()
-    } else {
-        text
-    };
-    // The tool's truncation notice is for the model; pi's RPC answer carries the kept tail only.
-    let output = match details.as_ref().and_then(|d| d.get("truncation")) {
-        Some(_) => output
-            .rsplit_once("\n\n[Showing ")
-            .map_or(output.as_str(), |(kept, _)| kept)
-            .to_owned(),
-        None => output,
-    };
-    let output = crate::tools::ansi::clean(&output);
-    let full = details
-        .as_ref()
-        .and_then(|d| d.get("fullOutputPath"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let truncated = details
-        .as_ref()
-        .and_then(|d| d.get("truncation"))
-        .and_then(|t| t.get("truncated"))
-        .and_then(Value::as_bool)
-        .unwrap_or(full.is_some());
-    let record = BashExecutionMessage {
-        command,
-        output: output.clone(),
-        exit_code: code,
-        cancelled,
-        truncated,
-        full_output_path: full.clone(),
-        exclude_from_context: exclude.then_some(true),
-        timestamp: arbor_ai::time::now_ms().into(),
-        ..Default::default()
-    };
+    });
+    let run = crate::user_bash::run(app.cwd.clone(), settings, &command, cancel, Some(sink)).await;
+    let record = run.message(&command, !exclude);
     app.harness
         .append_message(AgentMessage::BashExecution(record))
         .await
         .map_err(|e| e.to_string())?;
-    let mut data =
-        json!({"output": output, "exitCode": code, "cancelled": cancelled, "truncated": truncated});
-    if let Some(p) = full {
+    let mut data = json!({"output": run.output, "exitCode": run.exit_code,
+        "cancelled": run.cancelled, "truncated": run.truncated});
+    if let Some(p) = run.full_output_path {
         data["fullOutputPath"] = json!(p);
     }
     Ok(Some(data))

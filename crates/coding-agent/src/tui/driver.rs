@@ -14,7 +14,7 @@ use std::time::Instant;
 use arbor_agent::agent::ErrorCode;
 use arbor_agent::context::projection::ContextOptions;
 use arbor_agent::harness::{AgentHarness, Phase};
-use arbor_agent::message::{AgentMessage, BashExecutionMessage};
+use arbor_agent::message::AgentMessage;
 use arbor_agent::session::{EntryKind, Session};
 use arbor_ai::models::ModelRegistry;
 use arbor_ai::{Message, ThinkingLevel};
@@ -34,6 +34,7 @@ use super::transcript::{NoticeKind, Transcript};
 use super::tree::{TreeFilter, TreeNavigator};
 use crate::checkpoints::RestoreMode;
 use crate::config::Settings;
+use crate::error::CliError;
 use crate::policy::PolicyObserver;
 
 /// What the driver works on: the parts of [`crate::startup::App`] the UI needs.
@@ -174,6 +175,8 @@ pub struct Driver {
     tasks: JoinSet<()>,
     bash_cancel: Option<CancellationToken>,
     terminal_effects: Vec<Effect>,
+    /// Set by a `/fork` with "both": the restore the forked session carries out.
+    fork_restore: Option<ForkRestorePlan>,
     /// The text `/copy` put on the clipboard last.
     pub clipboard: Option<String>,
     /// Counts transcript reloads, so a late [`LoadedSession`] from before one is dropped.
@@ -213,7 +216,8 @@ impl Driver {
         });
         let mut d = Driver {
             state: AppState::new(FooterInfo::default(), theme)
-                .with_code_restore(ctx.checkpoints.is_some()),
+                .with_code_restore(ctx.checkpoints.is_some())
+                .with_skip_summary_prompt(ctx.settings.branch_summary_skip_prompt()),
             transcript: Transcript::new(theme),
             theme,
             tx,
@@ -221,6 +225,7 @@ impl Driver {
             tasks: JoinSet::new(),
             bash_cancel: None,
             terminal_effects: Vec::new(),
+            fork_restore: None,
             clipboard: None,
             generation: 0,
             ctx,
@@ -408,7 +413,16 @@ impl Driver {
         }
         let reload = matches!(&event, AppEvent::Done(Outcome::Navigated(Ok(_))))
             || matches!(&event, AppEvent::Agent(e) if matches!(**e, arbor_agent::agent::AgentEvent::SessionCompact { .. }));
+        let prompt_ended = matches!(&event, AppEvent::Done(Outcome::PromptFinished(_)));
         let effects = self.state.handle(event, Instant::now());
+        if prompt_ended {
+            // Skipped snapshots and failed captures never fail a turn; they are shown here.
+            if let Some(hook) = &self.ctx.checkpoints {
+                for n in hook.take_notices() {
+                    self.transcript.push_notice(NoticeKind::Info, n);
+                }
+            }
+        }
         if reload {
             if let Err(e) = self.reload().await {
                 self.transcript
@@ -538,18 +552,8 @@ impl Driver {
                     ..Default::default()
                 };
                 self.tasks.spawn(async move {
-                    let run = super::bash::run(cwd, settings, &command, cancel).await;
-                    let message = BashExecutionMessage {
-                        command: command.clone(),
-                        output: run.output.clone(),
-                        exit_code: run.exit_code,
-                        cancelled: run.cancelled,
-                        truncated: run.truncated,
-                        full_output_path: run.full_output_path,
-                        exclude_from_context: (!include).then_some(true),
-                        timestamp: arbor_ai::time::now_ms().into(),
-                        ..Default::default()
-                    };
+                    let run = crate::user_bash::run(cwd, settings, &command, cancel, None).await;
+                    let message = run.message(&command, include);
                     if let Err(e) = h.append_message(AgentMessage::BashExecution(message)).await {
                         let _ = tx.send(AppEvent::Done(Outcome::Error(e.to_string())));
                     }
@@ -612,47 +616,7 @@ impl Driver {
                 custom_instructions,
                 restore,
             } if restore != RestoreMode::ConversationOnly => {
-                self.state.background = Some("navigating".into());
-                if summarize {
-                    self.state.footer.compacting = Some("summarizing branch…".into());
-                }
-                let hook = self.ctx.checkpoints.clone();
-                self.tasks.spawn(async move {
-                    let opts = Effect::navigate_options(summarize, custom_instructions);
-                    let r = crate::checkpoints::navigate(
-                        &h,
-                        hook.as_deref(),
-                        target.as_deref(),
-                        restore,
-                        opts,
-                    )
-                    .await;
-                    let o = match r {
-                        Ok(m) => {
-                            let changed = m
-                                .restore
-                                .as_ref()
-                                .and_then(|r| r.restored.as_ref())
-                                .map_or(0, |r| r.changed.len());
-                            let text = match &m.restore {
-                                Some(_) => format!(
-                                    "Workspace restored ({changed} paths changed; the files before are checkpointed)"
-                                ),
-                                None => "Workspace unchanged".to_owned(),
-                            };
-                            let moved = match m.navigation {
-                                Some(n) if n.cancelled => Outcome::Navigated(Ok(None)),
-                                Some(n) => Outcome::Navigated(Ok(n.editor_text)),
-                                None => Outcome::Navigated(Ok(None)),
-                            };
-                            // After the move: a navigation reloads the transcript.
-                            let _ = tx.send(AppEvent::Done(moved));
-                            Outcome::Notice(text)
-                        }
-                        Err(e) => Outcome::Navigated(Err(e.to_string())),
-                    };
-                    let _ = tx.send(AppEvent::Done(o));
-                });
+                self.code_navigation(target, summarize, custom_instructions, restore);
             }
             Effect::NavigateTree {
                 target,
@@ -678,6 +642,25 @@ impl Driver {
                         Err(e) => Outcome::Navigated(Err(e.to_string())),
                     };
                     let _ = tx.send(AppEvent::Done(o));
+                });
+            }
+            Effect::UndoRestore => {
+                let Some(hook) = self.ctx.checkpoints.clone() else {
+                    self.done(Outcome::Error(
+                        "Workspace checkpoints are off for this run: there is no restore to undo"
+                            .into(),
+                    ));
+                    self.done(Outcome::Idle);
+                    return;
+                };
+                let session = self.ctx.session.clone();
+                self.tasks.spawn(async move {
+                    let o = match hook.recorder().undo_restore(&session).await {
+                        Ok(report) => Outcome::Notice(undo_notice(&report)),
+                        Err(e) => Outcome::Error(e.to_string()),
+                    };
+                    let _ = tx.send(AppEvent::Done(o));
+                    let _ = tx.send(AppEvent::Done(Outcome::Idle));
                 });
             }
             Effect::Compact(instructions) => {
@@ -824,13 +807,23 @@ impl Driver {
             },
             Effect::Fork => match self.ctx.session.branch(None).await {
                 Ok(entries) => {
+                    // A fork point can restore the code when a checkpoint lies above it.
+                    let mut seen_marker = false;
                     let points: Vec<ForkPoint> = entries
                         .iter()
                         .filter_map(|e| match &e.kind {
+                            EntryKind::Custom(c)
+                                if c.custom_type == crate::checkpoints::CHECKPOINT_TYPE
+                                    || c.custom_type == crate::checkpoints::RESTORE_TYPE =>
+                            {
+                                seen_marker = true;
+                                None
+                            }
                             EntryKind::Message(m) => match &m.message {
                                 AgentMessage::Llm(Message::User(u)) => Some(ForkPoint {
                                     entry_id: e.id.clone(),
                                     text: u.content.joined_text(""),
+                                    has_checkpoint: seen_marker,
                                 }),
                                 _ => None,
                             },
@@ -846,7 +839,28 @@ impl Driver {
                 }
                 Err(e) => self.done(Outcome::Error(e.to_string())),
             },
+            Effect::ForkAt {
+                entry_id,
+                restore: RestoreMode::CodeOnly,
+                ..
+            } => {
+                // Code only forks nothing: the files go to the fork point's state (the user
+                // message's parent) and the conversation stays (DECISIONS §27.20).
+                self.code_navigation(Some(entry_id), false, None, RestoreMode::CodeOnly);
+            }
+            Effect::ForkAt {
+                ref entry_id,
+                restore: RestoreMode::Both,
+                ..
+            } => match self.plan_fork_restore(entry_id).await {
+                Ok(plan) => {
+                    self.fork_restore = Some(plan);
+                    self.terminal_effects.push(effect);
+                }
+                Err(e) => self.done(Outcome::Error(e.to_string())),
+            },
             Effect::ForkAt { .. } | Effect::Clone | Effect::New => {
+                self.fork_restore = None;
                 self.terminal_effects.push(effect);
             }
             Effect::ExternalEditor(_) | Effect::Quit => self.terminal_effects.push(effect),
@@ -857,6 +871,146 @@ impl Driver {
             Effect::ScrollLines(n) if n < 0 => self.transcript.scroll_up(n.unsigned_abs() as usize),
             Effect::ScrollLines(n) => self.transcript.scroll_down(n as usize),
             Effect::ScrollBottom => self.transcript.scroll_to_bottom(),
+        }
+    }
+
+    /// Moves the code (and for `Both` the conversation) through `checkpoints::navigate` in a
+    /// task; the transcript then says how to undo the restore (DECISIONS §27.21).
+    fn code_navigation(
+        &mut self,
+        target: Option<String>,
+        summarize: bool,
+        custom_instructions: Option<String>,
+        restore: RestoreMode,
+    ) {
+        self.state.background = Some("navigating".into());
+        if summarize {
+            self.state.footer.compacting = Some("summarizing branch…".into());
+        }
+        let (h, tx) = (self.ctx.harness.clone(), self.tx.clone());
+        let hook = self.ctx.checkpoints.clone();
+        self.tasks.spawn(async move {
+            let opts = Effect::navigate_options(summarize, custom_instructions);
+            let r =
+                crate::checkpoints::navigate(&h, hook.as_deref(), target.as_deref(), restore, opts)
+                    .await;
+            let o = match r {
+                Ok(m) => {
+                    let text = match &m.restore {
+                        Some(report) => restore_notice(report),
+                        None => "Workspace unchanged".to_owned(),
+                    };
+                    let moved = match m.navigation {
+                        Some(n) if n.cancelled => Outcome::Navigated(Ok(None)),
+                        Some(n) => Outcome::Navigated(Ok(n.editor_text)),
+                        None => Outcome::Navigated(Ok(None)),
+                    };
+                    // After the move: a navigation reloads the transcript.
+                    let _ = tx.send(AppEvent::Done(moved));
+                    Outcome::Notice(text)
+                }
+                Err(e) => Outcome::Navigated(Err(e.to_string())),
+            };
+            let _ = tx.send(AppEvent::Done(o));
+        });
+    }
+
+    /// Refuses a `/fork` with "both" before any file is written: the fork point (the user
+    /// message's parent) needs a checkpoint whose objects are still there.
+    async fn plan_fork_restore(&self, entry_id: &str) -> Result<ForkRestorePlan, CliError> {
+        let Some(hook) = &self.ctx.checkpoints else {
+            return Err(CliError::Workspace(
+                "workspace checkpoints are off for this run; only the conversation can be forked"
+                    .into(),
+            ));
+        };
+        let session = &self.ctx.session;
+        let point = session
+            .get_entry(entry_id)
+            .await?
+            .ok_or_else(|| CliError::NotFound(format!("entry {entry_id} not found")))?
+            .parent_id;
+        let Some((marker, state)) = crate::checkpoints::state_of(session, point.as_deref()).await?
+        else {
+            return Err(CliError::Workspace(format!(
+                "no workspace checkpoint above entry {entry_id}; only the conversation can be forked"
+            )));
+        };
+        hook.recorder().check_restorable(&state).await?;
+        Ok(ForkRestorePlan { marker, state })
+    }
+
+    /// The code restore a `/fork` with "both" still owes, for the forked session's driver
+    /// ([`Driver::finish_fork_restore`]).
+    pub fn take_fork_restore(&mut self) -> Option<ForkRestorePlan> {
+        self.fork_restore.take()
+    }
+
+    /// Copies this session into a new file for `/fork` (`Some(entry)`: ending before that user
+    /// message) or `/clone` (`None`: the whole branch). `Ok(None)`: the copy holds no message
+    /// yet, so it is not written (the app then starts a fresh session).
+    pub async fn fork_file(&self, before: Option<&str>) -> Result<Option<String>, CliError> {
+        use arbor_agent::session::{
+            ForkOptions, ForkPosition, JsonlRepository, SessionRepository, SessionStorage,
+        };
+        let Some(file) = &self.ctx.session_file else {
+            return Err(CliError::Startup(
+                "This session is not stored (--no-session): there is nothing to copy".into(),
+            ));
+        };
+        let (entry_id, position) = match before {
+            Some(id) => (Some(id.to_owned()), ForkPosition::Before),
+            None => (self.ctx.session.leaf_id().await?, ForkPosition::At),
+        };
+        let dir = file
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default();
+        let copy = JsonlRepository::flat(dir)
+            .fork(
+                &file.display().to_string(),
+                ForkOptions {
+                    entry_id,
+                    position,
+                    ..Default::default()
+                },
+            )
+            .await?;
+        let location = SessionStorage::location(&copy);
+        Ok(std::path::Path::new(&location)
+            .is_file()
+            .then_some(location))
+    }
+
+    /// In a session just forked or cloned: gives it its own refs to the checkpoints on its
+    /// path (so pruning the source cannot take them away), then carries out the code restore a
+    /// `/fork` with "both" asked for, saying how to undo it.
+    pub async fn finish_fork_restore(&mut self, plan: Option<ForkRestorePlan>) {
+        let Some(hook) = self.ctx.checkpoints.clone() else {
+            if plan.is_some() {
+                self.done(Outcome::Error(
+                    "The forked session records no checkpoints: the files were not restored".into(),
+                ));
+            }
+            return;
+        };
+        let session = self.ctx.session.clone();
+        if let Err(e) = hook.recorder().adopt_path(&session).await {
+            self.done(Outcome::Error(format!(
+                "The fork could not adopt its checkpoints: {e}"
+            )));
+        }
+        if let Some(plan) = plan {
+            let r = hook
+                .recorder()
+                .restore_to(&session, Some(plan.marker), plan.state, RestoreMode::Both)
+                .await;
+            match r {
+                Ok(report) => self.done(Outcome::Notice(restore_notice(&report))),
+                Err(e) => self.done(Outcome::Error(format!(
+                    "The fork was made but its files were not restored: {e}"
+                ))),
+            }
         }
     }
 
@@ -945,6 +1099,47 @@ impl Driver {
     /// Whether the harness or one of the driver's tasks is still working.
     pub fn busy(&self) -> bool {
         !self.tasks.is_empty() || self.ctx.harness.phase() != Phase::Idle
+    }
+}
+
+/// A `/fork` code restore checked before the fork: the fork point's state and the entry it
+/// was recorded in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForkRestorePlan {
+    pub marker: String,
+    pub state: arbor_checkpoint::Checkpoint,
+}
+
+/// The short form of a checkpoint id shown to users.
+fn short(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
+}
+
+/// What a code restore did, and how to undo it (DECISIONS §27.21).
+pub fn restore_notice(report: &crate::checkpoints::RestoreReport) -> String {
+    match &report.restored {
+        None => "Workspace already at that checkpoint; no file changed".to_owned(),
+        Some(r) => format!(
+            "Workspace restored to checkpoint {} ({} paths changed). The files before are kept \
+             as checkpoint {}: /undo-restore puts them back",
+            short(&report.to.id),
+            r.changed.len(),
+            short(&report.from.id)
+        ),
+    }
+}
+
+/// What `/undo-restore` did; running it again swaps back.
+pub fn undo_notice(report: &crate::checkpoints::RestoreReport) -> String {
+    match &report.restored {
+        None => "Workspace already as before the restore; no file changed".to_owned(),
+        Some(r) => format!(
+            "Workspace back to checkpoint {} ({} paths changed). /undo-restore again returns \
+             to checkpoint {}",
+            short(&report.to.id),
+            r.changed.len(),
+            short(&report.from.id)
+        ),
     }
 }
 

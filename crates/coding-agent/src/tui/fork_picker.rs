@@ -17,6 +17,8 @@ use super::theme::Theme;
 pub struct ForkPoint {
     pub entry_id: String,
     pub text: String,
+    /// A workspace checkpoint lies above the message, so the fork can restore the code too.
+    pub has_checkpoint: bool,
 }
 
 pub struct ForkPicker {
@@ -107,6 +109,7 @@ mod tests {
             .map(|(i, t)| ForkPoint {
                 entry_id: format!("e{i}"),
                 text: (*t).to_owned(),
+                has_checkpoint: false,
             })
             .collect();
         let mut p = ForkPicker::new(points, Theme::monochrome());
@@ -115,7 +118,8 @@ mod tests {
             p.handle_key(key(KeyCode::Enter)),
             Flow::Done(ForkPoint {
                 entry_id: "e1".into(),
-                text: "two".into()
+                text: "two".into(),
+                has_checkpoint: false,
             })
         );
         assert_eq!(p.handle_key(key(KeyCode::Esc)), Flow::Cancel);

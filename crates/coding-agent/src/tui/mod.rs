@@ -16,16 +16,20 @@
 //! - [`list`]: the selection and scroll position every list overlay shares.
 //! - [`tree`]: the `/tree` navigator; [`summarize`]: the prompt after a choice there
 //!   (restore mode, "Summarize branch?") and the summary's progress.
-//! - [`picker`]: the session picker (`/resume`, `-r`) and the model picker (`/model`).
+//! - [`picker`]: the session picker (`/resume`, `-r`) and the model picker (`/model`);
+//!   [`query`]: the search line they share.
+//! - [`fork_picker`]: `/fork`'s list (its "Restore what?" is a [`summarize`] prompt).
+//! - [`image_label`]: how an image block reads in the transcript.
 
-pub mod bash;
 pub mod component;
 pub mod driver;
 pub mod editor;
 pub mod footer;
 pub mod fork_picker;
+pub mod image_label;
 pub mod list;
 pub mod picker;
+pub mod query;
 pub mod slash;
 pub mod state;
 pub mod summarize;
@@ -40,7 +44,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use arbor_agent::session::{ForkOptions, ForkPosition, JsonlRepository, SessionRepository};
 use crossterm::event::{Event, EventStream, MouseEventKind};
 use futures::StreamExt;
 
@@ -104,9 +107,18 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let signal = crate::modes::shutdown_signal();
     tokio::pin!(signal);
+    // In raw mode Ctrl+C is a key; a SIGINT can only come from outside (`kill -INT`), and it
+    // ends the UI in order like SIGTERM (DECISIONS §23.127).
+    let mut interrupt =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).ok();
     let mut code = 0u8;
+    let mut first_frame = true;
     loop {
         draw(&mut guard, &mut driver)?;
+        if first_frame {
+            first_frame = false;
+            panic_after_first_frame_if_asked();
+        }
         tokio::select! {
             ev = events.next() => match ev {
                 Some(Ok(e)) => {
@@ -127,6 +139,10 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
             _ = tick.tick(), if driver.busy() => driver.dispatch(AppEvent::Tick).await,
             c = &mut signal => {
                 code = c;
+                break;
+            }
+            Some(()) = async { interrupt.as_mut()?.recv().await }, if interrupt.is_some() => {
+                code = 130;
                 break;
             }
         }
@@ -154,7 +170,11 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
                 Effect::New | Effect::Clone | Effect::ForkAt { .. } | Effect::OpenSession(_) => {
                     match switch(&args, session_dir, &driver, &effect).await {
                         Ok(Some(next)) => {
+                            let plan = driver.take_fork_restore();
                             driver = Driver::new(Ctx::from_app(next), theme).await?;
+                            if matches!(effect, Effect::ForkAt { .. } | Effect::Clone) {
+                                driver.finish_fork_restore(plan).await;
+                            }
                             if let Effect::ForkAt { text, .. } = &effect {
                                 driver.state.editor.set_text(text);
                             }
@@ -186,6 +206,22 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
     drop(guard);
     Ok(ExitCode::from(code))
 }
+
+/// The environment variable that makes a debug build panic right after its first frame.
+pub const TEST_PANIC_ENV: &str = "ARBOR_TEST_PANIC_AFTER_FIRST_FRAME";
+
+/// Test hook, compiled into debug builds only (DECISIONS §23.121): with
+/// `ARBOR_TEST_PANIC_AFTER_FIRST_FRAME=1` the UI panics once it has drawn, so the tmux test
+/// can prove the panic hook gives the shell its terminal back. Release builds ignore it.
+#[cfg(debug_assertions)]
+fn panic_after_first_frame_if_asked() {
+    if std::env::var_os(TEST_PANIC_ENV).is_some_and(|v| v == "1") {
+        panic!("{TEST_PANIC_ENV}=1: a deliberate panic after the first frame");
+    }
+}
+
+#[cfg(not(debug_assertions))]
+fn panic_after_first_frame_if_asked() {}
 
 fn draw(guard: &mut TerminalGuard, driver: &mut Driver) -> Result<(), CliError> {
     guard
@@ -225,32 +261,12 @@ async fn switch(
         }
         Effect::OpenSession(location) => next.session = Some(location.clone()),
         Effect::Clone | Effect::ForkAt { .. } => {
-            let Some(file) = &driver.ctx.session_file else {
-                return Err(CliError::Startup(
-                    "This session is not stored (--no-session): there is nothing to copy".into(),
-                ));
+            let before = match effect {
+                Effect::ForkAt { entry_id, .. } => Some(entry_id.as_str()),
+                _ => None,
             };
-            let (entry_id, position) = match effect {
-                Effect::ForkAt { entry_id, .. } => (Some(entry_id.clone()), ForkPosition::Before),
-                _ => (driver.ctx.session.leaf_id().await?, ForkPosition::At),
-            };
-            let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
-            let repo = JsonlRepository::flat(dir);
-            let copy = repo
-                .fork(
-                    &file.display().to_string(),
-                    ForkOptions {
-                        entry_id,
-                        position,
-                        ..Default::default()
-                    },
-                )
-                .await?;
-            let location = arbor_agent::session::SessionStorage::location(&copy);
             // A copy with no message yet is not written until its first one: start it fresh.
-            if Path::new(&location).is_file() {
-                next.session = Some(location);
-            }
+            next.session = driver.fork_file(before).await?;
         }
         _ => return Ok(None),
     }

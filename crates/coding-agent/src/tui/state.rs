@@ -14,7 +14,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use super::component::Flow;
 use super::editor::{EditKey, Editor};
 use super::footer::FooterInfo;
-use super::fork_picker::ForkPicker;
+use super::fork_picker::{ForkPicker, ForkPoint};
 use super::picker::model::ModelPicker;
 use super::picker::session::{SessionPick, SessionPicker};
 use super::slash::{self, Slash};
@@ -98,11 +98,15 @@ pub enum Effect {
     /// Switch to this session (the `/resume` picker).
     OpenSession(String),
     DeleteSession(String),
-    /// Fork before this user message (the `/fork` picker's choice).
+    /// Fork before this user message (the `/fork` picker's choice), restoring the code to
+    /// the fork point's checkpoint per `restore` (DECISIONS §27.20).
     ForkAt {
         entry_id: String,
         text: String,
+        restore: RestoreMode,
     },
+    /// Put the files back as they were before the latest code restore (`/undo-restore`).
+    UndoRestore,
     NavigateTree {
         target: Option<String>,
         summarize: bool,
@@ -188,6 +192,11 @@ pub enum Overlay {
     Sessions(Box<SessionPicker>),
     Models(Box<ModelPicker>),
     Fork(Box<ForkPicker>),
+    /// "Restore what?" after a `/fork` choice whose fork point has a checkpoint.
+    ForkRestore {
+        prompt: Box<SummarizePrompt>,
+        point: ForkPoint,
+    },
 }
 
 impl std::fmt::Debug for Overlay {
@@ -199,6 +208,7 @@ impl std::fmt::Debug for Overlay {
             Overlay::Sessions(_) => "Sessions",
             Overlay::Models(_) => "Models",
             Overlay::Fork(_) => "Fork",
+            Overlay::ForkRestore { .. } => "ForkRestore",
         })
     }
 }
@@ -235,6 +245,8 @@ pub struct AppState {
     pub theme: Theme,
     /// The run records workspace checkpoints, so `/tree` may offer a code restore.
     code_restore: bool,
+    /// `branchSummary.skipPrompt`: `/tree` never asks "Summarize branch?".
+    skip_summary_prompt: bool,
     /// The first frame came from the path's tail; the full context is still loading
     /// (DECISIONS §23.102). A prompt sent meanwhile waits in `waiting_prompt`.
     loading: bool,
@@ -248,6 +260,13 @@ impl AppState {
     /// Offers "Restore what?" in `/tree` when the target has a checkpoint (DECISIONS §23.12).
     pub fn with_code_restore(mut self, on: bool) -> Self {
         self.code_restore = on;
+        self
+    }
+
+    /// `branchSummary.skipPrompt` (DECISIONS §23.120): `/tree` moves without a summary and
+    /// without asking (the restore question, when there is one, is still asked).
+    pub fn with_skip_summary_prompt(mut self, on: bool) -> Self {
+        self.skip_summary_prompt = on;
         self
     }
 }
@@ -286,6 +305,7 @@ impl AppState {
             last_esc: None,
             last_ctrl_c: None,
             code_restore: false,
+            skip_summary_prompt: false,
             loading: false,
             waiting_prompt: None,
         }
@@ -569,6 +589,10 @@ impl AppState {
             Slash::Clone => vec![Effect::Clone],
             Slash::New => vec![Effect::New],
             Slash::Resume => vec![Effect::Resume],
+            Slash::UndoRestore => {
+                self.background = Some("restoring the workspace".into());
+                vec![Effect::UndoRestore]
+            }
             Slash::Name(Some(n)) => vec![Effect::SetName(n)],
             Slash::Name(None) => vec![Effect::ShowName],
             Slash::Session => vec![Effect::SessionStats],
@@ -663,7 +687,20 @@ impl AppState {
                     // target has one at or above it (DECISIONS §23.12).
                     let has_checkpoint = self.code_restore
                         && crate::tui::tree::nearest_checkpoint(tree, &target_id).is_some();
-                    let prompt = SummarizePrompt::new(&preview, has_checkpoint, self.theme);
+                    if self.skip_summary_prompt && !has_checkpoint {
+                        self.background = Some("navigating".into());
+                        return vec![Effect::NavigateTree {
+                            target: Some(target_id),
+                            summarize: false,
+                            custom_instructions: None,
+                            restore: RestoreMode::ConversationOnly,
+                        }];
+                    }
+                    let prompt = if self.skip_summary_prompt {
+                        SummarizePrompt::restore_only(&preview, self.theme)
+                    } else {
+                        SummarizePrompt::new(&preview, has_checkpoint, self.theme)
+                    };
                     self.overlay = Some(Overlay::Summarize {
                         prompt: Box::new(prompt),
                         target: target_id,
@@ -716,10 +753,29 @@ impl AppState {
             Overlay::Fork(mut picker) => match picker.handle_key(k) {
                 Flow::Pending => self.overlay = Some(Overlay::Fork(picker)),
                 Flow::Cancel => {}
+                Flow::Done(p) if self.code_restore && p.has_checkpoint => {
+                    let prompt = SummarizePrompt::fork(&p.text, self.theme);
+                    self.overlay = Some(Overlay::ForkRestore {
+                        prompt: Box::new(prompt),
+                        point: p,
+                    });
+                }
                 Flow::Done(p) => {
                     return vec![Effect::ForkAt {
                         entry_id: p.entry_id,
                         text: p.text,
+                        restore: RestoreMode::ConversationOnly,
+                    }]
+                }
+            },
+            Overlay::ForkRestore { mut prompt, point } => match prompt.handle_key(k) {
+                Flow::Pending => self.overlay = Some(Overlay::ForkRestore { prompt, point }),
+                Flow::Cancel => {}
+                Flow::Done(choice) => {
+                    return vec![Effect::ForkAt {
+                        entry_id: point.entry_id,
+                        text: point.text,
+                        restore: choice.restore,
                     }]
                 }
             },

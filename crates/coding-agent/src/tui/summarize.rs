@@ -60,6 +60,13 @@ const RESTORE_OPTIONS: [(RestoreMode, &str, &str); 3] = [
     ),
 ];
 
+/// The same choices for `/fork`, whose conversation side is a new session (DECISIONS §27.20).
+const FORK_NOTES: [&str; 3] = [
+    "new session from before it; files stay as they are",
+    "restore the files to before it; no new session",
+    "new session, with the files as they were before it",
+];
+
 const SUMMARY_OPTIONS: [&str; 3] = ["No summary", "Summarize", "Summarize with custom prompt"];
 
 /// The prompt shown after a `/tree` choice.
@@ -71,6 +78,8 @@ pub struct SummarizePrompt {
     /// `false` for `/fork`: only the restore question (a fork starts a new session, so there
     /// is no branch to summarize).
     ask_summary: bool,
+    /// `/fork`'s wording ("Fork before:", [`FORK_NOTES`]).
+    fork: bool,
     restore_index: usize,
     summary_index: usize,
     /// The custom prompt, lines kept as typed.
@@ -92,6 +101,7 @@ impl SummarizePrompt {
             },
             has_checkpoint,
             ask_summary: true,
+            fork: false,
             restore_index: 0,
             summary_index: 0,
             input: String::new(),
@@ -104,6 +114,14 @@ impl SummarizePrompt {
     pub fn restore_only(target_preview: &str, theme: Theme) -> Self {
         let mut prompt = Self::new(target_preview, true, theme);
         prompt.ask_summary = false;
+        prompt
+    }
+
+    /// "Restore what?" for a `/fork` point with a checkpoint: `restore_only` worded for a fork
+    /// (the conversation side is a new session).
+    pub fn fork(target_preview: &str, theme: Theme) -> Self {
+        let mut prompt = Self::restore_only(target_preview, theme);
+        prompt.fork = true;
         prompt
     }
 
@@ -244,7 +262,14 @@ impl SummarizePrompt {
         let t = self.theme;
         let w = area.width;
         let mut lines: Vec<Line<'static>> = vec![Line::from(vec![
-            Span::styled("Go to: ", t.dim),
+            Span::styled(
+                if self.fork {
+                    "Fork before: "
+                } else {
+                    "Go to: "
+                },
+                t.dim,
+            ),
             Span::styled(self.target.clone(), t.text),
         ])];
         lines.push(Line::default());
@@ -266,6 +291,7 @@ impl SummarizePrompt {
             Stage::Restore => {
                 lines.push(Line::styled("Restore what?", t.heading));
                 for (i, (_, name, note)) in RESTORE_OPTIONS.iter().enumerate() {
+                    let note = if self.fork { FORK_NOTES[i] } else { note };
                     lines.push(option(i == self.restore_index, i + 1, name, Some(note)));
                 }
                 lines.push(Line::default());

@@ -89,7 +89,9 @@ pub fn render(
         ratatui::widgets::Clear.render(o_area, buf);
         match o {
             Overlay::Tree(t) => t.render(o_area, buf),
-            Overlay::Summarize { prompt, .. } => prompt.render(o_area, buf),
+            Overlay::Summarize { prompt, .. } | Overlay::ForkRestore { prompt, .. } => {
+                prompt.render(o_area, buf)
+            }
             Overlay::Progress(p) => p.render(o_area, buf),
             Overlay::Sessions(p) => p.render(o_area, buf),
             Overlay::Models(p) => p.render(o_area, buf),

@@ -20,6 +20,7 @@ mod tools;
 mod tree_view;
 mod tui_app;
 mod tui_pickers;
+mod tui_restore;
 mod tui_resume;
 mod tui_smoke;
 mod tui_transcript;

@@ -22,7 +22,7 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use serde_json::json;
 
-fn key(code: KeyCode) -> AppEvent {
+pub(crate) fn key(code: KeyCode) -> AppEvent {
     AppEvent::Key(KeyEvent::new(code, KeyModifiers::NONE))
 }
 
@@ -30,13 +30,18 @@ fn alt_enter() -> AppEvent {
     AppEvent::Key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT))
 }
 
-struct Rig {
-    faux: FauxProvider,
-    driver: Driver,
+pub(crate) struct Rig {
+    pub(crate) faux: FauxProvider,
+    pub(crate) driver: Driver,
     _dir: tempfile::TempDir,
 }
 
 async fn rig() -> Rig {
+    rig_with_settings(json!({"retry": {"enabled": false}})).await
+}
+
+/// A rig over an in-memory session with these settings.json contents.
+pub(crate) async fn rig_with_settings(settings: serde_json::Value) -> Rig {
     let faux = FauxProvider::builder().seed(3).build();
     let dir = tempfile::tempdir().unwrap();
     let session = Arc::new(Session::new(Arc::new(MemoryStorage::new(
@@ -66,7 +71,7 @@ async fn rig() -> Rig {
         session_id: "test-session".into(),
         registry: Arc::new(arbor_ai::models::ModelRegistry::builtin().unwrap()),
         cycle_models: Vec::new(),
-        settings: Settings::from_value(json!({"retry": {"enabled": false}})),
+        settings: Settings::from_value(settings),
         cwd: PathBuf::from("/work/project"),
         repo: None,
         checkpoints: None,
@@ -80,20 +85,20 @@ async fn rig() -> Rig {
 }
 
 impl Rig {
-    async fn type_text(&mut self, text: &str) {
+    pub(crate) async fn type_text(&mut self, text: &str) {
         for c in text.chars() {
             self.driver.dispatch(key(KeyCode::Char(c))).await;
         }
     }
 
     /// Types `text` and presses Enter.
-    async fn send(&mut self, text: &str) {
+    pub(crate) async fn send(&mut self, text: &str) {
         self.type_text(text).await;
         self.driver.dispatch(key(KeyCode::Enter)).await;
     }
 
     /// Lets spawned tasks run until the harness is in a turn.
-    async fn until_running(&mut self) {
+    pub(crate) async fn until_running(&mut self) {
         for _ in 0..2000 {
             if self.driver.ctx.harness.phase() == Phase::Turn {
                 return;
@@ -104,12 +109,12 @@ impl Rig {
     }
 
     /// Delivers the events that arrived so far without waiting for tasks.
-    async fn pump(&mut self) {
+    pub(crate) async fn pump(&mut self) {
         tokio::time::sleep(Duration::from_millis(5)).await;
         self.driver.settle_available().await;
     }
 
-    async fn user_texts(&self) -> Vec<String> {
+    pub(crate) async fn user_texts(&self) -> Vec<String> {
         let mut out = Vec::new();
         for e in self.driver.ctx.session.entries().await.unwrap() {
             if let EntryKind::Message(m) = &e.kind {
@@ -121,7 +126,7 @@ impl Rig {
         out
     }
 
-    async fn entry_with_text(&self, text: &str) -> String {
+    pub(crate) async fn entry_with_text(&self, text: &str) -> String {
         for e in self.driver.ctx.session.entries().await.unwrap() {
             if let EntryKind::Message(m) = &e.kind {
                 let t = match &m.message {
@@ -137,7 +142,21 @@ impl Rig {
         panic!("no entry with text {text:?}");
     }
 
-    fn screen(&mut self, w: u16, h: u16) -> String {
+    /// Moves the open `/tree` selection up to `target`.
+    pub(crate) async fn select_in_tree(&mut self, target: &str) {
+        for _ in 0..40 {
+            let Some(Overlay::Tree(nav)) = &self.driver.state.overlay else {
+                panic!("the tree closed")
+            };
+            if nav.selected_id() == Some(target) {
+                return;
+            }
+            self.driver.dispatch(key(KeyCode::Up)).await;
+        }
+        panic!("{target} never got selected");
+    }
+
+    pub(crate) fn screen(&mut self, w: u16, h: u16) -> String {
         let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
         term.draw(|f| {
             let area = f.area();
@@ -354,6 +373,22 @@ fn keys_map_to_effects() {
 }
 
 /// Two exchanges, then `/tree` to the second user message.
+/// Two exchanges, then `/tree` with "plan A" chosen.
+pub(crate) async fn two_exchanges(r: &mut Rig) -> String {
+    r.faux.push(FauxResponse::text("hi"));
+    r.send("hello").await;
+    r.driver.settle().await;
+    r.faux.push(FauxResponse::text("A it is"));
+    r.send("plan A").await;
+    r.driver.settle().await;
+    let target = r.entry_with_text("plan A").await;
+    r.send("/tree").await;
+    assert!(matches!(r.driver.state.overlay, Some(Overlay::Tree(_))));
+    r.select_in_tree(&target).await;
+    r.driver.dispatch(key(KeyCode::Enter)).await;
+    target
+}
+
 async fn two_exchanges_and_tree(r: &mut Rig) -> String {
     r.faux.push(FauxResponse::text("hi"));
     r.send("hello").await;
@@ -412,10 +447,8 @@ async fn tree_to_a_user_message_puts_it_in_the_editor_and_moves_to_its_parent() 
 }
 
 /// A rig over a git repository with workspace checkpoints recorded, as `arbor` wires them.
-async fn rig_with_checkpoints(root: &std::path::Path, home: &std::path::Path) -> Rig {
-    use arbor_agent::session::{CreateOptions, JsonlRepository, SessionRepository, SessionStorage};
-    use arbor_coding_agent::checkpoints::{CheckpointHook, Recorder};
-    let faux = FauxProvider::builder().seed(3).build();
+pub(crate) async fn rig_with_checkpoints(root: &std::path::Path, home: &std::path::Path) -> Rig {
+    use arbor_agent::session::{CreateOptions, JsonlRepository, SessionRepository};
     let storage = JsonlRepository::new(home.join("sessions"))
         .create(CreateOptions {
             cwd: root.display().to_string(),
@@ -423,7 +456,22 @@ async fn rig_with_checkpoints(root: &std::path::Path, home: &std::path::Path) ->
         })
         .await
         .unwrap();
+    rig_over(storage, root, home, json!({"retry": {"enabled": false}})).await
+}
+
+/// A rig over a stored session file (`settings`: the merged settings.json), with the
+/// session's own checkpoint recorder.
+pub(crate) async fn rig_over(
+    storage: arbor_agent::session::JsonlStorage,
+    root: &std::path::Path,
+    home: &std::path::Path,
+    settings: serde_json::Value,
+) -> Rig {
+    use arbor_agent::session::SessionStorage;
+    use arbor_coding_agent::checkpoints::{CheckpointHook, Recorder};
+    let faux = FauxProvider::builder().seed(3).build();
     let sid = storage.header().await.unwrap().id;
+    let file = PathBuf::from(storage.location());
     let session = Arc::new(Session::new(Arc::new(storage)));
     let recorder = Recorder::open(
         root,
@@ -450,11 +498,11 @@ async fn rig_with_checkpoints(root: &std::path::Path, home: &std::path::Path) ->
     let ctx = Ctx {
         harness,
         session,
-        session_file: None,
+        session_file: Some(file),
         session_id: sid,
         registry: Arc::new(arbor_ai::models::ModelRegistry::builtin().unwrap()),
         cycle_models: Vec::new(),
-        settings: Settings::from_value(json!({"retry": {"enabled": false}})),
+        settings: Settings::from_value(settings),
         cwd: root.to_path_buf(),
         repo: None,
         checkpoints: Some(hook),
@@ -467,7 +515,7 @@ async fn rig_with_checkpoints(root: &std::path::Path, home: &std::path::Path) ->
     }
 }
 
-fn git(dir: &std::path::Path, args: &[&str]) {
+pub(crate) fn git(dir: &std::path::Path, args: &[&str]) {
     let ok = std::process::Command::new("git")
         .current_dir(dir)
         .env("GIT_AUTHOR_NAME", "u")

@@ -597,6 +597,58 @@ fn a_reused_tool_call_id_names_the_newest_call() {
     assert_eq!(frame(&mut live, 40, 20), f);
 }
 
+/// A real image file of `w`×`h` in `format`, base64-encoded.
+fn image_b64(w: u32, h: u32, format: image::ImageFormat) -> String {
+    use base64::Engine;
+    let img = image::RgbImage::from_fn(w, h, |x, y| {
+        image::Rgb([(x % 256) as u8, (y % 256) as u8, 90])
+    });
+    let mut out = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut out), format)
+        .unwrap();
+    base64::engine::general_purpose::STANDARD.encode(out)
+}
+
+/// DECISIONS §23.122: each image block is one line naming its type, its dimensions (read
+/// from the header) and its size, in user messages and in tool results.
+#[test]
+fn images_show_their_type_dimensions_and_size() {
+    let png = image_b64(1024, 768, image::ImageFormat::Png);
+    let jpeg = image_b64(640, 480, image::ImageFormat::Jpeg);
+    let messages = vec![
+        msg(json!({"role": "user", "content": [
+            {"type": "text", "text": "What is wrong in these screenshots?"},
+            {"type": "image", "data": png, "mimeType": "image/png"},
+            {"type": "image", "data": jpeg, "mimeType": "image/jpeg"}
+        ], "timestamp": 1})),
+        assistant(json!([
+            {"type": "toolCall", "id": "r1", "name": "read", "arguments": {"path": "shot.png"}}
+        ])),
+        msg(json!({
+            "role": "toolResult", "toolCallId": "r1", "toolName": "read",
+            "content": [
+                {"type": "text", "text": "Read image file [image/png]"},
+                {"type": "image", "data": image_b64(32, 16, image::ImageFormat::Png), "mimeType": "image/png"}
+            ],
+            "isError": false, "timestamp": 1
+        })),
+        msg(json!({"role": "user", "content": [
+            {"type": "image", "data": "bm90IGFuIGltYWdl", "mimeType": "image/webp"}
+        ], "timestamp": 1})),
+    ];
+    let mut t = Transcript::new(Theme::monochrome());
+    t.load(&messages);
+    let shown = frame(&mut t, 80, 30);
+    assert!(shown.contains("[image: image/png 1024×768, "), "{shown}");
+    assert!(shown.contains("[image: image/jpeg 640×480, "), "{shown}");
+    assert!(shown.contains("[image: image/png 32×16, "), "{shown}");
+    assert!(
+        shown.contains("[image: image/webp, 12 B, unreadable]"),
+        "{shown}"
+    );
+    insta::assert_snapshot!(shown);
+}
+
 /// The rows of `t` laid out in full: one frame tall enough for everything.
 fn full_rows(t: &Transcript, width: u16) -> (Vec<String>, usize) {
     let mut full = t.clone();

@@ -3,7 +3,7 @@
 
 use arbor_ai::models::ModelRegistry;
 use arbor_ai::types::Model;
-use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -11,6 +11,7 @@ use ratatui::text::{Line, Span};
 use super::{matches, tokens};
 use crate::tui::component::Flow;
 use crate::tui::list::ListCursor;
+use crate::tui::query::QueryInput;
 use crate::tui::theme::Theme;
 
 /// The chosen model, as `provider/id`.
@@ -35,7 +36,7 @@ pub struct ModelPicker {
     theme: Theme,
     items: Vec<Item>,
     current: Option<usize>,
-    query: String,
+    query: QueryInput,
     shown: Vec<usize>,
     cursor: ListCursor,
 }
@@ -76,7 +77,7 @@ impl ModelPicker {
             theme,
             items,
             current,
-            query: query.to_string(),
+            query: QueryInput::new(query),
             shown: Vec::new(),
             cursor: ListCursor::default(),
         };
@@ -88,7 +89,7 @@ impl ModelPicker {
     }
 
     pub fn query(&self) -> &str {
-        &self.query
+        self.query.as_str()
     }
 
     /// `provider/id` of the shown models, top to bottom.
@@ -107,7 +108,7 @@ impl ModelPicker {
     }
 
     fn refilter(&mut self) {
-        let words = tokens(&self.query);
+        let words = tokens(self.query.as_str());
         self.shown = (0..self.items.len())
             .filter(|&i| matches(&self.items[i].haystack, &words))
             .collect();
@@ -119,30 +120,18 @@ impl ModelPicker {
         if key.kind == KeyEventKind::Release {
             return Flow::Pending;
         }
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        match key.code {
-            KeyCode::Esc if !self.query.is_empty() => {
-                self.query.clear();
+        if let Some(changed) = self.query.handle_key(&key) {
+            if changed {
                 self.refilter();
             }
+            return Flow::Pending;
+        }
+        match key.code {
             KeyCode::Esc => return Flow::Cancel,
             KeyCode::Enter => {
                 if let Some(choice) = self.selected() {
                     return Flow::Done(choice);
                 }
-            }
-            KeyCode::Backspace => {
-                if self.query.pop().is_some() {
-                    self.refilter();
-                }
-            }
-            KeyCode::Char('u') if ctrl => {
-                self.query.clear();
-                self.refilter();
-            }
-            KeyCode::Char(c) if !ctrl && !c.is_control() => {
-                self.query.push(c);
-                self.refilter();
             }
             _ => {
                 self.cursor.handle_key(&key, self.shown.len());
@@ -173,7 +162,7 @@ impl ModelPicker {
                 area.y + 1,
                 &Line::from(vec![
                     Span::styled("Search: ", t.accent),
-                    Span::styled(format!("{}▏", self.query), t.text),
+                    Span::styled(format!("{}▏", self.query.as_str()), t.text),
                 ]),
                 w,
             );

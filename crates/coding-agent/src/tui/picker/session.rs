@@ -19,6 +19,7 @@ use super::{matches, tokens};
 use crate::render::text::preview;
 use crate::tui::component::Flow;
 use crate::tui::list::ListCursor;
+use crate::tui::query::QueryInput;
 use crate::tui::theme::Theme;
 
 /// Which sessions are listed.
@@ -60,7 +61,7 @@ pub struct SessionPicker {
     current: Option<String>,
     now_ms: i64,
     scope: Scope,
-    query: String,
+    query: QueryInput,
     /// `(session index, thread depth)` in display order.
     rows: Vec<(usize, usize)>,
     cursor: ListCursor,
@@ -88,7 +89,7 @@ impl SessionPicker {
             current: current.map(str::to_string),
             now_ms,
             scope: Scope::CurrentDir,
-            query: String::new(),
+            query: QueryInput::default(),
             rows: Vec::new(),
             cursor: ListCursor::default(),
             confirm_delete: None,
@@ -103,7 +104,7 @@ impl SessionPicker {
     }
 
     pub fn query(&self) -> &str {
-        &self.query
+        self.query.as_str()
     }
 
     /// Ids of the shown sessions, top to bottom, with their thread depth.
@@ -139,7 +140,7 @@ impl SessionPicker {
 
     /// Rebuilds the rows: matches of the search in scope; threaded when not searching.
     fn refilter(&mut self) {
-        let words = tokens(&self.query);
+        let words = tokens(self.query.as_str());
         let candidates: Vec<usize> = (0..self.sessions.len())
             .filter(|&i| self.in_scope(&self.sessions[i]) && matches(&self.haystack[i], &words))
             .collect();
@@ -172,11 +173,13 @@ impl SessionPicker {
             return Flow::Pending;
         }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        match key.code {
-            KeyCode::Esc if !self.query.is_empty() => {
-                self.query.clear();
+        if let Some(changed) = self.query.handle_key(&key) {
+            if changed {
                 self.refilter();
             }
+            return Flow::Pending;
+        }
+        match key.code {
             KeyCode::Esc => return Flow::Cancel,
             KeyCode::Enter => {
                 if let Some(i) = self.selected() {
@@ -198,19 +201,6 @@ impl SessionPicker {
                         self.confirm_delete = Some(i);
                     }
                 }
-            }
-            KeyCode::Backspace => {
-                if self.query.pop().is_some() {
-                    self.refilter();
-                }
-            }
-            KeyCode::Char('u') if ctrl => {
-                self.query.clear();
-                self.refilter();
-            }
-            KeyCode::Char(c) if !ctrl && !c.is_control() => {
-                self.query.push(c);
-                self.refilter();
             }
             _ => {
                 self.cursor.handle_key(&key, self.rows.len());
@@ -245,7 +235,7 @@ impl SessionPicker {
                 area.y + 1,
                 &Line::from(vec![
                     Span::styled("Search: ", t.accent),
-                    Span::styled(format!("{}▏", self.query), t.text),
+                    Span::styled(format!("{}▏", self.query.as_str()), t.text),
                 ]),
                 w,
             );

@@ -77,11 +77,12 @@ pub(crate) enum ToolState {
     Failed,
 }
 
-/// A tool's visible output: text, images counted, and the edit diff from `details.diff`.
+/// A tool's visible output: text, one label per image, and the edit diff from `details.diff`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(crate) struct ToolOutputView {
     pub text: String,
-    pub images: usize,
+    /// [`crate::tui::image_label::label`] of each image block.
+    pub images: Vec<String>,
     pub diff: Option<String>,
 }
 
@@ -91,7 +92,7 @@ impl ToolOutputView {
         details: Option<&Value>,
     ) -> Self {
         let mut text = String::new();
-        let mut images = 0;
+        let mut images = Vec::new();
         for b in blocks {
             match b {
                 ContentBlock::Text(t) => {
@@ -100,7 +101,7 @@ impl ToolOutputView {
                     }
                     text.push_str(&t.text);
                 }
-                ContentBlock::Image(_) => images += 1,
+                ContentBlock::Image(i) => images.push(crate::tui::image_label::label(i)),
                 _ => {}
             }
         }
@@ -167,7 +168,8 @@ pub(crate) struct BashView {
 pub(crate) enum Body {
     User {
         text: String,
-        images: usize,
+        /// One label per image block.
+        images: Vec<String>,
     },
     Assistant(AssistantView),
     Tool(ToolView),
@@ -239,13 +241,13 @@ impl Item {
     }
 }
 
-/// Text of user-visible content, with images counted.
-pub(crate) fn content_text(content: &Content) -> (String, usize) {
+/// Text of user-visible content, with a label per image.
+pub(crate) fn content_text(content: &Content) -> (String, Vec<String>) {
     match content {
-        Content::Text(s) => (s.clone(), 0),
+        Content::Text(s) => (s.clone(), Vec::new()),
         Content::Blocks(blocks) => {
             let mut text = String::new();
-            let mut images = 0;
+            let mut images = Vec::new();
             for b in blocks {
                 match b {
                     ContentBlock::Text(t) => {
@@ -254,7 +256,7 @@ pub(crate) fn content_text(content: &Content) -> (String, usize) {
                         }
                         text.push_str(&t.text);
                     }
-                    ContentBlock::Image(_) => images += 1,
+                    ContentBlock::Image(i) => images.push(crate::tui::image_label::label(i)),
                     _ => {}
                 }
             }

@@ -17,7 +17,7 @@ use arbor_ai::types::StopReason;
 pub(crate) fn layout(body: &Body, key: LayoutKey, theme: &Theme) -> Vec<Line<'static>> {
     let width = usize::from(key.width).max(1);
     match body {
-        Body::User { text, images } => user(text, *images, width, theme),
+        Body::User { text, images } => user(text, images, width, theme),
         Body::Assistant(a) => assistant(a, width, key.thinking, theme),
         Body::Tool(t) => tool::layout(t, width, key.tools, theme),
         Body::Bash(b) => bash(b, width, key.tools, theme),
@@ -69,7 +69,7 @@ pub(crate) fn estimate(body: &Body, width: usize) -> usize {
     };
     let rows = match body {
         Body::Custom { display: false, .. } => return 0,
-        Body::User { text: t, images } => text(t) + usize::from(*images > 0),
+        Body::User { text: t, images } => text(t) + images.len(),
         Body::Assistant(a) => a
             .parts
             .iter()
@@ -101,20 +101,17 @@ fn plain(
     out
 }
 
-fn user(text: &str, images: usize, width: usize, theme: &Theme) -> Vec<Line<'static>> {
+fn user(text: &str, images: &[String], width: usize, theme: &Theme) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     let first = [Span::styled("› ", theme.user)];
     let rest = [Span::raw("  ")];
     let mut w = Wrapper::new(width, &first, &rest, Mode::Words, &mut out);
     w.push(text, theme.text);
-    if images > 0 {
-        if !text.is_empty() {
+    for (i, label) in images.iter().enumerate() {
+        if i > 0 || !text.is_empty() {
             w.push("\n", theme.text);
         }
-        w.push(
-            &format!("[{images} image{}]", if images == 1 { "" } else { "s" }),
-            theme.dim,
-        );
+        w.push(label, theme.dim);
     }
     w.finish();
     out

@@ -283,17 +283,10 @@ pub(crate) fn layout(
             &mut out,
         );
     }
-    if output.images > 0 {
+    for label in &output.images {
         out.push(Line::from(vec![
             Span::raw(INDENT),
-            Span::styled(
-                format!(
-                    "[{} image{}]",
-                    output.images,
-                    if output.images == 1 { "" } else { "s" }
-                ),
-                theme.dim,
-            ),
+            Span::styled(label.clone(), theme.dim),
         ]));
     }
     out
