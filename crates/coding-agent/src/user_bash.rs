@@ -80,7 +80,10 @@ pub async fn run(
     let cleaned: Option<ChunkSink> = chunks.clone().map(|sink| {
         let cleaner = cleaner.clone();
         Arc::new(move |delta: &str| {
-            let out = cleaner.lock().map(|mut c| c.push(delta)).unwrap_or_default();
+            let out = cleaner
+                .lock()
+                .map(|mut c| c.push(delta))
+                .unwrap_or_default();
             if !out.is_empty() {
                 sink(&out);
             }

@@ -165,11 +165,10 @@ async fn sigkill_at_random_points_loses_nothing_acknowledged() {
                 }
             }
         });
-        let _ = tokio::task::spawn_blocking(move || {
-            reached_rx.recv_timeout(Duration::from_secs(120))
-        })
-        .await
-        .unwrap();
+        let _ =
+            tokio::task::spawn_blocking(move || reached_rx.recv_timeout(Duration::from_secs(120)))
+                .await
+                .unwrap();
         std::thread::sleep(Duration::from_micros(rng.gen_range(0..3000)));
         let acked_before_kill = acks.lock().unwrap().0;
         child.kill().unwrap();
