@@ -461,7 +461,7 @@ impl GrammarInput {
     }
 
     /// Appends a delta; returns the JSON text piece to emit, if any.
-    pub fn append(&mut self, delta: &str) -> Result<Option<String>, String> {
+    pub(crate) fn append(&mut self, delta: &str) -> Result<Option<String>, String> {
         let piece = self.append_raw(delta)?;
         Ok(self.send(piece))
     }
@@ -469,7 +469,7 @@ impl GrammarInput {
     /// Closes the input with the provider's complete input (when sent), which must continue
     /// what streamed so far; returns the rest of the JSON text. Closing twice with the same
     /// input yields nothing.
-    pub fn close(&mut self, final_input: Option<&str>) -> Result<Option<String>, String> {
+    pub(crate) fn close(&mut self, final_input: Option<&str>) -> Result<Option<String>, String> {
         if self.closed {
             return match final_input {
                 None => Ok(self.send(None)),
