@@ -1091,3 +1091,33 @@ async fn v1_fixtures_migrate_like_pi() {
         assert_eq!(exp["ok"], json!(true));
     }
 }
+
+/// A lock released within the retry window (a forked child's copy of the descriptor, closed at
+/// its `exec`) does not refuse the open; one still held after it does (DECISIONS §25.41).
+#[tokio::test]
+async fn an_open_waits_out_a_lock_released_at_once_but_refuses_a_held_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = JsonlRepository::flat(dir.path());
+    let s = repo.create(CreateOptions::default()).await.unwrap();
+    let path = s.location();
+    drop(s);
+    let holder = std::fs::File::open(&path).unwrap();
+    holder.lock().unwrap();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        drop(holder);
+    });
+    repo.open(&path)
+        .await
+        .expect("lock released within the window");
+    release.join().unwrap();
+
+    let held = std::fs::File::open(&path).unwrap();
+    held.lock().unwrap();
+    let err = repo.open(&path).await.err().expect("a held lock refuses");
+    assert!(
+        err.to_string()
+            .contains("session is open for writing by another process"),
+        "{err}"
+    );
+}

@@ -232,6 +232,25 @@ pub(crate) fn locked_error(path: &Path) -> SessionError {
     ))
 }
 
+/// The write lock for opening an existing file: a lock that is still held is tried again for
+/// up to ~200 ms before the second-writer refusal. A `flock` lives on the open file
+/// description, which a child process forked elsewhere in this process shares until its
+/// `exec` closes it; a session just closed here (a fork reopened at once, a `/new` after a
+/// tool ran `git`) can stay locked for that window (DECISIONS §25.41).
+fn lock_for_open(file: &File, path: &Path) -> Result<()> {
+    const TRIES: u32 = 10;
+    for _ in 1..TRIES {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io_err(path)(e)),
+        }
+    }
+    try_lock(file, path)
+}
+
 /// Takes the advisory write lock on `file` without waiting (`File::try_lock`, std since 1.89,
 /// the workspace's `rust-version`).
 pub(crate) fn try_lock(file: &File, path: &Path) -> Result<()> {
@@ -268,7 +287,7 @@ impl JsonlStorage {
             }
             Err(e) => return Err(io_err(path)(e)),
         };
-        try_lock(&file, path)?;
+        lock_for_open(&file, path)?;
         // Temporaries an interrupted rewrite or fork left here (DECISIONS §25.5).
         if let Some(dir) = files::real_path(path).parent() {
             files::sweep_stale_temps(dir);
