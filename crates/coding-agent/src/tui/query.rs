@@ -3,6 +3,9 @@
 //! [`super::list::ListCursor`] is its companion for moving through the matches.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::text::{Line, Span};
+
+use super::theme::Theme;
 
 /// A picker's search text.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -24,6 +27,14 @@ impl QueryInput {
 
     pub fn is_empty(&self) -> bool {
         self.text.is_empty()
+    }
+
+    /// The picker's `Search: <query>▏` line, drawn the same in every picker.
+    pub fn line(&self, t: &Theme) -> Line<'static> {
+        Line::from(vec![
+            Span::styled("Search: ", t.accent),
+            Span::styled(format!("{}▏", self.text), t.text),
+        ])
     }
 
     /// Applies `key` when it edits the query: `Some(changed)` (the caller refilters when

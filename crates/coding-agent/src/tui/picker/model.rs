@@ -157,15 +157,7 @@ impl ModelPicker {
             w,
         );
         if area.height > 1 {
-            buf.set_line(
-                area.x,
-                area.y + 1,
-                &Line::from(vec![
-                    Span::styled("Search: ", t.accent),
-                    Span::styled(format!("{}▏", self.query.as_str()), t.text),
-                ]),
-                w,
-            );
+            buf.set_line(area.x, area.y + 1, &self.query.line(&t), w);
         }
         let list_h = usize::from(area.height.saturating_sub(3));
         let range = self.cursor.window(list_h.max(1), len);
