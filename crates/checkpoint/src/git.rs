@@ -21,6 +21,17 @@ const SCRUBBED: [&str; 8] = [
     "GIT_COMMON_DIR",
 ];
 
+/// Whether git may take the locks it calls optional: `git status` writes back the index it read
+/// (refreshed stat data, the untracked cache) only when it may.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Locks {
+    /// `GIT_OPTIONAL_LOCKS=0`: the default for every command, so nothing run on the user's
+    /// index rewrites it behind their back.
+    None,
+    /// Allowed: only for commands on the private index (DECISIONS §27.50).
+    Optional,
+}
+
 /// The output of one git run.
 pub(crate) struct Output {
     pub status: i32,
@@ -39,7 +50,7 @@ impl Git {
         Git { dir: dir.into() }
     }
 
-    fn command(&self, args: &[&OsStr], index: Option<&Path>) -> Command {
+    fn command(&self, args: &[&OsStr], index: Option<&Path>, locks: Locks) -> Command {
         let mut cmd = Command::new("git");
         cmd.current_dir(&self.dir);
         for var in SCRUBBED {
@@ -51,8 +62,15 @@ impl Git {
             .env("GIT_AUTHOR_EMAIL", "arbor@localhost")
             .env("GIT_COMMITTER_NAME", "arbor")
             .env("GIT_COMMITTER_EMAIL", "arbor@localhost")
-            .env("GIT_TERMINAL_PROMPT", "0")
-            .env("GIT_OPTIONAL_LOCKS", "0");
+            .env("GIT_TERMINAL_PROMPT", "0");
+        match locks {
+            Locks::None => {
+                cmd.env("GIT_OPTIONAL_LOCKS", "0");
+            }
+            Locks::Optional => {
+                cmd.env_remove("GIT_OPTIONAL_LOCKS");
+            }
+        }
         if let Some(index) = index {
             cmd.env("GIT_INDEX_FILE", index);
         }
@@ -73,7 +91,18 @@ impl Git {
         index: Option<&Path>,
         stdin: Option<&[u8]>,
     ) -> Result<Output> {
-        let mut cmd = self.command(args, index);
+        self.run_raw_with(args, index, stdin, Locks::None)
+    }
+
+    /// [`Git::run_raw`] with a choice of optional locks.
+    pub fn run_raw_with(
+        &self,
+        args: &[&OsStr],
+        index: Option<&Path>,
+        stdin: Option<&[u8]>,
+        locks: Locks,
+    ) -> Result<Output> {
+        let mut cmd = self.command(args, index, locks);
         cmd.stdin(if stdin.is_some() {
             Stdio::piped()
         } else {

@@ -1,8 +1,8 @@
 //! Checkpoints as git objects (DECISIONS §27.1–§27.5).
 //!
-//! The worktree is staged into a *private* index (`<git dir>/arbor/<session>.index`) with
-//! `git add -A`, so git's own stat cache decides which files need hashing; `write-tree` turns it
-//! into a tree. A checkpoint is a commit of that tree whose parents are HEAD and (when it is
+//! The worktree is staged into a *private* index (`<git dir>/arbor/<session>.index`): `git
+//! status` on it names what differs (git's own stat cache and untracked cache decide), `git add
+//! -A` of those paths stages them (DECISIONS §27.50); `write-tree` turns it into a tree. A checkpoint is a commit of that tree whose parents are HEAD and (when it is
 //! neither HEAD's tree nor the worktree's) a commit of the user's index tree, kept alive by
 //! `refs/arbor/checkpoints/<session>/<commit>`. Nothing here writes the user's index, branches,
 //! stash or HEAD unless a restore is asked to.
@@ -14,7 +14,7 @@ use std::time::SystemTime;
 
 use crate::checkpoint::*;
 use crate::error::{CheckpointError, Result};
-use crate::git::{Git, Located};
+use crate::git::{Git, Located, Locks};
 
 /// Where this crate's refs live.
 pub const REF_PREFIX: &str = "refs/arbor/checkpoints/";
@@ -194,20 +194,54 @@ impl GitStore {
     }
 
     /// Stages the whole worktree into the private index and returns its tree.
+    ///
+    /// `git status` on the private index finds what differs from it (DECISIONS §27.50): it
+    /// uses the untracked cache, which `git add -A` never consults, and writes back what it
+    /// refreshed. Only the paths it names are then staged; nothing named means the index
+    /// still holds the tree we wrote last time, and no further process runs.
     fn worktree_tree(&mut self) -> Result<String> {
-        // The untracked cache (an extension of the private index, validated by git against
-        // directory mtimes) spares re-reading unchanged directories on every capture.
-        let staged = self.git.run(
-            &[
-                "-c",
-                "core.untrackedCache=true",
-                "add",
-                "-A",
-                "--verbose",
-                "--no-warn-embedded-repo",
-            ],
-            Some(&self.private_index),
-        )?;
+        let staged = match self.worktree_changes()? {
+            Some(paths) if paths.is_empty() => {
+                if let Some(tree) = &self.private_tree {
+                    return Ok(tree.clone());
+                }
+                Vec::new()
+            }
+            Some(paths) => {
+                let mut list = Vec::new();
+                for p in &paths {
+                    list.extend_from_slice(p);
+                    list.push(0);
+                }
+                self.git.run_os(
+                    &os(&[
+                        "--literal-pathspecs",
+                        "-c",
+                        "core.fsmonitor=false",
+                        "add",
+                        "-A",
+                        "--verbose",
+                        "--no-warn-embedded-repo",
+                        "--pathspec-from-file=-",
+                        "--pathspec-file-nul",
+                    ]),
+                    Some(&self.private_index),
+                    Some(&list),
+                )?
+            }
+            // Output we do not understand: stage everything, as a full `add -A` does.
+            None => self.git.run(
+                &[
+                    "-c",
+                    "core.fsmonitor=false",
+                    "add",
+                    "-A",
+                    "--verbose",
+                    "--no-warn-embedded-repo",
+                ],
+                Some(&self.private_index),
+            )?,
+        };
         // `--verbose` names every path it added or removed: none means the index holds the
         // tree we wrote last time, and `write-tree` (a process) can be skipped.
         if staged.iter().all(u8::is_ascii_whitespace) {
@@ -218,6 +252,31 @@ impl GitStore {
         let tree = self.git.line(&["write-tree"], Some(&self.private_index))?;
         self.private_tree = Some(tree.clone());
         Ok(tree)
+    }
+
+    /// The paths where the worktree differs from the private index (modified, deleted, type
+    /// changed, unmerged, untracked; an untracked directory as `dir/`), from one
+    /// `git status`. `None` when its output has a record this parser does not know.
+    fn worktree_changes(&self) -> Result<Option<Vec<Vec<u8>>>> {
+        let args = os(&[
+            "-c",
+            "core.untrackedCache=true",
+            "-c",
+            "core.fsmonitor=false",
+            "status",
+            "--porcelain=v2",
+            "-z",
+            "--untracked-files=normal",
+            "--ignore-submodules=dirty",
+            "--no-renames",
+        ]);
+        let out = self
+            .git
+            .run_raw_with(&args, Some(&self.private_index), None, Locks::Optional)?;
+        if out.status != 0 {
+            return Err(self.git.failure(&args, out.stderr));
+        }
+        Ok(parse_worktree_changes(&out.stdout))
     }
 
     /// Captures the workspace. `previous` is the state the caller believes the workspace is in
@@ -588,6 +647,39 @@ fn copy_keeping_mtime(from: &Path, to: &Path) -> Result<()> {
     fs::rename(&tmp, to).map_err(|e| CheckpointError::io(to, e))
 }
 
+fn os<'a>(args: &[&'a str]) -> Vec<&'a OsStr> {
+    args.iter().map(|a| OsStr::new(*a)).collect()
+}
+
+/// The paths of `git status --porcelain=v2 -z` records whose worktree side differs from the
+/// index: ordinary (`1`) and renamed (`2`) entries whose second status letter is not `.`,
+/// unmerged (`u`) and untracked (`?`) ones. `None` for any other record.
+fn parse_worktree_changes(out: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut records = out.split(|b| *b == 0).filter(|r| !r.is_empty());
+    let mut paths = Vec::new();
+    while let Some(record) = records.next() {
+        // Fields before the path: `1 XY sub mH mI mW hH hI`, `2 XY sub mH mI mW hH hI Xscore`,
+        // `u XY sub m1 m2 m3 mW h1 h2 h3`, `? `.
+        let (fields, worktree_side) = match record.first() {
+            Some(b'1') => (8, record.get(3).copied()),
+            Some(b'2') => (9, record.get(3).copied()),
+            Some(b'u') => (10, None),
+            Some(b'?') => (1, None),
+            _ => return None,
+        };
+        let mut parts = record.splitn(fields + 1, |b| *b == b' ');
+        let path = parts.nth(fields)?;
+        if record.first() == Some(&b'2') {
+            // The rename's original path follows as a record of its own.
+            records.next()?;
+        }
+        if worktree_side != Some(b'.') {
+            paths.push(path.to_vec());
+        }
+    }
+    Some(paths)
+}
+
 /// Parses `diff-tree -z --name-status` output: `STATUS\0PATH\0` pairs.
 fn parse_name_status(out: &[u8]) -> Result<Vec<Change>> {
     let mut fields = out.split(|b| *b == 0).filter(|f| !f.is_empty());
@@ -611,4 +703,40 @@ fn parse_name_status(out: &[u8]) -> Result<Vec<Change>> {
         });
     }
     Ok(changes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_worktree_changes;
+
+    #[test]
+    fn status_records_name_the_worktree_side_only() {
+        let out = b"1 M. N... 100644 100644 100644 aaaa bbbb staged only.rs\0\
+1 .M N... 100644 100644 100644 aaaa aaaa edited file.rs\0\
+1 .D N... 100644 100644 000000 aaaa aaaa gone.rs\0\
+2 R. N... 100644 100644 100644 aaaa aaaa R100 new.rs\0old.rs\0\
+2 .M N... 100644 100644 100644 aaaa aaaa R100 moved.rs\0was.rs\0\
+u UU N... 100644 100644 100644 100644 aaaa bbbb cccc both.rs\0\
+? dir/\0? top level.txt\0";
+        let paths = parse_worktree_changes(out);
+        let expected: Vec<Vec<u8>> = [
+            "edited file.rs",
+            "gone.rs",
+            "moved.rs",
+            "both.rs",
+            "dir/",
+            "top level.txt",
+        ]
+        .iter()
+        .map(|p| p.as_bytes().to_vec())
+        .collect();
+        assert_eq!(paths, Some(expected));
+    }
+
+    #[test]
+    fn nothing_or_unknown_records() {
+        assert_eq!(parse_worktree_changes(b""), Some(Vec::new()));
+        assert_eq!(parse_worktree_changes(b"# branch.oid abc\0"), None);
+        assert_eq!(parse_worktree_changes(b"1 .M short\0"), None);
+    }
 }

@@ -175,3 +175,126 @@ fn session_ids_that_cannot_name_refs_are_refused() {
         assert!(err.to_string().contains("cannot name checkpoints"), "{err}");
     }
 }
+
+#[test]
+fn the_private_index_keeps_a_warm_untracked_cache() {
+    // DECISIONS §27.50: after two captures, git finds the untracked files of an unchanged
+    // worktree from the private index's untracked cache without opening a directory.
+    let dir = repo(&[("src/a.rs", b"a\n"), ("docs/b.md", b"b\n")]);
+    write(dir.path(), "src/new.rs", b"untracked\n");
+    // Directories changed within the last second are racy for the cache (git re-reads them);
+    // age them as on any working machine.
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+    for d in ["", "src", "docs"] {
+        std::fs::File::open(dir.path().join(d))
+            .unwrap()
+            .set_modified(past)
+            .unwrap();
+    }
+    let mut ws = open(dir.path(), "s1");
+    let first = created(&mut ws, None);
+    assert!(matches!(
+        ws.capture(Some(&first)).unwrap(),
+        Captured::Unchanged(_)
+    ));
+    let private = dir.path().join(".git/arbor/s1.index");
+    let trace = dir.path().join(".git/trace.txt");
+    let out = Command::new("git")
+        .current_dir(dir.path())
+        .env("GIT_INDEX_FILE", &private)
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("GIT_TRACE2_PERF", &trace)
+        .args([
+            "-c",
+            "core.untrackedCache=true",
+            "status",
+            "--porcelain=v2",
+            "--untracked-files=normal",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let trace = std::fs::read_to_string(&trace).unwrap();
+    let opened: Vec<&str> = trace.lines().filter(|l| l.contains("..opendir:")).collect();
+    assert_eq!(opened.len(), 1, "{trace}");
+    assert!(opened[0].trim_end().ends_with("..opendir:0"), "{trace}");
+}
+
+#[test]
+fn paths_that_look_like_pathspec_magic_are_captured_literally() {
+    // Changed paths are handed to `git add` as literal pathspecs: `:x` would otherwise mean
+    // `x` at the top, `*.txt` every text file and `:!a` everything but `a`.
+    let dir = repo(&[("a.txt", b"a\n"), ("b.txt", b"b\n")]);
+    let mut ws = open(dir.path(), "s1");
+    let first = created(&mut ws, None);
+    write(dir.path(), ":x", b"colon\n");
+    write(dir.path(), "*.txt", b"star\n");
+    write(dir.path(), ":!a.txt", b"bang\n");
+    write(dir.path(), "new dir/with space.txt", b"space\n");
+    // And an ordinary edit beside them.
+    write(dir.path(), "b.txt", b"bb\n");
+    let Captured::Created {
+        checkpoint,
+        changed,
+    } = ws.capture(Some(&first)).unwrap()
+    else {
+        panic!("expected a checkpoint");
+    };
+    let listed = git(
+        dir.path(),
+        &["ls-tree", "-r", "-z", "--name-only", &checkpoint.tree],
+    );
+    let mut names: Vec<&str> = listed.split('\0').filter(|n| !n.is_empty()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        vec![
+            "*.txt",
+            ":!a.txt",
+            ":x",
+            "a.txt",
+            "b.txt",
+            "new dir/with space.txt"
+        ]
+    );
+    assert_eq!(
+        git(dir.path(), &["show", &format!("{}:b.txt", checkpoint.tree)]),
+        "bb\n"
+    );
+    assert_eq!(changed.len(), 5, "{changed:?}");
+}
+
+#[test]
+fn edits_deletions_and_new_directories_after_an_unchanged_capture_are_seen() {
+    // The unchanged capture leaves the untracked cache warm; every kind of change after it
+    // must still reach the next checkpoint.
+    let dir = repo(&[
+        ("src/a.rs", b"a\n"),
+        ("src/b.rs", b"b\n"),
+        ("c.txt", b"c\n"),
+    ]);
+    let mut ws = open(dir.path(), "s1");
+    let first = created(&mut ws, None);
+    assert!(matches!(
+        ws.capture(Some(&first)).unwrap(),
+        Captured::Unchanged(_)
+    ));
+    write(dir.path(), "src/a.rs", b"edited\n");
+    std::fs::remove_file(dir.path().join("src/b.rs")).unwrap();
+    write(dir.path(), "deep/er/new.rs", b"new\n");
+    write(dir.path(), "src/sibling.rs", b"sibling\n");
+    let second = created(&mut ws, Some(&first));
+    let listed = git(dir.path(), &["ls-tree", "-r", "--name-only", &second.tree]);
+    assert_eq!(listed, "c.txt\ndeep/er/new.rs\nsrc/a.rs\nsrc/sibling.rs\n");
+    assert!(matches!(
+        ws.capture(Some(&second)).unwrap(),
+        Captured::Unchanged(_)
+    ));
+    // A new file in a directory the cache already knows.
+    write(dir.path(), "deep/er/two.rs", b"two\n");
+    let third = created(&mut ws, Some(&second));
+    assert!(
+        git(dir.path(), &["ls-tree", "-r", "--name-only", &third.tree])
+            .contains("deep/er/two.rs\n")
+    );
+}
