@@ -15,7 +15,8 @@
 
 use arbor_agent::session::jsonl::{JsonlRepository, SyncPolicy};
 use arbor_agent::session::{
-    CreateOptions, EntryDraft, EntryKind, MemoryRepository, SessionRepository, SessionStorage,
+    CreateOptions, EntryDraft, EntryKind, MemoryRepository, SessionEntry, SessionRepository,
+    SessionStorage,
 };
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -430,6 +431,29 @@ fn main() {
         let file = PathBuf::from(args.get(1).cloned().unwrap_or_default());
         let out = args.get(2).cloned();
         rt.block_on(context_once(&file, out.as_deref()));
+        return;
+    }
+    if args.first().map(String::as_str) == Some("parse-all") {
+        // parse-all FILE [value|direct]: every entry line through `SessionEntry::from_json`
+        // (or the `Value` path alone, or the direct reader alone), for instructions per entry.
+        let file = PathBuf::from(args.get(1).cloned().unwrap_or_default());
+        let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{e}"));
+        let how = args.get(2).cloned().unwrap_or_default();
+        let start = Instant::now();
+        let mut parsed = 0usize;
+        for line in text.lines().skip(1) {
+            let ok = match how.as_str() {
+                "value" => SessionEntry::from_json_via_value(line).is_ok(),
+                "direct" => SessionEntry::from_json_direct(line).is_some(),
+                _ => SessionEntry::from_json(line).is_ok(),
+            };
+            parsed += usize::from(ok);
+        }
+        println!(
+            "parsed {parsed} entries ({}) in {:.1} ms",
+            if how.is_empty() { "from_json" } else { &how },
+            start.elapsed().as_secs_f64() * 1e3
+        );
         return;
     }
     if args.first().map(String::as_str) == Some("open-only") {

@@ -149,7 +149,9 @@ impl AgentMessage {
             None => return Err("missing field `role`".to_owned()),
         };
         let strip = |mut m: Map<String, Value>| {
-            m.remove("role");
+            // Not `remove`, which would move the last key into the role's place (DECISIONS
+            // §25.61).
+            m.shift_remove("role");
             m
         };
         let res = match role.as_str() {

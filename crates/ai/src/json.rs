@@ -302,7 +302,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Nullable<T> {
 /// Removes `\uXXXX` escapes of unpaired UTF-16 surrogates from JSON text; `None` when there
 /// are none. JavaScript writes them (a string cut in the middle of an emoji, e.g. truncated
 /// tool output) and serde_json refuses them; pi removes them before sending (its
-/// `sanitizeSurrogates`), so dropping them on load sends what pi sends (DECISIONS §25.7).
+/// `sanitizeSurrogates`), so dropping them on load sends what pi sends (DECISIONS §25.8).
 /// Meant for failure paths only: callers try the plain parse first.
 pub fn strip_lone_surrogates(json: &str) -> Option<String> {
     fix_lone_surrogates(json, "")

@@ -13,6 +13,8 @@ pub mod emit;
 pub mod error;
 pub mod estimate;
 pub mod event;
+#[doc(hidden)]
+pub mod fast;
 #[cfg(feature = "faux")]
 pub mod faux;
 pub mod json;

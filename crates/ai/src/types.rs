@@ -36,7 +36,10 @@ where
     T: serde::de::DeserializeOwned,
     E: serde::de::Error,
 {
-    map.remove(key);
+    // `shift_remove`: the tag is usually the first key, and `remove` (a swap-remove under
+    // preserve_order) would move the last key into its place and reorder `extra`
+    // (DECISIONS §25.61).
+    map.shift_remove(key);
     from_object(map).map_err(E::custom)
 }
 
@@ -174,7 +177,7 @@ impl<'de> Deserialize<'de> for ContentBlock {
 }
 
 impl ContentBlock {
-    fn from_map(map: Map<String, Value>) -> Result<Self, AiError> {
+    pub(crate) fn from_map(map: Map<String, Value>) -> Result<Self, AiError> {
         let tag: String = take_tag::<serde_json::Error>(&map, "type")
             .map_err(|e| AiError::InvalidJson(e.to_string()))?;
         let res: Result<Self, serde_json::Error> = match tag.as_str() {

@@ -2,6 +2,7 @@
 
 mod common;
 pub mod entry;
+mod fast;
 pub mod handle;
 mod index;
 pub mod jsonl;

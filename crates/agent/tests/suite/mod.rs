@@ -6,6 +6,7 @@ mod compaction;
 mod conformance_jsonl;
 mod conformance_memory;
 mod context_support;
+mod fast_parse;
 mod harness;
 mod harness_auto_compaction;
 mod harness_crash;

@@ -1,5 +1,5 @@
 //! Session lines holding lone UTF-16 surrogate escapes (pi writes them when a string is cut
-//! inside an emoji) open, read and project with the surrogate dropped (DECISIONS §25.7).
+//! inside an emoji) open, read and project with the surrogate dropped (DECISIONS §25.8).
 //! Fixtures are generated here: the escapes are the point, so they are written by hand.
 
 use arbor_agent::session::jsonl::JsonlRepository;
