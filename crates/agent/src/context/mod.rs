@@ -61,13 +61,14 @@ pub fn write_expected_json<W: std::io::Write>(
         let Some(llm) = convert::convert_one(m) else {
             continue;
         };
-        let mut v = serde_json::to_value(&llm).map_err(std::io::Error::other)?;
-        js_numbers(&mut v);
         if !first {
             out.write_all(b",")?;
         }
         first = false;
-        serde_json::to_writer(&mut out, &v).map_err(std::io::Error::other)?;
+        // Straight to the writer with JavaScript's number printing: no `Value` per message
+        // (building one cost more than the rest of the write).
+        let mut ser = serde_json::Serializer::with_formatter(&mut out, JsNumbers);
+        serde::Serialize::serialize(&llm, &mut ser).map_err(std::io::Error::other)?;
     }
     out.write_all(b"]}\n")?;
     out.flush()
@@ -78,9 +79,31 @@ pub fn refusal_json(error: &str) -> Value {
     json!({ "ok": false, "error": error })
 }
 
+/// The largest integer a JavaScript number holds exactly.
+const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
+
+/// A compact JSON formatter that prints integral floats within JavaScript's safe range as
+/// integers, as `JSON.stringify` does: the streaming twin of [`js_numbers`] (same bytes over every fixture: test
+/// `tests/suite/agreement.rs`).
+struct JsNumbers;
+
+impl serde_json::ser::Formatter for JsNumbers {
+    fn write_f64<W: ?Sized + std::io::Write>(&mut self, w: &mut W, f: f64) -> std::io::Result<()> {
+        if f.fract() == 0.0 && f.abs() <= MAX_SAFE {
+            // Exact: integral and within the exactly representable range.
+            serde_json::ser::CompactFormatter.write_i64(w, f as i64)
+        } else {
+            serde_json::ser::CompactFormatter.write_f64(w, f)
+        }
+    }
+
+    fn write_f32<W: ?Sized + std::io::Write>(&mut self, w: &mut W, f: f32) -> std::io::Result<()> {
+        self.write_f64(w, f64::from(f))
+    }
+}
+
 /// Rewrites integral floating-point numbers as integers, as `JSON.stringify` prints them.
 pub(crate) fn js_numbers(v: &mut Value) {
-    const MAX_SAFE: f64 = 9_007_199_254_740_991.0;
     match v {
         Value::Number(n) if n.is_f64() => {
             if let Some(f) = n.as_f64() {

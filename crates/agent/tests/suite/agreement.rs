@@ -66,6 +66,12 @@ fn load(path: &Path) -> Result<Loaded, String> {
         }
         let mut streamed = Vec::new();
         write_expected_json(&mut streamed, &owned, leaf.as_deref()).unwrap();
+        // Byte for byte too: the streaming writer prints numbers as the `Value` rewrite does.
+        let mut whole = serde_json::to_vec(&projected).map_err(|e| e.to_string())?;
+        whole.push(b'\n');
+        if streamed != whole {
+            return Err("write_expected_json bytes differ from expected_json's".into());
+        }
         let streamed: Value =
             serde_json::from_slice(&streamed).map_err(|e| format!("streamed output: {e}"))?;
         if streamed != projected {
