@@ -4,6 +4,12 @@
 //! projection keyed by the leaf id stays valid forever. Appending a child of the cached leaf
 //! extends it in O(1) (amortized; a new compaction or an edit re-projects what it changes),
 //! moving back to an ancestor truncates it, and only a jump elsewhere needs a fresh ancestry.
+//!
+//! The path it holds may be a *window*: the bounded branch (`getBranch()`, from the newest
+//! compaction's boundary to the leaf) plus the settings derived from everything above it
+//! (DECISIONS §22.50). The summarized past is then neither parsed nor held; an operation that
+//! would need it (moving back above the boundary, a compaction keeping entries above it) makes
+//! the cache hand back and the session rebuild from storage.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,9 +26,12 @@ use crate::session::entry::{EntryKind, SessionEntry};
 /// caller entry transforms run on top, see [`ProjectionCache::context_with`]).
 pub struct ProjectionCache {
     projectors: HashMap<String, CustomProjector>,
-    /// Full ancestry, root..=leaf.
+    /// The held part of the ancestry, ending at the leaf: all of it (root..=leaf) or a window
+    /// that starts at a compaction boundary (see the module docs).
     path: Vec<SessionEntry>,
-    /// Derived state folded over `path`.
+    /// Derived state of the ancestry above `path[0]` (the default state for a full path).
+    base: DerivedState,
+    /// Derived state folded over `base` and `path`.
     state: DerivedState,
     /// Context entries (default transform) as indices into `path`.
     ctx: Vec<usize>,
@@ -53,10 +62,23 @@ fn next_generation() -> u64 {
 impl ProjectionCache {
     /// Builds the projection of a full root→leaf ancestry.
     pub fn new(path: Vec<SessionEntry>, projectors: HashMap<String, CustomProjector>) -> Self {
+        Self::from_window(path, DerivedState::default(), projectors)
+    }
+
+    /// Builds the projection from the bounded branch of the leaf (what
+    /// `SessionStorage::path_to_root_or_compaction` returns) and `base`, the state derived from
+    /// the ancestry above its first entry (DECISIONS §22.50). A full ancestry with the default
+    /// `base` is the same as [`Self::new`].
+    pub fn from_window(
+        path: Vec<SessionEntry>,
+        base: DerivedState,
+        projectors: HashMap<String, CustomProjector>,
+    ) -> Self {
         let mut cache = ProjectionCache {
             projectors,
             path,
-            state: DerivedState::default(),
+            state: base.clone(),
+            base,
             ctx: Vec::new(),
             ctx_pos: HashMap::new(),
             edits: HashMap::new(),
@@ -73,9 +95,15 @@ impl ProjectionCache {
         self.path.last().map(|e| e.id.as_str())
     }
 
-    /// The full ancestry root..=leaf.
-    pub fn ancestry(&self) -> &[SessionEntry] {
+    /// The held path, ending at the leaf: the full ancestry when [`Self::is_full`], else the
+    /// bounded branch (it holds every entry the context comes from).
+    pub fn path(&self) -> &[SessionEntry] {
         &self.path
+    }
+
+    /// Whether [`Self::path`] starts at the root (it is the whole ancestry).
+    pub fn is_full(&self) -> bool {
+        self.path.first().is_none_or(|e| e.parent_id.is_none())
     }
 
     /// Position of `id` on the path.
@@ -101,6 +129,16 @@ impl ProjectionCache {
         if entry.parent_id.as_deref() != self.leaf_id() || matches!(entry.kind, EntryKind::Leaf(_))
         {
             return Err(Box::new(entry));
+        }
+        if let EntryKind::Compaction(c) = &entry.kind {
+            // A window can only serve a compaction whose kept range it holds.
+            let kept_held = c.retained_tail.is_some()
+                || c.first_kept_entry_id
+                    .as_deref()
+                    .is_some_and(|k| self.position(k).is_some());
+            if !self.is_full() && !kept_held {
+                return Err(Box::new(entry));
+            }
         }
         self.state.apply(&entry);
         let idx = self.path.len();
@@ -130,8 +168,9 @@ impl ProjectionCache {
         Ok(())
     }
 
-    /// Moves the leaf back to an entry on the path (or to nothing). `false` when `target`
-    /// is not on the path.
+    /// Moves the leaf back to an entry on the path (or to nothing). `false` (and nothing
+    /// changed) when `target` is not on the held path, or when the path is a window and the
+    /// target's context reaches above it.
     pub fn retreat_to(&mut self, target: Option<&str>) -> bool {
         let keep = match target {
             None => 0,
@@ -140,7 +179,14 @@ impl ProjectionCache {
                 None => return false,
             },
         };
-        if keep < self.path.len() {
+        if keep == 0 {
+            self.path.clear();
+            self.base = DerivedState::default();
+            self.rebuild();
+        } else if keep < self.path.len() {
+            if !self.is_full() && !window_holds_context(&self.path[..keep]) {
+                return false;
+            }
             self.path.truncate(keep);
             self.rebuild();
         }
@@ -173,7 +219,7 @@ impl ProjectionCache {
     }
 
     fn rebuild(&mut self) {
-        self.state = DerivedState::default();
+        self.state = self.base.clone();
         for e in &self.path {
             self.state.apply(e);
         }
@@ -240,5 +286,22 @@ impl ProjectionCache {
             Some(&edit_idx) => apply_edit(msgs, edit_replacement(&self.path[edit_idx])),
             None => msgs,
         }
+    }
+}
+
+/// Whether a window (a path that does not start at the root) holds every entry its context
+/// comes from: its newest compaction has a retained tail, or keeps from an entry inside it.
+fn window_holds_context(path: &[SessionEntry]) -> bool {
+    let Some(c_idx) = newest_compaction(path) else {
+        return false;
+    };
+    match &path[c_idx].kind {
+        EntryKind::Compaction(c) => {
+            c.retained_tail.is_some()
+                || c.first_kept_entry_id
+                    .as_deref()
+                    .is_some_and(|k| path[..c_idx].iter().any(|e| e.id == k))
+        }
+        _ => false,
     }
 }

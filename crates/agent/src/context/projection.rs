@@ -21,6 +21,7 @@ use crate::context::convert::text_block;
 use crate::error::SessionError;
 use crate::message::{AgentMessage, BranchSummaryMessage, CompactionSummaryMessage, CustomMessage};
 use crate::session::entry::{EntryKind, SessionEntry};
+use crate::session::storage::DerivedSettings;
 
 /// Rewrites the list of context entries after the default compaction transform.
 /// Transforms run in order; each gets the previous one's output.
@@ -112,6 +113,19 @@ impl Default for DerivedState {
 }
 
 impl DerivedState {
+    /// The same settings as a storage's [`DerivedSettings`] replay (no thinking level = `"off"`).
+    pub fn from_settings(settings: DerivedSettings) -> Self {
+        DerivedState {
+            model: settings
+                .model
+                .map(|(provider, model_id)| ModelRef { provider, model_id }),
+            thinking_level: settings
+                .thinking_level
+                .unwrap_or_else(|| DerivedState::default().thinking_level),
+            active_tool_names: settings.active_tool_names,
+        }
+    }
+
     /// Folds one ancestry entry (in root→leaf order) into the state.
     pub fn apply(&mut self, entry: &SessionEntry) {
         match &entry.kind {

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use tokio::sync::Mutex;
 
 use crate::context::cache::ProjectionCache;
-use crate::context::projection::{ContextOptions, SessionContext};
+use crate::context::projection::{ContextOptions, DerivedState, SessionContext};
 use crate::error::{Result, SessionError};
 use crate::message::AgentMessage;
 use crate::session::entry::*;
@@ -151,7 +151,13 @@ impl Session {
             None => {
                 let mut guard = self.cache.lock().await;
                 let cache = self.cache_for_leaf(&mut guard).await?;
-                Ok(cache.ancestry().to_vec())
+                if cache.is_full() {
+                    Ok(cache.path().to_vec())
+                } else {
+                    // A window (DECISIONS §22.50): the part above it is only in storage.
+                    let leaf = cache.leaf_id().map(str::to_string);
+                    self.storage.ancestry(leaf.as_deref()).await
+                }
             }
         }
     }
@@ -243,10 +249,12 @@ impl Session {
         let cache = self.cache_for_leaf(&mut guard).await?;
         let leaf = cache.leaf_id().map(str::to_string);
         let entries = self.entries().await?;
+        // A windowed cache (DECISIONS §22.50) holds only part of the path; the log has it all.
+        let walked = (!cache.is_full()).then(|| path_in_log(&entries, leaf.as_deref()));
         Ok(SessionTree::build(
             entries,
             leaf.as_deref(),
-            cache.ancestry(),
+            walked.as_deref().unwrap_or(cache.path()),
         ))
     }
 
@@ -307,7 +315,7 @@ impl Session {
         let mut guard = self.cache.lock().await;
         if let Some(kept) = &draft.first_kept_entry_id {
             let cache = self.cache_for_leaf(&mut guard).await?;
-            if cache.position(kept).is_none() {
+            if self.on_active_path(cache, kept).await?.is_none() {
                 return Err(SessionError::InvalidEntry(format!(
                     "compaction: firstKeptEntryId {kept} is not on the active branch"
                 )));
@@ -404,9 +412,9 @@ impl Session {
     ) -> Result<String> {
         let mut guard = self.cache.lock().await;
         let cache = self.cache_for_leaf(&mut guard).await?;
-        let target = cache
-            .position(target_id)
-            .map(|p| &cache.ancestry()[p])
+        let target = self
+            .on_active_path(cache, target_id)
+            .await?
             .ok_or_else(|| {
                 SessionError::InvalidEntry(format!(
                     "context_edit: target {target_id} is not on the active branch"
@@ -497,6 +505,31 @@ impl Session {
 
     // ---- internals ------------------------------------------------------------------------
 
+    /// The entry `id` when it is on the cached leaf's ancestry; a windowed cache (DECISIONS
+    /// §22.50) asks storage for the part above its window.
+    async fn on_active_path(
+        &self,
+        cache: &ProjectionCache,
+        id: &str,
+    ) -> Result<Option<SessionEntry>> {
+        if let Some(p) = cache.position(id) {
+            return Ok(Some(cache.path()[p].clone()));
+        }
+        let above = match cache.path().first() {
+            Some(first) if !cache.is_full() => first.parent_id.clone(),
+            _ => return Ok(None),
+        };
+        let Some(above) = above else {
+            return Ok(None);
+        };
+        Ok(self
+            .storage
+            .ancestry(Some(&above))
+            .await?
+            .into_iter()
+            .rfind(|e| e.id == id))
+    }
+
     async fn append(&self, kind: EntryKind) -> Result<String> {
         let mut guard = self.cache.lock().await;
         self.append_locked(&mut guard, kind).await
@@ -551,9 +584,21 @@ impl Session {
             None => false,
         };
         if !reusable {
-            let ancestry = self.storage.ancestry(leaf.as_deref()).await?;
-            *guard = Some(ProjectionCache::new(
-                ancestry,
+            // The bounded branch and the settings of what lies above it: the summarized past
+            // is neither parsed nor held (DECISIONS §22.50).
+            let window = self
+                .storage
+                .path_to_root_or_compaction(leaf.as_deref())
+                .await?;
+            let base = match window.first().and_then(|e| e.parent_id.as_deref()) {
+                Some(above) => {
+                    DerivedState::from_settings(self.storage.derived_settings(Some(above)).await?)
+                }
+                None => DerivedState::default(),
+            };
+            *guard = Some(ProjectionCache::from_window(
+                window,
+                base,
                 self.options.projectors.clone(),
             ));
         }
@@ -561,6 +606,23 @@ impl Session {
             .as_mut()
             .ok_or_else(|| SessionError::Storage("projection cache unexpectedly empty".to_string()))
     }
+}
+
+/// The root..=`leaf` path through a log (log order), by parent links.
+fn path_in_log(entries: &[SessionEntry], leaf: Option<&str>) -> Vec<SessionEntry> {
+    let by_id: std::collections::HashMap<&str, &SessionEntry> =
+        entries.iter().map(|e| (e.id.as_str(), e)).collect();
+    let mut out = Vec::new();
+    let mut cur = leaf;
+    while let Some(e) = cur.and_then(|id| by_id.get(id)) {
+        out.push((*e).clone());
+        if out.len() > entries.len() {
+            break;
+        }
+        cur = e.parent_id.as_deref();
+    }
+    out.reverse();
+    out
 }
 
 #[derive(Clone, Copy)]

@@ -210,6 +210,13 @@ proptest! {
                 assert_eq!(s.leaf_id().await.unwrap(), leaf);
                 assert_eq!(&cached, &fresh, "cached projection diverged after {op:?}");
                 tokens_on_path(&cached, &path).unwrap();
+                // A session opened now starts from the bounded branch (DECISIONS §22.50) and
+                // gives the same context and ancestry.
+                let reopened = Session::new(storage.clone());
+                let resumed = reopened.build_context(&ContextOptions::default()).await.unwrap();
+                assert_eq!(&resumed, &fresh, "resumed projection after {op:?}");
+                let ids = |p: &[SessionEntry]| p.iter().map(|e| e.id.clone()).collect::<Vec<_>>();
+                assert_eq!(ids(&reopened.ancestry(None).await.unwrap()), ids(&path), "resumed ancestry after {op:?}");
                 // The bounded window plus full-ancestry settings gives the same context.
                 let windowed = build_session_context_from_window(
                     bounded_branch(&path).to_vec(),
@@ -221,6 +228,27 @@ proptest! {
                 let ours: Vec<String> = bounded_branch(&path).iter().map(|e| e.id.clone()).collect();
                 let theirs: Vec<String> = storage.path_to_root_or_compaction(leaf.as_deref()).await.unwrap().into_iter().map(|e| e.id).collect();
                 assert_eq!(ours, theirs, "bounded branch after {op:?}");
+            }
+        });
+    }
+
+    #[test]
+    fn every_op_on_a_resumed_window_matches_a_fresh_projection(ops in proptest::collection::vec(op(), 1..60)) {
+        // Each op runs on a session opened just before it, whose cache starts from the
+        // bounded branch (DECISIONS §22.50): appends, edits, compactions and moves must then
+        // extend, retreat or rebuild that window to the same context as a full replay.
+        rt().block_on(async {
+            let storage = Arc::new(MemoryStorage::new("/p"));
+            let mut n = 0;
+            for op in &ops {
+                let s = Session::new(storage.clone());
+                let before = s.build_context(&ContextOptions::default()).await.unwrap();
+                apply(&s, op, &mut n).await;
+                let cached = s.build_context(&ContextOptions::default()).await.unwrap();
+                let (leaf, fresh, path) = from_scratch(&storage).await;
+                assert_eq!(s.leaf_id().await.unwrap(), leaf);
+                assert_eq!(&cached, &fresh, "windowed projection diverged after {op:?} (was {before:?})");
+                tokens_on_path(&cached, &path).unwrap();
             }
         });
     }

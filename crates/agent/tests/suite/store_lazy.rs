@@ -232,3 +232,48 @@ async fn memory_path_tail_matches_the_end_of_the_ancestry() {
         assert_eq!(tail, all[all.len().saturating_sub(n)..], "n = {n}");
     }
 }
+
+#[tokio::test]
+async fn a_resumed_context_reads_nothing_above_the_compaction_boundary() {
+    // The root's payload is broken and lies above the newest compaction's boundary (it keeps
+    // from b): the resumed context never parses it (DECISIONS §22.50), the full ancestry does.
+    let content = [
+        HEADER.to_owned(),
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-06-20T15:00:01.000Z","message":{"role":"user","content":[x]}}"#.to_owned(),
+        r#"{"type":"thinking_level_change","id":"t","parentId":"a","timestamp":"2026-06-20T15:00:01.000Z","thinkingLevel":"high"}"#.to_owned(),
+        assistant_line("m", "t", 10, 0.0),
+        user_line("b", Some("m"), "two"),
+        r#"{"type":"compaction","id":"c","parentId":"b","timestamp":"2026-06-20T15:00:03.000Z","summary":"sum","firstKeptEntryId":"b","tokensBefore":9}"#.to_owned(),
+        user_line("d", Some("c"), "four"),
+    ];
+    let (_d, repo, path) = with_lines(&content);
+    let storage = std::sync::Arc::new(repo.open_read_only(p(&path)).await.expect("open"));
+    assert!(
+        storage.ancestry(None).await.is_err(),
+        "the root is unreadable"
+    );
+    let session = arbor_agent::session::Session::new(storage);
+    let ctx = session
+        .build_context(&Default::default())
+        .await
+        .expect("the context starts below the broken root");
+    let roles: Vec<String> = ctx
+        .messages
+        .iter()
+        .map(|m| serde_json::to_value(m).expect("json")["role"].to_string())
+        .collect();
+    assert_eq!(
+        roles,
+        [r#""compactionSummary""#, r#""user""#, r#""user""#],
+        "summary, b, d"
+    );
+    // Settings set above the window still count (§3.2).
+    assert_eq!(ctx.thinking_level, "high");
+    let model = ctx.model.expect("model from m");
+    assert_eq!(
+        (model.provider.as_str(), model.model_id.as_str()),
+        ("anthropic", "m1")
+    );
+    // What does need the part above the window reads it from storage.
+    assert!(session.ancestry(None).await.is_err());
+}
