@@ -223,6 +223,12 @@ pub(crate) fn stream_builtin(
                         ),
                 )
             }
+            BuiltinApi::OpenAiCompletions => {
+                let transcript = Transcript::from_context(&model, &context_for_parser);
+                Box::new(openai_completions::Parser::new(&model).with_grammar_inputs(
+                    openai_responses::grammar_inputs(&model, &transcript).unwrap_or_default(),
+                ))
+            }
             _ => new_parser(api, &model),
         };
         run(
