@@ -36,7 +36,8 @@ const server = createServer((req, res) => {
     const list = seen.get(String(id)) ?? [];
     list.push({ url: req.headers["x-parity-url"], headers, body });
     seen.set(String(id), list);
-    const reply = c?.reply ?? { status: 500, body: "no case" };
+    // Session cases queue their replies: one per request, in order.
+    const reply = (c?.replies ? c.replies.shift() : c?.reply) ?? { status: 500, body: "no case" };
     res.socket.setNoDelay(true);
     res.writeHead(reply.status ?? 200, reply.headers ?? { "content-type": "text/event-stream" });
     const bytes = Buffer.from(reply.body ?? "", "utf8");
@@ -77,7 +78,38 @@ function strip(event) {
   return rest;
 }
 
+// A session case runs its turns in order: each appends the previous turn's final message and
+// the turn's new messages, so later requests of the session are what pi sends after replies.
+async function runSession(c) {
+  const options = { ...(c.options ?? {}), fetch: redirectFetch(c.id) };
+  const context = structuredClone(c.context);
+  const turns = [];
+  for (const turn of c.turns) {
+    context.messages.push(...(turn.append ?? []));
+    if (turn.systemPrompt != null) context.systemPrompt = turn.systemPrompt;
+    const events = [];
+    let final;
+    let thrown;
+    try {
+      for await (const event of streamSimple(c.model, context, options)) {
+        events.push(strip(event));
+        if (event.type === "done") final = event.message;
+        if (event.type === "error") final = event.error;
+      }
+    } catch (err) {
+      thrown = String(err?.message ?? err);
+    }
+    if (final) context.messages.push(final);
+    turns.push({ final: final ?? null, thrown });
+  }
+  return { id: c.id, requests: seen.get(String(c.id)) ?? [], turns };
+}
+
 for (const c of cases) {
+  if (c.turns) {
+    process.stdout.write(JSON.stringify(await runSession(c)) + "\n");
+    continue;
+  }
   const options = { ...(c.options ?? {}), fetch: redirectFetch(c.id) };
   const events = [];
   let thrown;

@@ -418,7 +418,7 @@ fn custom_model(rng: &mut StdRng) -> Value {
 pub fn request_case(seed: u64, index: usize, catalogue: &[Value]) -> RequestCase {
     let mut rng: StdRng =
         rand::SeedableRng::seed_from_u64(seed.wrapping_mul(1_000_003).wrapping_add(index as u64));
-    let model = if rng.gen_bool(0.7) || catalogue.is_empty() {
+    let mut model = if rng.gen_bool(0.7) || catalogue.is_empty() {
         catalogue
             .choose(&mut rng)
             .cloned()
@@ -426,6 +426,15 @@ pub fn request_case(seed: u64, index: usize, catalogue: &[Value]) -> RequestCase
     } else {
         custom_model(&mut rng)
     };
+    // Compat flags added after the goldens were cut are drawn from their own generator, so
+    // the cases drawn before them stay as they were.
+    let mut side: StdRng = rand::SeedableRng::seed_from_u64(
+        seed.wrapping_mul(7_777_777).wrapping_add(index as u64) ^ 0x2641,
+    );
+    if model["api"] == "openai-completions" && side.gen_bool(0.4) {
+        // Chat Completions grammar tools (DECISIONS §26.41); no catalogue model has them.
+        model["compat"]["supportsOpenAIGrammarTools"] = json!(true);
+    }
     let target = Origin {
         api: model["api"].as_str().unwrap_or_default().into(),
         provider: model["provider"].as_str().unwrap_or_default().into(),

@@ -8,12 +8,18 @@
 //!   (pi through the driver's server, Arbor through `arbor_test_support::MockServer`), and the
 //!   event sequences and final messages are compared.
 //!
+//! * `sessions N [SEED]` — N seeded random sessions of 2–3 requests on Anthropic models with
+//!   message threads (see [`sessions`]): both run the same turns against scripted replies with
+//!   message ids, and the whole sequence of request bodies (later ones continue the thread) and
+//!   each turn's outcome are compared.
+//!
 //! `--golden FILE K` additionally writes the first K agreeing cases as golden fixtures that
 //! `cargo test -p arbor-ai` replays without node. Differences are grouped by the first JSON
 //! path that differs; `--show N` prints N full examples per group.
 
 pub mod compare;
 pub mod gen;
+pub mod sessions;
 pub mod streams;
 
 use std::collections::BTreeMap;
@@ -44,11 +50,11 @@ struct Args {
 
 fn parse_args(args: &[String]) -> Result<Args, String> {
     let mode = args.first().cloned().ok_or(
-        "usage: cargo xtask parity requests|streams N [SEED] [--golden FILE K] [--show N]",
+        "usage: cargo xtask parity requests|streams|sessions N [SEED] [--golden FILE K] [--show N]",
     )?;
-    if mode != "requests" && mode != "streams" {
+    if !["requests", "streams", "sessions"].contains(&mode.as_str()) {
         return Err(format!(
-            "unknown parity mode {mode:?}: expected requests or streams"
+            "unknown parity mode {mode:?}: expected requests, streams or sessions"
         ));
     }
     let mut positional = Vec::new();
@@ -121,10 +127,10 @@ pub fn run(args: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let result = if args.mode == "requests" {
-        requests(&args)
-    } else {
-        runtime.block_on(streams_mode(&args))
+    let result = match args.mode.as_str() {
+        "requests" => requests(&args),
+        "sessions" => runtime.block_on(sessions_mode(&args)),
+        _ => runtime.block_on(streams_mode(&args)),
     };
     match result {
         Ok(true) => ExitCode::SUCCESS,
@@ -624,5 +630,151 @@ async fn streams_mode(args: &Args) -> Result<bool, String> {
         }
         println!("wrote {written} golden stream cases to {}", file.display());
     }
+    Ok(groups.is_empty())
+}
+
+/// Arbor's request bodies and turn outcomes for a session case served by `server`.
+async fn arbor_session(
+    case: &sessions::SessionCase,
+    server: &arbor_test_support::MockServer,
+) -> Result<(Vec<Value>, Vec<Value>), String> {
+    use arbor_ai::{AssistantMessageEvent, Message};
+    use arbor_test_support::MockResponse;
+    server.discard_unused();
+    let before = server.requests().len();
+    for reply in case.turns.iter().flat_map(|t| t.replies.iter()) {
+        server.push(
+            MockResponse::new(reply.status)
+                .header("content-type", reply.content_type)
+                .body(reply.body.clone()),
+        );
+    }
+    let mut model = case.model.clone();
+    let original = model["baseUrl"].as_str().unwrap_or_default().to_string();
+    // pi's default for threads reads the real URL; Arbor is sent to the mock server.
+    if model["compat"].get("supportsMessageThreads").is_none() {
+        model["compat"]["supportsMessageThreads"] = json!(original.contains("api.anthropic.com"));
+    }
+    let path = original
+        .splitn(4, '/')
+        .nth(3)
+        .map(|p| format!("/{p}"))
+        .unwrap_or_default();
+    model["baseUrl"] = Value::String(format!("{}{path}", server.url()));
+    let model: Model = serde_json::from_value(model).map_err(|e| format!("model: {e}"))?;
+    let mut context: Context =
+        serde_json::from_value(case.context.clone()).map_err(|e| format!("context: {e}"))?;
+    let mut outcomes = Vec::new();
+    for turn in &case.turns {
+        for message in &turn.append {
+            let message: Message =
+                serde_json::from_value(message.clone()).map_err(|e| format!("message: {e}"))?;
+            context.messages.push(message);
+        }
+        if let Some(prompt) = &turn.system_prompt {
+            context.system_prompt = Some(prompt.clone());
+        }
+        let options = simple_options(&case.options)?;
+        let events: Vec<_> = arbor_ai::stream_simple(&model, &context, options)
+            .collect()
+            .await;
+        let last = match events.last() {
+            Some(AssistantMessageEvent::Done { message, .. }) => Some(message.clone()),
+            Some(AssistantMessageEvent::Error { error, .. }) => Some(error.clone()),
+            _ => None,
+        };
+        match last {
+            Some(message) => {
+                let value = serde_json::to_value(&message).map_err(|e| format!("message: {e}"))?;
+                outcomes.push(sessions::turn_outcome(&value));
+                context.messages.push(Message::Assistant(message));
+            }
+            None => outcomes.push(Value::Null),
+        }
+    }
+    let bodies = server.requests()[before..]
+        .iter()
+        .map(arbor_test_support::RecordedRequest::json)
+        .collect();
+    Ok((bodies, outcomes))
+}
+
+async fn sessions_mode(args: &Args) -> Result<bool, String> {
+    let catalogue = catalogue_models()?;
+    let server = arbor_test_support::MockServer::start()
+        .await
+        .map_err(|e| format!("mock server: {e}"))?;
+    let cases: Vec<sessions::SessionCase> = (0..args.count)
+        .map(|i| sessions::session_case(args.seed, i, &catalogue))
+        .collect();
+    let lines: Vec<Value> = cases
+        .iter()
+        .map(sessions::SessionCase::to_driver_json)
+        .collect();
+    let pi = run_driver(&lines)?;
+    let mut groups: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    let mut agreed = 0;
+    let mut continued = 0;
+    for case in &cases {
+        let Some(out) = pi.get(&case.id) else {
+            groups
+                .entry("pi produced no output".into())
+                .or_default()
+                .push((case.id.clone(), String::new()));
+            continue;
+        };
+        let pi_bodies: Vec<Value> = out["requests"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| r["body"].clone())
+            .collect();
+        let pi_outcomes: Vec<Value> = out["turns"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| {
+                if t["final"].is_null() {
+                    Value::Null
+                } else {
+                    sessions::turn_outcome(&t["final"])
+                }
+            })
+            .collect();
+        let (bodies, outcomes) = arbor_session(case, &server).await?;
+        if args.dump.as_deref() == Some(case.id.as_str()) {
+            println!("case: {}", case.to_driver_json());
+            println!(
+                "pi: {}",
+                json!({"requests": pi_bodies, "outcomes": pi_outcomes})
+            );
+            println!(
+                "arbor: {}",
+                json!({"requests": bodies, "outcomes": outcomes})
+            );
+        }
+        let difference = first_difference(&json!(pi_bodies), &json!(bodies))
+            .map(|(path, detail)| (format!("anthropic-messages requests{path}"), detail))
+            .or_else(|| {
+                first_difference(&json!(pi_outcomes), &json!(outcomes)).map(|(path, detail)| {
+                    (format!("anthropic-messages turn outcomes{path}"), detail)
+                })
+            });
+        match difference {
+            None => {
+                agreed += 1;
+                continued += pi_bodies
+                    .iter()
+                    .filter(|b| b["thread"]["type"] == "continue")
+                    .count();
+            }
+            Some((key, detail)) => groups
+                .entry(key)
+                .or_default()
+                .push((case.id.clone(), detail)),
+        }
+    }
+    report(args, cases.len(), agreed, &groups);
+    println!("  (agreeing sessions sent {continued} thread continues)");
     Ok(groups.is_empty())
 }

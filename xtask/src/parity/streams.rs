@@ -5,7 +5,7 @@
 
 use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
-use rand::Rng;
+use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
 /// What the logging server answers.
@@ -247,6 +247,35 @@ fn completions(rng: &mut StdRng, model: &str) -> String {
                 }
                 tool_index += 1;
             }
+        }
+    }
+    // A custom (grammar) call, drawn from a generator of its own so the replies drawn before
+    // it was added stay as they were (DECISIONS §26.41).
+    let mut side = StdRng::from_rng(rng.clone()).unwrap_or_else(|_| StdRng::seed_from_u64(41));
+    if side.gen_bool(0.3) {
+        let name = ["apply", "apply", "unknown_custom"]
+            .choose(&mut side)
+            .copied()
+            .unwrap_or("apply");
+        let id = format!("call_c{tool_index}");
+        out.push_str(&sse(None, &chunk(json!({"tool_calls": [{"index": tool_index, "id": id, "type": "custom", "custom": {"name": name, "input": ""}}]}), Value::Null), false));
+        let parts = [
+            "*** Begin",
+            "\n+ line \"quoted\"",
+            " tab\t",
+            " ünï 😀",
+            "\n*** End",
+        ];
+        let take = side.gen_range(0..=parts.len());
+        for p in &parts[..take] {
+            out.push_str(&sse(
+                None,
+                &chunk(
+                    json!({"tool_calls": [{"index": tool_index, "custom": {"input": p}}]}),
+                    Value::Null,
+                ),
+                false,
+            ));
         }
     }
     if rng.gen_bool(0.05) {

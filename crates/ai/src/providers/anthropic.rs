@@ -14,7 +14,8 @@ use super::{
 use crate::json_stream::repair_json;
 use crate::options::{CacheRetention, StreamOptions};
 use crate::types::{
-    Content, ContentBlock, ImageContent, Message, Model, StopReason, Tool, ToolResultMessage, Usage,
+    AssistantMessage, Content, ContentBlock, ImageContent, Message, Model, StopReason, Tool,
+    ToolResultMessage, Usage,
 };
 
 const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -334,7 +335,8 @@ pub(crate) fn build_request_with(
         body.insert("fallbacks".into(), Value::Array(features.fallbacks.clone()));
     }
     if features.message_threads {
-        // Every request opens a thread; continuing one is not built (DECISIONS §26.23).
+        // The complete request opens a thread; the driver turns it into a `continue` when
+        // the session's last reply can be continued (DECISIONS §26.40, `threads`).
         body.insert("thread".into(), json!({"type": "create"}));
     }
 
@@ -752,6 +754,33 @@ fn convert_messages(messages: &[Message], opts: &ConvertOptions<'_>) -> Result<C
         messages: params,
         assistant_levels,
     })
+}
+
+/// `reply` converted as the next request will replay it, assistant message only: the
+/// messages a thread holds after its reply (DECISIONS §26.23, §26.40). No cache markers, effort
+/// markers or tool changes: those are not part of the assistant message.
+pub(crate) fn thread_reply(
+    model: &Model,
+    reply: &AssistantMessage,
+    oauth: bool,
+) -> Result<Vec<Value>, String> {
+    let messages =
+        super::transcript::prepare_messages(vec![Message::Assistant(reply.clone())], model);
+    let converted = convert_messages(
+        &messages,
+        &ConvertOptions {
+            oauth,
+            cache: None,
+            allow_empty_signature: compat_bool(model, "allowEmptySignature") == Some(true),
+            managed_provider: None,
+            native_tools: None,
+        },
+    )?;
+    Ok(converted
+        .messages
+        .into_iter()
+        .filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant"))
+        .collect())
 }
 
 /// Effort markers: each replayed turn with a recorded effort is preceded by a system message

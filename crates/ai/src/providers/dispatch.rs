@@ -155,6 +155,22 @@ pub(crate) fn stream_builtin(
         _ => None,
     };
     let request = built.map(|(request, _)| request);
+    // A request built with `thread` belongs to a session that may continue its thread
+    // (DECISIONS §26.23, §26.40).
+    let thread = match (&request, &options.session_id) {
+        (Ok(built), Some(session))
+            if api == BuiltinApi::AnthropicMessages && built.body.get("thread").is_some() =>
+        {
+            Some(super::threads::ThreadSession {
+                session: session.clone(),
+                oauth: model.provider != "github-copilot"
+                    && built
+                        .header("authorization")
+                        .is_some_and(|v| v.contains("sk-ant-oat")),
+            })
+        }
+        _ => None,
+    };
     // Only the tool list matters to the parsers (OAuth name mapping).
     let context_for_parser = Context {
         system_prompt: None,
@@ -207,6 +223,12 @@ pub(crate) fn stream_builtin(
                         ),
                 )
             }
+            BuiltinApi::OpenAiCompletions => {
+                let transcript = Transcript::from_context(&model, &context_for_parser);
+                Box::new(openai_completions::Parser::new(&model).with_grammar_inputs(
+                    openai_responses::grammar_inputs(&model, &transcript).unwrap_or_default(),
+                ))
+            }
             _ => new_parser(api, &model),
         };
         run(
@@ -217,6 +239,7 @@ pub(crate) fn stream_builtin(
             parser.as_mut(),
             api,
             strict_fallback,
+            thread,
         )
         .await;
     })

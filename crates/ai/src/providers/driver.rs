@@ -15,6 +15,7 @@ use super::http_error::{format_http_error, transport_error_text};
 use super::keys::{PreparedRequest, Secrets};
 use super::output::{Halt, Output, StreamParser};
 use super::sse::{SseDecoder, SseEvent};
+use super::threads::{self, Rejection, ThreadSession};
 
 fn shared_client() -> reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
@@ -131,7 +132,65 @@ async fn with_timeout<F: std::future::Future>(
     }
 }
 
+/// Sends `full`, as a thread request when `thread` is given (DECISIONS §26.23, §26.40): prepared
+/// against the session's memory, and resent once in full when the rejection is about the
+/// thread. Returns the outcome and whether the request that produced it carried a thread.
+#[allow(clippy::too_many_arguments)]
+async fn send_request(
+    client: &reqwest::Client,
+    api: BuiltinApi,
+    model: &Model,
+    options: &StreamOptions,
+    full: &PreparedRequest,
+    thread: Option<&ThreadSession>,
+    out: &mut Output,
+    secrets: &Secrets,
+) -> (SendOutcome, bool) {
+    let Some(thread) = thread else {
+        return (
+            send_with_retries(client, api, model, options, full).await,
+            false,
+        );
+    };
+    let (request, threaded) = threads::prepare(model, &thread.session, full);
+    let outcome = send_with_retries(client, api, model, options, &request).await;
+    if !threaded {
+        return (outcome, false);
+    }
+    let SendOutcome::Failed(message, Some((status, body))) = &outcome else {
+        return (outcome, true);
+    };
+    let Some((rejection, reason)) = threads::rejection(*status, body, message) else {
+        return (outcome, true);
+    };
+    // Recorded before the resend, so a failed resend keeps it.
+    note_diagnostic(
+        out,
+        "anthropic_thread_fallback",
+        &secrets.scrub(message),
+        &reason,
+    );
+    match rejection {
+        Rejection::NewThread => {
+            let created = threads::create(full);
+            (
+                send_with_retries(client, api, model, options, &created).await,
+                true,
+            )
+        }
+        Rejection::Unsupported => {
+            let plain = threads::unthreaded(full);
+            let outcome = send_with_retries(client, api, model, options, &plain).await;
+            if matches!(outcome, SendOutcome::Response(_)) {
+                threads::turn_off(&thread.session);
+            }
+            (outcome, false)
+        }
+    }
+}
+
 /// Runs one request to its terminal event.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn run(
     emitter: &mut Emitter,
     model: &Model,
@@ -140,6 +199,7 @@ pub(crate) async fn run(
     parser: &mut dyn StreamParser,
     api: BuiltinApi,
     strict_fallback: Option<StrictFallback>,
+    thread: Option<ThreadSession>,
 ) {
     let mut out = Output::new(model);
     parser.init_output(&mut out);
@@ -150,15 +210,42 @@ pub(crate) async fn run(
     // reaches `errorMessage`.
     let secrets = Secrets::of(&request);
     let client = options.client.clone().unwrap_or_else(shared_client);
-    let mut outcome = send_with_retries(&client, api, model, options, &request).await;
+    let mut full = request;
+    let (mut outcome, mut threaded) = send_request(
+        &client,
+        api,
+        model,
+        options,
+        &full,
+        thread.as_ref(),
+        &mut out,
+        &secrets,
+    )
+    .await;
     if let (SendOutcome::Failed(message, Some((status, body))), Some(fallback)) =
         (&outcome, strict_fallback)
     {
         if super::strict_limits::is_limit_rejection(*status, body) {
             super::strict_limits::mark(options.session_id.as_deref());
-            note_strict_fallback(&mut out, &secrets.scrub(message));
+            note_diagnostic(
+                &mut out,
+                "anthropic_strict_tools_fallback",
+                &secrets.scrub(message),
+                "strict_tool_limits_exceeded",
+            );
             if let Some(retry) = fallback() {
-                outcome = send_with_retries(&client, api, model, options, &retry).await;
+                full = retry;
+                (outcome, threaded) = send_request(
+                    &client,
+                    api,
+                    model,
+                    options,
+                    &full,
+                    thread.as_ref(),
+                    &mut out,
+                    &secrets,
+                )
+                .await;
             }
         }
     }
@@ -226,7 +313,19 @@ pub(crate) async fn run(
         out.message.error_message = Some(secrets.scrub(&m));
     }
     match finished {
-        Ok(()) => emitter.done(out.message),
+        Ok(()) => {
+            // A clean reply to a thread request is where the session's next request may
+            // continue (DECISIONS §26.23, §26.40).
+            if let (true, Some(thread)) = (threaded, &thread) {
+                if !matches!(
+                    out.message.stop_reason,
+                    StopReason::Error | StopReason::Aborted
+                ) {
+                    threads::record(model, thread, &full, &out.message);
+                }
+            }
+            emitter.done(out.message)
+        }
         Err(message) => {
             parser.on_failure(&mut out);
             drain(emitter, &mut out);
@@ -236,13 +335,14 @@ pub(crate) async fn run(
     }
 }
 
-/// Records the strict-tools resend on the reply (`diagnostics`, as pi does).
-fn note_strict_fallback(out: &mut Output, message: &str) {
+/// Records a resend on the reply (`diagnostics`, as pi does): the strict-tools fallback
+/// (DECISIONS §26.25) or the thread fallback (§26.40).
+fn note_diagnostic(out: &mut Output, kind: &str, message: &str, reason: &str) {
     let entry = serde_json::json!({
-        "type": "anthropic_strict_tools_fallback",
+        "type": kind,
         "timestamp": crate::time::now_ms(),
         "error": {"message": message},
-        "details": {"reason": "strict_tool_limits_exceeded"},
+        "details": {"reason": reason},
     });
     match out.message.extra.get_mut("diagnostics") {
         Some(serde_json::Value::Array(list)) => list.push(entry),

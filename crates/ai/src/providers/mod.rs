@@ -26,6 +26,7 @@ mod http_error;
 mod keys;
 mod output;
 mod strict_limits;
+mod threads;
 mod transcript;
 
 pub use crate::thinking::native as simple;

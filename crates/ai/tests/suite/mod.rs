@@ -5,6 +5,8 @@ mod parity_bugs;
 mod parity_features;
 mod parity_golden;
 mod parity_midconvo;
+mod parity_threads;
+mod parity_tools;
 mod providers_anthropic;
 mod providers_common;
 mod providers_decoding;

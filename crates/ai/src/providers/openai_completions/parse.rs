@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use super::compat::compat_for;
 use super::request::is_reasoning_detail;
+use crate::providers::constrained::GrammarInput;
 use crate::providers::sse::SseEvent;
 use crate::providers::{CowStr, Halt, Output, StreamParser};
 use crate::types::{ContentBlock, Model, StopReason, Usage};
@@ -59,6 +60,17 @@ struct ToolCallDelta<'a> {
     id: Option<CowStr<'a>>,
     #[serde(borrow, default)]
     function: Option<FunctionDelta<'a>>,
+    /// A grammar tool's call (DECISIONS §26.41): free-form `input` instead of JSON arguments.
+    #[serde(borrow, default)]
+    custom: Option<CustomDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct CustomDelta<'a> {
+    #[serde(borrow, default)]
+    name: Option<CowStr<'a>>,
+    #[serde(borrow, default)]
+    input: Option<CowStr<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -74,6 +86,8 @@ struct ToolState {
     stream_index: Option<u64>,
     id: String,
     arguments: String,
+    /// A custom (grammar) call's input, spelled as the JSON of `{<property>: input}`.
+    custom: Option<GrammarInput>,
 }
 
 pub struct Parser {
@@ -90,6 +104,8 @@ pub struct Parser {
     /// `finish` already ended every block with strictly parsed arguments; a failure after that
     /// (no `finish_reason`) keeps them, as pi does.
     blocks_ended: bool,
+    /// Input property of each grammar tool (others' custom input maps to `input`).
+    grammar_inputs: Vec<(String, String)>,
 }
 
 impl Parser {
@@ -105,7 +121,21 @@ impl Parser {
             supports_finish_reason: compat_for(model).supports_finish_reason,
             opencode_go: model.provider == "opencode-go",
             blocks_ended: false,
+            grammar_inputs: Vec::new(),
         }
+    }
+
+    /// Names the property each grammar tool's custom input fills (DECISIONS §26.41).
+    pub(crate) fn with_grammar_inputs(mut self, inputs: Vec<(String, String)>) -> Self {
+        self.grammar_inputs = inputs;
+        self
+    }
+
+    fn grammar_property(&self, name: &str) -> String {
+        self.grammar_inputs
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or_else(|| "input".to_string(), |(_, p)| p.clone())
     }
 
     fn ensure_thinking(&mut self, out: &mut Output, signature: &str) -> usize {
@@ -188,10 +218,13 @@ impl Parser {
             out.text_delta(index, content);
         }
         for call in delta.tool_calls.into_iter().flatten() {
+            // A call is custom when it carries `custom` and no `function`.
+            let custom_only = call.custom.is_some() && call.function.is_none();
             let name = call
                 .function
                 .as_ref()
                 .and_then(|f| f.name.as_deref())
+                .or_else(|| call.custom.as_ref().and_then(|c| c.name.as_deref()))
                 .unwrap_or("");
             let id = call.id.as_deref().unwrap_or("");
             let pos = call
@@ -201,13 +234,19 @@ impl Parser {
             let pos = match pos {
                 Some(p) => p,
                 None => {
+                    let custom =
+                        custom_only.then(|| GrammarInput::new(&self.grammar_property(name), ""));
+                    let arguments = custom
+                        .as_ref()
+                        .map_or_else(|| json!({}), GrammarInput::arguments);
                     let content_index =
-                        out.toolcall_start(id.to_string(), name.to_string(), json!({}));
+                        out.toolcall_start(id.to_string(), name.to_string(), arguments);
                     self.tools.push(ToolState {
                         content_index,
                         stream_index: call.index,
                         id: id.to_string(),
                         arguments: String::new(),
+                        custom,
                     });
                     self.tools.len() - 1
                 }
@@ -218,26 +257,57 @@ impl Parser {
             if !id.is_empty() {
                 self.by_id.insert(id.to_string(), pos);
             }
-            let state = &mut self.tools[pos];
-            if state.stream_index.is_none() {
-                state.stream_index = call.index;
+            let content_index = self.tools[pos].content_index;
+            if self.tools[pos].stream_index.is_none() {
+                self.tools[pos].stream_index = call.index;
             }
-            if let Some(tc) = out.toolcall_mut(state.content_index) {
+            let mut call_name = String::new();
+            if let Some(tc) = out.toolcall_mut(content_index) {
                 if tc.id.is_empty() && !id.is_empty() {
                     tc.id = id.to_string();
-                    state.id = id.to_string();
+                    self.tools[pos].id = id.to_string();
                 }
                 if tc.name.is_empty() && !name.is_empty() {
                     tc.name = name.to_string();
                 }
+                call_name = tc.name.clone();
             }
-            let fragment = call
-                .function
-                .as_ref()
-                .and_then(|f| f.arguments.as_deref())
-                .unwrap_or("");
-            state.arguments.push_str(fragment);
-            out.toolcall_delta(state.content_index, fragment);
+            // A call first streamed as a function may turn out to be custom.
+            if custom_only && self.tools[pos].custom.is_none() {
+                let input = GrammarInput::new(&self.grammar_property(&call_name), "");
+                if let Some(tc) = out.toolcall_mut(content_index) {
+                    tc.arguments = input.arguments();
+                }
+                self.tools[pos].custom = Some(input);
+            }
+            let state = &mut self.tools[pos];
+            let mut piece = String::new();
+            match &mut state.custom {
+                None => {
+                    if let Some(fragment) =
+                        call.function.as_ref().and_then(|f| f.arguments.as_deref())
+                    {
+                        state.arguments.push_str(fragment);
+                        piece.push_str(fragment);
+                    }
+                }
+                Some(input) => {
+                    if let Some(delta) = call
+                        .custom
+                        .as_ref()
+                        .and_then(|c| c.input.as_deref())
+                        .filter(|d| !d.is_empty())
+                    {
+                        // An open input never refuses a delta.
+                        piece = input.append(delta).unwrap_or(None).unwrap_or_default();
+                        let arguments = input.arguments();
+                        if let Some(tc) = out.toolcall_mut(content_index) {
+                            tc.arguments = arguments;
+                        }
+                    }
+                }
+            }
+            out.toolcall_delta(content_index, &piece);
         }
     }
 
@@ -380,14 +450,28 @@ impl StreamParser for Parser {
         // All blocks end after the stream, in content order.
         self.apply_reasoning_details(out);
         // Tool states are in content order: one forward walk pairs them with their blocks.
-        let mut tools = self.tools.iter().peekable();
+        let mut tool = 0;
         for index in 0..out.message.content.len() {
             match &out.message.content[index] {
                 ContentBlock::Text(_) => out.text_end(index),
                 ContentBlock::Thinking(_) => out.thinking_end(index),
                 ContentBlock::ToolCall(_) => {
-                    if let Some(state) = tools.next_if(|t| t.content_index == index) {
-                        out.toolcall_end(index, &state.arguments);
+                    if let Some(state) = self
+                        .tools
+                        .get_mut(tool)
+                        .filter(|t| t.content_index == index)
+                    {
+                        tool += 1;
+                        match &mut state.custom {
+                            // The JSON text ends with the input's closing quote and brace.
+                            Some(input) => {
+                                if let Some(piece) = input.close(None).unwrap_or(None) {
+                                    out.toolcall_delta(index, &piece);
+                                }
+                                out.toolcall_end_with(index);
+                            }
+                            None => out.toolcall_end(index, &state.arguments),
+                        }
                     }
                 }
                 _ => {}

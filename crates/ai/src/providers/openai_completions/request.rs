@@ -25,7 +25,8 @@ pub(crate) fn build_request(
 ) -> Result<PreparedRequest, String> {
     let compat = compat_for(model);
     let retention = options.resolved_cache_retention();
-    let mut messages = convert_messages(model, transcript, &compat);
+    let grammar_inputs = crate::providers::openai_responses::grammar_inputs(model, transcript)?;
+    let mut messages = convert_messages(model, transcript, &compat, &grammar_inputs)?;
 
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
@@ -58,7 +59,7 @@ pub(crate) fn build_request(
     }
     let mut tools_value = None;
     if !transcript.tools.is_empty() {
-        tools_value = Some(convert_tools(&transcript.tools, &compat)?);
+        tools_value = Some(convert_tools(model, &transcript.tools, &compat)?);
     } else if compat.requires_tools_with_tool_history && has_tool_history(&transcript.messages) {
         tools_value = Some(Vec::new());
     }
@@ -269,10 +270,20 @@ fn has_tool_history(messages: &[Message]) -> bool {
 }
 
 /// Function tools; `strict` is sent only where the compat allows it, `true` for tools whose
-/// `constrainedSampling` schema has a strict form (DECISIONS §26.12).
-fn convert_tools(tools: &[Tool], compat: &Compat) -> Result<Vec<Value>, String> {
+/// `constrainedSampling` schema has a strict form (DECISIONS §26.12). Grammar tools on a model
+/// with `compat.supportsOpenAIGrammarTools` are `custom` tools (DECISIONS §26.41).
+fn convert_tools(model: &Model, tools: &[Tool], compat: &Compat) -> Result<Vec<Value>, String> {
+    let supports_grammar =
+        crate::providers::compat_bool(model, "supportsOpenAIGrammarTools") == Some(true);
     let mut out = Vec::with_capacity(tools.len());
     for tool in tools {
+        if let Some(g) = crate::providers::constrained::grammar(tool, supports_grammar)? {
+            out.push(json!({"type": "custom", "custom": {
+                "name": tool.name, "description": tool.description,
+                "format": {"type": "grammar", "grammar": {"syntax": g.syntax, "definition": g.definition}}
+            }}));
+            continue;
+        }
         let strict =
             crate::providers::constrained::resolve(tool, compat.supports_strict_mode, None)?;
         let mut function = Map::new();
@@ -343,7 +354,14 @@ fn legacy_reasoning_detail(signature: Option<&str>) -> Option<Value> {
     ok.then_some(parsed)
 }
 
-fn convert_messages(model: &Model, transcript: &Transcript, compat: &Compat) -> Vec<Value> {
+/// `grammar_inputs`: the input property of each grammar tool the transcript declares; their
+/// replayed calls go out as `custom` calls with the input as it is (DECISIONS §26.41).
+fn convert_messages(
+    model: &Model,
+    transcript: &Transcript,
+    compat: &Compat,
+    grammar_inputs: &[(String, String)],
+) -> Result<Vec<Value>, String> {
     let mut params: Vec<Value> = Vec::new();
     let instruction_role = if model.reasoning && compat.supports_developer_role {
         "developer"
@@ -471,16 +489,26 @@ fn convert_messages(model: &Model, transcript: &Transcript, compat: &Compat) -> 
                     msg.insert("content".into(), json!(text));
                 }
                 if !calls.is_empty() {
-                    let tool_calls: Vec<Value> = calls
-                        .iter()
-                        .map(|c| {
-                            json!({
+                    let mut tool_calls: Vec<Value> = Vec::with_capacity(calls.len());
+                    for c in &calls {
+                        let property = grammar_inputs
+                            .iter()
+                            .find(|(name, _)| *name == c.name)
+                            .map(|(_, p)| p.as_str());
+                        tool_calls.push(match property {
+                            Some(property) => json!({
+                                "id": c.id,
+                                "type": "custom",
+                                "custom": {"name": c.name, "input":
+                                    crate::providers::constrained::grammar_call_input(&c.name, &c.arguments, property)?}
+                            }),
+                            None => json!({
                                 "id": c.id,
                                 "type": "function",
                                 "function": {"name": c.name, "arguments": c.arguments.to_string()}
-                            })
-                        })
-                        .collect();
+                            }),
+                        });
+                    }
                     msg.insert("tool_calls".into(), Value::Array(tool_calls));
                 }
                 if let Some(details) = preserved {
@@ -571,7 +599,7 @@ fn convert_messages(model: &Model, transcript: &Transcript, compat: &Compat) -> 
         });
         i += 1;
     }
-    params
+    Ok(params)
 }
 
 /// OpenRouter → Claude: cache markers on the system prompt, the last tool and the last
