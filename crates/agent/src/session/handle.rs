@@ -12,6 +12,7 @@ use crate::context::projection::{ContextOptions, SessionContext};
 use crate::error::{Result, SessionError};
 use crate::message::AgentMessage;
 use crate::session::entry::*;
+use crate::session::rows::RowCaps;
 use crate::session::storage::{EntryDraft, SessionStats, SessionStorage};
 use crate::session::tree::SessionTree;
 
@@ -237,16 +238,20 @@ impl Session {
         self.storage.stats().await
     }
 
-    /// The whole tree for a `/tree` view (see [`SessionTree`]).
+    /// The whole tree for a `/tree` view (see [`SessionTree`]), built from row summaries
+    /// rather than parsed entries (DECISIONS §25.80).
     pub async fn tree(&self) -> Result<SessionTree> {
         let mut guard = self.cache.lock().await;
         let cache = self.cache_for_leaf(&mut guard).await?;
         let leaf = cache.leaf_id().map(str::to_string);
-        let entries = self.entries().await?;
-        Ok(SessionTree::build(
-            entries,
+        let active: Vec<&str> = cache.ancestry().iter().map(|e| e.id.as_str()).collect();
+        let source = self.storage.row_source().await?;
+        let rows = source.summaries(RowCaps::TREE)?;
+        Ok(SessionTree::from_rows(
+            rows,
             leaf.as_deref(),
-            cache.ancestry(),
+            &active,
+            Some(source),
         ))
     }
 

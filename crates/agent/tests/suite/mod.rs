@@ -18,6 +18,7 @@ mod plans;
 mod projection;
 mod proptests;
 mod roundtrip;
+mod rows;
 mod session;
 mod store_files;
 mod store_jsonl;
