@@ -5,16 +5,20 @@
 //!
 //! `cargo bench -p arbor-coding-agent --bench tree_view -- --warm-up-time 1 --measurement-time 3`
 //!
-//! Measured: building the `SessionTree` from parsed entries (what `Session::tree` does after
-//! reading), opening the navigator on it (classification + the first layout), drawing one
-//! 160×50 frame, one Down key plus a frame, a PageDown plus a frame at the far end, a filter
-//! switch (a full re-layout) and the first search keystroke (builds the search text).
+//! Measured: the real path from an open JSONL session (`open_session_tree_and_first_frame`:
+//! `Session::tree` reading row summaries from the file, the navigator, one 160×50 frame; the
+//! session is this generated one written to a temporary file, or `TREE_VIEW_FILE`, e.g. a
+//! `gen-wide` file), building the `SessionTree` from parsed entries, opening the navigator on it
+//! (classification + the first layout), drawing one frame, one Down key plus a frame, a
+//! PageDown plus a frame at the far end, a filter switch (a full re-layout) and the first search
+//! keystroke (reads the search texts from the tree's source).
 
 #![allow(clippy::expect_used)]
 
 use std::hint::black_box;
 
-use arbor_agent::session::{SessionEntry, SessionTree};
+use arbor_agent::session::jsonl::JsonlRepository;
+use arbor_agent::session::{Session, SessionEntry, SessionTree};
 use arbor_coding_agent::tui::theme::Theme;
 use arbor_coding_agent::tui::tree::{TreeFilter, TreeNavigator};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
@@ -22,6 +26,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 const ENTRIES: usize = 100_000;
 
@@ -102,11 +107,82 @@ fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
 
+/// Writes `entries` as a session file; returns the directory guard and the path.
+fn write_session(entries: &[SessionEntry]) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("2026-06-20T15-00-00-000Z_bench.jsonl");
+    let mut text = String::from(
+        r#"{"type":"session","version":3,"id":"bench","timestamp":"2026-06-20T15:00:00.000Z","cwd":"/work/p"}"#,
+    );
+    text.push('\n');
+    for e in entries {
+        text.push_str(&serde_json::to_string(e).expect("serialize"));
+        text.push('\n');
+    }
+    std::fs::write(&path, text).expect("write");
+    let path = path.to_str().expect("utf-8 path").to_owned();
+    (dir, path)
+}
+
 fn bench(c: &mut Criterion) {
-    let (entries, leaf, active) = session();
-    let tree = SessionTree::build(entries.clone(), Some(&leaf), &active);
     let area = Rect::new(0, 0, 160, 50);
     let theme = Theme::colored();
+    let file = std::env::var("TREE_VIEW_FILE").ok();
+    // With a file given, only the session cases run (no in-memory session is generated).
+    let generated = file.is_none().then(session);
+    {
+        let (_dir, path) = match (&file, &generated) {
+            (Some(path), _) => (None, path.clone()),
+            (None, Some((entries, _, _))) => {
+                let (dir, path) = write_session(entries);
+                (Some(dir), path)
+            }
+            (None, None) => return,
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        let session = rt.block_on(async {
+            let dir = std::path::Path::new(&path).parent().expect("a directory");
+            let storage = JsonlRepository::flat(dir)
+                .open_read_only(&path)
+                .await
+                .expect("open");
+            let session = Session::new(Arc::new(storage));
+            // The app's session has its projection cache warm; so does this one.
+            session.tree().await.expect("tree");
+            session
+        });
+        let mut g = c.benchmark_group("tree_view_session");
+        g.sample_size(10);
+        g.bench_function("open_session_tree_and_first_frame", |b| {
+            b.iter(|| {
+                let tree = rt.block_on(session.tree()).expect("tree");
+                let mut nav = TreeNavigator::new(tree, TreeFilter::Default, theme);
+                let mut buf = Buffer::empty(area);
+                nav.render(area, &mut buf);
+                black_box(buf)
+            });
+        });
+        // What `Session::tree` did before row summaries: parse every entry, then build.
+        g.bench_function("parse_entries_then_build_and_first_frame", |b| {
+            b.iter(|| {
+                let entries = rt.block_on(session.entries()).expect("entries");
+                let leaf = rt.block_on(session.leaf_id()).expect("leaf");
+                let active = rt.block_on(session.branch(None)).expect("branch");
+                let tree = SessionTree::build(entries, leaf.as_deref(), &active);
+                let mut nav = TreeNavigator::new(tree, TreeFilter::Default, theme);
+                let mut buf = Buffer::empty(area);
+                nav.render(area, &mut buf);
+                black_box(buf)
+            });
+        });
+        g.finish();
+    }
+    let Some((entries, leaf, active)) = generated else {
+        return;
+    };
+    let tree = SessionTree::build(entries.clone(), Some(&leaf), &active);
 
     let mut g = c.benchmark_group("tree_view_100k");
     g.sample_size(10);

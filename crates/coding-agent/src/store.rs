@@ -192,8 +192,8 @@ pub(crate) async fn loaded(
     })
 }
 
-/// Builds the tree view of a session, reading the log page by page and keeping only each
-/// entry's row text and links (memory O(entries), not O(bytes)).
+/// Builds the tree view of a session from its entries' row summaries (DECISIONS §25.80),
+/// keeping only each row's text.
 pub async fn tree_view(path: &Path) -> Result<tree::TreeView> {
     let storage = open_storage(path).await?;
     tree_view_of(storage).await
@@ -203,8 +203,7 @@ pub async fn tree_view(path: &Path) -> Result<tree::TreeView> {
 pub async fn tree_view_of<S: arbor_agent::session::SessionStorage>(
     storage: S,
 ) -> Result<tree::TreeView> {
-    use arbor_agent::session::{EntryKind, LinkItem, TreeLinks};
-    const PAGE: usize = 4096;
+    use arbor_agent::session::{LinkItem, TreeLinks};
     let leaf_id = storage.leaf_id().await?;
     struct Item {
         parent: Option<Box<str>>,
@@ -213,33 +212,27 @@ pub async fn tree_view_of<S: arbor_agent::session::SessionStorage>(
     }
     let mut items: Vec<Item> = Vec::new();
     let mut texts: Vec<tree::RowText> = Vec::new();
-    let mut labels: std::collections::HashMap<String, String> = Default::default();
-    let mut after = None;
-    loop {
-        let page = storage.entries(after, Some(PAGE)).await?;
-        for (_, entry) in &page.entries {
-            if let EntryKind::Label(l) = &entry.kind {
-                match l.label.get().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+    let mut labels: std::collections::HashMap<Box<str>, Box<str>> = Default::default();
+    storage
+        .visit_row_summaries(tree::ROW_CAPS, &mut |mut row| {
+            if let Some((target, text, _)) = row.label_set() {
+                match text {
                     Some(text) => {
-                        labels.insert(l.target_id.clone(), text.to_string());
+                        labels.insert(target.into(), text.into());
                     }
                     None => {
-                        labels.remove(&l.target_id);
+                        labels.remove(target);
                     }
                 }
             }
             items.push(Item {
-                parent: entry.parent_id.as_deref().map(Into::into),
-                hidden: matches!(entry.kind, EntryKind::Leaf(_)),
-                time: arbor_agent::time::iso_to_ms(&entry.timestamp).unwrap_or(i64::MAX),
+                parent: row.parent_id.take(),
+                hidden: row.is_leaf_entry(),
+                time: row.time,
             });
-            texts.push(tree::RowText::of(entry));
-        }
-        match page.next_after_seq {
-            Some(next) if Some(next) != after && !page.entries.is_empty() => after = Some(next),
-            _ => break,
-        }
-    }
+            texts.push(tree::RowText::of(row));
+        })
+        .await?;
     drop(storage);
     let links = TreeLinks::build(
         &items
@@ -258,7 +251,7 @@ pub async fn tree_view_of<S: arbor_agent::session::SessionStorage>(
     let mut rows = Vec::with_capacity(links.item.len());
     for &i in &links.item {
         if let Some(mut t) = slots.get_mut(i).and_then(Option::take) {
-            t.label = labels.remove(&*t.id).map(Into::into);
+            t.label = labels.remove(&*t.id);
             rows.push(t);
         }
     }

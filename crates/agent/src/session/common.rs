@@ -1,8 +1,9 @@
 //! Logic shared by the memory and JSONL backends: append preparation and index reads.
 
 use super::entry::{EntryKind, SessionEntry};
-use super::index::{fold_usage, Index, LineSource, StatsAcc};
+use super::index::{fold_usage, Index, LineSource, Raw, StatsAcc};
 use super::probe::Envelope;
+use super::rows::{RowCaps, RowSummary};
 use super::storage::{
     DerivedSettings, EntryDraft, EntryPage, ForkOptions, ForkPosition, SessionStats,
 };
@@ -123,6 +124,61 @@ fn line_error(index: &Index, ix: u32, message: &str) -> SessionError {
 pub(crate) fn read_entry(index: &Index, src: &dyn LineSource, ix: u32) -> Result<SessionEntry> {
     let raw = src.read(&index.slot(ix).raw)?;
     SessionEntry::from_json(&raw).map_err(|e| line_error(index, ix, &e.to_string()))
+}
+
+/// Every entry's row summary from its stored line, in log order (DECISIONS §25.80).
+pub(crate) fn visit_rows(
+    index: &Index,
+    src: &dyn LineSource,
+    caps: RowCaps,
+    visit: &mut (dyn FnMut(RowSummary) + Send),
+) -> Result<()> {
+    for (ix, slot) in index.slots().iter().enumerate() {
+        let raw = src.read(&slot.raw)?;
+        let row = RowSummary::from_line(&raw, caps)
+            .map_err(|e| line_error(index, ix as u32, &e.to_string()))?;
+        visit(row);
+    }
+    Ok(())
+}
+
+/// Where every line of a session is, as of now: lines are never rewritten once indexed, so a
+/// copy of their locations stays valid while the file only grows (DECISIONS §25.82).
+pub(crate) struct LineSnapshot {
+    pub origin: String,
+    /// Each entry's line and its 1-based file line (0 when not from a file).
+    pub lines: Vec<(Raw, u32)>,
+}
+
+impl LineSnapshot {
+    pub(crate) fn of(index: &Index) -> LineSnapshot {
+        LineSnapshot {
+            origin: index.origin().to_owned(),
+            lines: index
+                .slots()
+                .iter()
+                .map(|s| (s.raw.clone(), s.line))
+                .collect(),
+        }
+    }
+
+    /// Summaries of every line, read through `src`.
+    pub(crate) fn summaries(&self, src: &dyn LineSource, caps: RowCaps) -> Result<Vec<RowSummary>> {
+        let mut out = Vec::with_capacity(self.lines.len());
+        for (raw, line) in &self.lines {
+            let text = src.read(raw)?;
+            let row = RowSummary::from_line(&text, caps).map_err(|e| match line {
+                0 => SessionError::InvalidEntry(format!("{}: {e}", self.origin)),
+                n => SessionError::Line {
+                    file: self.origin.clone(),
+                    line: *n as usize,
+                    message: e.to_string(),
+                },
+            })?;
+            out.push(row);
+        }
+        Ok(out)
+    }
 }
 
 pub(crate) fn read_all(

@@ -12,6 +12,7 @@ use crate::context::projection::{ContextOptions, DerivedState, SessionContext};
 use crate::error::{Result, SessionError};
 use crate::message::AgentMessage;
 use crate::session::entry::*;
+use crate::session::rows::{RowCaps, RowSummary};
 use crate::session::storage::{EntryDraft, SessionStats, SessionStorage};
 use crate::session::tree::SessionTree;
 
@@ -243,18 +244,30 @@ impl Session {
         self.storage.stats().await
     }
 
-    /// The whole tree for a `/tree` view (see [`SessionTree`]).
+    /// The whole tree for a `/tree` view (see [`SessionTree`]), built from row summaries
+    /// rather than parsed entries (DECISIONS §25.80).
     pub async fn tree(&self) -> Result<SessionTree> {
         let mut guard = self.cache.lock().await;
         let cache = self.cache_for_leaf(&mut guard).await?;
         let leaf = cache.leaf_id().map(str::to_string);
-        let entries = self.entries().await?;
-        // A windowed cache (DECISIONS §22.50) holds only part of the path; the log has it all.
-        let walked = (!cache.is_full()).then(|| path_in_log(&entries, leaf.as_deref()));
-        Ok(SessionTree::build(
-            entries,
+        let source = self.storage.row_source().await?;
+        let rows = source.summaries(RowCaps::TREE)?;
+        // A windowed cache (DECISIONS §22.50) holds only part of the path; the rows have it all.
+        let walked: Vec<Box<str>> = if cache.is_full() {
+            Vec::new()
+        } else {
+            path_in_rows(&rows, leaf.as_deref())
+        };
+        let active: Vec<&str> = if cache.is_full() {
+            cache.path().iter().map(|e| e.id.as_str()).collect()
+        } else {
+            walked.iter().map(|id| &**id).collect()
+        };
+        Ok(SessionTree::from_rows(
+            rows,
             leaf.as_deref(),
-            walked.as_deref().unwrap_or(cache.path()),
+            &active,
+            Some(source),
         ))
     }
 
@@ -609,17 +622,17 @@ impl Session {
 }
 
 /// The root..=`leaf` path through a log (log order), by parent links.
-fn path_in_log(entries: &[SessionEntry], leaf: Option<&str>) -> Vec<SessionEntry> {
-    let by_id: std::collections::HashMap<&str, &SessionEntry> =
-        entries.iter().map(|e| (e.id.as_str(), e)).collect();
+fn path_in_rows(rows: &[RowSummary], leaf: Option<&str>) -> Vec<Box<str>> {
+    let by_id: std::collections::HashMap<&str, &RowSummary> =
+        rows.iter().map(|r| (&*r.id, r)).collect();
     let mut out = Vec::new();
     let mut cur = leaf;
-    while let Some(e) = cur.and_then(|id| by_id.get(id)) {
-        out.push((*e).clone());
-        if out.len() > entries.len() {
+    while let Some(r) = cur.and_then(|id| by_id.get(id)) {
+        out.push(r.id.clone());
+        if out.len() > rows.len() {
             break;
         }
-        cur = e.parent_id.as_deref();
+        cur = r.parent_id.as_deref();
     }
     out.reverse();
     out

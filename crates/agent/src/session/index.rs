@@ -14,6 +14,7 @@ use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
 /// Where an entry's line lives.
+#[derive(Clone)]
 pub(crate) enum Raw {
     /// `len` bytes at `offset` in the session file (no trailing newline).
     File { offset: u64, len: u32 },

@@ -5,6 +5,7 @@
 use super::common::{self, probe};
 use super::entry::{SessionEntry, SessionHeader};
 use super::index::{Index, MemSource, Raw};
+use super::rows::{RowCaps, RowSource, RowSourceRef, RowSummary};
 use super::storage::{
     CreateOptions, DerivedSettings, EntryDraft, EntryPage, ForkOptions, ListResult, SessionInfo,
     SessionRepository, SessionStats, SessionStorage,
@@ -91,6 +92,15 @@ impl MemoryStorage {
             first_message,
             parent_session: h.parent_session.clone(),
         })
+    }
+}
+
+/// The memory backend's [`RowSource`]: its lines, copied.
+struct MemRows(common::LineSnapshot);
+
+impl RowSource for MemRows {
+    fn summaries(&self, caps: RowCaps) -> Result<Vec<RowSummary>> {
+        self.0.summaries(&MemSource, caps)
     }
 }
 
@@ -223,6 +233,20 @@ impl SessionStorage for MemoryStorage {
     async fn derived_settings(&self, leaf: Option<&str>) -> Result<DerivedSettings> {
         let index = self.inner.index.read().await;
         common::derived_settings(&index, &MemSource, leaf)
+    }
+
+    async fn visit_row_summaries(
+        &self,
+        caps: RowCaps,
+        visit: &mut (dyn FnMut(RowSummary) + Send),
+    ) -> Result<()> {
+        let index = self.inner.index.read().await;
+        common::visit_rows(&index, &MemSource, caps, visit)
+    }
+
+    async fn row_source(&self) -> Result<RowSourceRef> {
+        let index = self.inner.index.read().await;
+        Ok(Arc::new(MemRows(common::LineSnapshot::of(&index))))
     }
 
     async fn save_point(&self) -> Result<()> {

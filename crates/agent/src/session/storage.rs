@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::error::Result;
 use crate::session::entry::{EntryKind, SessionEntry, SessionHeader};
+use crate::session::rows::{EntryRows, RowCaps, RowSourceRef, RowSummary};
 
 /// What [`SessionStorage::append`] turns into an entry. Id and timestamp are assigned by the
 /// storage unless given; the parent is always the current leaf.
@@ -153,9 +154,49 @@ pub trait SessionStorage: Send + Sync {
         path.drain(..cut);
         Ok(path)
     }
+    /// Every entry's [`RowSummary`], in log order, handed to `visit` one at a time: what tree
+    /// views draw (DECISIONS §25.80). The default parses each entry a page at a time; JSONL and
+    /// memory read only what a row shows from the stored lines.
+    async fn visit_row_summaries(
+        &self,
+        caps: RowCaps,
+        visit: &mut (dyn FnMut(RowSummary) + Send),
+    ) -> Result<()> {
+        let mut after = None;
+        loop {
+            let page = self.entries(after, Some(ROW_PAGE)).await?;
+            for (_, entry) in &page.entries {
+                visit(RowSummary::from_entry(entry, caps));
+            }
+            match page.next_after_seq {
+                Some(next) if Some(next) != after && !page.entries.is_empty() => after = Some(next),
+                _ => break,
+            }
+        }
+        Ok(())
+    }
+    /// The log as it is now, to summarize later without this storage (DECISIONS §25.82). The
+    /// default keeps every parsed entry; JSONL and memory keep only where each line is.
+    async fn row_source(&self) -> Result<RowSourceRef> {
+        let mut entries = Vec::new();
+        let mut after = None;
+        loop {
+            let page = self.entries(after, Some(ROW_PAGE)).await?;
+            let empty = page.entries.is_empty();
+            entries.extend(page.entries.into_iter().map(|(_, e)| e));
+            match page.next_after_seq {
+                Some(next) if Some(next) != after && !empty => after = Some(next),
+                _ => break,
+            }
+        }
+        Ok(std::sync::Arc::new(EntryRows(entries)))
+    }
     /// A durability point (turn end): flushes to stable storage under the `save_point` policy.
     async fn save_point(&self) -> Result<()>;
 }
+
+/// Entries per page when the default row methods read the log.
+const ROW_PAGE: usize = 4096;
 
 /// Options for [`SessionRepository::create`].
 #[derive(Debug, Clone, Default, PartialEq)]

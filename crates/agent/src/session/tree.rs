@@ -7,20 +7,21 @@
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::session::entry::{EntryKind, SessionEntry};
+use crate::error::Result;
+use crate::session::entry::SessionEntry;
+use crate::session::rows::{EntryRows, RowCaps, RowSourceRef, RowSummary};
 
 /// One visible entry of the tree.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TreeNode {
-    pub entry: SessionEntry,
+    /// What the node's row shows ([`RowCaps::TREE`] previews; DECISIONS §25.80).
+    pub row: RowSummary,
     /// Index of the visible parent node (`None` for roots).
     pub parent: Option<usize>,
-    /// Indices of child nodes, oldest first.
-    pub children: Vec<usize>,
     /// The entry's current label (latest `label` entry for it).
     pub label: Option<String>,
     /// When that label was set (the label entry's timestamp).
@@ -31,9 +32,15 @@ pub struct TreeNode {
     pub is_leaf: bool,
 }
 
+impl TreeNode {
+    /// The entry id.
+    pub fn id(&self) -> &str {
+        &self.row.id
+    }
+}
+
 /// The whole entry tree of a session.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct SessionTree {
     pub nodes: Vec<TreeNode>,
     /// Root nodes, oldest first: entries without a parent, their own parent, or whose parent
@@ -43,9 +50,11 @@ pub struct SessionTree {
     /// dropped: [`SessionTree::walk`] and the tree view list them after the rest.
     pub unreachable: Vec<usize>,
     pub leaf_id: Option<String>,
-    /// The links the view layout walks ([`crate::session::tree_view`]).
-    #[serde(skip)]
+    /// The links the view layout walks ([`crate::session::tree_view`]); `links.item[node]` is
+    /// the node's position in the log.
     pub links: TreeLinks,
+    /// The log the rows came from, for summaries with other caps (search; DECISIONS §25.82).
+    source: Option<RowSourceRef>,
 }
 
 /// A multiply-rotate hash for entry ids (short ASCII strings): several times cheaper than the
@@ -86,11 +95,6 @@ impl Hasher for IdHasher {
 }
 
 pub(crate) type IdBuild = BuildHasherDefault<IdHasher>;
-
-/// Orders entries by their ISO timestamp (as milliseconds when parsable), then log order.
-fn time_key(entry: &SessionEntry) -> i64 {
-    crate::time::iso_to_ms(&entry.timestamp).unwrap_or(i64::MAX)
-}
 
 /// One log entry as the tree links see it.
 pub struct LinkItem<'a> {
@@ -257,72 +261,78 @@ impl crate::session::tree_view::TreeShape for TreeLinks {
 }
 
 impl SessionTree {
-    /// Builds the tree from the log (`entries`, log order), the current leaf and its full
-    /// ancestry.
+    /// Builds the tree from parsed entries (log order), the current leaf and its full
+    /// ancestry; the entries stay in the tree as its [`SessionTree::summaries`] source.
     pub fn build(entries: Vec<SessionEntry>, leaf: Option<&str>, active: &[SessionEntry]) -> Self {
+        let rows: Vec<RowSummary> = entries
+            .iter()
+            .map(|e| RowSummary::from_entry(e, RowCaps::TREE))
+            .collect();
+        let active: Vec<&str> = active.iter().map(|e| e.id.as_str()).collect();
+        let source: RowSourceRef = Arc::new(EntryRows(entries));
+        Self::from_rows(rows, leaf, &active, Some(source))
+    }
+
+    /// Builds the tree from every entry's row summary (log order), the current leaf and the ids
+    /// of its full ancestry. `source` is where [`SessionTree::summaries`] reads again.
+    pub fn from_rows(
+        rows: Vec<RowSummary>,
+        leaf: Option<&str>,
+        active: &[&str],
+        source: Option<RowSourceRef>,
+    ) -> Self {
         let mut active_ids: HashSet<&str, IdBuild> =
             HashSet::with_capacity_and_hasher(active.len(), IdBuild::default());
-        active_ids.extend(active.iter().map(|e| e.id.as_str()));
+        active_ids.extend(active.iter().copied());
 
         // Labels in log order; the latest wins and a blank one clears.
-        let mut labels: HashMap<String, (String, String), IdBuild> = HashMap::default();
-        for e in &entries {
-            if let EntryKind::Label(l) = &e.kind {
-                match l.label.get().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+        let mut labels: HashMap<Box<str>, (String, String), IdBuild> = HashMap::default();
+        for r in &rows {
+            if let Some((target, text, timestamp)) = r.label_set() {
+                match text {
                     Some(text) => {
-                        labels.insert(l.target_id.clone(), (text.to_string(), e.timestamp.clone()));
+                        labels.insert(target.into(), (text.to_string(), timestamp.to_string()));
                     }
                     None => {
-                        labels.remove(&l.target_id);
+                        labels.remove(target);
                     }
                 }
             }
         }
 
-        let items: Vec<LinkItem<'_>> = entries
+        let items: Vec<LinkItem<'_>> = rows
             .iter()
-            .map(|e| LinkItem {
-                id: &e.id,
-                parent_id: e.parent_id.as_deref(),
-                hidden: matches!(e.kind, EntryKind::Leaf(_)),
-                time: time_key(e),
+            .map(|r| LinkItem {
+                id: &r.id,
+                parent_id: r.parent_id.as_deref(),
+                hidden: r.is_leaf_entry(),
+                time: r.time,
             })
             .collect();
         let links = TreeLinks::build(&items);
         drop(items);
-        let flags: Vec<(bool, bool)> = links
-            .item
-            .iter()
-            .map(|&i| {
-                let id = entries[i].id.as_str();
-                (active_ids.contains(id), leaf == Some(id))
-            })
-            .collect();
-        drop(active_ids);
-
-        // Nodes are in log order (`links.item` ascends), so the entries move straight into
-        // their nodes in one pass, without an intermediate copy.
+        // Nodes are in log order (`links.item` ascends), so the rows move straight into their
+        // nodes in one pass.
         let mut nodes = Vec::with_capacity(links.item.len());
         let mut next = links.item.iter().copied().enumerate().peekable();
-        for (i, entry) in entries.into_iter().enumerate() {
+        for (i, row) in rows.into_iter().enumerate() {
             let Some((node, _)) = next.next_if(|&(_, item)| item == i) else {
                 continue;
             };
             let found = if labels.is_empty() {
                 None
             } else {
-                labels.remove(&entry.id)
+                labels.remove(&*row.id)
             };
             let (label, label_timestamp) = match found {
                 Some((l, t)) => (Some(l), Some(t)),
                 None => (None, None),
             };
             nodes.push(TreeNode {
-                on_active_path: flags[node].0,
-                is_leaf: flags[node].1,
-                entry,
+                on_active_path: active_ids.contains(&*row.id),
+                is_leaf: leaf == Some(&*row.id),
+                row,
                 parent: links.parent[node],
-                children: links.children[node].clone(),
                 label,
                 label_timestamp,
             });
@@ -334,12 +344,36 @@ impl SessionTree {
             unreachable: links.unreachable.clone(),
             leaf_id: leaf.map(str::to_string),
             links,
+            source,
         }
     }
 
     /// The node of an entry id.
     pub fn find(&self, id: &str) -> Option<&TreeNode> {
-        self.nodes.iter().find(|n| n.entry.id == id)
+        self.nodes.iter().find(|n| n.id() == id)
+    }
+
+    /// A node's children, oldest first.
+    pub fn children(&self, node: usize) -> &[usize] {
+        self.links.children.get(node).map_or(&[], Vec::as_slice)
+    }
+
+    /// Every node's row summarized again with `caps`, in node order (the TUI's search reads
+    /// longer texts this way; DECISIONS §25.82). `None` when the tree has no source; an error
+    /// when the log can no longer be read.
+    pub fn summaries(&self, caps: RowCaps) -> Result<Option<Vec<RowSummary>>> {
+        let Some(source) = &self.source else {
+            return Ok(None);
+        };
+        let mut all: Vec<Option<RowSummary>> =
+            source.summaries(caps)?.into_iter().map(Some).collect();
+        let rows = self
+            .links
+            .item
+            .iter()
+            .map(|&i| all.get_mut(i).and_then(Option::take))
+            .collect::<Option<Vec<_>>>();
+        Ok(rows)
     }
 
     /// Depth-first, pre-order, children oldest first: `(node index, depth)` — the order a
@@ -356,7 +390,7 @@ impl SessionTree {
                     continue;
                 }
                 out.push((i, depth));
-                for &c in self.nodes[i].children.iter().rev() {
+                for &c in self.children(i).iter().rev() {
                     stack.push((c, depth + 1));
                 }
             }

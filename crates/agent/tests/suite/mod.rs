@@ -19,6 +19,7 @@ mod plans;
 mod projection;
 mod proptests;
 mod roundtrip;
+mod rows;
 mod session;
 mod store_files;
 mod store_jsonl;

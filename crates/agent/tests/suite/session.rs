@@ -549,6 +549,8 @@ async fn tree_view_orders_children_resolves_labels_marks_the_path_and_hides_leaf
     s.append_label(&u1, Some("first question")).await.unwrap();
     let tree = s.tree().await.unwrap();
     let names = names(&s).await;
+    let entries = s.entries().await.unwrap();
+    let entry = |id: &str| entries.iter().find(|e| e.id == id).unwrap();
     let rows: Vec<String> = tree
         .walk()
         .into_iter()
@@ -557,7 +559,7 @@ async fn tree_view_orders_children_resolves_labels_marks_the_path_and_hides_leaf
             format!(
                 "{}{}{}{}{}",
                 "  ".repeat(depth),
-                log_line(&n.entry, &names),
+                log_line(entry(n.id()), &names),
                 n.label
                     .as_ref()
                     .map(|l| format!(" [{l}]"))
@@ -568,7 +570,7 @@ async fn tree_view_orders_children_resolves_labels_marks_the_path_and_hides_leaf
         })
         .collect();
     insta::assert_snapshot!("tree_view_after_plan_b", rows.join("\n"));
-    assert!(tree.nodes.iter().all(|n| n.entry.entry_type() != "leaf"));
+    assert!(tree.nodes.iter().all(|n| !n.row.is_leaf_entry()));
 }
 
 #[tokio::test]

@@ -41,7 +41,7 @@ fn hidden_parent_chains_are_resolved_in_linear_time() {
     assert!(took < Duration::from_secs(5), "build took {took:?}");
     assert_eq!(tree.nodes.len(), n + 1);
     assert_eq!(tree.roots.len(), 1);
-    assert_eq!(tree.nodes[tree.roots[0]].children.len(), n);
+    assert_eq!(tree.children(tree.roots[0]).len(), n);
     assert!(tree.unreachable.is_empty());
 }
 
@@ -56,7 +56,7 @@ fn entries_on_a_cycle_are_kept_and_listed() {
     ];
     let tree = SessionTree::build(entries, Some("b"), &[]);
     let ids = |ix: &[usize]| -> Vec<String> {
-        ix.iter().map(|&i| tree.nodes[i].entry.id.clone()).collect()
+        ix.iter().map(|&i| tree.nodes[i].id().to_string()).collect()
     };
     assert_eq!(ids(&tree.unreachable), ["c", "d", "e"]);
     let walked: Vec<usize> = tree.walk().into_iter().map(|(i, _)| i).collect();

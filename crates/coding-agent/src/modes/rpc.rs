@@ -452,16 +452,30 @@ impl Rpc {
             }
             "get_tree" => {
                 let tree = app.session.tree().await.map_err(|e| e.to_string())?;
-                fn node(t: &arbor_agent::session::SessionTree, i: usize) -> Value {
+                // The tree's nodes hold row summaries; the reply carries whole entries.
+                let entries = app.session.entries().await.map_err(|e| e.to_string())?;
+                type ById<'e> =
+                    std::collections::HashMap<&'e str, &'e arbor_agent::session::SessionEntry>;
+                let mut by_id: ById<'_> = Default::default();
+                for e in &entries {
+                    by_id.entry(e.id.as_str()).or_insert(e);
+                }
+                fn node(
+                    t: &arbor_agent::session::SessionTree,
+                    by_id: &ById<'_>,
+                    i: usize,
+                ) -> Value {
                     let n = &t.nodes[i];
-                    let children: Vec<Value> = n.children.iter().map(|&c| node(t, c)).collect();
-                    let mut v = json!({"entry": n.entry, "children": children});
+                    let children: Vec<Value> =
+                        t.children(i).iter().map(|&c| node(t, by_id, c)).collect();
+                    let mut v = json!({"entry": by_id.get(n.id()), "children": children});
                     if let Some(l) = &n.label {
                         v["label"] = json!(l);
                     }
                     v
                 }
-                let roots: Vec<Value> = tree.roots.iter().map(|&r| node(&tree, r)).collect();
+                let roots: Vec<Value> =
+                    tree.roots.iter().map(|&r| node(&tree, &by_id, r)).collect();
                 Ok(Some(json!({"tree": roots, "leafId": tree.leaf_id})))
             }
             "get_last_assistant_text" => {

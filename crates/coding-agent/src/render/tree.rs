@@ -16,33 +16,41 @@
 //! `arbor_agent::session::tree_view`; this module only formats rows. Rows are written as they
 //! are laid out, so output needs no buffer of its own (DECISIONS §25.1).
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use arbor_agent::message::AgentMessage;
+use arbor_agent::session::rows::{MessageRow, RowCaps, RowKind, RowSummary};
 use arbor_agent::session::tree_view::{Layout, Rows};
-use arbor_agent::session::{EntryKind, SessionEntry, TreeLinks};
-use arbor_ai::types::{ContentBlock, Message};
+use arbor_agent::session::TreeLinks;
 
-use super::text::{blocks_text, content_text, preview};
+use super::text::preview;
 
 const PREVIEW_CHARS: usize = 72;
+
+/// What `arbor session tree` reads of each entry: previews a little longer than it prints
+/// (a [`arbor_agent::session::rows::Preview`] is exact up to `text - 2` characters), no tool
+/// arguments.
+pub const ROW_CAPS: RowCaps = RowCaps {
+    text: PREVIEW_CHARS + 8,
+    tool_args: false,
+};
 
 /// What one row shows, kept per node instead of the parsed entry (a preview is ~100 bytes;
 /// the entry may be megabytes).
 pub struct RowText {
     pub id: Box<str>,
-    pub kind: Box<str>,
+    pub kind: Cow<'static, str>,
     pub text: Box<str>,
     pub label: Option<Box<str>>,
 }
 
 impl RowText {
-    pub fn of(entry: &SessionEntry) -> RowText {
-        let (kind, text) = describe(entry);
+    pub fn of(row: RowSummary) -> RowText {
+        let (kind, text) = describe(&row);
         RowText {
-            id: entry.id.as_str().into(),
-            kind: kind.into(),
+            id: row.id,
+            kind,
             text: text.into(),
             label: None,
         }
@@ -105,128 +113,152 @@ pub fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 /// `(kind, preview)` for one entry: the role for messages, the entry type otherwise.
-pub fn describe(entry: &SessionEntry) -> (String, String) {
-    match &entry.kind {
-        EntryKind::Message(m) => describe_message(&m.message),
-        EntryKind::ThinkingLevelChange(e) => ("thinking".into(), e.thinking_level.clone()),
-        EntryKind::ModelChange(e) => ("model".into(), format!("{}/{}", e.provider, e.model_id)),
-        EntryKind::ActiveToolsChange(e) => (
-            "tools".into(),
-            match e.active_tool_names.get() {
+pub fn describe(row: &RowSummary) -> (Cow<'static, str>, String) {
+    let kind = |k: &'static str| Cow::Borrowed(k);
+    match &row.kind {
+        RowKind::Message(m) => describe_message(m),
+        RowKind::ThinkingLevelChange { level } => (kind("thinking"), level.to_string()),
+        RowKind::ModelChange { provider, model_id } => {
+            (kind("model"), format!("{provider}/{model_id}"))
+        }
+        RowKind::ActiveToolsChange { names } => (
+            kind("tools"),
+            match names {
                 Some(names) => preview(&names.join(", "), PREVIEW_CHARS),
                 None => "all".into(),
             },
         ),
-        EntryKind::Compaction(e) => (
-            "compaction".into(),
+        RowKind::Compaction {
+            tokens_before,
+            retained_tail,
+            summary,
+        } => (
+            kind("compaction"),
             format!(
                 "{} tokens before{}: {}",
-                e.tokens_before,
-                if e.retained_tail.is_some() {
+                tokens_before,
+                if *retained_tail {
                     ", retained tail"
                 } else {
                     ""
                 },
-                preview(&e.summary, PREVIEW_CHARS)
+                preview(summary.as_str(), PREVIEW_CHARS)
             ),
         ),
-        EntryKind::BranchSummary(e) => (
-            "branch_summary".into(),
-            format!("from {}: {}", e.from_id, preview(&e.summary, PREVIEW_CHARS)),
-        ),
-        EntryKind::Custom(e) => ("custom".into(), e.custom_type.clone()),
-        EntryKind::CustomMessage(e) => (
-            "custom_message".into(),
+        RowKind::BranchSummary { from_id, summary } => (
+            kind("branch_summary"),
             format!(
-                "{}: {}",
-                e.custom_type,
-                preview(&content_text(&e.content), PREVIEW_CHARS)
+                "from {}: {}",
+                from_id,
+                preview(summary.as_str(), PREVIEW_CHARS)
             ),
         ),
-        EntryKind::Label(e) => (
-            "label".into(),
-            match e.label.get() {
-                Some(label) => format!("{} = {}", e.target_id, preview(label, PREVIEW_CHARS)),
-                None => format!("{} cleared", e.target_id),
+        RowKind::Custom { custom_type } => (kind("custom"), custom_type.to_string()),
+        RowKind::CustomMessage { custom_type, text } => (
+            kind("custom_message"),
+            format!("{}: {}", custom_type, preview(text.as_str(), PREVIEW_CHARS)),
+        ),
+        RowKind::Label {
+            target_id, label, ..
+        } => (
+            kind("label"),
+            match label {
+                Some(label) => format!("{} = {}", target_id, preview(label, PREVIEW_CHARS)),
+                None => format!("{target_id} cleared"),
             },
         ),
-        EntryKind::SessionInfo(e) => (
-            "name".into(),
-            e.name
-                .get()
+        RowKind::SessionInfo { name } => (
+            kind("name"),
+            name.as_deref()
                 .map(|n| preview(n, PREVIEW_CHARS))
                 .unwrap_or_default(),
         ),
-        EntryKind::Leaf(e) => (
-            "leaf".into(),
-            format!("→ {}", e.target_id.as_deref().unwrap_or("(root)")),
+        RowKind::Leaf { target_id } => (
+            kind("leaf"),
+            format!("→ {}", target_id.as_deref().unwrap_or("(root)")),
         ),
-        EntryKind::ContextEdit(e) => (
-            "context_edit".into(),
-            if e.replacement.is_null() {
-                format!("remove {}", e.target_id)
+        RowKind::ContextEdit { target_id, omit } => (
+            kind("context_edit"),
+            if *omit {
+                format!("remove {target_id}")
             } else {
-                format!("replace {}", e.target_id)
+                format!("replace {target_id}")
             },
         ),
-        EntryKind::Usage(e) => (
-            "usage".into(),
-            format!("{} {}/{}", e.kind, e.provider, e.model),
-        ),
-        EntryKind::Other { entry_type, .. } => (entry_type.clone(), String::new()),
+        RowKind::Usage {
+            kind: k,
+            provider,
+            model,
+        } => (kind("usage"), format!("{k} {provider}/{model}")),
+        RowKind::Other { entry_type } => (Cow::Owned(entry_type.to_string()), String::new()),
     }
 }
 
-fn describe_message(message: &AgentMessage) -> (String, String) {
-    let role = message.role().to_string();
+fn describe_message(message: &MessageRow) -> (Cow<'static, str>, String) {
+    let role = match message {
+        MessageRow::Other { role } => Cow::Owned(role.to_string()),
+        MessageRow::User { .. } => Cow::Borrowed("user"),
+        MessageRow::Assistant { .. } => Cow::Borrowed("assistant"),
+        MessageRow::ToolResult { .. } => Cow::Borrowed("toolResult"),
+        MessageRow::System { .. } => Cow::Borrowed("system"),
+        MessageRow::BashExecution { .. } => Cow::Borrowed("bashExecution"),
+        MessageRow::Custom { .. } => Cow::Borrowed("custom"),
+        MessageRow::BranchSummary { .. } => Cow::Borrowed("branchSummary"),
+        MessageRow::CompactionSummary { .. } => Cow::Borrowed("compactionSummary"),
+    };
     let text = match message {
-        AgentMessage::Llm(Message::User(m)) => preview(&content_text(&m.content), PREVIEW_CHARS),
-        AgentMessage::Llm(Message::System(m)) => {
-            let text = preview(&content_text(&m.content), PREVIEW_CHARS);
-            match &m.sections {
-                Some(sections) if text.is_empty() && !sections.is_empty() => {
-                    let names: Vec<&str> = sections.keys().map(String::as_str).collect();
-                    format!("sections: {}", names.join(", "))
-                }
-                _ => text,
+        MessageRow::User { text } => preview(text.as_str(), PREVIEW_CHARS),
+        MessageRow::System { text, sections } => {
+            let text = preview(text.as_str(), PREVIEW_CHARS);
+            if text.is_empty() && !sections.is_empty() {
+                format!("sections: {}", sections.join(", "))
+            } else {
+                text
             }
         }
-        AgentMessage::Llm(Message::Assistant(m)) => {
-            let mut text = preview(&blocks_text(&m.content), PREVIEW_CHARS);
-            let calls: Vec<&str> = m.tool_calls().map(|c| c.name.as_str()).collect();
+        MessageRow::Assistant {
+            text,
+            calls,
+            thinking,
+            error,
+            ..
+        } => {
+            let mut text = preview(text.as_str(), PREVIEW_CHARS);
             if !calls.is_empty() {
                 if !text.is_empty() {
                     text.push(' ');
                 }
-                let _ = write!(text, "→ {}", calls.join(", "));
+                let names: Vec<&str> = calls.iter().map(|c| &*c.name).collect();
+                let _ = write!(text, "→ {}", names.join(", "));
             }
-            if text.is_empty()
-                && m.content
-                    .iter()
-                    .any(|b| matches!(b, ContentBlock::Thinking(_)))
-            {
+            if text.is_empty() && *thinking {
                 text.push_str("(thinking only)");
             }
-            if let Some(err) = &m.error_message {
-                let _ = write!(text, " [error: {}]", preview(err, 40));
+            if let Some(err) = error {
+                let _ = write!(text, " [error: {}]", preview(err.as_str(), 40));
             }
             text.trim_start().to_string()
         }
-        AgentMessage::Llm(Message::ToolResult(m)) => format!(
+        MessageRow::ToolResult {
+            tool_name,
+            is_error,
+            text,
+            ..
+        } => format!(
             "{}{}: {}",
-            m.tool_name,
-            if m.is_error { " (error)" } else { "" },
-            preview(&content_text(&m.content), PREVIEW_CHARS)
+            tool_name,
+            if *is_error { " (error)" } else { "" },
+            preview(text.as_str(), PREVIEW_CHARS)
         ),
-        AgentMessage::Custom(m) => format!(
-            "{}: {}",
-            m.custom_type,
-            preview(&content_text(&m.content), PREVIEW_CHARS)
-        ),
-        AgentMessage::BashExecution(m) => format!("$ {}", preview(&m.command, PREVIEW_CHARS)),
-        AgentMessage::BranchSummary(m) => preview(&m.summary, PREVIEW_CHARS),
-        AgentMessage::CompactionSummary(m) => preview(&m.summary, PREVIEW_CHARS),
-        AgentMessage::Other(_) => String::new(),
+        MessageRow::Custom { custom_type, text } => {
+            format!("{}: {}", custom_type, preview(text.as_str(), PREVIEW_CHARS))
+        }
+        MessageRow::BashExecution { command } => {
+            format!("$ {}", preview(command.as_str(), PREVIEW_CHARS))
+        }
+        MessageRow::BranchSummary { summary } => preview(summary.as_str(), PREVIEW_CHARS),
+        MessageRow::CompactionSummary { summary } => preview(summary.as_str(), PREVIEW_CHARS),
+        MessageRow::Other { .. } => String::new(),
     };
     (role, text)
 }

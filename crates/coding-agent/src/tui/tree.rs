@@ -11,10 +11,9 @@
 
 use std::collections::HashSet;
 
-use arbor_agent::message::AgentMessage;
+use arbor_agent::session::rows::{MessageRow, RowCaps, RowKind, RowSummary, Stop};
 use arbor_agent::session::tree_view::{Layout, Rows, TreeShape};
-use arbor_agent::session::{EntryKind, SessionEntry, SessionTree};
-use arbor_ai::types::{Content, ContentBlock, Message, StopReason};
+use arbor_agent::session::SessionTree;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -131,18 +130,14 @@ mod class {
     pub const NEVER: u8 = 8;
 }
 
-fn classify(entry: &SessionEntry, is_leaf: bool) -> u8 {
-    match &entry.kind {
-        EntryKind::Message(m) => match &m.message {
-            AgentMessage::Llm(Message::User(_)) => class::USER,
-            AgentMessage::Llm(Message::ToolResult(_)) => class::TOOL_RESULT,
-            AgentMessage::Llm(Message::Assistant(a)) => {
-                let has_text = a.content.iter().any(|b| match b {
-                    ContentBlock::Text(t) => !t.text.trim().is_empty(),
-                    _ => false,
-                });
-                let failed = matches!(a.stop_reason, StopReason::Error | StopReason::Aborted);
-                if has_text || failed || is_leaf {
+fn classify(row: &RowSummary, is_leaf: bool) -> u8 {
+    match &row.kind {
+        RowKind::Message(m) => match m {
+            MessageRow::User { .. } => class::USER,
+            MessageRow::ToolResult { .. } => class::TOOL_RESULT,
+            MessageRow::Assistant { has_text, stop, .. } => {
+                let failed = matches!(stop, Stop::Error | Stop::Aborted);
+                if *has_text || failed || is_leaf {
                     0
                 } else {
                     class::NEVER
@@ -150,17 +145,19 @@ fn classify(entry: &SessionEntry, is_leaf: bool) -> u8 {
             }
             _ => 0,
         },
-        EntryKind::Usage(_) => class::NEVER,
-        EntryKind::Label(_)
-        | EntryKind::ContextEdit(_)
-        | EntryKind::Custom(_)
-        | EntryKind::ModelChange(_)
-        | EntryKind::ThinkingLevelChange(_)
-        | EntryKind::ActiveToolsChange(_)
-        | EntryKind::SessionInfo(_)
-        | EntryKind::Leaf(_)
-        | EntryKind::Other { .. } => class::SETTINGS,
-        EntryKind::Compaction(_) | EntryKind::BranchSummary(_) | EntryKind::CustomMessage(_) => 0,
+        RowKind::Usage { .. } => class::NEVER,
+        RowKind::Label { .. }
+        | RowKind::ContextEdit { .. }
+        | RowKind::Custom { .. }
+        | RowKind::ModelChange { .. }
+        | RowKind::ThinkingLevelChange { .. }
+        | RowKind::ActiveToolsChange { .. }
+        | RowKind::SessionInfo { .. }
+        | RowKind::Leaf { .. }
+        | RowKind::Other { .. } => class::SETTINGS,
+        RowKind::Compaction { .. }
+        | RowKind::BranchSummary { .. }
+        | RowKind::CustomMessage { .. } => 0,
     }
 }
 
@@ -228,7 +225,8 @@ pub struct TreeNavigator {
     filter: TreeFilter,
     query: String,
     tokens: Vec<String>,
-    /// Lower-cased searchable text per node, made on the first search.
+    /// Lower-cased searchable text per node (without its label, which is matched on its own),
+    /// made on the first search from summaries with longer texts (DECISIONS §25.82).
     search_text: Option<Vec<Box<str>>>,
     folded: HashSet<usize>,
     view: View,
@@ -244,7 +242,7 @@ impl TreeNavigator {
         let class = tree
             .nodes
             .iter()
-            .map(|n| classify(&n.entry, n.is_leaf))
+            .map(|n| classify(&n.row, n.is_leaf))
             .collect();
         let mut nav = TreeNavigator {
             tree,
@@ -282,7 +280,7 @@ impl TreeNavigator {
     /// The entry id of the selected row.
     pub fn selected_id(&self) -> Option<&str> {
         let node = self.selected_node()?;
-        Some(self.tree.nodes[node].entry.id.as_str())
+        Some(self.tree.nodes[node].id())
     }
 
     /// The entry ids of the shown rows, top to bottom (for tests and the shell's status).
@@ -290,7 +288,7 @@ impl TreeNavigator {
         self.view
             .rows
             .iter()
-            .map(|r| self.tree.nodes[r.node as usize].entry.id.as_str())
+            .map(|r| self.tree.nodes[r.node as usize].id())
     }
 
     /// Whether the inline label input is open.
@@ -301,7 +299,7 @@ impl TreeNavigator {
     /// Puts the selection on `id`, or on its nearest shown ancestor (pi's `initialSelectedId`,
     /// e.g. reopening where the user was); `false` for an unknown id.
     pub fn select(&mut self, id: &str) -> bool {
-        let Some(node) = self.tree.nodes.iter().position(|n| n.entry.id == id) else {
+        let Some(node) = self.tree.nodes.iter().position(|n| n.id() == id) else {
             return false;
         };
         let mut cur = Some(node);
@@ -323,7 +321,7 @@ impl TreeNavigator {
     /// The one-line preview of an entry as its row shows it (for the "Go to:" line of the
     /// summarize prompt); `None` for an unknown id.
     pub fn entry_preview(&self, id: &str, max: usize) -> Option<String> {
-        let node = self.tree.nodes.iter().position(|n| n.entry.id == id)?;
+        let node = self.tree.nodes.iter().position(|n| n.id() == id)?;
         Some(
             self.describe(node, max)
                 .iter()
@@ -415,7 +413,7 @@ impl TreeNavigator {
             return Flow::Pending;
         }
         Flow::Done(TreeAction::Navigate {
-            target_id: n.entry.id.clone(),
+            target_id: n.id().to_string(),
         })
     }
 
@@ -441,13 +439,10 @@ impl TreeNavigator {
                 if self.tree.nodes[node].label == label {
                     return Flow::Pending;
                 }
-                let id = self.tree.nodes[node].entry.id.clone();
+                let id = self.tree.nodes[node].id().to_string();
                 self.tree.nodes[node].label.clone_from(&label);
                 self.tree.nodes[node].label_timestamp = None;
                 if self.filter == TreeFilter::LabeledOnly || !self.tokens.is_empty() {
-                    if let Some(texts) = self.search_text.as_mut() {
-                        texts[node] = searchable(&self.tree, node);
-                    }
                     self.relayout(Some(node));
                 }
                 return Flow::Done(TreeAction::SetLabel { id, label });
@@ -478,14 +473,22 @@ impl TreeNavigator {
             .map(str::to_string)
             .collect();
         if !self.tokens.is_empty() && self.search_text.is_none() {
-            let texts = (0..self.tree.nodes.len())
-                .map(|i| searchable(&self.tree, i))
-                .collect();
-            self.search_text = Some(texts);
+            self.search_text = Some(self.search_texts());
         }
         self.folded.clear();
         let keep = self.selected_node();
         self.relayout(keep);
+    }
+
+    /// The search text of every node, from summaries with search-length texts; when the log
+    /// cannot be read again, from the rows' own (shorter) previews, with a note.
+    fn search_texts(&mut self) -> Vec<Box<str>> {
+        match self.tree.summaries(RowCaps::SEARCH) {
+            Ok(Some(rows)) => return rows.iter().map(searchable).collect(),
+            Ok(None) => {}
+            Err(e) => self.status = Some(format!("Search covers row previews only: {e}")),
+        }
+        self.tree.nodes.iter().map(|n| searchable(&n.row)).collect()
     }
 
     /// Ctrl+Left: folds the selected branch start, or else jumps to the start of its segment.
@@ -586,7 +589,14 @@ impl TreeNavigator {
             (_, true) => true,
             (Some(texts), false) => {
                 let text = &texts[node];
-                self.tokens.iter().all(|t| text.contains(t.as_str()))
+                let label = self.tree.nodes[node]
+                    .label
+                    .as_deref()
+                    .map(str::to_lowercase);
+                self.tokens.iter().all(|t| {
+                    text.contains(t.as_str())
+                        || label.as_deref().is_some_and(|l| l.contains(t.as_str()))
+                })
             }
             (None, false) => false,
         }
@@ -705,7 +715,7 @@ impl TreeNavigator {
         // Nearest shown ancestor of the node to keep.
         if let Some(id) = keep
             .and_then(|k| self.tree.nodes.get(k))
-            .map(|n| n.entry.id.clone())
+            .map(|n| n.id().to_string())
         {
             if self.select(&id) {
                 return;
@@ -762,7 +772,7 @@ impl TreeNavigator {
         let hints_y = area.y + area.height.saturating_sub(1);
         if area.height >= 3 {
             let input = if let Some(edit) = &self.label_edit {
-                let id = &self.tree.nodes[edit.node].entry.id;
+                let id = self.tree.nodes[edit.node].id();
                 Line::from(vec![
                     Span::styled(format!("Label for {id}: "), t.accent),
                     Span::styled(format!("{}▏", edit.text), t.text),
@@ -850,44 +860,49 @@ impl TreeNavigator {
     /// The one-line preview of an entry, at most `max` characters of text.
     fn describe(&self, node: usize, max: usize) -> Vec<Span<'static>> {
         let t = self.theme;
-        let entry = &self.tree.nodes[node].entry;
-        // Enough bytes for a one-line preview; a pasted file is never copied whole.
-        let limit = max * 4 + 16;
-        let tagged = |tag: String, style: Style, text: String| {
+        let row = &self.tree.nodes[node].row;
+        let tagged = |tag: String, style: Style, text: &str| {
             vec![
                 Span::styled(tag.clone(), style),
                 Span::styled(
-                    preview(&text, max.saturating_sub(tag.chars().count()).max(1)),
+                    preview(text, max.saturating_sub(tag.chars().count()).max(1)),
                     t.text,
                 ),
             ]
         };
         let plain = |text: String, style: Style| vec![Span::styled(preview(&text, max), style)];
-        match &entry.kind {
-            EntryKind::Message(m) => match &m.message {
-                AgentMessage::Llm(Message::User(u)) => {
-                    tagged("user: ".into(), t.user, head_of_content(limit, &u.content))
-                }
-                AgentMessage::Llm(Message::Assistant(a)) => {
-                    let text = head_of_blocks(limit, &a.content);
-                    if !text.trim().is_empty() {
-                        tagged("assistant: ".into(), t.success, text)
-                    } else if a.stop_reason == StopReason::Aborted {
+        match &row.kind {
+            RowKind::Message(m) => match m {
+                MessageRow::User { text } => tagged("user: ".into(), t.user, text.as_str()),
+                MessageRow::Assistant {
+                    text,
+                    has_text,
+                    calls,
+                    stop,
+                    error,
+                    ..
+                } => {
+                    if *has_text {
+                        tagged("assistant: ".into(), t.success, text.as_str())
+                    } else if *stop == Stop::Aborted {
                         vec![
                             Span::styled("assistant: ", t.success),
                             Span::styled("(aborted)", t.dim),
                         ]
-                    } else if let Some(err) = &a.error_message {
+                    } else if let Some(err) = error {
                         vec![
                             Span::styled("assistant: ", t.success),
-                            Span::styled(preview(err, max.saturating_sub(11).max(1)), t.error),
+                            Span::styled(
+                                preview(err.as_str(), max.saturating_sub(11).max(1)),
+                                t.error,
+                            ),
                         ]
                     } else {
-                        let calls: Vec<&str> = a.tool_calls().map(|c| c.name.as_str()).collect();
-                        let note = if calls.is_empty() {
+                        let names: Vec<&str> = calls.iter().map(|c| &*c.name).collect();
+                        let note = if names.is_empty() {
                             "(no content)".to_string()
                         } else {
-                            format!("→ {}", calls.join(", "))
+                            format!("→ {}", names.join(", "))
                         };
                         vec![
                             Span::styled("assistant: ", t.success),
@@ -895,105 +910,91 @@ impl TreeNavigator {
                         ]
                     }
                 }
-                AgentMessage::Llm(Message::ToolResult(r)) => {
-                    let call = self.find_call(node, &r.tool_call_id);
-                    let text = match call {
-                        Some((name, args)) => tool_call_summary(name, args),
-                        None => format!("[{}]", r.tool_name),
+                MessageRow::ToolResult {
+                    call_id,
+                    tool_name,
+                    is_error,
+                    ..
+                } => {
+                    let empty = serde_json::Value::Object(Default::default());
+                    let text = match self.find_call(node, call_id) {
+                        Some((name, args)) => tool_call_summary(name, args.unwrap_or(&empty)),
+                        None => format!("[{tool_name}]"),
                     };
-                    let style = if r.is_error { t.tool_error } else { t.tool };
+                    let style = if *is_error { t.tool_error } else { t.tool };
                     plain(text, style)
                 }
-                AgentMessage::Llm(Message::System(s)) => tagged(
-                    "[system]: ".into(),
-                    t.dim,
-                    head_of_content(limit, &s.content),
-                ),
-                AgentMessage::BashExecution(b) => {
-                    tagged("[bash]: ".into(), t.tool, b.command.clone())
+                MessageRow::System { text, .. } => {
+                    tagged("[system]: ".into(), t.dim, text.as_str())
                 }
-                AgentMessage::Custom(c) => tagged(
-                    format!("[{}]: ", c.custom_type),
-                    t.accent,
-                    head_of_content(limit, &c.content),
-                ),
-                AgentMessage::BranchSummary(b) => {
-                    tagged("[branch summary]: ".into(), t.warning, b.summary.clone())
+                MessageRow::BashExecution { command } => {
+                    tagged("[bash]: ".into(), t.tool, command.as_str())
                 }
-                AgentMessage::CompactionSummary(c) => {
-                    tagged("[compaction]: ".into(), t.marker, c.summary.clone())
+                MessageRow::Custom { custom_type, text } => {
+                    tagged(format!("[{custom_type}]: "), t.accent, text.as_str())
                 }
-                AgentMessage::Other(_) => plain(format!("[{}]", m.message.role()), t.dim),
+                MessageRow::BranchSummary { summary } => {
+                    tagged("[branch summary]: ".into(), t.warning, summary.as_str())
+                }
+                MessageRow::CompactionSummary { summary } => {
+                    tagged("[compaction]: ".into(), t.marker, summary.as_str())
+                }
+                MessageRow::Other { role } => plain(format!("[{role}]"), t.dim),
             },
-            EntryKind::CustomMessage(c) => tagged(
-                format!("[{}]: ", c.custom_type),
-                t.accent,
-                head_of_content(limit, &c.content),
-            ),
-            EntryKind::Compaction(c) => plain(
-                format!("[compaction: {}k tokens]", (c.tokens_before + 500) / 1000),
+            RowKind::CustomMessage { custom_type, text } => {
+                tagged(format!("[{custom_type}]: "), t.accent, text.as_str())
+            }
+            RowKind::Compaction { tokens_before, .. } => plain(
+                format!("[compaction: {}k tokens]", (tokens_before + 500) / 1000),
                 t.marker,
             ),
-            EntryKind::BranchSummary(b) => {
-                tagged("[branch summary]: ".into(), t.warning, b.summary.clone())
+            RowKind::BranchSummary { summary, .. } => {
+                tagged("[branch summary]: ".into(), t.warning, summary.as_str())
             }
-            EntryKind::ModelChange(m) => plain(format!("[model: {}]", m.model_id), t.dim),
-            EntryKind::ThinkingLevelChange(e) => {
-                plain(format!("[thinking: {}]", e.thinking_level), t.dim)
-            }
-            EntryKind::ActiveToolsChange(e) => plain(
-                match e.active_tool_names.get() {
+            RowKind::ModelChange { model_id, .. } => plain(format!("[model: {model_id}]"), t.dim),
+            RowKind::ThinkingLevelChange { level } => plain(format!("[thinking: {level}]"), t.dim),
+            RowKind::ActiveToolsChange { names } => plain(
+                match names {
                     Some(names) => format!("[tools: {}]", names.join(", ")),
                     None => "[tools: all]".to_string(),
                 },
                 t.dim,
             ),
-            EntryKind::Custom(c) => plain(format!("[custom: {}]", c.custom_type), t.dim),
-            EntryKind::ContextEdit(e) => plain(
+            RowKind::Custom { custom_type } => plain(format!("[custom: {custom_type}]"), t.dim),
+            RowKind::ContextEdit { target_id, omit } => plain(
                 format!(
                     "[context {}: {}]",
-                    if e.replacement.is_null() {
-                        "omit"
-                    } else {
-                        "replace"
-                    },
-                    e.target_id
+                    if *omit { "omit" } else { "replace" },
+                    target_id
                 ),
                 t.dim,
             ),
-            EntryKind::Label(l) => plain(
-                format!(
-                    "[label: {}]",
-                    l.label.get().map_or("(cleared)", String::as_str)
-                ),
+            RowKind::Label { label, .. } => plain(
+                format!("[label: {}]", label.as_deref().unwrap_or("(cleared)")),
                 t.dim,
             ),
-            EntryKind::SessionInfo(s) => plain(
-                format!(
-                    "[title: {}]",
-                    s.name.get().map_or("(empty)", String::as_str)
-                ),
+            RowKind::SessionInfo { name } => plain(
+                format!("[title: {}]", name.as_deref().unwrap_or("(empty)")),
                 t.dim,
             ),
-            EntryKind::Leaf(l) => plain(
-                format!("[leaf: {}]", l.target_id.as_deref().unwrap_or("(root)")),
+            RowKind::Leaf { target_id } => plain(
+                format!("[leaf: {}]", target_id.as_deref().unwrap_or("(root)")),
                 t.dim,
             ),
-            EntryKind::Usage(u) => plain(format!("[usage: {}]", u.kind), t.dim),
-            EntryKind::Other { entry_type, .. } => plain(format!("[{entry_type}]"), t.dim),
+            RowKind::Usage { kind, .. } => plain(format!("[usage: {kind}]"), t.dim),
+            RowKind::Other { entry_type } => plain(format!("[{entry_type}]"), t.dim),
         }
     }
 
-    /// The tool call a result answers: the nearest assistant message above it with that id.
-    fn find_call(&self, node: usize, call_id: &str) -> Option<(&str, &serde_json::Value)> {
+    /// The tool call a result answers: the nearest assistant message above it with that id
+    /// (its name, and its arguments with strings cut to the row previews' length).
+    fn find_call(&self, node: usize, call_id: &str) -> Option<(&str, Option<&serde_json::Value>)> {
         let mut cur = self.tree.nodes[node].parent;
         for _ in 0..CALL_LOOKUP_STEPS {
             let n = &self.tree.nodes[cur?];
-            if let EntryKind::Message(m) = &n.entry.kind {
-                if let AgentMessage::Llm(Message::Assistant(a)) = &m.message {
-                    if let Some(c) = a.tool_calls().find(|c| c.id == call_id) {
-                        return Some((c.name.as_str(), &c.arguments));
-                    }
+            if let RowKind::Message(MessageRow::Assistant { calls, .. }) = &n.row.kind {
+                if let Some(c) = calls.iter().find(|c| &*c.id == call_id) {
+                    return Some((&c.name, c.args.as_ref()));
                 }
             }
             cur = n.parent;
@@ -1028,102 +1029,103 @@ fn tool_call_summary(name: &str, args: &serde_json::Value) -> String {
     }
 }
 
-/// What search matches for one node, lower-cased and capped at [`SEARCH_CHARS`]: the label,
-/// pi's words for the kind, and the entry's text (more of it than pi's first 200 characters,
-/// plus tool names, tool results and compaction summaries; DECISIONS §23.64).
-fn searchable(tree: &SessionTree, node: usize) -> Box<str> {
-    let n = &tree.nodes[node];
+/// What search matches for one node besides its label, lower-cased and capped at
+/// [`SEARCH_CHARS`]: pi's words for the kind, and the entry's text (more of it than pi's first
+/// 200 characters, plus tool names, tool results and compaction summaries; DECISIONS §23.64).
+fn searchable(row: &RowSummary) -> Box<str> {
     let mut text = String::new();
-    if let Some(label) = &n.label {
-        text.push_str(label);
-        text.push(' ');
-    }
     // pi's words for each kind come first ("branch summary", "model", "title", …).
-    let word = match &n.entry.kind {
-        EntryKind::Message(_) | EntryKind::CustomMessage(_) => "",
-        EntryKind::Compaction(_) => "compaction",
-        EntryKind::BranchSummary(_) => "branch summary",
-        EntryKind::SessionInfo(_) => "title",
-        EntryKind::ModelChange(_) => "model",
-        EntryKind::ThinkingLevelChange(_) => "thinking",
-        EntryKind::Custom(_) => "custom",
-        EntryKind::ContextEdit(e) => {
-            if e.replacement.is_null() {
+    let word = match &row.kind {
+        RowKind::Message(_) | RowKind::CustomMessage { .. } => "",
+        RowKind::Compaction { .. } => "compaction",
+        RowKind::BranchSummary { .. } => "branch summary",
+        RowKind::SessionInfo { .. } => "title",
+        RowKind::ModelChange { .. } => "model",
+        RowKind::ThinkingLevelChange { .. } => "thinking",
+        RowKind::Custom { .. } => "custom",
+        RowKind::ContextEdit { omit, .. } => {
+            if *omit {
                 "context edit omit"
             } else {
                 "context edit replace"
             }
         }
-        EntryKind::Label(_) => "label",
-        EntryKind::ActiveToolsChange(_) => "tools",
-        EntryKind::Usage(_) => "usage",
-        EntryKind::Leaf(_) => "leaf",
-        EntryKind::Other { entry_type, .. } => entry_type.as_str(),
+        RowKind::Label { .. } => "label",
+        RowKind::ActiveToolsChange { .. } => "tools",
+        RowKind::Usage { .. } => "usage",
+        RowKind::Leaf { .. } => "leaf",
+        RowKind::Other { entry_type } => entry_type,
     };
     if !word.is_empty() {
         text.push_str(word);
         text.push(' ');
     }
-    match &n.entry.kind {
-        EntryKind::Message(m) => {
-            text.push_str(m.message.role());
+    match &row.kind {
+        RowKind::Message(m) => {
+            text.push_str(m.role());
             text.push(' ');
-            match &m.message {
-                AgentMessage::Llm(Message::User(u)) => {
-                    text.push_str(&head_of_content(SEARCH_CHARS, &u.content))
-                }
-                AgentMessage::Llm(Message::Assistant(a)) => {
-                    text.push_str(&head_of_blocks(SEARCH_CHARS, &a.content));
-                    for c in a.tool_calls() {
+            match m {
+                MessageRow::User { text: t } => text.push_str(t.as_str()),
+                MessageRow::Assistant {
+                    text: t,
+                    calls,
+                    error,
+                    ..
+                } => {
+                    text.push_str(t.as_str());
+                    for c in calls {
                         text.push(' ');
                         text.push_str(&c.name);
                     }
-                    if let Some(e) = &a.error_message {
+                    if let Some(e) = error {
                         text.push(' ');
-                        text.push_str(e);
+                        text.push_str(e.as_str());
                     }
                 }
-                AgentMessage::Llm(Message::ToolResult(r)) => {
-                    text.push_str(&r.tool_name);
+                MessageRow::ToolResult {
+                    tool_name, text: t, ..
+                } => {
+                    text.push_str(tool_name);
                     text.push(' ');
-                    text.push_str(&head_of_content(SEARCH_CHARS, &r.content));
+                    text.push_str(t.as_str());
                 }
-                AgentMessage::Llm(Message::System(s)) => {
-                    text.push_str(&head_of_content(SEARCH_CHARS, &s.content))
-                }
-                AgentMessage::BashExecution(b) => text.push_str(&b.command),
-                AgentMessage::Custom(c) => {
-                    text.push_str(&c.custom_type);
+                MessageRow::System { text: t, .. } => text.push_str(t.as_str()),
+                MessageRow::BashExecution { command } => text.push_str(command.as_str()),
+                MessageRow::Custom {
+                    custom_type,
+                    text: t,
+                } => {
+                    text.push_str(custom_type);
                     text.push(' ');
-                    text.push_str(&head_of_content(SEARCH_CHARS, &c.content));
+                    text.push_str(t.as_str());
                 }
-                AgentMessage::BranchSummary(b) => text.push_str(&b.summary),
-                AgentMessage::CompactionSummary(c) => text.push_str(&c.summary),
-                AgentMessage::Other(_) => {}
+                MessageRow::BranchSummary { summary }
+                | MessageRow::CompactionSummary { summary } => text.push_str(summary.as_str()),
+                MessageRow::Other { .. } => {}
             }
         }
-        EntryKind::CustomMessage(c) => {
-            text.push_str(&c.custom_type);
+        RowKind::CustomMessage {
+            custom_type,
+            text: t,
+        } => {
+            text.push_str(custom_type);
             text.push(' ');
-            text.push_str(&head_of_content(SEARCH_CHARS, &c.content));
+            text.push_str(t.as_str());
         }
-        EntryKind::Compaction(c) => text.push_str(&c.summary),
-        EntryKind::BranchSummary(b) => text.push_str(&b.summary),
-        EntryKind::ModelChange(m) => {
-            text.push_str(&m.provider);
+        RowKind::Compaction { summary, .. } | RowKind::BranchSummary { summary, .. } => {
+            text.push_str(summary.as_str())
+        }
+        RowKind::ModelChange { provider, model_id } => {
+            text.push_str(provider);
             text.push('/');
-            text.push_str(&m.model_id);
+            text.push_str(model_id);
         }
-        EntryKind::ThinkingLevelChange(e) => text.push_str(&e.thinking_level),
-        EntryKind::Custom(c) => text.push_str(&c.custom_type),
-        EntryKind::Label(l) => text.push_str(l.label.get().map_or("", String::as_str)),
-        EntryKind::SessionInfo(s) => text.push_str(s.name.get().map_or("", String::as_str)),
-        EntryKind::ContextEdit(e) => text.push_str(&e.target_id),
-        EntryKind::ActiveToolsChange(e) => {
-            if let Some(names) = e.active_tool_names.get() {
-                text.push_str(&names.join(" "));
-            }
-        }
+        RowKind::ThinkingLevelChange { level } => text.push_str(level),
+        RowKind::Custom { custom_type } => text.push_str(custom_type),
+        RowKind::Label { label, .. } => text.push_str(label.as_deref().unwrap_or("")),
+        RowKind::SessionInfo { name } => text.push_str(name.as_deref().unwrap_or("")),
+        RowKind::ContextEdit { target_id, .. } => text.push_str(target_id),
+        RowKind::ActiveToolsChange { names: Some(names) } => text.push_str(&names.join(" ")),
         _ => {}
     }
     let mut end = text.len().min(SEARCH_CHARS);
@@ -1134,54 +1136,18 @@ fn searchable(tree: &SessionTree, node: usize) -> Box<str> {
     text.to_lowercase().into_boxed_str()
 }
 
-/// At most `limit` bytes of `s`, cut at a character boundary.
-fn head(s: &str, limit: usize) -> &str {
-    if s.len() <= limit {
-        return s;
-    }
-    let mut end = limit;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
-/// The text blocks of a content joined with a space, at most about `limit` bytes.
-fn head_of_content(limit: usize, content: &Content) -> String {
-    match content {
-        Content::Text(s) => head(s, limit).to_string(),
-        Content::Blocks(blocks) => head_of_blocks(limit, blocks),
-    }
-}
-
-fn head_of_blocks(limit: usize, blocks: &[ContentBlock]) -> String {
-    let mut out = String::new();
-    for block in blocks {
-        if out.len() >= limit {
-            break;
-        }
-        if let ContentBlock::Text(t) = block {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(head(&t.text, limit.saturating_sub(out.len())));
-        }
-    }
-    out
-}
-
 /// The entry id of the nearest `arbor.checkpoint` (or workspace restore) entry at or above
 /// `target_id` on its path, so the shell knows whether to offer the restore choice.
 pub fn nearest_checkpoint<'t>(tree: &'t SessionTree, target_id: &str) -> Option<&'t str> {
-    let mut cur = tree.nodes.iter().position(|n| n.entry.id == target_id);
+    let mut cur = tree.nodes.iter().position(|n| n.id() == target_id);
     let mut steps = 0;
     while let Some(i) = cur {
         let n = &tree.nodes[i];
-        if let EntryKind::Custom(c) = &n.entry.kind {
-            if c.custom_type == crate::checkpoints::CHECKPOINT_TYPE
-                || c.custom_type == crate::checkpoints::RESTORE_TYPE
+        if let RowKind::Custom { custom_type } = &n.row.kind {
+            if &**custom_type == crate::checkpoints::CHECKPOINT_TYPE
+                || &**custom_type == crate::checkpoints::RESTORE_TYPE
             {
-                return Some(n.entry.id.as_str());
+                return Some(n.id());
             }
         }
         steps += 1;

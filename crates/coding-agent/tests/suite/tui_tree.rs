@@ -697,7 +697,7 @@ mod shape {
             let kinds: Vec<u8> = tree
                 .nodes
                 .iter()
-                .map(|n| spec[n.entry.id[1..].parse::<usize>().unwrap()].1 % 3)
+                .map(|n| spec[n.id()[1..].parse::<usize>().unwrap()].1 % 3)
                 .collect();
             for (filter, keep) in [
                 (TreeFilter::All, [true, true, true]),
@@ -851,12 +851,12 @@ fn filters_show_what_pis_tree_selector_shows() {
             .iter()
             .filter(|n| {
                 matches!(
-                    n.entry.kind,
-                    arbor_agent::session::EntryKind::ActiveToolsChange(_)
-                        | arbor_agent::session::EntryKind::Other { .. }
+                    n.row.kind,
+                    arbor_agent::session::RowKind::ActiveToolsChange { .. }
+                        | arbor_agent::session::RowKind::Other { .. }
                 )
             })
-            .map(|n| n.entry.id.as_str())
+            .map(arbor_agent::session::TreeNode::id)
             .collect();
         for filter in TreeFilter::CYCLE {
             let nav = TreeNavigator::new(tree.clone(), filter, Theme::monochrome());

@@ -7,6 +7,7 @@ use crate::error::{Result, SessionError};
 use crate::session::common;
 use crate::session::entry::{EntryKind, LeafEntry, SessionEntry, SessionHeader};
 use crate::session::index::{Index, LineSource, Raw};
+use crate::session::rows::{RowCaps, RowSource, RowSourceRef, RowSummary};
 use crate::session::storage::{
     DerivedSettings, EntryDraft, EntryPage, SessionStats, SessionStorage,
 };
@@ -152,6 +153,21 @@ impl<'s> FileSource<'s> {
         }
         let line = w.bytes[..len as usize].to_vec();
         self.utf8(line, offset)
+    }
+}
+
+/// The JSONL [`RowSource`]: a second handle on the file and where each line is. Indexed lines
+/// are never rewritten in place (appends add bytes, repairs cut only unindexed tails), so the
+/// snapshot reads what the index held when it was made (DECISIONS §25.82).
+struct FileRows {
+    file: File,
+    lines: common::LineSnapshot,
+}
+
+impl RowSource for FileRows {
+    fn summaries(&self, caps: RowCaps) -> Result<Vec<RowSummary>> {
+        let src = FileSource::new(&self.file, &self.lines.origin);
+        self.lines.summaries(&src, caps)
     }
 }
 
@@ -784,6 +800,24 @@ impl SessionStorage for JsonlStorage {
     async fn derived_settings(&self, leaf: Option<&str>) -> Result<DerivedSettings> {
         self.with_read(|index, src| common::derived_settings(index, src, leaf))
             .await
+    }
+
+    async fn visit_row_summaries(
+        &self,
+        caps: RowCaps,
+        visit: &mut (dyn FnMut(RowSummary) + Send),
+    ) -> Result<()> {
+        self.with_read(|index, src| common::visit_rows(index, src, caps, visit))
+            .await
+    }
+
+    async fn row_source(&self) -> Result<RowSourceRef> {
+        let st = self.state.read().await;
+        let file = st.file.try_clone().map_err(io_err(&self.path))?;
+        Ok(std::sync::Arc::new(FileRows {
+            file,
+            lines: common::LineSnapshot::of(&st.index),
+        }))
     }
 
     async fn save_point(&self) -> Result<()> {
