@@ -290,7 +290,7 @@ async fn bench_list() {
 /// parsing): open, window, settings, projection, streamed JSON (to OUT, or discarded).
 async fn context_once(path: &Path, out: Option<&str>) {
     use arbor_agent::context::projection::build_session_context_from_window;
-    use arbor_agent::context::{ContextOptions, DerivedState, ModelRef};
+    use arbor_agent::context::{ContextOptions, DerivedState};
     let repo = JsonlRepository::flat(path.parent().unwrap_or(Path::new(".")));
     let start = Instant::now();
     let s = repo
@@ -307,15 +307,7 @@ async fn context_once(path: &Path, out: Option<&str>) {
         .derived_settings(None)
         .await
         .unwrap_or_else(|e| panic!("{e}"));
-    let state = DerivedState {
-        model: settings
-            .model
-            .map(|(provider, model_id)| ModelRef { provider, model_id }),
-        thinking_level: settings
-            .thinking_level
-            .unwrap_or_else(|| DerivedState::default().thinking_level),
-        active_tool_names: settings.active_tool_names,
-    };
+    let state = DerivedState::from_settings(settings);
     let n = window.len();
     let ctx = build_session_context_from_window(window, state, &ContextOptions::default());
     let projected = start.elapsed();

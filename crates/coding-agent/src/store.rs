@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arbor_agent::context::projection::build_session_context_from_window;
-use arbor_agent::context::{ContextOptions, DerivedState, ModelRef, SessionContext};
+use arbor_agent::context::{ContextOptions, DerivedState, SessionContext};
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::jsonl::layout;
 use arbor_agent::session::{
@@ -124,15 +124,7 @@ pub(crate) async fn project(
 ) -> Result<SessionContext> {
     let window = storage.path_to_root_or_compaction(leaf).await?;
     let settings = storage.derived_settings(leaf).await?;
-    let state = DerivedState {
-        model: settings
-            .model
-            .map(|(provider, model_id)| ModelRef { provider, model_id }),
-        thinking_level: settings
-            .thinking_level
-            .unwrap_or_else(|| DerivedState::default().thinking_level),
-        active_tool_names: settings.active_tool_names,
-    };
+    let state = DerivedState::from_settings(settings);
     Ok(build_session_context_from_window(
         window,
         state,

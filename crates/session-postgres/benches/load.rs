@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use arbor_agent::context::projection::build_session_context_from_window;
-use arbor_agent::context::{ContextOptions, DerivedState, ModelRef};
+use arbor_agent::context::{ContextOptions, DerivedState};
 use arbor_agent::session::{
     CreateOptions, EntryDraft, EntryKind, SessionRepository, SessionStorage,
 };
@@ -313,15 +313,7 @@ async fn open(repo: &PostgresRepository) -> Result<(), BoxError> {
         let settings = s.derived_settings(None).await?;
         let opened = t.elapsed().as_secs_f64() * 1000.0;
         let window = s.path_to_root_or_compaction(None).await?;
-        let state = DerivedState {
-            model: settings
-                .model
-                .map(|(provider, model_id)| ModelRef { provider, model_id }),
-            thinking_level: settings
-                .thinking_level
-                .unwrap_or_else(|| DerivedState::default().thinking_level),
-            active_tool_names: settings.active_tool_names,
-        };
+        let state = DerivedState::from_settings(settings);
         let ctx = build_session_context_from_window(window, state, &ContextOptions::default());
         if ctx.messages.len() != n {
             return Err(
