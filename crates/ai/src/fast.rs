@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use crate::json::{deserialize_count, deserialize_kept_ms, Num};
 use crate::kept::Kept;
 use crate::types::{
-    AssistantMessage, ContentBlock, Cost, Extra, ImageContent, Message, StopReason, SystemMessage,
+    AssistantMessage, ContentBlock, Cost, ImageContent, Message, StopReason, SystemMessage,
     TextContent, ThinkingContent, Tool, ToolCall, ToolResultMessage, Usage, UserMessage,
 };
 use crate::Content;
@@ -76,7 +76,7 @@ impl<'de> Visitor<'de> for KeyVisitor {
 /// Reads the value of `key` into `extra`; a key seen twice is refused (the `Value` path decides
 /// what a duplicate means).
 pub fn push_extra<'de, A: MapAccess<'de>>(
-    extra: &mut Extra,
+    extra: &mut Map<String, Value>,
     key: Key<'de>,
     map: &mut A,
 ) -> Result<(), A::Error> {
@@ -89,7 +89,10 @@ pub fn push_extra<'de, A: MapAccess<'de>>(
 }
 
 /// Reads every remaining entry of `map` into `extra`.
-pub fn rest_into<'de, A: MapAccess<'de>>(extra: &mut Extra, map: &mut A) -> Result<(), A::Error> {
+pub fn rest_into<'de, A: MapAccess<'de>>(
+    extra: &mut Map<String, Value>,
+    map: &mut A,
+) -> Result<(), A::Error> {
     while let Some(key) = map.next_key_seed(KeySeed)? {
         push_extra(extra, key, map)?;
     }

@@ -101,7 +101,7 @@ impl FauxResponse {
         self.content.push(ContentBlock::Text(TextContent {
             text: text.into(),
             text_signature: None,
-            extra: Map::new(),
+            extra: Default::default(),
         }));
         self
     }
@@ -112,7 +112,7 @@ impl FauxResponse {
             thinking: thinking.into(),
             thinking_signature: None,
             redacted: None,
-            extra: Map::new(),
+            extra: Default::default(),
         }));
         self
     }
@@ -127,7 +127,7 @@ impl FauxResponse {
             thinking: thinking.into(),
             thinking_signature: Some(signature.into()),
             redacted: None,
-            extra: Map::new(),
+            extra: Default::default(),
         }));
         self
     }
@@ -151,7 +151,7 @@ impl FauxResponse {
             thought_signature: None,
             namespace: None,
             arguments_error: None,
-            extra: Map::new(),
+            extra: Default::default(),
         }));
         self
     }
@@ -583,7 +583,7 @@ impl FauxProvider {
             error_message: None,
             timestamp: timestamp.into(),
             duration_ms: None,
-            extra: Map::new(),
+            extra: Default::default(),
         };
 
         let response = match step {

@@ -13,6 +13,7 @@ pub mod emit;
 pub mod error;
 pub mod estimate;
 pub mod event;
+pub mod extra;
 #[doc(hidden)]
 pub mod fast;
 #[cfg(feature = "faux")]

@@ -16,8 +16,7 @@ use crate::json::{
     RoleTagged, TypeTagged,
 };
 
-/// Fields a struct does not model, kept in file order and written back after the known ones.
-pub type Extra = Map<String, Value>;
+pub use crate::extra::Extra;
 
 /// Splits the discriminator out of a tagged JSON object.
 fn take_tag<E: serde::de::Error>(map: &Map<String, Value>, key: &str) -> Result<String, E> {

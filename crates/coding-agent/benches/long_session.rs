@@ -5,7 +5,7 @@
 //! (`VmHWM`). A plain binary (no criterion).
 //!
 //! `cargo bench -p arbor-coding-agent --bench long_session` (ARBOR_BENCH_TURNS changes the turn
-//! count; default 1000).
+//! count; default 1000; ARBOR_BENCH_WRAP runs the binary under a profiler).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{Read, Write};
@@ -131,7 +131,20 @@ fn main() {
         .map(|i| format!("Turn {i}: print the numbers again."))
         .collect();
     let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_arbor"))
+    // ARBOR_BENCH_WRAP runs the binary under a profiler, e.g.
+    // `valgrind --tool=massif --massif-out-file=/tmp/massif.out` (words split on spaces).
+    let wrap: Vec<String> = std::env::var("ARBOR_BENCH_WRAP")
+        .map(|w| w.split_whitespace().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let mut command = match wrap.split_first() {
+        Some((program, args)) => {
+            let mut c = Command::new(program);
+            c.args(args).arg(env!("CARGO_BIN_EXE_arbor"));
+            c
+        }
+        None => Command::new(env!("CARGO_BIN_EXE_arbor")),
+    };
+    let mut child = command
         .env("ARBOR_HOME", &home)
         .current_dir(&cwd)
         .args(["-p", "--model", "mock/mock-model"])

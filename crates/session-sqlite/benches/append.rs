@@ -185,12 +185,14 @@ async fn build_large(
             // `i - compact_every / 10` is a multiple of 500 (a `leaf` entry, never on a
             // path); the entry after it is on the path.
             let kept = ids[i - compact_every / 10 + 1].clone();
-            s.append(EntryDraft::new(EntryKind::Compaction(CompactionEntry {
-                summary: format!("summary {i}"),
-                first_kept_entry_id: Some(kept),
-                tokens_before: 1000,
-                ..Default::default()
-            })))
+            s.append(EntryDraft::new(EntryKind::Compaction(Box::new(
+                CompactionEntry {
+                    summary: format!("summary {i}"),
+                    first_kept_entry_id: Some(kept),
+                    tokens_before: 1000,
+                    ..Default::default()
+                },
+            ))))
             .await?
         } else if i > 0 && i % 500 == 0 {
             let back: &String = &ids[i - 3];

@@ -191,7 +191,9 @@ pub enum EntryKind {
     ThinkingLevelChange(ThinkingLevelChangeEntry),
     ModelChange(ModelChangeEntry),
     ActiveToolsChange(ActiveToolsChangeEntry),
-    Compaction(CompactionEntry),
+    /// Boxed: rare, and the largest kind (a system-prompt checkpoint and usage inline), it
+    /// would set the size of every entry (DECISIONS §22.60).
+    Compaction(Box<CompactionEntry>),
     BranchSummary(BranchSummaryEntry),
     Custom(CustomEntry),
     CustomMessage(CustomMessageEntry),

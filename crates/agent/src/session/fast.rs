@@ -267,7 +267,7 @@ fn kind<'de, A: MapAccess<'de>>(entry_type: &str, map: &mut A) -> Result<EntryKi
                 active_tool_names: "activeToolNames" => Nullable<Vec<String>> | Nullable::Absent,
             }))
         }
-        "compaction" => EntryKind::Compaction(fast_struct!(map, CompactionEntry {
+        "compaction" => EntryKind::Compaction(Box::new(fast_struct!(map, CompactionEntry {
             summary: "summary" => String | return Err(missing("summary")),
             first_kept_entry_id: "firstKeptEntryId" => Option<String> | None,
             tokens_before: "tokensBefore" => Count | 0,
@@ -276,7 +276,7 @@ fn kind<'de, A: MapAccess<'de>>(entry_type: &str, map: &mut A) -> Result<EntryKi
             details: "details" => Option<Value> | None,
             usage: "usage" => OptUsage | None,
             from_hook: "fromHook" => Option<bool> | None,
-        })),
+        }))),
         "branch_summary" => EntryKind::BranchSummary(fast_struct!(map, BranchSummaryEntry {
             from_id: "fromId" => String | return Err(missing("fromId")),
             summary: "summary" => String | return Err(missing("summary")),

@@ -343,7 +343,7 @@ impl Session {
             }
             None => None,
         };
-        let kind = EntryKind::Compaction(CompactionEntry {
+        let kind = EntryKind::Compaction(Box::new(CompactionEntry {
             summary: draft.summary,
             first_kept_entry_id: draft.first_kept_entry_id,
             tokens_before: draft.tokens_before,
@@ -353,7 +353,7 @@ impl Session {
             usage: draft.usage,
             from_hook: draft.from_hook,
             extra: Default::default(),
-        });
+        }));
         self.append_locked(&mut guard, kind).await
     }
 

@@ -21,6 +21,7 @@ mod proptests;
 mod roundtrip;
 mod rows;
 mod session;
+mod sizes;
 mod store_files;
 mod store_jsonl;
 mod store_lazy;

@@ -875,7 +875,7 @@ fn replace_images(blocks: &[&ContentBlock]) -> Vec<ContentBlock> {
                     out.push(ContentBlock::Text(crate::types::TextContent {
                         text: ERROR_IMAGE_PLACEHOLDER.into(),
                         text_signature: None,
-                        extra: Map::new(),
+                        extra: Default::default(),
                     }));
                 }
                 previous_was_placeholder = true;

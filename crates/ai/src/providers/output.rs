@@ -1,7 +1,7 @@
 //! What a provider's stream parser writes into: the message being built and the events not yet
 //! handed to the consumer.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::emit::empty_message;
 use crate::event::AssistantMessageEvent;
@@ -114,7 +114,7 @@ impl Output {
         self.message.content.push(ContentBlock::Text(TextContent {
             text,
             text_signature: None,
-            extra: Map::new(),
+            extra: Default::default(),
         }));
         self.events.push(AssistantMessageEvent::TextStart {
             content_index: index,
@@ -162,7 +162,7 @@ impl Output {
                 thinking,
                 thinking_signature: signature,
                 redacted: redacted.then_some(true),
-                extra: Map::new(),
+                extra: Default::default(),
             }));
         self.events.push(AssistantMessageEvent::ThinkingStart {
             content_index: index,
@@ -206,7 +206,7 @@ impl Output {
             thought_signature: None,
             namespace: None,
             arguments_error: None,
-            extra: Map::new(),
+            extra: Default::default(),
         }));
         self.events.push(AssistantMessageEvent::ToolcallStart {
             content_index: index,

@@ -17,7 +17,7 @@ fn strict_tool(name: &str, strict: &str, parameters: Value) -> Tool {
         name: name.into(),
         description: "d".into(),
         parameters,
-        extra,
+        extra: extra.into(),
     }
 }
 
@@ -74,7 +74,7 @@ fn chat_completions_sends_strict_tools_where_the_compat_allows() {
         name: "plain".into(),
         description: "d".into(),
         parameters: json!({"type": "object", "properties": {}}),
-        extra: Map::new(),
+        extra: Default::default(),
     };
     let ctx = context(vec![strict_tool("read", "prefer", optional_path()), plain]);
     let body = build_request(&m, &ctx, &opts()).unwrap().body;
@@ -280,7 +280,7 @@ fn opencode_gets_the_session_header_and_zai_tool_stream() {
         name: "t".into(),
         description: "d".into(),
         parameters: json!({"type": "object", "properties": {}}),
-        extra: Map::new(),
+        extra: Default::default(),
     };
     let zai = with_compat(other, json!({"zaiToolStream": true}));
     let body = build_request(&zai, &context(vec![tool]), &opts())

@@ -6,7 +6,7 @@ use arbor_ai::providers::{build_request, parse_recorded, BuiltinApi};
 use arbor_ai::stream::{AnthropicOptions, CacheRetention};
 use arbor_ai::{stream, AssistantMessage, Context, Message, Model, StreamOptions, Tool};
 use arbor_test_support::{sse_events, MockResponse};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::providers_common::{collect, model, server_with, user};
 
@@ -20,7 +20,7 @@ fn tool(name: &str) -> Tool {
         name: name.into(),
         description: format!("{name} tool"),
         parameters: json!({"type": "object", "properties": {"p": {"type": "string"}}, "required": ["p"]}),
-        extra: Map::new(),
+        extra: Default::default(),
     }
 }
 
@@ -520,7 +520,7 @@ fn grammar_tool() -> Tool {
         name: "apply".into(),
         description: "Apply a patch".into(),
         parameters: json!({"type": "object", "properties": {"patch": {"type": "string"}}, "required": ["patch"]}),
-        extra: Map::new(),
+        extra: Default::default(),
     };
     t.extra.insert(
         "constrainedSampling".into(),

@@ -6,7 +6,7 @@
 use arbor_ai::{stream, AssistantMessage, AssistantMessageEvent, Context, Message, Model};
 use arbor_ai::{StreamOptions, Tool};
 use arbor_test_support::{sse_events, MockResponse, MockServer};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::providers_common::{collect, model, user};
 
@@ -36,7 +36,7 @@ fn read_tool() -> Tool {
         name: "read".into(),
         description: "Read a file".into(),
         parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
-        extra: Map::new(),
+        extra: Default::default(),
     }
 }
 

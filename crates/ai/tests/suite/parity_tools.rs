@@ -24,7 +24,7 @@ fn apply_tool() -> Tool {
         name: "apply".into(),
         description: "Apply a patch".into(),
         parameters: json!({"type": "object", "properties": {"patch": {"type": "string"}}, "required": ["patch"]}),
-        extra,
+        extra: extra.into(),
     }
 }
 
@@ -33,7 +33,7 @@ fn read_tool() -> Tool {
         name: "read".into(),
         description: "Read a file".into(),
         parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
-        extra: Map::new(),
+        extra: Default::default(),
     }
 }
 

@@ -8,7 +8,7 @@ use arbor_ai::{
 };
 use arbor_test_support::{MockResponse, MockServer, RecordedRequest};
 use futures::StreamExt;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 pub fn model(api: &str, provider: &str, id: &str, base_url: &str) -> Model {
     Model {
@@ -42,7 +42,7 @@ pub fn tools() -> Vec<Tool> {
                 "properties": {"path": {"type": "string", "description": "File path"}},
                 "required": ["path"]
             }),
-            extra: Map::new(),
+            extra: Default::default(),
         },
         Tool {
             name: "bash".into(),
@@ -52,7 +52,7 @@ pub fn tools() -> Vec<Tool> {
                 "properties": {"command": {"type": "string"}},
                 "required": ["command"]
             }),
-            extra: Map::new(),
+            extra: Default::default(),
         },
     ]
 }

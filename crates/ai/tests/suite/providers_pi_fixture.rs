@@ -11,7 +11,7 @@ use arbor_ai::{
     ToolCall, ToolResultMessage, UserMessage,
 };
 use arbor_test_support::fixtures::shared_dir;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::providers_common::{model, text_block};
 
@@ -111,7 +111,7 @@ fn context_from_body(body: &Value) -> Context {
                     .expect("description")
                     .into(),
                 parameters: t["function"]["parameters"].clone(),
-                extra: Map::new(),
+                extra: Default::default(),
             })
             .collect(),
     );

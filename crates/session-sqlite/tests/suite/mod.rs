@@ -116,13 +116,13 @@ pub fn name(text: &str) -> EntryDraft {
 }
 
 pub fn compaction(first_kept: Option<&str>, retained_tail: bool) -> EntryDraft {
-    EntryDraft::new(EntryKind::Compaction(CompactionEntry {
+    EntryDraft::new(EntryKind::Compaction(Box::new(CompactionEntry {
         summary: "summary".into(),
         first_kept_entry_id: first_kept.map(str::to_owned),
         tokens_before: 100,
         retained_tail: retained_tail.then(Vec::new),
         ..Default::default()
-    }))
+    })))
 }
 
 pub fn ids(entries: &[arbor_agent::session::SessionEntry]) -> Vec<&str> {

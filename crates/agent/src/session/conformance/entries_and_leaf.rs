@@ -252,7 +252,7 @@ pub async fn append_entry_moves_leaf_by_recovery_rule<R: SessionRepository>(r: &
         "2020-01-01T00:00:00.000Z",
         EntryKind::Leaf(LeafEntry {
             target_id: Some("e1".into()),
-            extra: Map::new(),
+            extra: Default::default(),
         }),
     );
     for e in [a, b, jump] {

@@ -73,14 +73,14 @@ pub(super) fn label(target: &str, text: Option<&str>) -> EntryKind {
     EntryKind::Label(LabelEntry {
         target_id: target.into(),
         label: text.map(str::to_owned).into(),
-        extra: Map::new(),
+        extra: Default::default(),
     })
 }
 
 pub(super) fn name(text: &str) -> EntryKind {
     EntryKind::SessionInfo(SessionInfoEntry {
         name: Nullable::Value(text.into()),
-        extra: Map::new(),
+        extra: Default::default(),
     })
 }
 
