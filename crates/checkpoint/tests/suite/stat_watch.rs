@@ -368,3 +368,27 @@ fn one_edited_file_is_reported_as_diff_tree_would() {
     );
     assert_eq!(changed[0].path, "b.sh");
 }
+
+#[test]
+fn a_large_worktree_is_checked_on_several_threads_without_missing_an_edit() {
+    // Above 2,000 index paths the `lstat`s are split over threads; an edit in any part of
+    // the list, the last included, must still be seen.
+    let names: Vec<String> = (0..2_100)
+        .map(|i| format!("d{}/f{i:04}.txt", i / 700))
+        .collect();
+    let owned: Vec<(String, Vec<u8>)> = names
+        .iter()
+        .map(|n| (n.clone(), b"same\n".to_vec()))
+        .collect();
+    let files: Vec<(&str, &[u8])> = owned
+        .iter()
+        .map(|(n, b)| (n.as_str(), b.as_slice()))
+        .collect();
+    let (dir, mut ws, mut last) = warm(&files);
+    for name in [&names[0], &names[1_050], &names[2_099]] {
+        write(dir.path(), name, b"diff\n");
+        let next = created(&mut ws, Some(&last));
+        assert_eq!(show(dir.path(), &next.tree, name), "diff\n");
+        last = unchanged_without_git(&mut ws, &next);
+    }
+}
