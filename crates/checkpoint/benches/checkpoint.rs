@@ -49,15 +49,25 @@ fn cpu_ticks() -> Option<u64> {
     Some(sum)
 }
 
-/// Wall median, wall minimum and mean CPU (ms) of `samples` that used `ticks` CPU ticks.
-fn report(name: &str, samples: Vec<Duration>, ticks: Option<u64>, target: &str) {
+/// Git processes the store has started so far.
+fn spawned(ws: &Workspace) -> u64 {
+    match ws {
+        Workspace::Git(g) => g.git_processes(),
+        Workspace::Snapshot(_) => 0,
+    }
+}
+
+/// Wall median, wall minimum, mean CPU (ms) and git processes per run of `samples` that used
+/// `ticks` CPU ticks and started `procs` git processes.
+fn report(name: &str, samples: Vec<Duration>, ticks: Option<u64>, procs: u64, target: &str) {
     let runs = samples.len();
+    let per_run = procs as f64 / runs as f64;
     let min = samples.iter().min().copied().unwrap_or_default();
     let cpu = ticks
         .map(|t| format!("{:.1} ms", t as f64 * 10.0 / runs as f64))
         .unwrap_or_else(|| "n/a".into());
     println!(
-        "  {name:<44} median {:>9}  min {:>9}  cpu {cpu:>9}  (target <= {target})",
+        "  {name:<44} median {:>9}  min {:>9}  cpu {cpu:>9}  git {per_run:>4.1}  (target <= {target})",
         ms(median(samples)),
         ms(min)
     );
@@ -101,6 +111,7 @@ fn main() {
     let first = t.elapsed();
 
     let mut unchanged = Vec::new();
+    let p0 = spawned(&ws);
     let cpu0 = cpu_ticks();
     for _ in 0..runs {
         let t = Instant::now();
@@ -110,6 +121,8 @@ fn main() {
     }
 
     let unchanged_cpu = cpu_ticks().zip(cpu0).map(|(b, a)| b - a);
+    let unchanged_procs = spawned(&ws) - p0;
+    let p0 = spawned(&ws);
     let mut one_edit = Vec::new();
     let mut edit_cpu = 0;
     for run in 0..runs {
@@ -126,6 +139,7 @@ fn main() {
         last = state(c);
     }
 
+    let edit_procs = spawned(&ws) - p0;
     // Two states 100 files apart; restore back and forth.
     let a = last.clone();
     for i in 0..100 {
@@ -139,6 +153,7 @@ fn main() {
     let b = state(ws.capture(Some(&a)).expect("capture b"));
     let mut restore = Vec::new();
     let mut here = b.clone();
+    let p0 = spawned(&ws);
     let cpu0 = cpu_ticks();
     for run in 0..runs {
         let target = if run % 2 == 0 { &a } else { &b };
@@ -154,14 +169,28 @@ fn main() {
     }
 
     let restore_cpu = cpu_ticks().zip(cpu0).map(|(b, a)| b - a);
+    let restore_procs = spawned(&ws) - p0;
     println!("checkpoints of a {FILES}-file git repository ({runs} runs each):");
     println!("  first capture (seeds the private index): {}", ms(first));
-    report("unchanged worktree", unchanged, unchanged_cpu, "20 ms");
-    report("after editing one file", one_edit, Some(edit_cpu), "50 ms");
+    report(
+        "unchanged worktree",
+        unchanged,
+        unchanged_cpu,
+        unchanged_procs,
+        "20 ms",
+    );
+    report(
+        "after editing one file",
+        one_edit,
+        Some(edit_cpu),
+        edit_procs,
+        "50 ms",
+    );
     report(
         "restore across 100 files (incl. capture)",
         restore,
         restore_cpu,
+        restore_procs,
         "200 ms",
     );
 }

@@ -5,6 +5,8 @@ use std::ffi::OsStr;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crate::error::{CheckpointError, Result};
 
@@ -43,11 +45,21 @@ pub(crate) struct Output {
 #[derive(Debug, Clone)]
 pub(crate) struct Git {
     pub dir: PathBuf,
+    /// Processes started so far (shared by clones): what a capture cost in spawns.
+    spawned: Arc<AtomicU64>,
 }
 
 impl Git {
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Git { dir: dir.into() }
+        Git {
+            dir: dir.into(),
+            spawned: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// How many git processes this runner has started.
+    pub fn spawned(&self) -> u64 {
+        self.spawned.load(Ordering::Relaxed)
     }
 
     fn command(&self, args: &[&OsStr], index: Option<&Path>, locks: Locks) -> Command {
@@ -102,7 +114,28 @@ impl Git {
         stdin: Option<&[u8]>,
         locks: Locks,
     ) -> Result<Output> {
-        let mut cmd = self.command(args, index, locks);
+        self.finish(self.command(args, index, locks), stdin)
+    }
+
+    /// [`Git::run_os`] with git's messages in English, for output that is parsed (`git add
+    /// --verbose` translates its `add '…'` lines).
+    pub fn run_os_untranslated(
+        &self,
+        args: &[&OsStr],
+        index: Option<&Path>,
+        stdin: Option<&[u8]>,
+    ) -> Result<Vec<u8>> {
+        let mut cmd = self.command(args, index, Locks::None);
+        cmd.env("LC_ALL", "C").env_remove("LANGUAGE");
+        let out = self.finish(cmd, stdin)?;
+        if out.status == 0 {
+            Ok(out.stdout)
+        } else {
+            Err(self.failure(args, out.stderr))
+        }
+    }
+
+    fn finish(&self, mut cmd: Command, stdin: Option<&[u8]>) -> Result<Output> {
         cmd.stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
@@ -111,6 +144,7 @@ impl Git {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
         let mut child = cmd.spawn().map_err(CheckpointError::GitMissing)?;
+        self.spawned.fetch_add(1, Ordering::Relaxed);
         if let (Some(bytes), Some(mut pipe)) = (stdin, child.stdin.take()) {
             pipe.write_all(bytes)
                 .map_err(|e| CheckpointError::io(&self.dir, e))?;

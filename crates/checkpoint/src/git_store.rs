@@ -7,6 +7,7 @@
 //! `refs/arbor/checkpoints/<session>/<commit>`. Nothing here writes the user's index, branches,
 //! stash or HEAD unless a restore is asked to.
 
+use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ use std::time::SystemTime;
 use crate::checkpoint::*;
 use crate::error::{CheckpointError, Result};
 use crate::git::{Git, Located, Locks};
+use crate::stat_watch::{self, Ignored, Unwatchable, Verdict, Watch};
 
 /// Where this crate's refs live.
 pub const REF_PREFIX: &str = "refs/arbor/checkpoints/";
@@ -34,6 +36,24 @@ pub struct GitStore {
     head_tree: Option<(String, String)>,
     /// The user's index as last seen: its identity and its tree. Re-read only when it changed.
     user_index: Option<(IndexStamp, Option<String>)>,
+    /// The in-process stat check's state (DECISIONS §27.60), boxed: most stores are small.
+    quick: Box<QuickState>,
+}
+
+/// What the stat check keeps between captures.
+#[derive(Debug)]
+struct QuickState {
+    /// The stat of everything the last capture depended on.
+    watch: Option<Watch>,
+    /// The private index's identity after our last write: another writer voids the watch.
+    watched_index: Option<IndexStamp>,
+    /// The directories git does not look into, and the files that decide it.
+    ignored: Option<Ignored>,
+    /// Written before git looks at the worktree; its ctime is when it looked.
+    stamp_path: PathBuf,
+    /// The stamp and tree of the last `git status` capture, for the next capture to build
+    /// its watch from.
+    pending_watch: Option<((i64, i64), String)>,
 }
 
 /// Identity of an index file: a rewrite changes at least one of these.
@@ -68,6 +88,7 @@ impl GitStore {
             common_dir,
         } = located;
         let private_index = git_dir.join("arbor").join(format!("{session_id}.index"));
+        let stamp_path = git_dir.join("arbor").join(format!("{session_id}.stamp"));
         Ok(GitStore {
             git: Git::new(&toplevel),
             toplevel,
@@ -78,6 +99,13 @@ impl GitStore {
             private_tree: None,
             head_tree: None,
             user_index: None,
+            quick: Box::new(QuickState {
+                watch: None,
+                watched_index: None,
+                ignored: None,
+                stamp_path,
+                pending_watch: None,
+            }),
         })
     }
 
@@ -88,6 +116,12 @@ impl GitStore {
 
     pub fn git_dir(&self) -> &Path {
         &self.git_dir
+    }
+
+    /// How many git processes this store has started: an unchanged capture with a warm
+    /// watch starts none (DECISIONS §27.60).
+    pub fn git_processes(&self) -> u64 {
+        self.git.spawned()
     }
 
     fn ref_name(&self, commit: &str) -> String {
@@ -195,11 +229,234 @@ impl GitStore {
 
     /// Stages the whole worktree into the private index and returns its tree.
     ///
+    /// The in-process stat check comes first (DECISIONS §27.60): nothing changed means no
+    /// git process at all; only files changed in place means `git add` of just those.
+    /// Otherwise `git status` decides, and the next capture builds a new watch.
+    ///
+    /// Also returns the changes from the tree the private index held before, when they are
+    /// known without asking git (`diff-tree` is a process, DECISIONS §27.61).
+    fn worktree_tree(&mut self) -> Result<(String, Option<Known>)> {
+        let before = self.private_tree.clone();
+        match self.quick_check() {
+            Verdict::Unchanged => {
+                if let Some(tree) = &self.private_tree {
+                    return Ok((tree.clone(), Some((tree.clone(), Vec::new()))));
+                }
+            }
+            Verdict::Files(paths) => {
+                let stamp = stat_watch::stamp(&self.quick.stamp_path)?;
+                let staged = self.add_paths(&paths)?;
+                let tree = self.tree_after(&staged)?;
+                self.quick.watched_index = IndexStamp::of(&self.private_index);
+                if let Some(watch) = &mut self.quick.watch {
+                    watch.refresh(&paths, stamp, tree.clone());
+                }
+                let known = before.and_then(|before| {
+                    if before == tree {
+                        return Some((before, Vec::new()));
+                    }
+                    let [path] = paths.as_slice() else {
+                        return None;
+                    };
+                    single_change(&staged, path).map(|change| (before, vec![change]))
+                });
+                return Ok((tree, known));
+            }
+            Verdict::Unknown => {}
+        }
+        let stamp = stat_watch::stamp(&self.quick.stamp_path)?;
+        let tree = self.status_tree()?;
+        // Built lazily by the next capture: a restore that follows at once would void it.
+        self.quick.watched_index = IndexStamp::of(&self.private_index);
+        self.quick.pending_watch = Some((stamp, tree.clone()));
+        Ok((tree, None))
+    }
+
+    /// The watch's verdict: `Unknown` when there is none or the private index is not the one
+    /// it describes. The first check after a `git status` builds the watch.
+    fn quick_check(&mut self) -> Verdict {
+        let pending = self.quick.pending_watch.take();
+        let Some(tree) = self.private_tree.clone() else {
+            return Verdict::Unknown;
+        };
+        if IndexStamp::of(&self.private_index) != self.quick.watched_index {
+            return Verdict::Unknown;
+        }
+        if let Some((stamp, built_for)) = pending {
+            if built_for != tree {
+                return Verdict::Unknown;
+            }
+            self.build_watch(stamp, &tree);
+            return match (&mut self.quick.watch, &self.quick.ignored) {
+                (Some(watch), Some(ignored)) => watch.first_verdict(ignored),
+                _ => Verdict::Unknown,
+            };
+        }
+        match (&mut self.quick.watch, &self.quick.ignored) {
+            (Some(watch), Some(ignored)) if watch.tree == tree => watch.check(ignored),
+            _ => Verdict::Unknown,
+        }
+    }
+
+    /// A new watch of the worktree `git status` staged as `tree` (`stamp` written before it
+    /// looked). Failing to build one only means the next capture asks git again.
+    fn build_watch(&mut self, stamp: (i64, i64), tree: &str) {
+        self.quick.watch = None;
+        let mut ignored = match self.quick.ignored.take().filter(Ignored::still_valid) {
+            Some(ignored) => ignored,
+            None => match self.excludes_file() {
+                Ok(excludes) => Ignored::new(self.guard_paths(excludes), stamp),
+                Err(_) => return,
+            },
+        };
+        // Each round classifies one more level of directories the walk has not seen.
+        for _ in 0..32 {
+            match Watch::build(
+                &self.toplevel,
+                &self.private_index,
+                tree,
+                stamp,
+                &mut ignored,
+            ) {
+                Ok(watch) => {
+                    self.quick.watch = Some(watch);
+                    self.quick.ignored = Some(ignored);
+                    return;
+                }
+                Err(Unwatchable::Never) => {
+                    self.quick.ignored = Some(ignored);
+                    return;
+                }
+                Err(Unwatchable::Unclassified(dirs)) => {
+                    if dirs.is_empty() {
+                        continue;
+                    }
+                    let Ok(ignored_ones) = self.check_ignore(&dirs) else {
+                        return;
+                    };
+                    ignored.learn(dirs, &ignored_ones);
+                }
+            }
+        }
+    }
+
+    /// Which of `dirs` an ignore rule matches, so that `git status` does not look inside
+    /// (one `git check-ignore` for the whole list).
+    fn check_ignore(&self, dirs: &[Vec<u8>]) -> Result<HashSet<Vec<u8>>> {
+        // `check-ignore` refuses literal pathspecs; a leading `./` keeps `:x` from being
+        // read as magic (git echoes each path as given).
+        let mut input = Vec::new();
+        for d in dirs {
+            input.extend_from_slice(b"./");
+            input.extend_from_slice(d);
+            input.push(0);
+        }
+        let args = os(&["check-ignore", "-z", "--stdin"]);
+        let out = self
+            .git
+            .run_raw(&args, Some(&self.private_index), Some(&input))?;
+        // 0: some are ignored, 1: none is.
+        if out.status != 0 && out.status != 1 {
+            return Err(self.git.failure(&args, out.stderr));
+        }
+        Ok(stat_watch::parse_nul_list(&out.stdout))
+    }
+
+    /// `core.excludesFile`, when the configuration names one.
+    fn excludes_file(&self) -> Result<Option<PathBuf>> {
+        let out = self.git.run_raw(
+            &os(&["config", "-z", "--path", "--get", "core.excludesFile"]),
+            None,
+            None,
+        )?;
+        Ok((out.status == 0)
+            .then(|| {
+                let text = String::from_utf8_lossy(&out.stdout);
+                text.trim_end_matches('\0').to_string()
+            })
+            .filter(|p| !p.is_empty())
+            .map(PathBuf::from))
+    }
+
+    /// The files whose contents change what git ignores or how it reads the worktree.
+    fn guard_paths(&self, excludes: Option<PathBuf>) -> Vec<PathBuf> {
+        let mut paths = vec![
+            self.common_dir.join("info").join("exclude"),
+            self.common_dir.join("config"),
+            self.common_dir.join("config.worktree"),
+            self.git_dir.join("config.worktree"),
+            PathBuf::from("/etc/gitconfig"),
+        ];
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let xdg = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(".config")));
+        if let Some(home) = &home {
+            paths.push(home.join(".gitconfig"));
+        }
+        if let Some(xdg) = &xdg {
+            paths.push(xdg.join("git").join("config"));
+            paths.push(xdg.join("git").join("ignore"));
+        }
+        for var in ["GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM"] {
+            if let Some(p) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+                paths.push(PathBuf::from(p));
+            }
+        }
+        if let Some(p) = excludes {
+            paths.push(if p.is_absolute() {
+                p
+            } else {
+                self.toplevel.join(p)
+            });
+        }
+        paths
+    }
+
+    /// `git add -A` of exactly `paths` into the private index; returns its `--verbose` list.
+    fn add_paths(&self, paths: &[Vec<u8>]) -> Result<Vec<u8>> {
+        let mut list = Vec::new();
+        for p in paths {
+            list.extend_from_slice(p);
+            list.push(0);
+        }
+        self.git.run_os_untranslated(
+            &os(&[
+                "--literal-pathspecs",
+                "-c",
+                "core.fsmonitor=false",
+                "add",
+                "-A",
+                "--verbose",
+                "--no-warn-embedded-repo",
+                "--pathspec-from-file=-",
+                "--pathspec-file-nul",
+            ]),
+            Some(&self.private_index),
+            Some(&list),
+        )
+    }
+
+    /// The private index's tree after a `git add --verbose` that printed `staged`: nothing
+    /// printed means the index holds the tree we wrote last time, and `write-tree` (a
+    /// process) is skipped.
+    fn tree_after(&mut self, staged: &[u8]) -> Result<String> {
+        if staged.iter().all(u8::is_ascii_whitespace) {
+            if let Some(tree) = &self.private_tree {
+                return Ok(tree.clone());
+            }
+        }
+        let tree = self.git.line(&["write-tree"], Some(&self.private_index))?;
+        self.private_tree = Some(tree.clone());
+        Ok(tree)
+    }
+
     /// `git status` on the private index finds what differs from it (DECISIONS §27.50): it
     /// uses the untracked cache, which `git add -A` never consults, and writes back what it
     /// refreshed. Only the paths it names are then staged; nothing named means the index
     /// still holds the tree we wrote last time, and no further process runs.
-    fn worktree_tree(&mut self) -> Result<String> {
+    fn status_tree(&mut self) -> Result<String> {
         let staged = match self.worktree_changes()? {
             Some(paths) if paths.is_empty() => {
                 if let Some(tree) = &self.private_tree {
@@ -207,28 +464,7 @@ impl GitStore {
                 }
                 Vec::new()
             }
-            Some(paths) => {
-                let mut list = Vec::new();
-                for p in &paths {
-                    list.extend_from_slice(p);
-                    list.push(0);
-                }
-                self.git.run_os(
-                    &os(&[
-                        "--literal-pathspecs",
-                        "-c",
-                        "core.fsmonitor=false",
-                        "add",
-                        "-A",
-                        "--verbose",
-                        "--no-warn-embedded-repo",
-                        "--pathspec-from-file=-",
-                        "--pathspec-file-nul",
-                    ]),
-                    Some(&self.private_index),
-                    Some(&list),
-                )?
-            }
+            Some(paths) => self.add_paths(&paths)?,
             // Output we do not understand: stage everything, as a full `add -A` does.
             None => self.git.run(
                 &[
@@ -242,16 +478,7 @@ impl GitStore {
                 Some(&self.private_index),
             )?,
         };
-        // `--verbose` names every path it added or removed: none means the index holds the
-        // tree we wrote last time, and `write-tree` (a process) can be skipped.
-        if staged.iter().all(u8::is_ascii_whitespace) {
-            if let Some(tree) = &self.private_tree {
-                return Ok(tree.clone());
-            }
-        }
-        let tree = self.git.line(&["write-tree"], Some(&self.private_index))?;
-        self.private_tree = Some(tree.clone());
-        Ok(tree)
+        self.tree_after(&staged)
     }
 
     /// The paths where the worktree differs from the private index (modified, deleted, type
@@ -284,7 +511,7 @@ impl GitStore {
     pub fn capture(&mut self, previous: Option<&Checkpoint>) -> Result<Captured> {
         let head = self.head()?;
         let index = self.sync_user_index()?;
-        let tree = self.worktree_tree()?;
+        let (tree, known) = self.worktree_tree()?;
         let head_commit = head.as_ref().map(|(c, _)| c.clone());
         if let Some(prev) = previous {
             if prev.store == StoreKind::Git
@@ -333,9 +560,10 @@ impl GitStore {
             Some(p) if p.store == StoreKind::Git => Some(p.tree.clone()),
             _ => head.as_ref().map(|(_, t)| t.clone()),
         };
-        let changed = match base {
-            Some(base) => self.tree_changes(&base, &tree)?,
-            None => self.tree_changes(EMPTY_TREE_MARKER, &tree)?,
+        let changed = match (base, known) {
+            (Some(base), Some((from, changes))) if base == from => changes,
+            (Some(base), _) => self.tree_changes(&base, &tree)?,
+            (None, _) => self.tree_changes(EMPTY_TREE_MARKER, &tree)?,
         };
         Ok(Captured::Created {
             checkpoint: Checkpoint {
@@ -476,6 +704,12 @@ impl GitStore {
         // removed, and git refuses rather than overwrite a file that changed in between or an
         // ignored file in the way.
         self.private_tree = None;
+        // The worktree is about to change under the watch (DECISIONS §27.60): the next
+        // capture asks git, and the one after builds a new watch.
+        self.quick.pending_watch = None;
+        if let Some(watch) = &mut self.quick.watch {
+            watch.invalidate();
+        }
         self.git.run(
             &["read-tree", "-m", "-u", &current.tree, &target.tree],
             Some(&self.private_index),
@@ -625,6 +859,26 @@ impl GitStore {
     }
 }
 
+/// Changes from a tree (the first) to the one a capture staged, known without `diff-tree`.
+type Known = (String, Vec<Change>);
+
+/// The one change `git add --verbose` (untranslated) reports for the one index path it was
+/// given: `add 'p'` stages new contents or mode of a path the tree had (modified), `remove 'p'`
+/// its deletion. `None` for any other output.
+fn single_change(staged: &[u8], path: &[u8]) -> Option<Change> {
+    let line = staged.strip_suffix(b"\n")?;
+    let (status, quoted) = if let Some(rest) = line.strip_prefix(b"add ") {
+        (ChangeStatus::Modified, rest)
+    } else {
+        (ChangeStatus::Deleted, line.strip_prefix(b"remove ")?)
+    };
+    let named = quoted.strip_prefix(b"'")?.strip_suffix(b"'")?;
+    (named == path).then(|| Change {
+        status,
+        path: String::from_utf8_lossy(path).into_owned(),
+    })
+}
+
 /// Stands for the empty tree in [`GitStore::tree_changes`] (its id depends on the hash).
 const EMPTY_TREE_MARKER: &str = "<empty>";
 
@@ -731,6 +985,22 @@ u UU N... 100644 100644 100644 100644 aaaa bbbb cccc both.rs\0\
         .map(|p| p.as_bytes().to_vec())
         .collect();
         assert_eq!(paths, Some(expected));
+    }
+
+    #[test]
+    fn one_staged_path_is_a_known_change() {
+        use super::single_change;
+        use crate::checkpoint::ChangeStatus;
+        let m = single_change(b"add 'src/a b.rs'\n", b"src/a b.rs").unwrap();
+        assert_eq!(
+            (m.status, m.path.as_str()),
+            (ChangeStatus::Modified, "src/a b.rs")
+        );
+        let d = single_change(b"remove 'x'\n", b"x").unwrap();
+        assert_eq!(d.status, ChangeStatus::Deleted);
+        assert!(single_change(b"add 'y'\n", b"x").is_none());
+        assert!(single_change(b"add 'x'\nadd 'y'\n", b"x").is_none());
+        assert!(single_change(b"ajout de 'x'\n", b"x").is_none());
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod git;
 pub mod git_store;
 pub mod settings;
 pub mod snapshot;
+mod stat_watch;
 pub mod workspace;
 
 pub use checkpoint::{

@@ -4,6 +4,7 @@ mod git_capture;
 mod git_restore;
 mod prune;
 mod snapshot;
+mod stat_watch;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
