@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Server CPU per append, by schema variant (DECISIONS §24.50): pgbench runs the append statement
 # of `writer.rs` (session-row update + entry insert in one CTE, `synchronous_commit = off`) from
-# 64 clients on 4 threads (or CLIENTS), one session per client, against a private cluster, and reads the
-# cumulative CPU of the postmaster and all its children from /proc before and after each run.
+# 64 clients on 4 threads (or CLIENTS), one session per client, against a private cluster, and
+# reads the cumulative CPU of the postmaster and all its children from /proc before and after
+# each run. Variants: v2 and v3 as schema.rs ships them; v2 without one index or the key
+# (v2_no_parent, v2_no_type, v2_no_fk); v3 without the parent index (v3_no_parent) and that
+# with one change taken back (v3_no_parent_with_fk, v3_no_parent_with_full_type) or the state
+# columns in a table of their own (v3_no_parent_narrow); v2_no_update (the entry insert alone).
 # Variants are run in interleaved rounds, so machine load drifts over all of them alike.
 #
 #   crates/session-postgres/benches/append_cost.sh [ROUNDS] [APPENDS_PER_CLIENT] [VARIANTS...]
@@ -13,7 +17,7 @@ rounds="${1:-3}"
 per="${2:-400}"
 shift 2 || true
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || variants=(v2 v2_no_parent v2_no_type v2_no_fk v2_no_update v3)
+[ ${#variants[@]} -gt 0 ] || variants=(v2 v3 v3_no_parent v3_no_parent_with_fk v3_no_parent_with_full_type)
 root="$(cd "$(dirname "$0")/../../.." && pwd)"
 eval "$("$root/.ci/postgres.sh" start)"
 trap '"$root/.ci/postgres.sh" stop "$ARBOR_TEST_POSTGRES_DIR"' EXIT
@@ -32,11 +36,11 @@ schema_sql() {
         v2_no_parent) parent="" ;;
         v2_no_type) type="" ;;
         v2_no_fk) fk="" ;;
-        v3|v3_narrow) parent=""; fk=""; type="$partial" ;;
-        # v3 with one of the three changes undone (what each is worth next to the others)
-        v3_with_parent) fk=""; type="$partial" ;;
-        v3_with_fk) parent=""; type="$partial" ;;
-        v3_with_full_type) parent=""; fk="" ;;
+        v3) fk=""; type="$partial" ;;
+        v3_no_parent|v3_no_parent_narrow) parent=""; fk=""; type="$partial" ;;
+        # one change taken back (what each is worth next to the others)
+        v3_no_parent_with_fk) parent=""; type="$partial" ;;
+        v3_no_parent_with_full_type) parent=""; fk="" ;;
     esac
     cat <<SQL
 DROP SCHEMA IF EXISTS bench CASCADE;
@@ -60,7 +64,7 @@ CREATE TABLE entries (
 $parent
 $type
 CREATE INDEX entries_target ON entries (sid, target_id) WHERE target_id IS NOT NULL;
--- Only for the informational v3_narrow variant: the state columns in a table of their own.
+-- Only for the informational v3_no_parent_narrow variant: the state columns in a table of their own.
 CREATE TABLE state (
     sid integer PRIMARY KEY, name text, leaf_id text, entry_count bigint NOT NULL DEFAULT 0,
     message_count bigint NOT NULL DEFAULT 0, cached_tokens bigint NOT NULL DEFAULT 0,
@@ -126,7 +130,7 @@ for round in $(seq 1 "$rounds"); do
         script="$dir/append.sql"
         base="$v"
         if [ "$v" = v2_no_update ]; then script="$dir/insert_only.sql"; base=v2; fi
-        if [ "$v" = v3_narrow ]; then script="$dir/append_narrow.sql"; fi
+        if [ "$v" = v3_no_parent_narrow ]; then script="$dir/append_narrow.sql"; fi
         schema_sql "$base" | "${psql[@]}" >/dev/null
         before="$(server_ticks)"
         out="$(pgbench -n -h "$dir" -U postgres -M prepared -c "$clients" -j "$threads" -t "$per" -D seq=0 \
