@@ -2,7 +2,8 @@
 //! reach at once (hosted agents, CI bots, a team sharing sessions).
 //!
 //! Each entry is one row whose `payload` (`json`) is the exact JSON line pi would write, with
-//! `parent_id`, `type`, `role` and `target_id` copied into indexed columns; the `sessions` row
+//! `parent_id`, `type`, `role` and `target_id` copied into columns (so no read parses JSON on
+//! the server; only the lookups a read path makes are indexed); the `sessions` row
 //! materializes leaf, name, counts, statistics and latest compaction and is updated in the same
 //! statement as the entry insert. One writer per session is enforced by the server with an
 //! advisory lock held on the writer's own connection (DECISIONS §24). See docs/ARCHITECTURE.md.

@@ -253,14 +253,16 @@ impl<'a> Ctx<'a> {
             .collect()
     }
 
+    /// Entries of type `ty` in log order: non-message types through the partial index of
+    /// schema v3 (DECISIONS §24.50), `message` (most of a session) from the log range.
     pub(crate) async fn find_entries(&self, s: &Sid, ty: &str) -> Result<Vec<SessionEntry>> {
+        let sql = if ty == "message" {
+            crate::schema::FIND_MESSAGES_SQL
+        } else {
+            crate::schema::FIND_BY_TYPE_SQL
+        };
         let rows = self
-            .query(
-                "cannot read entries",
-                "SELECT seq, id, payload::text FROM entries
-                 WHERE sid = $1 AND type = $2 ORDER BY seq",
-                &[&s.sid, &ty],
-            )
+            .query("cannot read entries", sql, &[&s.sid, &ty])
             .await?;
         Ok(Self::decode_rows(s, &rows)?
             .into_iter()

@@ -222,8 +222,11 @@ impl SessionRepository for PostgresRepository {
         self.list_all(ListQuery::default()).await
     }
 
-    /// Deleting removes the entries with the session (`ON DELETE CASCADE`); a writer still
-    /// holding it gets `not_found` on its next append.
+    /// Deletes the session row and then its entries, in one transaction (there is no foreign
+    /// key to cascade since schema v3, DECISIONS §24.50). The row goes first: an append in
+    /// flight holds the row until it commits, so the entry delete, a later statement with a
+    /// fresh snapshot, sees that entry too, and every later append matches no row and inserts
+    /// nothing. A writer still holding the session gets `not_found` on its next append.
     async fn delete(&self, id_or_location: &str) -> Result<()> {
         let id = match self.session_id(id_or_location) {
             Ok(id) => id,
@@ -231,11 +234,25 @@ impl SessionRepository for PostgresRepository {
             Err(SessionError::NotFound(_)) => return Ok(()),
             Err(e) => return Err(e),
         };
-        let conn = self.db.conn().await?;
-        conn.execute("DELETE FROM sessions WHERE id = $1", &[&id])
+        let mut conn = self.db.conn().await?;
+        let err = |ctx: &'static str| move |e| self.db.err(ctx, e);
+        let tx = conn
+            .transaction()
             .await
-            .map_err(|e| self.db.err("cannot delete session", e))?;
-        Ok(())
+            .map_err(err("cannot start deleting the session"))?;
+        let sid: Option<i32> = tx
+            .query_opt("DELETE FROM sessions WHERE id = $1 RETURNING sid", &[&id])
+            .await
+            .map_err(err("cannot delete session"))?
+            .map(|r| r.get(0));
+        if let Some(sid) = sid {
+            tx.execute("DELETE FROM entries WHERE sid = $1", &[&sid])
+                .await
+                .map_err(err("cannot delete the session's entries"))?;
+        }
+        tx.commit()
+            .await
+            .map_err(err("cannot commit the session's deletion"))
     }
 
     /// Inside the database: the rows are copied with `INSERT ... SELECT` in one repeatable-read

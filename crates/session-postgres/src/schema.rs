@@ -14,7 +14,7 @@ use crate::db::Db;
 type Result<T> = std::result::Result<T, SessionError>;
 
 /// The version this build writes.
-pub const CURRENT_VERSION: i32 = 2;
+pub const CURRENT_VERSION: i32 = 3;
 
 /// Version 1.
 ///
@@ -77,7 +77,30 @@ CREATE INDEX sessions_cwd ON sessions (cwd);
 ALTER TABLE sessions SET (fillfactor = 20);
 ";
 
-const MIGRATIONS: &[(i32, &str)] = &[(1, V1), (2, V2)];
+/// Version 3: less work per entry insert (DECISIONS §24.50). The type index keeps only the
+/// rows whose type is looked up by type (everything but `message`, the bulk of a session;
+/// `find_entries("message")` reads the session's log range), and the foreign key to `sessions`
+/// goes with its per-insert check (the `RI_FKey_check` query and a `FOR KEY SHARE` lock of the
+/// session row the same statement just updated). Entries cannot be orphaned without it: the
+/// append inserts only through its update of the session row, import and fork insert the
+/// session row in the same transaction, and `delete` removes a session's entries itself.
+const V3: &str = "
+DROP INDEX entries_type;
+CREATE INDEX entries_type_not_message ON entries (sid, type, seq) WHERE type <> 'message';
+ALTER TABLE entries DROP CONSTRAINT entries_sid_fkey;
+";
+
+/// The lookup by type of a non-message type. It repeats the predicate of the version-3 partial
+/// index `entries_type_not_message`, so that even a generic plan of the prepared statement (what
+/// a long-lived pooled connection ends up using, where `$2` is unknown) can use the index.
+pub const FIND_BY_TYPE_SQL: &str = "SELECT seq, id, payload::text FROM entries
+     WHERE sid = $1 AND type = $2 AND type <> 'message' ORDER BY seq";
+
+/// The lookup of `message` entries: most of a session, read from its log range.
+pub const FIND_MESSAGES_SQL: &str = "SELECT seq, id, payload::text FROM entries
+     WHERE sid = $1 AND type = $2 ORDER BY seq";
+
+const MIGRATIONS: &[(i32, &str)] = &[(1, V1), (2, V2), (3, V3)];
 
 /// The SQL of migration `version` as shipped (tests build stores of an older version from it).
 pub fn migration_sql(version: i32) -> Option<&'static str> {

@@ -100,6 +100,54 @@ async fn deleting_a_session_under_its_writer_fails_the_next_append_cleanly() {
     assert_eq!(rows, 0, "entries go with their session");
 }
 
+/// Schema v3 has no foreign key to cascade (DECISIONS §24.50): `delete` removes the entries
+/// itself, including one an append was committing while the delete ran.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deleting_a_session_while_it_is_appended_to_leaves_no_entry_behind() {
+    let url = crate::pg!();
+    let (schema, repo) = repo(&url).await;
+    let s = session(&repo).await;
+    let other = session(&repo).await;
+    other.append(user("stays")).await.unwrap();
+    let writer = {
+        let s = s.clone();
+        tokio::spawn(async move {
+            for stored in 0..100_000u32 {
+                if let Err(e) = s.append(user("busy")).await {
+                    return (stored, Some(e));
+                }
+            }
+            (100_000, None)
+        })
+    };
+    while s.entry_count().await.unwrap() < 20 {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    repo.delete(s.id()).await.unwrap();
+    let (stored, err) = writer.await.unwrap();
+    assert!(stored >= 20, "{stored}");
+    let err = err.expect("the append after the delete fails");
+    assert_eq!(err.code(), "not_found", "{err}");
+    let c = raw(&schema).await;
+    let orphans: i64 = c
+        .query_one(
+            "SELECT COUNT(*) FROM entries e
+             WHERE NOT EXISTS (SELECT 1 FROM sessions s WHERE s.sid = e.sid)",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(orphans, 0, "no entry outlives its session");
+    let left: i64 = c
+        .query_one("SELECT COUNT(*) FROM entries", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 1, "the other session keeps its entry");
+    assert_eq!(other.entry_count().await.unwrap(), 1);
+}
+
 #[tokio::test]
 async fn save_points_work_under_both_policies() {
     let url = crate::pg!();

@@ -13,6 +13,11 @@ const SECOND: &str = r#"{"type":"message","id":"aaaa0002","parentId":"aaaa0001",
 
 /// A schema at version 1 holding one two-entry session, as the version-1 build wrote it.
 async fn version_1_store(schema: &Schema) {
+    old_store(schema, 1).await;
+}
+
+/// A schema at `version` (1 or 2) holding the two-entry session `v1-session`.
+async fn old_store(schema: &Schema, version: i32) {
     admin(&schema.url)
         .await
         .unwrap()
@@ -28,10 +33,12 @@ async fn version_1_store(schema: &Schema) {
     )
     .await
     .unwrap();
-    c.batch_execute(migration_sql(1).unwrap()).await.unwrap();
-    c.batch_execute("INSERT INTO schema_version (version) VALUES (1)")
-        .await
-        .unwrap();
+    for v in 1..=version {
+        c.batch_execute(migration_sql(v).unwrap()).await.unwrap();
+        c.execute("INSERT INTO schema_version (version) VALUES ($1)", &[&v])
+            .await
+            .unwrap();
+    }
     c.execute(
         "INSERT INTO sessions (id, cwd, created, header, leaf_id, entry_count, message_count,
                                first_message)
@@ -89,6 +96,11 @@ async fn a_version_1_store_is_migrated_and_keeps_its_sessions() {
         ["sessions_cwd", "sessions_id_key", "sessions_pkey"],
         "version 2 replaces the updated_at indexes"
     );
+    assert_eq!(
+        entry_indexes(&c, &schema).await,
+        V3_ENTRY_INDEXES,
+        "version 3 narrows the entry indexes"
+    );
 
     // The old session reads as before, unknown fields included.
     let listed = repo.list().await.unwrap();
@@ -129,4 +141,152 @@ async fn a_version_1_store_is_migrated_and_keeps_its_sessions() {
         .map(|i| i.id)
         .collect();
     assert_eq!(order, ["v1-session".to_owned(), other.id().to_owned()]);
+}
+
+const V3_ENTRY_INDEXES: [&str; 5] = [
+    "entries_parent",
+    "entries_pkey",
+    "entries_sid_id_key",
+    "entries_target",
+    "entries_type_not_message",
+];
+
+async fn entry_indexes(c: &tokio_postgres::Client, schema: &Schema) -> Vec<String> {
+    c.query(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'entries'
+         ORDER BY indexname",
+        &[&schema.name],
+    )
+    .await
+    .unwrap()
+    .iter()
+    .map(|r| r.get(0))
+    .collect()
+}
+
+#[tokio::test]
+async fn a_version_2_store_is_migrated_and_every_read_path_still_works() {
+    let url = crate::pg!();
+    let schema = Schema::new(&url);
+    old_store(&schema, 2).await;
+    let c = raw(&schema).await;
+    assert_eq!(
+        entry_indexes(&c, &schema).await,
+        [
+            "entries_parent",
+            "entries_pkey",
+            "entries_sid_id_key",
+            "entries_target",
+            "entries_type"
+        ]
+    );
+
+    let repo = PostgresRepository::connect_with(&url, schema.options())
+        .await
+        .expect("migrates");
+    let version: i32 = c
+        .query_one("SELECT MAX(version) FROM schema_version", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(version, CURRENT_VERSION);
+    assert_eq!(entry_indexes(&c, &schema).await, V3_ENTRY_INDEXES);
+    let foreign_keys: i64 = c
+        .query_one(
+            "SELECT COUNT(*) FROM pg_constraint
+             WHERE contype = 'f' AND conrelid = 'entries'::regclass",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        foreign_keys, 0,
+        "version 3 drops the entries -> sessions key"
+    );
+
+    // The old rows answer every query the dropped indexes served, next to new appends.
+    let s = repo.open("v1-session").await.unwrap();
+    let branch = s
+        .append_entry(
+            arbor_agent::session::SessionEntry::from_json(
+                r#"{"type":"message","id":"aaaa0003","parentId":"aaaa0001","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"a sibling","timestamp":3}}"#,
+            )
+            .unwrap(),
+        )
+        .await;
+    branch.unwrap();
+    let marker = s
+        .append(super::custom("marker", serde_json::json!({"n": 1})))
+        .await
+        .unwrap();
+    let ids = |v: Vec<arbor_agent::session::SessionEntry>| -> Vec<String> {
+        v.into_iter().map(|e| e.id).collect()
+    };
+    assert_eq!(
+        ids(s.children(Some("aaaa0001")).await.unwrap()),
+        ["aaaa0002", "aaaa0003"]
+    );
+    assert_eq!(ids(s.children(None).await.unwrap()), ["aaaa0001"]);
+    assert_eq!(ids(s.find_entries("custom").await.unwrap()), [marker.id]);
+    assert_eq!(
+        ids(s.find_entries("message").await.unwrap()),
+        ["aaaa0001", "aaaa0002", "aaaa0003"]
+    );
+    s.append(super::label_draft("aaaa0002", "kept"))
+        .await
+        .unwrap();
+    assert_eq!(
+        s.get_label("aaaa0002").await.unwrap().as_deref(),
+        Some("kept")
+    );
+
+    // Without the cascade, deleting still removes the entries.
+    drop(s);
+    repo.delete("v1-session").await.unwrap();
+    let left: i64 = c
+        .query_one("SELECT COUNT(*) FROM entries", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0);
+}
+
+/// The type lookup repeats the partial index's predicate, so the prepared statement's generic
+/// plan (what a long-lived connection ends up using) can still use the index (fails if the
+/// predicate is dropped from `FIND_BY_TYPE_SQL`).
+#[tokio::test]
+async fn a_generic_plan_of_the_type_lookup_uses_the_partial_index() {
+    let url = crate::pg!();
+    let (schema, repo) = super::repo(&url).await;
+    let s = super::session(&repo).await;
+    for i in 0..50 {
+        s.append(user(&format!("m{i}"))).await.unwrap();
+    }
+    s.append(super::custom("marker", serde_json::json!({})))
+        .await
+        .unwrap();
+    let c = raw(&schema).await;
+    c.batch_execute(
+        "ANALYZE entries;
+         SET plan_cache_mode = force_generic_plan;
+         SET enable_seqscan = off;",
+    )
+    .await
+    .unwrap();
+    c.batch_execute(&format!(
+        "PREPARE find(integer, text) AS {}",
+        arbor_session_postgres::schema::FIND_BY_TYPE_SQL
+    ))
+    .await
+    .unwrap();
+    let plan: Vec<String> = c
+        .query("EXPLAIN EXECUTE find(1, 'custom')", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let plan = plan.join("\n");
+    assert!(plan.contains("entries_type_not_message"), "{plan}");
 }

@@ -119,3 +119,11 @@ pub fn name_draft(text: &str) -> EntryDraft {
         },
     ))
 }
+
+pub fn label_draft(target: &str, text: &str) -> EntryDraft {
+    EntryDraft::new(EntryKind::Label(arbor_agent::session::LabelEntry {
+        target_id: target.into(),
+        label: arbor_ai::json::Nullable::Value(text.into()),
+        extra: Default::default(),
+    }))
+}
