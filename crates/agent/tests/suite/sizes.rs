@@ -20,8 +20,8 @@ fn values_held_per_message_stay_small() {
         ),
         ("Message", std::mem::size_of::<Message>(), 460),
         ("AgentMessage", std::mem::size_of::<AgentMessage>(), 460),
-        ("EntryKind", std::mem::size_of::<EntryKind>(), 560),
-        ("SessionEntry", std::mem::size_of::<SessionEntry>(), 640),
+        ("EntryKind", std::mem::size_of::<EntryKind>(), 440),
+        ("SessionEntry", std::mem::size_of::<SessionEntry>(), 512),
     ];
     let report: Vec<String> = sizes
         .iter()
