@@ -81,11 +81,17 @@ pub(crate) fn build_request(
     if let Some(tier) = &options.openai.service_tier {
         body.insert("service_tier".into(), json!(tier));
     }
-    // With native tool changes every tool is declared in `additional_tools` input items.
-    if !transcript.tools.is_empty() && !declares_tools_in_place(model, transcript) {
+    // With native tool changes every tool is declared in `additional_tools` input items; with
+    // client tool search the list is the tools in force before the first announced addition.
+    let request_tools = match tool_support(model, transcript) {
+        ToolSupport::Changes => Cow::Owned(Vec::new()),
+        ToolSupport::Additions => Cow::Owned(transcript.anchored_additions().request_tools),
+        ToolSupport::Current => Cow::Borrowed(transcript.tools.as_slice()),
+    };
+    if !request_tools.is_empty() {
         body.insert(
             "tools".into(),
-            Value::Array(convert_tools(model, &transcript.tools)?),
+            Value::Array(convert_tools(model, &request_tools, false)?),
         );
     }
     if let Some(choice) = &options.tool_choice {
@@ -162,17 +168,20 @@ pub(crate) fn build_request(
 }
 
 /// Function tools; `constrainedSampling` tools are sent strict where `compat.supportsStrictMode`
-/// allows (DECISIONS §26.12).
-fn convert_tools(model: &Model, tools: &[Tool]) -> Result<Vec<Value>, String> {
+/// allows (DECISIONS §26.12). `deferred` marks tools returned by a client tool search
+/// (`defer_loading: true`, DECISIONS §26.50).
+fn convert_tools(model: &Model, tools: &[Tool], deferred: bool) -> Result<Vec<Value>, String> {
     let supports_strict = compat_bool(model, "supportsStrictMode") == Some(true);
     let supports_grammar = compat_bool(model, "supportsOpenAIGrammarTools") == Some(true);
     let mut out = Vec::with_capacity(tools.len());
     for tool in tools {
         if let Some(g) = super::constrained::grammar(tool, supports_grammar)? {
-            out.push(
-                json!({"type": "custom", "name": tool.name, "description": tool.description,
-                "format": {"type": "grammar", "syntax": g.syntax, "definition": g.definition}}),
-            );
+            let mut t = json!({"type": "custom", "name": tool.name, "description": tool.description,
+                "format": {"type": "grammar", "syntax": g.syntax, "definition": g.definition}});
+            if deferred {
+                t["defer_loading"] = json!(true);
+            }
+            out.push(t);
             continue;
         }
         let strict = super::constrained::resolve(tool, supports_strict, None)?;
@@ -185,6 +194,9 @@ fn convert_tools(model: &Model, tools: &[Tool]) -> Result<Vec<Value>, String> {
             "parameters".into(),
             strict.unwrap_or_else(|| tool.parameters.clone()),
         );
+        if deferred {
+            t.insert("defer_loading".into(), json!(true));
+        }
         if supports_strict {
             t.insert("strict".into(), json!(is_strict));
         }
@@ -213,10 +225,58 @@ pub(crate) fn grammar_inputs(
     super::constrained::grammar_inputs(transcript.initial_tools.iter().chain(later), true)
 }
 
-/// Tool changes go into the input as `additional_tools` items (`compat.supportsAdditionalTools`
-/// with system messages in place, DECISIONS §26.22).
-fn declares_tools_in_place(model: &Model, transcript: &Transcript) -> bool {
-    transcript.in_place && compat_bool(model, "supportsAdditionalTools") == Some(true)
+/// How the request expresses the tool changes of later system messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ToolSupport {
+    /// The request-level list is the current tool set (collapsed transcript, or no compat).
+    Current,
+    /// Every tool is declared in `additional_tools` input items (`compat.supportsAdditionalTools`
+    /// with system messages in place, DECISIONS §26.22).
+    Changes,
+    /// Additions are announced as a completed client tool search (`compat.supportsToolSearch`
+    /// with system messages in place and no `additional_tools`, DECISIONS §26.50).
+    Additions,
+}
+
+fn tool_support(model: &Model, transcript: &Transcript) -> ToolSupport {
+    if !transcript.in_place {
+        ToolSupport::Current
+    } else if compat_bool(model, "supportsAdditionalTools") == Some(true) {
+        ToolSupport::Changes
+    } else if compat_bool(model, "supportsToolSearch") == Some(true) {
+        ToolSupport::Additions
+    } else {
+        ToolSupport::Current
+    }
+}
+
+/// A later system message's additions as a client tool search that already ran: a
+/// `tool_search_call` for their names and its `tool_search_output` with the tools deferred
+/// (DECISIONS §26.50). The call id is derived from the message's position and the names, so
+/// the same transcript always yields the same bytes (the prompt cache depends on it).
+fn push_tool_search(
+    model: &Model,
+    tools: &[Tool],
+    msg_index: usize,
+    items: &mut Vec<Value>,
+) -> Result<(), String> {
+    if tools.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let call_id = format!(
+        "pi_tool_load_{}",
+        short_hash(&format!("system:{msg_index}:{}", names.join(",")))
+    );
+    items.push(
+        json!({"type": "tool_search_call", "call_id": call_id, "execution": "client",
+        "status": "completed", "arguments": {"query": names.join(" "), "limit": names.len()}}),
+    );
+    items.push(
+        json!({"type": "tool_search_output", "call_id": call_id, "execution": "client",
+        "status": "completed", "tools": convert_tools(model, tools, true)?}),
+    );
+    Ok(())
 }
 
 /// `additional_tools` items can add and redefine tools but not remove one, so removals are
@@ -256,7 +316,7 @@ impl ToolDeclarations {
         }
         self.declared = true;
         items.push(json!({"type": "additional_tools", "role": "developer",
-            "tools": convert_tools(model, tools)?}));
+            "tools": convert_tools(model, tools, false)?}));
         Ok(())
     }
 
@@ -321,8 +381,14 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Result<Vec<Value>, S
             .find(|(n, _)| n == name)
             .map(|(_, p)| p.as_str())
     };
-    let mut declarations =
-        declares_tools_in_place(model, transcript).then(ToolDeclarations::default);
+    let support = tool_support(model, transcript);
+    let mut declarations = (support == ToolSupport::Changes).then(ToolDeclarations::default);
+    // Later system messages after this many announce their additions as a tool search.
+    let searched_after = match support {
+        ToolSupport::Additions => Some(transcript.anchored_additions().folded),
+        _ => None,
+    };
+    let mut system_index = 0usize;
     if let Some(declarations) = &mut declarations {
         declarations.add(
             model,
@@ -505,6 +571,11 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Result<Vec<Value>, S
                 // Only kept here when sent in place (DECISIONS §26.20); pi numbers it even
                 // when it renders to nothing.
                 let mut text = super::transcript::system_update_text(system);
+                if searched_after.is_some_and(|folded| system_index >= folded) {
+                    let added = system.tools_added.as_deref().unwrap_or(&[]);
+                    push_tool_search(model, added, msg_index, &mut items)?;
+                }
+                system_index += 1;
                 if let Some(declarations) = &mut declarations {
                     let added = system.tools_added.as_deref().unwrap_or(&[]);
                     declarations.add(model, added, instruction_role, &mut items)?;

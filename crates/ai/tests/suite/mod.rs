@@ -6,6 +6,7 @@ mod parity_features;
 mod parity_golden;
 mod parity_midconvo;
 mod parity_threads;
+mod parity_tool_additions;
 mod parity_tools;
 mod providers_anthropic;
 mod providers_common;
