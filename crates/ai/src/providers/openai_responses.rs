@@ -19,6 +19,41 @@ const MIN_OUTPUT_TOKENS: u64 = 16;
 
 use crate::transform::short_hash;
 
+/// `reasoning.effort` of a request whose effort is set by `configuration_update` items.
+const CONFIGURATION_UPDATE_REQUEST_EFFORT: &str = "medium";
+
+/// OpenAI keys start with `sk-`; anything else sent to OpenAI itself is a "Sign in with
+/// ChatGPT" access token, which rejects a few fields and `configuration_update` items.
+fn chatgpt_sign_in(model: &Model, api_key: Option<&str>) -> bool {
+    model.provider == "openai"
+        && model.base_url.trim_end_matches('/') == "https://api.openai.com/v1"
+        && api_key.is_some_and(|k| !k.starts_with("sk-"))
+}
+
+/// The effort sent in `configuration_update` input items instead of `reasoning.effort`
+/// (`compat.supportsMidConvoEffort` and a reasoning effort, DECISIONS §26.55): the level as
+/// the model names it. The reply records it as `providerThinkingLevel`.
+pub(crate) fn configuration_effort(
+    model: &Model,
+    options: &StreamOptions,
+    api_key: Option<&str>,
+) -> Option<String> {
+    if compat_bool(model, "supportsMidConvoEffort") != Some(true) || chatgpt_sign_in(model, api_key)
+    {
+        return None;
+    }
+    options
+        .openai
+        .reasoning_effort
+        .as_deref()
+        .filter(|e| !e.is_empty())
+        .map(|e| mapped_level(model, e))
+}
+
+fn configuration_update(effort: Value) -> Value {
+    json!({"type": "configuration_update", "reasoning": {"effort": effort}})
+}
+
 fn is_openrouter(model: &Model) -> bool {
     model.provider == "openrouter" || model.base_url.contains("openrouter.ai")
 }
@@ -34,15 +69,14 @@ pub(crate) fn build_request(
     let explicit_cache = compat_bool(model, "supportsExplicitPromptCacheMode") == Some(true);
     let key_mode = compat_str(model, "promptCacheKeyMode").unwrap_or("auto");
     // "Sign in with ChatGPT" tokens reject a few fields.
-    let chatgpt_sign_in = model.provider == "openai"
-        && model.base_url.trim_end_matches('/') == "https://api.openai.com/v1"
-        && api_key.is_some_and(|k| !k.starts_with("sk-"));
+    let chatgpt_sign_in = chatgpt_sign_in(model, api_key);
+    let effort_update = configuration_effort(model, options, api_key);
 
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
     body.insert(
         "input".into(),
-        Value::Array(convert_input(model, transcript)?),
+        Value::Array(convert_input(model, transcript, effort_update.as_deref())?),
     );
     body.insert("stream".into(), json!(true));
     if retention != CacheRetention::None && key_mode != "disabled" {
@@ -100,6 +134,10 @@ pub(crate) fn build_request(
     if model.reasoning {
         let summary = options.openai.reasoning_summary.clone();
         let effort = match (&options.openai.reasoning_effort, &summary) {
+            // With managed effort the request-level effort is fixed (DECISIONS §26.55).
+            (Some(_), _) if effort_update.is_some() => {
+                Some(CONFIGURATION_UPDATE_REQUEST_EFFORT.to_string())
+            }
             (Some(e), _) => Some(mapped_level(model, e)),
             (None, Some(_)) => Some("medium".to_string()),
             (None, None) => None,
@@ -366,7 +404,14 @@ fn parse_text_signature(signature: Option<&str>) -> Option<(String, Option<Strin
     Some((signature.to_string(), None))
 }
 
-fn convert_input(model: &Model, transcript: &Transcript) -> Result<Vec<Value>, String> {
+/// `effort_update`: the request's managed effort (DECISIONS §26.55); replayed turns of this
+/// model that recorded a `providerThinkingLevel` are preceded by a `configuration_update` with
+/// it, and one with this request's effort ends the input.
+fn convert_input(
+    model: &Model,
+    transcript: &Transcript,
+    effort_update: Option<&str>,
+) -> Result<Vec<Value>, String> {
     let mut items = Vec::new();
     let instruction_role =
         if model.reasoning && compat_bool(model, "supportsDeveloperRole") != Some(false) {
@@ -525,6 +570,14 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Result<Vec<Value>, S
                         _ => {}
                     }
                 }
+                // The effort this turn ran at, before its items (only for turns that have any).
+                if let (Some(_), true, Some(level)) = (
+                    effort_update,
+                    same_model && items.len() > items_before,
+                    assistant.extra.get("providerThinkingLevel"),
+                ) {
+                    items.insert(items_before, configuration_update(level.clone()));
+                }
             }
             Message::ToolResult(result) => {
                 let call_id = result.tool_call_id.split('|').next().unwrap_or("");
@@ -597,6 +650,9 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Result<Vec<Value>, S
             msg_index += 1;
         }
     }
+    if let Some(effort) = effort_update {
+        items.push(configuration_update(json!(effort)));
+    }
     Ok(items)
 }
 
@@ -649,6 +705,8 @@ pub struct Parser {
     service_tier: Option<String>,
     /// Input property of each grammar tool (others map custom input to `input`).
     grammar_inputs: Vec<(String, String)>,
+    /// The managed effort the request ran at, recorded as `providerThinkingLevel`.
+    thinking_level: Option<String>,
 }
 
 impl Parser {
@@ -660,7 +718,14 @@ impl Parser {
             reasoning_by_id: HashMap::new(),
             service_tier: None,
             grammar_inputs: Vec::new(),
+            thinking_level: None,
         }
+    }
+
+    /// Records `level` as the reply's `providerThinkingLevel` (managed effort, DECISIONS §26.55).
+    pub(crate) fn with_thinking_level(mut self, level: Option<String>) -> Self {
+        self.thinking_level = level;
+        self
     }
 
     /// Names the property each grammar tool's custom input fills.
@@ -994,6 +1059,14 @@ impl Parser {
 }
 
 impl StreamParser for Parser {
+    fn init_output(&self, out: &mut Output) {
+        if let Some(level) = &self.thinking_level {
+            out.message
+                .extra
+                .insert("providerThinkingLevel".into(), Value::String(level.clone()));
+        }
+    }
+
     fn on_event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), Halt> {
         if event.data == "[DONE]" {
             return Err(Halt::Stop);

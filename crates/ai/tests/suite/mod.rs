@@ -5,6 +5,7 @@ mod parity_bugs;
 mod parity_features;
 mod parity_golden;
 mod parity_midconvo;
+mod parity_responses_effort;
 mod parity_threads;
 mod parity_tool_additions;
 mod parity_tools;
