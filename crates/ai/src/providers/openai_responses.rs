@@ -260,7 +260,17 @@ pub(crate) fn grammar_inputs(
         Message::System(s) => s.tools_added.as_deref().unwrap_or(&[]),
         _ => &[],
     });
-    super::constrained::grammar_inputs(transcript.initial_tools.iter().chain(later), true)
+    // One definition per name, the latest, at the name's first position (pi's
+    // `getDeclaredTools`): a tool redefined without a grammar is no grammar tool, and an
+    // earlier, replaced definition is not validated (DECISIONS §26.56).
+    let mut declared: Vec<&Tool> = Vec::new();
+    for tool in transcript.initial_tools.iter().chain(later) {
+        match declared.iter_mut().find(|t| t.name == tool.name) {
+            Some(slot) => *slot = tool,
+            None => declared.push(tool),
+        }
+    }
+    super::constrained::grammar_inputs(declared, true)
 }
 
 /// How the request expresses the tool changes of later system messages.
