@@ -414,6 +414,70 @@ fn custom_model(rng: &mut StdRng) -> Value {
     m
 }
 
+/// Draws the compat flags of in-place tool additions for Responses (`supportsToolSearch`, mostly
+/// with system messages in place and without `additional_tools`, which would take precedence)
+/// and Chat Completions (`supportsMidConvoToolAdditions`). No catalogue model of Arbor's sets
+/// them; models.json can. Returns whether a flag was drawn.
+fn announce_additions(rng: &mut StdRng, model: &mut Value) -> bool {
+    let flag = match model["api"].as_str() {
+        Some("openai-responses") => "supportsToolSearch",
+        Some("openai-completions") => "supportsMidConvoToolAdditions",
+        _ => return false,
+    };
+    if !rng.gen_bool(0.3) {
+        return false;
+    }
+    model["compat"][flag] = json!(true);
+    if rng.gen_bool(0.8) {
+        model["compat"]["supportsMidConvoSystemMessages"] = json!(true);
+        if flag == "supportsToolSearch" && rng.gen_bool(0.85) {
+            model["compat"]["supportsAdditionalTools"] = json!(false);
+        }
+    }
+    true
+}
+
+/// Later system messages that add tools not declared before (what an addition-only transport
+/// announces in place): new tools appended to existing system messages and new system messages
+/// inserted anywhere, sometimes redeclaring or removing a tool (which folds what precedes it
+/// into the request-level list).
+fn add_announced_tools(rng: &mut StdRng, messages: &mut Vec<Value>, tools: &[String], ts: i64) {
+    let mut fresh = 0usize;
+    let mut new_tool = |rng: &mut StdRng| {
+        fresh += 1;
+        tool(rng, &format!("loaded_{fresh}"))
+    };
+    for message in messages.iter_mut() {
+        if message["role"] == "system" && rng.gen_bool(0.6) {
+            let added = new_tool(rng);
+            match message["toolsAdded"].as_array_mut() {
+                Some(list) => list.push(added),
+                None => message["toolsAdded"] = json!([added]),
+            }
+        }
+    }
+    for _ in 0..rng.gen_range(0..3) {
+        let mut added = vec![new_tool(rng)];
+        if rng.gen_bool(0.3) {
+            added.push(new_tool(rng));
+        }
+        let mut system = json!({"role": "system", "content": if rng.gen_bool(0.5) { String::new() } else { words(rng, 4) },
+            "toolsAdded": added, "timestamp": ts});
+        match (rng.gen_range(0..6), tools.first()) {
+            (0, Some(name)) => system["toolsRemoved"] = json!([{"name": name}]),
+            (1, Some(name)) => {
+                let again = tool(rng, name);
+                if let Some(list) = system["toolsAdded"].as_array_mut() {
+                    list.push(again);
+                }
+            }
+            _ => {}
+        }
+        let at = rng.gen_range(0..=messages.len());
+        messages.insert(at, system);
+    }
+}
+
 /// Generates case `index` of the run seeded with `seed`, using `catalogue` models (pi JSON).
 pub fn request_case(seed: u64, index: usize, catalogue: &[Value]) -> RequestCase {
     let mut rng: StdRng =
@@ -434,6 +498,20 @@ pub fn request_case(seed: u64, index: usize, catalogue: &[Value]) -> RequestCase
     if model["api"] == "openai-completions" && side.gen_bool(0.4) {
         // Chat Completions grammar tools (DECISIONS §26.41); no catalogue model has them.
         model["compat"]["supportsOpenAIGrammarTools"] = json!(true);
+    }
+    // Tool additions announced in place (DECISIONS §26.50, §26.51), from a third generator so
+    // the cases drawn before them stay as they were; only cases that draw a flag change.
+    let mut additions: StdRng = rand::SeedableRng::seed_from_u64(
+        seed.wrapping_mul(9_999_991).wrapping_add(index as u64) ^ 0x2650,
+    );
+    let announces_additions = announce_additions(&mut additions, &mut model);
+    // Responses managed effort (DECISIONS §26.55), from a fourth generator; replayed turns
+    // already carry `providerThinkingLevel` now and then.
+    let mut effort: StdRng = rand::SeedableRng::seed_from_u64(
+        seed.wrapping_mul(4_444_447).wrapping_add(index as u64) ^ 0x2655,
+    );
+    if model["api"] == "openai-responses" && effort.gen_bool(0.3) {
+        model["compat"]["supportsMidConvoEffort"] = json!(true);
     }
     let target = Origin {
         api: model["api"].as_str().unwrap_or_default().into(),
@@ -538,6 +616,9 @@ pub fn request_case(seed: u64, index: usize, catalogue: &[Value]) -> RequestCase
                 "content": content, "isError": rng.gen_bool(0.2), "timestamp": ts}),
             );
         }
+    }
+    if announces_additions {
+        add_announced_tools(&mut additions, &mut messages, &tool_names, ts);
     }
     let mut context = json!({"messages": messages});
     if rng.gen_bool(0.85) {

@@ -214,8 +214,14 @@ pub(crate) fn stream_builtin(
             // Grammar tools' custom input maps to their one string property.
             BuiltinApi::OpenAiResponses => {
                 let transcript = Transcript::from_context(&model, &context_for_parser);
+                let api_key = resolve_api_key(&model, &options).ok().flatten();
                 Box::new(
                     openai_responses::Parser::new(&model)
+                        .with_thinking_level(openai_responses::configuration_effort(
+                            &model,
+                            &options,
+                            api_key.as_deref(),
+                        ))
                         .with_service_tier(options.openai.service_tier.clone())
                         .with_grammar_inputs(
                             openai_responses::grammar_inputs(&model, &transcript)

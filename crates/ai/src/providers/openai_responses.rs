@@ -19,6 +19,41 @@ const MIN_OUTPUT_TOKENS: u64 = 16;
 
 use crate::transform::short_hash;
 
+/// `reasoning.effort` of a request whose effort is set by `configuration_update` items.
+const CONFIGURATION_UPDATE_REQUEST_EFFORT: &str = "medium";
+
+/// OpenAI keys start with `sk-`; anything else sent to OpenAI itself is a "Sign in with
+/// ChatGPT" access token, which rejects a few fields and `configuration_update` items.
+fn chatgpt_sign_in(model: &Model, api_key: Option<&str>) -> bool {
+    model.provider == "openai"
+        && model.base_url.trim_end_matches('/') == "https://api.openai.com/v1"
+        && api_key.is_some_and(|k| !k.starts_with("sk-"))
+}
+
+/// The effort sent in `configuration_update` input items instead of `reasoning.effort`
+/// (`compat.supportsMidConvoEffort` and a reasoning effort, DECISIONS §26.55): the level as
+/// the model names it. The reply records it as `providerThinkingLevel`.
+pub(crate) fn configuration_effort(
+    model: &Model,
+    options: &StreamOptions,
+    api_key: Option<&str>,
+) -> Option<String> {
+    if compat_bool(model, "supportsMidConvoEffort") != Some(true) || chatgpt_sign_in(model, api_key)
+    {
+        return None;
+    }
+    options
+        .openai
+        .reasoning_effort
+        .as_deref()
+        .filter(|e| !e.is_empty())
+        .map(|e| mapped_level(model, e))
+}
+
+fn configuration_update(effort: Value) -> Value {
+    json!({"type": "configuration_update", "reasoning": {"effort": effort}})
+}
+
 fn is_openrouter(model: &Model) -> bool {
     model.provider == "openrouter" || model.base_url.contains("openrouter.ai")
 }
@@ -34,15 +69,14 @@ pub(crate) fn build_request(
     let explicit_cache = compat_bool(model, "supportsExplicitPromptCacheMode") == Some(true);
     let key_mode = compat_str(model, "promptCacheKeyMode").unwrap_or("auto");
     // "Sign in with ChatGPT" tokens reject a few fields.
-    let chatgpt_sign_in = model.provider == "openai"
-        && model.base_url.trim_end_matches('/') == "https://api.openai.com/v1"
-        && api_key.is_some_and(|k| !k.starts_with("sk-"));
+    let chatgpt_sign_in = chatgpt_sign_in(model, api_key);
+    let effort_update = configuration_effort(model, options, api_key);
 
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
     body.insert(
         "input".into(),
-        Value::Array(convert_input(model, transcript)?),
+        Value::Array(convert_input(model, transcript, effort_update.as_deref())?),
     );
     body.insert("stream".into(), json!(true));
     if retention != CacheRetention::None && key_mode != "disabled" {
@@ -81,11 +115,17 @@ pub(crate) fn build_request(
     if let Some(tier) = &options.openai.service_tier {
         body.insert("service_tier".into(), json!(tier));
     }
-    // With native tool changes every tool is declared in `additional_tools` input items.
-    if !transcript.tools.is_empty() && !declares_tools_in_place(model, transcript) {
+    // With native tool changes every tool is declared in `additional_tools` input items; with
+    // client tool search the list is the tools in force before the first announced addition.
+    let request_tools = match tool_support(model, transcript) {
+        ToolSupport::Changes => Cow::Owned(Vec::new()),
+        ToolSupport::Additions => Cow::Owned(transcript.anchored_additions().request_tools),
+        ToolSupport::Current => Cow::Borrowed(transcript.tools.as_slice()),
+    };
+    if !request_tools.is_empty() {
         body.insert(
             "tools".into(),
-            Value::Array(convert_tools(model, &transcript.tools)?),
+            Value::Array(convert_tools(model, &request_tools, false)?),
         );
     }
     if let Some(choice) = &options.tool_choice {
@@ -94,6 +134,10 @@ pub(crate) fn build_request(
     if model.reasoning {
         let summary = options.openai.reasoning_summary.clone();
         let effort = match (&options.openai.reasoning_effort, &summary) {
+            // With managed effort the request-level effort is fixed (DECISIONS §26.55).
+            (Some(_), _) if effort_update.is_some() => {
+                Some(CONFIGURATION_UPDATE_REQUEST_EFFORT.to_string())
+            }
             (Some(e), _) => Some(mapped_level(model, e)),
             (None, Some(_)) => Some("medium".to_string()),
             (None, None) => None,
@@ -162,17 +206,20 @@ pub(crate) fn build_request(
 }
 
 /// Function tools; `constrainedSampling` tools are sent strict where `compat.supportsStrictMode`
-/// allows (DECISIONS §26.12).
-fn convert_tools(model: &Model, tools: &[Tool]) -> Result<Vec<Value>, String> {
+/// allows (DECISIONS §26.12). `deferred` marks tools returned by a client tool search
+/// (`defer_loading: true`, DECISIONS §26.50).
+fn convert_tools(model: &Model, tools: &[Tool], deferred: bool) -> Result<Vec<Value>, String> {
     let supports_strict = compat_bool(model, "supportsStrictMode") == Some(true);
     let supports_grammar = compat_bool(model, "supportsOpenAIGrammarTools") == Some(true);
     let mut out = Vec::with_capacity(tools.len());
     for tool in tools {
         if let Some(g) = super::constrained::grammar(tool, supports_grammar)? {
-            out.push(
-                json!({"type": "custom", "name": tool.name, "description": tool.description,
-                "format": {"type": "grammar", "syntax": g.syntax, "definition": g.definition}}),
-            );
+            let mut t = json!({"type": "custom", "name": tool.name, "description": tool.description,
+                "format": {"type": "grammar", "syntax": g.syntax, "definition": g.definition}});
+            if deferred {
+                t["defer_loading"] = json!(true);
+            }
+            out.push(t);
             continue;
         }
         let strict = super::constrained::resolve(tool, supports_strict, None)?;
@@ -185,6 +232,9 @@ fn convert_tools(model: &Model, tools: &[Tool]) -> Result<Vec<Value>, String> {
             "parameters".into(),
             strict.unwrap_or_else(|| tool.parameters.clone()),
         );
+        if deferred {
+            t.insert("defer_loading".into(), json!(true));
+        }
         if supports_strict {
             t.insert("strict".into(), json!(is_strict));
         }
@@ -210,13 +260,71 @@ pub(crate) fn grammar_inputs(
         Message::System(s) => s.tools_added.as_deref().unwrap_or(&[]),
         _ => &[],
     });
-    super::constrained::grammar_inputs(transcript.initial_tools.iter().chain(later), true)
+    // One definition per name, the latest, at the name's first position (pi's
+    // `getDeclaredTools`): a tool redefined without a grammar is no grammar tool, and an
+    // earlier, replaced definition is not validated (DECISIONS §26.56).
+    let mut declared: Vec<&Tool> = Vec::new();
+    for tool in transcript.initial_tools.iter().chain(later) {
+        match declared.iter_mut().find(|t| t.name == tool.name) {
+            Some(slot) => *slot = tool,
+            None => declared.push(tool),
+        }
+    }
+    super::constrained::grammar_inputs(declared, true)
 }
 
-/// Tool changes go into the input as `additional_tools` items (`compat.supportsAdditionalTools`
-/// with system messages in place, DECISIONS §26.22).
-fn declares_tools_in_place(model: &Model, transcript: &Transcript) -> bool {
-    transcript.in_place && compat_bool(model, "supportsAdditionalTools") == Some(true)
+/// How the request expresses the tool changes of later system messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ToolSupport {
+    /// The request-level list is the current tool set (collapsed transcript, or no compat).
+    Current,
+    /// Every tool is declared in `additional_tools` input items (`compat.supportsAdditionalTools`
+    /// with system messages in place, DECISIONS §26.22).
+    Changes,
+    /// Additions are announced as a completed client tool search (`compat.supportsToolSearch`
+    /// with system messages in place and no `additional_tools`, DECISIONS §26.50).
+    Additions,
+}
+
+fn tool_support(model: &Model, transcript: &Transcript) -> ToolSupport {
+    if !transcript.in_place {
+        ToolSupport::Current
+    } else if compat_bool(model, "supportsAdditionalTools") == Some(true) {
+        ToolSupport::Changes
+    } else if compat_bool(model, "supportsToolSearch") == Some(true) {
+        ToolSupport::Additions
+    } else {
+        ToolSupport::Current
+    }
+}
+
+/// A later system message's additions as a client tool search that already ran: a
+/// `tool_search_call` for their names and its `tool_search_output` with the tools deferred
+/// (DECISIONS §26.50). The call id is derived from the message's position and the names, so
+/// the same transcript always yields the same bytes (the prompt cache depends on it).
+fn push_tool_search(
+    model: &Model,
+    tools: &[Tool],
+    msg_index: usize,
+    items: &mut Vec<Value>,
+) -> Result<(), String> {
+    if tools.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let call_id = format!(
+        "pi_tool_load_{}",
+        short_hash(&format!("system:{msg_index}:{}", names.join(",")))
+    );
+    items.push(
+        json!({"type": "tool_search_call", "call_id": call_id, "execution": "client",
+        "status": "completed", "arguments": {"query": names.join(" "), "limit": names.len()}}),
+    );
+    items.push(
+        json!({"type": "tool_search_output", "call_id": call_id, "execution": "client",
+        "status": "completed", "tools": convert_tools(model, tools, true)?}),
+    );
+    Ok(())
 }
 
 /// `additional_tools` items can add and redefine tools but not remove one, so removals are
@@ -256,7 +364,7 @@ impl ToolDeclarations {
         }
         self.declared = true;
         items.push(json!({"type": "additional_tools", "role": "developer",
-            "tools": convert_tools(model, tools)?}));
+            "tools": convert_tools(model, tools, false)?}));
         Ok(())
     }
 
@@ -306,7 +414,14 @@ fn parse_text_signature(signature: Option<&str>) -> Option<(String, Option<Strin
     Some((signature.to_string(), None))
 }
 
-fn convert_input(model: &Model, transcript: &Transcript) -> Result<Vec<Value>, String> {
+/// `effort_update`: the request's managed effort (DECISIONS §26.55); replayed turns of this
+/// model that recorded a `providerThinkingLevel` are preceded by a `configuration_update` with
+/// it, and one with this request's effort ends the input.
+fn convert_input(
+    model: &Model,
+    transcript: &Transcript,
+    effort_update: Option<&str>,
+) -> Result<Vec<Value>, String> {
     let mut items = Vec::new();
     let instruction_role =
         if model.reasoning && compat_bool(model, "supportsDeveloperRole") != Some(false) {
@@ -321,8 +436,14 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Result<Vec<Value>, S
             .find(|(n, _)| n == name)
             .map(|(_, p)| p.as_str())
     };
-    let mut declarations =
-        declares_tools_in_place(model, transcript).then(ToolDeclarations::default);
+    let support = tool_support(model, transcript);
+    let mut declarations = (support == ToolSupport::Changes).then(ToolDeclarations::default);
+    // Later system messages after this many announce their additions as a tool search.
+    let searched_after = match support {
+        ToolSupport::Additions => Some(transcript.anchored_additions().folded),
+        _ => None,
+    };
+    let mut system_index = 0usize;
     if let Some(declarations) = &mut declarations {
         declarations.add(
             model,
@@ -459,6 +580,14 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Result<Vec<Value>, S
                         _ => {}
                     }
                 }
+                // The effort this turn ran at, before its items (only for turns that have any).
+                if let (Some(_), true, Some(level)) = (
+                    effort_update,
+                    same_model && items.len() > items_before,
+                    assistant.extra.get("providerThinkingLevel"),
+                ) {
+                    items.insert(items_before, configuration_update(level.clone()));
+                }
             }
             Message::ToolResult(result) => {
                 let call_id = result.tool_call_id.split('|').next().unwrap_or("");
@@ -505,6 +634,11 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Result<Vec<Value>, S
                 // Only kept here when sent in place (DECISIONS §26.20); pi numbers it even
                 // when it renders to nothing.
                 let mut text = super::transcript::system_update_text(system);
+                if searched_after.is_some_and(|folded| system_index >= folded) {
+                    let added = system.tools_added.as_deref().unwrap_or(&[]);
+                    push_tool_search(model, added, msg_index, &mut items)?;
+                }
+                system_index += 1;
                 if let Some(declarations) = &mut declarations {
                     let added = system.tools_added.as_deref().unwrap_or(&[]);
                     declarations.add(model, added, instruction_role, &mut items)?;
@@ -525,6 +659,9 @@ fn convert_input(model: &Model, transcript: &Transcript) -> Result<Vec<Value>, S
         if items.len() > items_before {
             msg_index += 1;
         }
+    }
+    if let Some(effort) = effort_update {
+        items.push(configuration_update(json!(effort)));
     }
     Ok(items)
 }
@@ -578,6 +715,8 @@ pub struct Parser {
     service_tier: Option<String>,
     /// Input property of each grammar tool (others map custom input to `input`).
     grammar_inputs: Vec<(String, String)>,
+    /// The managed effort the request ran at, recorded as `providerThinkingLevel`.
+    thinking_level: Option<String>,
 }
 
 impl Parser {
@@ -589,7 +728,14 @@ impl Parser {
             reasoning_by_id: HashMap::new(),
             service_tier: None,
             grammar_inputs: Vec::new(),
+            thinking_level: None,
         }
+    }
+
+    /// Records `level` as the reply's `providerThinkingLevel` (managed effort, DECISIONS §26.55).
+    pub(crate) fn with_thinking_level(mut self, level: Option<String>) -> Self {
+        self.thinking_level = level;
+        self
     }
 
     /// Names the property each grammar tool's custom input fills.
@@ -923,6 +1069,14 @@ impl Parser {
 }
 
 impl StreamParser for Parser {
+    fn init_output(&self, out: &mut Output) {
+        if let Some(level) = &self.thinking_level {
+            out.message
+                .extra
+                .insert("providerThinkingLevel".into(), Value::String(level.clone()));
+        }
+    }
+
     fn on_event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), Halt> {
         if event.data == "[DONE]" {
             return Err(Halt::Stop);

@@ -176,6 +176,66 @@ impl Transcript {
     }
 }
 
+/// Where an addition-only transport puts tools (pi's `resolveTranscriptTools` in its
+/// "additions" mode, DECISIONS §26.52): such a transport can announce new tools in place but
+/// cannot remove or redefine one, so the request-level list is the tool set after the last
+/// later system message that removes a tool or declares a name again, and only the system
+/// messages after it announce their additions where they are.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct AnchoredAdditions {
+    /// The request-level tool list.
+    pub request_tools: Vec<Tool>,
+    /// How many of the later system messages (in `Transcript::messages` order) are folded into
+    /// `request_tools`; each one after them announces its `toolsAdded` in place.
+    pub folded: usize,
+}
+
+impl Transcript {
+    /// The split of tools between the request-level list and in-place announcements for a
+    /// transport that can only add tools mid-conversation. Collapsed transcripts have no
+    /// later system messages: every tool is request-level.
+    pub(crate) fn anchored_additions(&self) -> AnchoredAdditions {
+        let later: Vec<&SystemMessage> = self
+            .messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::System(s) => Some(s),
+                _ => None,
+            })
+            .collect();
+        if !self.in_place {
+            return AnchoredAdditions {
+                request_tools: self.tools.clone(),
+                folded: later.len(),
+            };
+        }
+        // A name declared before counts as declared again even after its removal (pi: a
+        // model may ignore a removed tool that a later announcement brings back).
+        let mut declared: Vec<&str> = self.initial_tools.iter().map(|t| t.name.as_str()).collect();
+        let mut folded = 0;
+        for (index, system) in later.iter().enumerate() {
+            if system.tools_removed.as_ref().is_some_and(|r| !r.is_empty()) {
+                folded = index + 1;
+            }
+            for tool in system.tools_added.iter().flatten() {
+                if declared.contains(&tool.name.as_str()) {
+                    folded = index + 1;
+                } else {
+                    declared.push(&tool.name);
+                }
+            }
+        }
+        let mut request_tools = self.initial_tools.clone();
+        for system in &later[..folded] {
+            apply_tool_changes(&mut request_tools, system);
+        }
+        AnchoredAdditions {
+            request_tools,
+            folded,
+        }
+    }
+}
+
 /// Whether `model` gets later system messages in place: its `compat` says the API accepts
 /// them, and the API is one whose request format carries them (Google's does not).
 fn keeps_system_messages(model: &Model) -> bool {

@@ -169,3 +169,31 @@ async fn a_streamed_custom_call_becomes_a_tool_call_on_its_input_property() {
     assert_eq!(call.id, "call_c");
     assert_eq!(call.arguments, json!({"patch": "*** Begin \"q\"\n+ ünï"}));
 }
+
+/// A tool redefined by a later system message is known by its latest definition only (pi's
+/// `getDeclaredTools`, DECISIONS §26.56): a grammar tool whose grammar is unusable and that is
+/// redefined as a plain tool is not refused and its calls are function calls; a plain tool
+/// redefined as a grammar tool gets custom calls. Bodies recorded from pi-ai 1.6.0 for both
+/// APIs (`tests/data/parity/redefined_grammar_tools.jsonl`).
+#[test]
+fn a_redefined_tool_is_known_by_its_latest_definition() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/parity/redefined_grammar_tools.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut compared = 0;
+    for line in text.lines() {
+        let case: Value = serde_json::from_str(line).unwrap();
+        let model: Model = serde_json::from_value(case["model"].clone()).unwrap();
+        let context: Context = serde_json::from_value(case["context"].clone()).unwrap();
+        let options = arbor_ai::SimpleStreamOptions::from_pi_json(&case["options"]).unwrap();
+        let request = arbor_ai::providers::simple::build_simple_request(&model, &context, options)
+            .unwrap_or_else(|e| panic!("{}: {e}", case["id"]));
+        assert_eq!(
+            request.body, case["expected"]["body"],
+            "{}: body differs from pi's",
+            case["id"]
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 4);
+}

@@ -26,7 +26,21 @@ pub(crate) fn build_request(
     let compat = compat_for(model);
     let retention = options.resolved_cache_retention();
     let grammar_inputs = crate::providers::openai_responses::grammar_inputs(model, transcript)?;
-    let mut messages = convert_messages(model, transcript, &compat, &grammar_inputs)?;
+    // Kimi-style tool additions: the request-level list stops at the last removal or
+    // redefinition; later additions are announced in place (DECISIONS §26.51).
+    let additions = (transcript.in_place
+        && crate::providers::compat_bool(model, "supportsMidConvoToolAdditions") == Some(true))
+    .then(|| transcript.anchored_additions());
+    let request_tools = additions
+        .as_ref()
+        .map_or(transcript.tools.as_slice(), |a| a.request_tools.as_slice());
+    let mut messages = convert_messages(
+        model,
+        transcript,
+        &compat,
+        &grammar_inputs,
+        additions.as_ref().map(|a| a.folded),
+    )?;
 
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
@@ -58,8 +72,8 @@ pub(crate) fn build_request(
         body.insert("temperature".into(), json!(t));
     }
     let mut tools_value = None;
-    if !transcript.tools.is_empty() {
-        tools_value = Some(convert_tools(model, &transcript.tools, &compat)?);
+    if !request_tools.is_empty() {
+        tools_value = Some(convert_tools(model, request_tools, &compat)?);
     } else if compat.requires_tools_with_tool_history && has_tool_history(&transcript.messages) {
         tools_value = Some(Vec::new());
     }
@@ -72,7 +86,7 @@ pub(crate) fn build_request(
         apply_anthropic_cache_control(&mut messages, tools_value.as_mut(), &cc);
     }
     body["messages"] = Value::Array(messages);
-    let has_request_tools = !transcript.tools.is_empty();
+    let has_request_tools = !request_tools.is_empty();
     if let Some(tools) = tools_value {
         body.insert("tools".into(), Value::Array(tools));
     }
@@ -356,11 +370,14 @@ fn legacy_reasoning_detail(signature: Option<&str>) -> Option<Value> {
 
 /// `grammar_inputs`: the input property of each grammar tool the transcript declares; their
 /// replayed calls go out as `custom` calls with the input as it is (DECISIONS §26.41).
+/// `announced_after`: with tool additions in place, the later system messages after this many
+/// announce their `toolsAdded` as a `{role: "system", tools}` message (DECISIONS §26.51).
 fn convert_messages(
     model: &Model,
     transcript: &Transcript,
     compat: &Compat,
     grammar_inputs: &[(String, String)],
+    announced_after: Option<usize>,
 ) -> Result<Vec<Value>, String> {
     let mut params: Vec<Value> = Vec::new();
     let instruction_role = if model.reasoning && compat.supports_developer_role {
@@ -374,6 +391,7 @@ fn convert_messages(
     let bridge = || json!({"role": "assistant", "content": "I have processed the tool results."});
     let messages = &transcript.messages;
     let mut last_role: Option<&str> = None;
+    let mut system_index = 0usize;
     let mut i = 0;
     while i < messages.len() {
         let message = &messages[i];
@@ -585,6 +603,14 @@ fn convert_messages(
             }
             // Only kept here when sent in place (DECISIONS §26.20).
             Message::System(system) => {
+                let added = system.tools_added.as_deref().unwrap_or(&[]);
+                if announced_after.is_some_and(|folded| system_index >= folded) && !added.is_empty()
+                {
+                    params.push(
+                        json!({"role": "system", "tools": convert_tools(model, added, compat)?}),
+                    );
+                }
+                system_index += 1;
                 let text = crate::providers::transcript::system_update_text(system);
                 if !text.is_empty() {
                     params.push(json!({"role": instruction_role, "content": text}));
