@@ -9,6 +9,10 @@
 //! current path once, for whole-process timing next to `node shared/tools/pi-open.mjs FILE`
 //! (e.g. with `/usr/bin/time -v`).
 //!
+//! `cargo bench -p arbor-agent --bench store -- tree-once FILE [OUT]` runs what `arbor session
+//! tree FILE` runs (output to OUT, or discarded); `fork-once FILE OUT_DIR` what `arbor session
+//! fork FILE --entry LEAF --at` runs.
+//!
 //! `cargo bench -p arbor-agent --bench store -- gen-wide FILE [ENTRIES]` writes a wide, deep
 //! session (see [`wide`]): by default 1,000,000 entries, a 200,000-deep active path and 8,000
 //! side branches, about 390 MB. Never commit the generated file.
@@ -336,6 +340,39 @@ async fn context_once(path: &Path, out: Option<&str>) {
     );
 }
 
+/// What `arbor session tree FILE` does (the CLI adds only argument parsing and stderr
+/// warnings): open read-only, read the tree view from row summaries, write every row through
+/// a 64 KiB `BufWriter` (to OUT, or discarded).
+async fn tree_once(path: &Path, out: Option<&str>) {
+    use arbor_agent::session::tree_text::{self, TreeView};
+    let repo = JsonlRepository::flat(path.parent().unwrap_or(Path::new(".")));
+    let start = Instant::now();
+    let s = repo
+        .open_read_only(path.to_str().unwrap_or_default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let opened = start.elapsed();
+    let view = TreeView::read(s).await.unwrap_or_else(|e| panic!("{e}"));
+    let built = start.elapsed();
+    let sink: Box<dyn std::io::Write> = match out {
+        Some(p) => Box::new(std::fs::File::create(p).unwrap_or_else(|e| panic!("{p}: {e}"))),
+        None => Box::new(std::io::sink()),
+    };
+    let mut w = std::io::BufWriter::with_capacity(1 << 16, sink);
+    tree_text::write(&mut w, &view).unwrap_or_else(|e| panic!("{e}"));
+    std::io::Write::flush(&mut w).unwrap_or_else(|e| panic!("{e}"));
+    let written = start.elapsed();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "open {:.1} ms, tree view read {:.1} ms ({} rows), written {:.1} ms; peak RSS {} kB",
+        ms(opened),
+        ms(built),
+        view.rows.len(),
+        ms(written),
+        peak_rss_kb()
+    );
+}
+
 /// `VmHWM` of this process (Linux), 0 elsewhere.
 fn peak_rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -417,6 +454,12 @@ fn main() {
                 peak_rss_kb()
             );
         });
+        return;
+    }
+    if args.first().map(String::as_str) == Some("tree-once") {
+        let file = PathBuf::from(args.get(1).cloned().unwrap_or_default());
+        let out = args.get(2).cloned();
+        rt.block_on(tree_once(&file, out.as_deref()));
         return;
     }
     if args.first().map(String::as_str) == Some("context-once") {

@@ -192,79 +192,8 @@ pub async fn tree_view(path: &Path) -> Result<tree::TreeView> {
 }
 
 /// [`tree_view`] of any backend's session (the storage is dropped once the log is read).
-pub async fn tree_view_of<S: arbor_agent::session::SessionStorage>(
-    storage: S,
-) -> Result<tree::TreeView> {
-    use arbor_agent::session::{LinkItem, TreeLinks};
-    let leaf_id = storage.leaf_id().await?;
-    struct Item {
-        parent: Option<Box<str>>,
-        hidden: bool,
-        time: i64,
-    }
-    let mut items: Vec<Item> = Vec::new();
-    let mut texts: Vec<tree::RowText> = Vec::new();
-    let mut labels: std::collections::HashMap<Box<str>, Box<str>> = Default::default();
-    storage
-        .visit_row_summaries(tree::ROW_CAPS, &mut |mut row| {
-            if let Some((target, text, _)) = row.label_set() {
-                match text {
-                    Some(text) => {
-                        labels.insert(target.into(), text.into());
-                    }
-                    None => {
-                        labels.remove(target);
-                    }
-                }
-            }
-            items.push(Item {
-                parent: row.parent_id.take(),
-                hidden: row.is_leaf_entry(),
-                time: row.time,
-            });
-            texts.push(tree::RowText::of(row));
-        })
-        .await?;
-    drop(storage);
-    let links = TreeLinks::build(
-        &items
-            .iter()
-            .zip(&texts)
-            .map(|(it, t)| LinkItem {
-                id: &t.id,
-                parent_id: it.parent.as_deref(),
-                hidden: it.hidden,
-                time: it.time,
-            })
-            .collect::<Vec<_>>(),
-    );
-    drop(items);
-    let mut slots: Vec<Option<tree::RowText>> = texts.into_iter().map(Some).collect();
-    let mut rows = Vec::with_capacity(links.item.len());
-    for &i in &links.item {
-        if let Some(mut t) = slots.get_mut(i).and_then(Option::take) {
-            t.label = labels.remove(&*t.id);
-            rows.push(t);
-        }
-    }
-    drop(slots);
-    let leaf = leaf_id
-        .as_deref()
-        .and_then(|id| rows.iter().position(|r| &*r.id == id));
-    let mut active = vec![false; rows.len()];
-    let mut cur = leaf;
-    while let Some(n) = cur {
-        if std::mem::replace(&mut active[n], true) {
-            break;
-        }
-        cur = links.parent[n];
-    }
-    Ok(tree::TreeView {
-        links,
-        rows,
-        active,
-        leaf,
-    })
+pub async fn tree_view_of<S: SessionStorage>(storage: S) -> Result<tree::TreeView> {
+    Ok(tree::TreeView::read(storage).await?)
 }
 
 /// Sessions of `cwd` (or of every directory with `all`), newest first.

@@ -134,10 +134,13 @@ pub(crate) fn visit_rows(
     visit: &mut (dyn FnMut(RowSummary) + Send),
 ) -> Result<()> {
     for (ix, slot) in index.slots().iter().enumerate() {
-        let raw = src.read(&slot.raw)?;
-        let row = RowSummary::from_line(&raw, caps)
-            .map_err(|e| line_error(index, ix as u32, &e.to_string()))?;
-        visit(row);
+        // The line is lent from the read window, not copied (DECISIONS §25.91).
+        src.with_line(&slot.raw, &mut |text| {
+            let row = RowSummary::from_line(text, caps)
+                .map_err(|e| line_error(index, ix as u32, &e.to_string()))?;
+            visit(row);
+            Ok(())
+        })?;
     }
     Ok(())
 }
@@ -166,16 +169,18 @@ impl LineSnapshot {
     pub(crate) fn summaries(&self, src: &dyn LineSource, caps: RowCaps) -> Result<Vec<RowSummary>> {
         let mut out = Vec::with_capacity(self.lines.len());
         for (raw, line) in &self.lines {
-            let text = src.read(raw)?;
-            let row = RowSummary::from_line(&text, caps).map_err(|e| match line {
-                0 => SessionError::InvalidEntry(format!("{}: {e}", self.origin)),
-                n => SessionError::Line {
-                    file: self.origin.clone(),
-                    line: *n as usize,
-                    message: e.to_string(),
-                },
+            src.with_line(raw, &mut |text| {
+                let row = RowSummary::from_line(text, caps).map_err(|e| match line {
+                    0 => SessionError::InvalidEntry(format!("{}: {e}", self.origin)),
+                    n => SessionError::Line {
+                        file: self.origin.clone(),
+                        line: *n as usize,
+                        message: e.to_string(),
+                    },
+                })?;
+                out.push(row);
+                Ok(())
             })?;
-            out.push(row);
         }
         Ok(out)
     }

@@ -25,6 +25,12 @@ pub(crate) enum Raw {
 /// Reads raw lines back (the file handle for JSONL, nothing for memory).
 pub(crate) trait LineSource {
     fn read<'a>(&'a self, raw: &'a Raw) -> Result<Cow<'a, str>>;
+
+    /// Hands the line to `f` without copying it where the source can (a file line inside the
+    /// read window is lent from it); the default reads it. `f` must not read this source.
+    fn with_line(&self, raw: &Raw, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+        f(&self.read(raw)?)
+    }
 }
 
 /// A source for sessions whose lines all live in memory.
@@ -334,6 +340,47 @@ impl Index {
         };
         self.push(facts, hash, env, raw, line, parent);
         Ok(())
+    }
+
+    /// Adds entry `ix` of `src`, copied verbatim into this index's file as `raw` (a fork,
+    /// DECISIONS §25.92): its envelope facts come from `src`, so the line is not parsed again,
+    /// except for the types whose payload feeds the index (`text` is probed, as at open).
+    pub fn load_copy(
+        &mut self,
+        src: &Index,
+        ix: u32,
+        text: &str,
+        raw: Raw,
+        line: u32,
+    ) -> Result<()> {
+        let slot = src.slot(ix);
+        let ty = src.types.get(slot.ty as usize).map_or("", |t| &**t);
+        let parent_id = match slot.parent {
+            Parent::Root => Some(None),
+            Parent::At(p) => Some(Some(&*src.slots[p as usize].id)),
+            Parent::Missing => src.missing_parents.get(&ix).map(|p| Some(&**p)),
+        };
+        match parent_id {
+            Some(parent_id) if !super::skim::FULL_TYPES.contains(&ty) => self.load_facts(
+                &Facts {
+                    ty,
+                    id: &slot.id,
+                    parent_id,
+                    assistant: slot.assistant,
+                },
+                None,
+                raw,
+                line,
+            ),
+            _ => {
+                let env = super::common::probe(text).map_err(|message| SessionError::Line {
+                    file: self.origin.clone(),
+                    line: line as usize,
+                    message: format!("not a valid entry: {message}"),
+                })?;
+                self.load(&env, raw, line)
+            }
+        }
     }
 
     /// Resolves forward references after the last line and checks the recovered leaf.

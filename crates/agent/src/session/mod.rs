@@ -14,6 +14,7 @@ pub mod rules;
 mod skim;
 pub mod storage;
 pub mod tree;
+pub mod tree_text;
 pub mod tree_view;
 
 #[cfg(feature = "conformance")]

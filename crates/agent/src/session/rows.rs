@@ -26,6 +26,10 @@ use crate::error::Result;
 use crate::message::AgentMessage;
 use crate::session::entry::{EntryKind, SessionEntry};
 
+mod scan;
+#[doc(hidden)]
+pub use scan::Scan;
+
 /// How much of each text a summary keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RowCaps {
@@ -79,6 +83,93 @@ impl fmt::Display for Preview {
     }
 }
 
+/// `text` squeezed onto one line (every run of whitespace or control characters becomes one
+/// space) and cut to at most `max` characters, ending in `…` when cut: the one-line preview
+/// every view prints (`arbor session tree`, the TUI's rows and pickers).
+pub fn preview(text: &str, max: usize) -> String {
+    let mut out = String::with_capacity(max.min(text.len()) + 3);
+    preview_into(text, max, &mut out);
+    out
+}
+
+/// [`preview`] appended to `out` (what came before is left alone).
+pub fn preview_into(text: &str, max: usize, out: &mut String) {
+    let mut count = 0usize;
+    let mut pending_space = false;
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if visible_ascii(c) {
+            // A run of visible ASCII: as many as fit in one go.
+            let start = i;
+            while i < b.len() && visible_ascii(b[i]) {
+                i += 1;
+            }
+            let room = max.saturating_sub(count + usize::from(pending_space));
+            let fit = (i - start).min(room);
+            if fit > 0 {
+                if pending_space {
+                    out.push(' ');
+                    count += 1;
+                    pending_space = false;
+                }
+                out.push_str(&text[start..start + fit]);
+                count += fit;
+            }
+            if fit < i - start {
+                ellipsis(out, count, max);
+                return;
+            }
+            continue;
+        }
+        let ch = if c < 0x80 {
+            i += 1;
+            char::from(c)
+        } else {
+            match text[i..].chars().next() {
+                Some(ch) => {
+                    i += ch.len_utf8();
+                    ch
+                }
+                None => return,
+            }
+        };
+        if ch.is_whitespace() || ch.is_control() {
+            pending_space = count > 0;
+            continue;
+        }
+        let needed = usize::from(pending_space) + 1;
+        if count + needed > max {
+            ellipsis(out, count, max);
+            return;
+        }
+        if pending_space {
+            out.push(' ');
+            count += 1;
+            pending_space = false;
+        }
+        out.push(ch);
+        count += 1;
+    }
+}
+
+/// Ends a cut preview: drops characters (of the `count` this preview wrote) until the
+/// ellipsis fits in `max`, then adds it.
+fn ellipsis(out: &mut String, mut count: usize, max: usize) {
+    while count + 1 > max && count > 0 {
+        out.pop();
+        count -= 1;
+    }
+    out.push('…');
+}
+
+/// An ASCII character that is neither whitespace nor a control character.
+#[inline]
+fn visible_ascii(c: u8) -> bool {
+    c > b' ' && c < 0x7f
+}
+
 /// Builds a [`Preview`] from one or more pieces (text blocks joined by a space).
 struct Squash {
     out: String,
@@ -100,27 +191,106 @@ impl Squash {
     }
 
     fn push(&mut self, text: &str) {
+        self.push_text(text, None);
+    }
+
+    /// [`Squash::push`] that also notes whether `text` has a non-whitespace character
+    /// (`nonblank`; the assistant's "has text" flag, which counts control characters).
+    fn push_tracking(&mut self, text: &str, nonblank: &mut bool) {
+        self.push_text(text, Some(nonblank));
+    }
+
+    /// Runs of visible ASCII go in at once; other characters one by one (DECISIONS §25.93).
+    fn push_text(&mut self, text: &str, mut nonblank: Option<&mut bool>) {
         if self.full {
             return;
         }
-        for ch in text.chars() {
-            if ch.is_whitespace() || ch.is_control() {
-                self.pending_space = self.count > 0;
+        let b = text.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            if visible_ascii(c) {
+                let start = i;
+                while i < b.len() && visible_ascii(b[i]) {
+                    i += 1;
+                }
+                if let Some(n) = nonblank.as_deref_mut() {
+                    *n = true;
+                }
+                let space = usize::from(self.pending_space);
+                let room = self.cap.saturating_sub(self.count + space);
+                let fit = (i - start).min(room);
+                if fit > 0 {
+                    if self.out.capacity() == 0 {
+                        self.out.reserve(self.cap.min(96));
+                    }
+                    if self.pending_space {
+                        self.out.push(' ');
+                        self.pending_space = false;
+                    }
+                    self.out.push_str(&text[start..start + fit]);
+                    self.count += space + fit;
+                }
+                if fit < i - start {
+                    self.full = true;
+                    return;
+                }
                 continue;
             }
-            let needed = usize::from(self.pending_space) + 1;
-            if self.count + needed > self.cap {
-                self.full = true;
+            let ch = if c < 0x80 {
+                i += 1;
+                char::from(c)
+            } else {
+                match text[i..].chars().next() {
+                    Some(ch) => {
+                        i += ch.len_utf8();
+                        ch
+                    }
+                    None => return,
+                }
+            };
+            if let Some(n) = nonblank.as_deref_mut() {
+                if !ch.is_whitespace() {
+                    *n = true;
+                }
+            }
+            if !self.push_char(ch) {
                 return;
             }
-            if self.pending_space {
-                self.out.push(' ');
-                self.count += 1;
-                self.pending_space = false;
-            }
-            self.out.push(ch);
-            self.count += 1;
         }
+    }
+
+    /// One character; `false` once the preview is full.
+    #[inline]
+    fn push_char(&mut self, ch: char) -> bool {
+        if ch.is_whitespace() || ch.is_control() {
+            self.pending_space = self.count > 0;
+            return true;
+        }
+        let needed = usize::from(self.pending_space) + 1;
+        if self.count + needed > self.cap {
+            self.full = true;
+            return false;
+        }
+        if self.out.capacity() == 0 {
+            self.out.reserve(self.cap.min(96));
+        }
+        if self.pending_space {
+            self.out.push(' ');
+            self.count += 1;
+            self.pending_space = false;
+        }
+        self.out.push(ch);
+        self.count += 1;
+        true
+    }
+
+    #[inline]
+    fn push_char_tracking(&mut self, ch: char, nonblank: &mut bool) -> bool {
+        if !ch.is_whitespace() {
+            *nonblank = true;
+        }
+        self.push_char(ch)
     }
 
     /// The space between two joined pieces.
@@ -341,12 +511,32 @@ impl RowSummary {
 
     /// The summary of a stored entry line: the common message entries are read lean, the rest
     /// parsed in full (see the module docs). Fails as `SessionEntry::from_json` fails.
+    /// The byte scanner answers the common lines; what it is unsure of goes to the serde view,
+    /// and what neither reads to the full parse (DECISIONS §25.90).
     pub fn from_line(line: &str, caps: RowCaps) -> Result<RowSummary> {
-        if let Some(row) = lean(line, caps) {
-            return Ok(row);
+        match scan::scan(line, caps) {
+            Scan::Row(row) => return Ok(row),
+            Scan::Unsure => {
+                if let Some(row) = lean(line, caps) {
+                    return Ok(row);
+                }
+            }
+            Scan::Full => {}
         }
         let entry = SessionEntry::from_json(line)?;
         Ok(RowSummary::from_entry(&entry, caps))
+    }
+
+    /// The byte scanner alone (for tests: it must agree with the serde view).
+    #[doc(hidden)]
+    pub fn scan_line(line: &str, caps: RowCaps) -> Scan {
+        scan::scan(line, caps)
+    }
+
+    /// The serde view alone (for tests; `None` sends the line to the full parse).
+    #[doc(hidden)]
+    pub fn from_line_serde(line: &str, caps: RowCaps) -> Option<RowSummary> {
+        lean(line, caps)
     }
 
     /// This entry's label target and text when it is a `label` entry (text trimmed, `None`
@@ -769,36 +959,6 @@ mod tests {
                 s.push_str(pieces[(state % pieces.len() as u64) as usize]);
             }
             out.push(s);
-        }
-        out
-    }
-
-    /// The same one-line preview rule the views use (`render::text::preview`), restated so
-    /// this crate can check the [`Preview`] contract.
-    fn preview(text: &str, max: usize) -> String {
-        let mut out = String::new();
-        let mut count = 0usize;
-        let mut pending_space = false;
-        for ch in text.chars() {
-            if ch.is_whitespace() || ch.is_control() {
-                pending_space = count > 0;
-                continue;
-            }
-            let needed = usize::from(pending_space) + 1;
-            if count + needed > max {
-                while count + 1 > max && out.pop().is_some() {
-                    count -= 1;
-                }
-                out.push('…');
-                return out;
-            }
-            if pending_space {
-                out.push(' ');
-                count += 1;
-                pending_space = false;
-            }
-            out.push(ch);
-            count += 1;
         }
         out
     }

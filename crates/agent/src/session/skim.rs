@@ -30,7 +30,7 @@ pub(crate) struct Skim<'a> {
 
 /// Entry types whose payload feeds the index (leaf targets, labels, names, compaction
 /// boundaries): rare, so they are probed in full.
-const FULL_TYPES: [&str; 4] = ["leaf", "label", "session_info", "compaction"];
+pub(crate) const FULL_TYPES: [&str; 4] = ["leaf", "label", "session_info", "compaction"];
 
 /// The skim of `line`, or `None` when the full probe must decide.
 pub(crate) fn skim(text: &str) -> Option<Skim<'_>> {

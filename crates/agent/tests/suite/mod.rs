@@ -20,6 +20,7 @@ mod projection;
 mod proptests;
 mod roundtrip;
 mod rows;
+mod rows_scan;
 mod session;
 mod sizes;
 mod store_files;

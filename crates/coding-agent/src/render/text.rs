@@ -3,35 +3,9 @@
 use arbor_ai::types::{Content, ContentBlock};
 
 /// `text` squeezed onto one line (every run of whitespace or control characters becomes one
-/// space) and cut to at most `max` characters, ending in `…` when cut.
-pub fn preview(text: &str, max: usize) -> String {
-    let mut out = String::with_capacity(max.min(text.len()) + 3);
-    let mut count = 0usize;
-    let mut pending_space = false;
-    for ch in text.chars() {
-        if ch.is_whitespace() || ch.is_control() {
-            pending_space = count > 0;
-            continue;
-        }
-        let needed = usize::from(pending_space) + 1;
-        if count + needed > max {
-            // Leave room for the ellipsis.
-            while count + 1 > max && out.pop().is_some() {
-                count -= 1;
-            }
-            out.push('…');
-            return out;
-        }
-        if pending_space {
-            out.push(' ');
-            count += 1;
-            pending_space = false;
-        }
-        out.push(ch);
-        count += 1;
-    }
-    out
-}
+/// space) and cut to at most `max` characters, ending in `…` when cut. The rule lives beside
+/// the row summaries it must agree with (DECISIONS §25.81).
+pub use arbor_agent::session::rows::preview;
 
 /// The text blocks of a content value joined with a space (pi's `firstMessage` rule).
 pub fn content_text(content: &Content) -> String {

@@ -3,7 +3,7 @@
 use super::files;
 use super::layout;
 use super::list;
-use super::storage::{sync_dir, try_lock, JsonlStorage};
+use super::storage::{sync_dir, try_lock, ForkCopy, JsonlStorage};
 use super::writer::{file_writer_factory, SyncPolicy, WriterFactory};
 use crate::error::{Result, SessionError};
 use crate::session::entry::SessionHeader;
@@ -232,8 +232,13 @@ impl JsonlRepository {
         Ok(result)
     }
 
-    /// Writes a new session file (header plus `lines`) atomically and opens it for writing.
-    fn publish(&self, header: &SessionHeader, lines: &[String]) -> Result<JsonlStorage> {
+    /// Writes a new session file atomically and opens it for writing: the header, then the
+    /// lines a fork copies (indexed as they are written, DECISIONS §25.92).
+    fn publish(
+        &self,
+        header: &SessionHeader,
+        copy: Option<(&JsonlStorage, &[u32])>,
+    ) -> Result<JsonlStorage> {
         if self.find(&header.id)?.is_some() {
             return Err(SessionError::InvalidSession(format!(
                 "session {} already exists",
@@ -250,51 +255,60 @@ impl JsonlRepository {
         let path = dir.join(layout::session_file_name(&header.timestamp, &header.id));
         let mut text = header.to_json();
         text.push('\n');
-        for l in lines {
-            text.push_str(l);
-            text.push('\n');
-        }
         let durable = self.sync != SyncPolicy::Never;
-        let file = if lines.is_empty() {
+        let Some((source, selection)) = copy.filter(|(_, s)| !s.is_empty()) else {
             // A lone header: exclusive create is atomic enough (an empty file is never valid).
             let mut f = files::create_new(&path, files::FILE_MODE)?;
             try_lock(&f, &path)?;
             f.write_all(text.as_bytes()).map_err(io_err(&path))?;
             if durable {
                 f.sync_all().map_err(io_err(&path))?;
+                sync_dir(&dir);
             }
-            f
-        } else {
-            let tmp = layout::temp_path(&path, crate::time::now_ms());
-            let made = (|| -> Result<File> {
-                let mut f = files::create_new(&tmp, files::FILE_MODE)?;
-                // Locked from the start: a sweep never takes a temporary still being written.
-                try_lock(&f, &tmp)?;
-                f.write_all(text.as_bytes()).map_err(io_err(&tmp))?;
-                if durable {
-                    f.sync_all().map_err(io_err(&tmp))?;
-                }
-                if path.exists() {
-                    return Err(SessionError::InvalidSession(format!(
-                        "session file {} already exists",
-                        path.display()
-                    )));
-                }
-                std::fs::rename(&tmp, &path).map_err(io_err(&path))?;
-                Ok(f)
-            })();
-            match made {
-                Ok(f) => f,
-                Err(e) => {
-                    let _ = std::fs::remove_file(&tmp);
-                    return Err(e);
-                }
+            return JsonlStorage::from_locked(&path, f, self.sync, self.writer.clone());
+        };
+        let tmp = layout::temp_path(&path, crate::time::now_ms());
+        let made = (|| -> Result<(File, ForkCopy)> {
+            let f = files::create_new(&tmp, files::FILE_MODE)?;
+            // Locked from the start: a sweep never takes a temporary still being written.
+            try_lock(&f, &tmp)?;
+            // Large writes straight from the source's read window (DECISIONS §25.92).
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, &f);
+            out.write_all(text.as_bytes()).map_err(io_err(&tmp))?;
+            let origin = path.display().to_string();
+            let copied = source.copy_for_fork(selection, &origin, &mut out, text.len() as u64)?;
+            out.flush().map_err(io_err(&tmp))?;
+            drop(out);
+            if durable {
+                f.sync_all().map_err(io_err(&tmp))?;
+            }
+            if path.exists() {
+                return Err(SessionError::InvalidSession(format!(
+                    "session file {} already exists",
+                    path.display()
+                )));
+            }
+            std::fs::rename(&tmp, &path).map_err(io_err(&path))?;
+            Ok((f, copied))
+        })();
+        let (file, copied) = match made {
+            Ok(made) => made,
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp);
+                return Err(e);
             }
         };
         if durable {
             sync_dir(&dir);
         }
-        JsonlStorage::from_locked(&path, file, self.sync, self.writer.clone())
+        JsonlStorage::from_copy(
+            &path,
+            file,
+            self.sync,
+            self.writer.clone(),
+            header.clone(),
+            copied,
+        )
     }
 }
 
@@ -326,7 +340,7 @@ impl SessionRepository for JsonlRepository {
     async fn create(&self, opts: CreateOptions) -> Result<JsonlStorage> {
         let header = SessionHeader::create(opts.id, opts.cwd, opts.parent_session, opts.metadata)?;
         let repo = self.clone();
-        tokio::task::spawn_blocking(move || repo.publish(&header, &[]))
+        tokio::task::spawn_blocking(move || repo.publish(&header, None))
             .await
             .map_err(join_err)?
     }
@@ -363,10 +377,9 @@ impl SessionRepository for JsonlRepository {
 
     async fn fork(&self, source: &str, opts: ForkOptions) -> Result<JsonlStorage> {
         let src = self.open_read_only(source).await?;
-        let lines = src.raw_lines(&opts).await?;
+        let selection = src.fork_selection(&opts).await?;
         let src_header = src.header().await?;
         let parent = absolute(src.path()).display().to_string();
-        drop(src);
         let header = SessionHeader::create(
             opts.id,
             opts.cwd.unwrap_or(src_header.cwd),
@@ -374,7 +387,7 @@ impl SessionRepository for JsonlRepository {
             src_header.metadata,
         )?;
         let repo = self.clone();
-        tokio::task::spawn_blocking(move || repo.publish(&header, &lines))
+        tokio::task::spawn_blocking(move || repo.publish(&header, Some((&src, &selection))))
             .await
             .map_err(join_err)?
     }

@@ -18,6 +18,14 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use tokio::sync::RwLock;
 
+/// A fork's new file as [`JsonlStorage::copy_for_fork`] wrote it: the copy's index, its
+/// physical lines (header included) and its length.
+pub(crate) struct ForkCopy {
+    index: Index,
+    lines: u32,
+    len: u64,
+}
+
 /// What opening a file found and repaired.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct OpenReport {
@@ -115,33 +123,33 @@ impl<'s> FileSource<'s> {
     }
 
     fn utf8(&self, buf: Vec<u8>, offset: u64) -> Result<String> {
-        String::from_utf8(buf).map_err(|_| {
-            SessionError::InvalidSession(format!(
-                "{}: bytes at offset {offset} are no longer valid UTF-8 (file changed underneath?)",
-                self.origin
-            ))
-        })
+        String::from_utf8(buf).map_err(|_| self.not_utf8(offset))
     }
 
-    fn read_line(&self, offset: u64, len: u32) -> Result<String> {
+    fn not_utf8(&self, offset: u64) -> SessionError {
+        SessionError::InvalidSession(format!(
+            "{}: bytes at offset {offset} are no longer valid UTF-8 (file changed underneath?)",
+            self.origin
+        ))
+    }
+
+    /// Makes the window hold the `len` bytes at `offset` when the read starts inside it or
+    /// near the previous one (refilling it from `offset`); `false` for a far read, which the
+    /// caller reads alone.
+    fn fill(&self, w: &mut Window, offset: u64, len: u32) -> Result<bool> {
         let io = |e| SessionError::io(self.origin, e);
-        let mut w = self.window.borrow_mut();
         let end = offset + u64::from(len);
         let w_end = w.start + w.bytes.len() as u64;
         if offset >= w.start && end <= w_end {
-            let at = (offset - w.start) as usize;
-            let line = w.bytes[at..at + len as usize].to_vec();
             w.last_end = Some(end);
-            return self.utf8(line, offset);
+            return Ok(true);
         }
         let near = w
             .last_end
             .is_some_and(|prev| offset >= prev && offset - prev <= WINDOW_GAP);
         w.last_end = Some(end);
         if !near {
-            let mut buf = vec![0u8; len as usize];
-            read_exact_at(self.file, &mut buf, offset).map_err(io)?;
-            return self.utf8(buf, offset);
+            return Ok(false);
         }
         let want = WINDOW_LEN.max(len as usize);
         w.bytes.resize(want, 0);
@@ -151,8 +159,37 @@ impl<'s> FileSource<'s> {
         if got < len as usize {
             return Err(io(std::io::ErrorKind::UnexpectedEof.into()));
         }
-        let line = w.bytes[..len as usize].to_vec();
-        self.utf8(line, offset)
+        Ok(true)
+    }
+
+    fn read_line(&self, offset: u64, len: u32) -> Result<String> {
+        let mut w = self.window.borrow_mut();
+        if self.fill(&mut w, offset, len)? {
+            let at = (offset - w.start) as usize;
+            let line = w.bytes[at..at + len as usize].to_vec();
+            return self.utf8(line, offset);
+        }
+        let mut buf = vec![0u8; len as usize];
+        read_exact_at(self.file, &mut buf, offset).map_err(|e| SessionError::io(self.origin, e))?;
+        self.utf8(buf, offset)
+    }
+
+    /// [`LineSource::with_line`] for a file line: lent from the window, UTF-8 checked in place.
+    fn with_file_line(
+        &self,
+        offset: u64,
+        len: u32,
+        f: &mut dyn FnMut(&str) -> Result<()>,
+    ) -> Result<()> {
+        let mut w = self.window.borrow_mut();
+        if self.fill(&mut w, offset, len)? {
+            let at = (offset - w.start) as usize;
+            let text = simdutf8::basic::from_utf8(&w.bytes[at..at + len as usize])
+                .map_err(|_| self.not_utf8(offset))?;
+            return f(text);
+        }
+        drop(w);
+        f(&self.read_line(offset, len)?)
     }
 }
 
@@ -176,6 +213,13 @@ impl LineSource for FileSource<'_> {
         match raw {
             Raw::Mem(s) => Ok(Cow::Borrowed(s)),
             Raw::File { offset, len } => self.read_line(*offset, *len).map(Cow::Owned),
+        }
+    }
+
+    fn with_line(&self, raw: &Raw, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+        match raw {
+            Raw::Mem(s) => f(s),
+            Raw::File { offset, len } => self.with_file_line(*offset, *len, f),
         }
     }
 }
@@ -318,8 +362,39 @@ impl JsonlStorage {
         sync: SyncPolicy,
         factory: WriterFactory,
     ) -> Result<JsonlStorage> {
+        let loaded = load::load(&path.display().to_string(), &file)?;
+        Self::from_loaded(path, file, sync, factory, loaded)
+    }
+
+    /// A writable storage over a new fork file and the index its copy built (no re-read).
+    pub(crate) fn from_copy(
+        path: &Path,
+        file: File,
+        sync: SyncPolicy,
+        factory: WriterFactory,
+        header: SessionHeader,
+        copy: ForkCopy,
+    ) -> Result<JsonlStorage> {
+        let loaded = Loaded {
+            header_line: header.to_json(),
+            header,
+            index: copy.index,
+            lines: copy.lines,
+            file_len: copy.len,
+            tail: Tail::Clean,
+            migrated_from: None,
+        };
+        Self::from_loaded(path, file, sync, factory, loaded)
+    }
+
+    fn from_loaded(
+        path: &Path,
+        file: File,
+        sync: SyncPolicy,
+        factory: WriterFactory,
+        loaded: Loaded,
+    ) -> Result<JsonlStorage> {
         let location = path.display().to_string();
-        let loaded = load::load(&location, &file)?;
         let mut report = OpenReport {
             migrated_from: loaded.migrated_from,
             ..OpenReport::default()
@@ -415,18 +490,54 @@ impl JsonlStorage {
         self.state.read().await.write.is_some()
     }
 
-    /// The raw lines of the given entries (fork copies them byte for byte).
-    pub(crate) async fn raw_lines(
+    /// The entries a fork copies, in file order (DECISIONS §5).
+    pub(crate) async fn fork_selection(
         &self,
         opts: &crate::session::ForkOptions,
-    ) -> Result<Vec<String>> {
-        let st = self.state.read().await;
+    ) -> Result<Vec<u32>> {
+        self.with_read(|index, src| common::fork_selection(index, src, opts))
+            .await
+    }
+
+    /// Writes the `selection` of entries (from [`JsonlStorage::fork_selection`]) byte for
+    /// byte to `out`, which already holds `written` bytes (the header line) of the file `origin`, and indexes the copy from
+    /// this session's index as it goes, so the new file is neither read back nor parsed
+    /// (DECISIONS §25.92). Blocking; the storage must not be locked for writing (a fork's
+    /// source is a read-only open of its own).
+    pub(crate) fn copy_for_fork(
+        &self,
+        selection: &[u32],
+        origin: &str,
+        out: &mut dyn Write,
+        written: u64,
+    ) -> Result<ForkCopy> {
+        let st = self.state.try_read().map_err(|_| {
+            SessionError::Storage(format!(
+                "{} is busy; the fork was not written",
+                self.location
+            ))
+        })?;
         let src = FileSource::new(&st.file, &self.location);
-        let selection = common::fork_selection(&st.index, &src, opts)?;
-        selection
-            .iter()
-            .map(|ix| src.read(&st.index.slot(*ix).raw).map(Cow::into_owned))
-            .collect()
+        let mut index = Index::new(origin);
+        let mut offset = written;
+        let io = |e| SessionError::io(origin, e);
+        for (k, &ix) in selection.iter().enumerate() {
+            let line = u32::try_from(k + 2).unwrap_or(u32::MAX);
+            src.with_line(&st.index.slot(ix).raw, &mut |text| {
+                out.write_all(text.as_bytes()).map_err(io)?;
+                out.write_all(b"\n").map_err(io)?;
+                let len = u32::try_from(text.len()).unwrap_or(u32::MAX);
+                index.load_copy(&st.index, ix, text, Raw::File { offset, len }, line)?;
+                offset += u64::from(len) + 1;
+                Ok(())
+            })?;
+        }
+        index.finish_load()?;
+        Ok(ForkCopy {
+            index,
+            lines: u32::try_from(selection.len() + 1).unwrap_or(u32::MAX),
+            len: offset,
+        })
     }
 
     async fn with_read<T>(
