@@ -218,3 +218,55 @@ fn an_edit_handed_over_after_its_target_is_refused_not_ignored() {
     let out = String::from_utf8(writer.finish().unwrap()).unwrap();
     assert!(out.ends_with("\"llm\":[]}\n"), "{out}");
 }
+
+#[test]
+fn the_kept_range_drops_system_messages_keeps_older_compactions_silent_and_takes_edits() {
+    // u0 a0 | kept: u1 s1(system) c0(older compaction) a1 | c1(newest, keeps from u1) u2 x(edit u1)
+    let ts = "2026-06-20T15:00:02.000Z";
+    let lines = [
+        user_line("u0", None, "zero"),
+        format!(
+            r#"{{"type":"message","id":"a0","parentId":"u0","timestamp":"{ts}","message":{{"role":"assistant","content":[{{"type":"text","text":"ok"}}],"api":"anthropic-messages","provider":"anthropic","model":"m0","usage":{{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}},"stopReason":"stop","timestamp":2}}}}"#
+        ),
+        user_line("u1", Some("a0"), "one"),
+        format!(
+            r#"{{"type":"message","id":"s1","parentId":"u1","timestamp":"{ts}","message":{{"role":"system","content":"be brief","timestamp":3}}}}"#
+        ),
+        format!(
+            r#"{{"type":"compaction","id":"c0","parentId":"s1","timestamp":"{ts}","summary":"older","firstKeptEntryId":"u0","tokensBefore":5}}"#
+        ),
+        format!(
+            r#"{{"type":"message","id":"a1","parentId":"c0","timestamp":"{ts}","message":{{"role":"assistant","content":[{{"type":"text","text":"fine"}}],"api":"anthropic-messages","provider":"anthropic","model":"m1","usage":{{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}}},"stopReason":"stop","timestamp":4}}}}"#
+        ),
+        format!(
+            r#"{{"type":"compaction","id":"c1","parentId":"a1","timestamp":"{ts}","summary":"newest","firstKeptEntryId":"u1","tokensBefore":9}}"#
+        ),
+        user_line("u2", Some("c1"), "two"),
+        format!(
+            r#"{{"type":"context_edit","id":"x","parentId":"u2","timestamp":"{ts}","targetId":"u1","replacement":{{"content":"edited"}}}}"#
+        ),
+    ];
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_session(dir.path(), &lines);
+        let repo = JsonlRepository::flat(dir.path());
+        let storage = repo.open_read_only(path.to_str().unwrap()).await.unwrap();
+        let memory = in_memory(&path).await.expect("v3 log in order");
+        let leaf = Some("x");
+        let want = whole(&storage, leaf).await;
+        let text = String::from_utf8(want.clone()).unwrap();
+        // The reference itself: summary of c1, u1 edited, a1, u2; no system message, no "older".
+        assert!(text.contains("newest") && !text.contains("older"), "{text}");
+        assert!(
+            text.contains("edited") && !text.contains("\"one\""),
+            "{text}"
+        );
+        assert!(
+            !text.contains("be brief") && !text.contains("\"zero\""),
+            "{text}"
+        );
+        assert_eq!(streamed(&storage, leaf).await, want, "JSONL");
+        assert_eq!(streamed(&memory, leaf).await, want, "memory");
+        assert_eq!(by_default_plan(&storage, leaf).await, want, "default plan");
+    });
+}
