@@ -290,9 +290,41 @@ async fn bench_list() {
     );
 }
 
-/// What `arbor session context FILE --json` does, stage by stage (the CLI adds only argument
-/// parsing): open, window, settings, projection, streamed JSON (to OUT, or discarded).
+/// What `arbor session context FILE --json` does (the CLI adds argument parsing and holds the
+/// first MiB of output, DECISIONS §25.102): open, then the context streamed entry by entry
+/// (DECISIONS §25.100) to OUT, or discarded.
 async fn context_once(path: &Path, out: Option<&str>) {
+    let repo = JsonlRepository::flat(path.parent().unwrap_or(Path::new(".")));
+    let start = Instant::now();
+    let s = repo
+        .open_read_only(path.to_str().unwrap_or_default())
+        .await
+        .unwrap_or_else(|e| panic!("{e}"));
+    let opened = start.elapsed();
+    let sink: Box<dyn std::io::Write + Send> = match out {
+        Some(p) => Box::new(std::fs::File::create(p).unwrap_or_else(|e| panic!("{p}: {e}"))),
+        None => Box::new(std::io::sink()),
+    };
+    arbor_agent::context::write_context_json(
+        &s,
+        None,
+        std::io::BufWriter::with_capacity(1 << 16, sink),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let written = start.elapsed();
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "open {:.1} ms, context streamed {:.1} ms; peak RSS {} kB",
+        ms(opened),
+        ms(written),
+        peak_rss_kb()
+    );
+}
+
+/// The pipeline `context-once` ran before the streamed context (kept for comparisons): open,
+/// the whole window parsed, settings, projection, then the JSON written message by message.
+async fn context_whole(path: &Path, out: Option<&str>) {
     use arbor_agent::context::projection::build_session_context_from_window;
     use arbor_agent::context::{ContextOptions, DerivedState};
     let repo = JsonlRepository::flat(path.parent().unwrap_or(Path::new(".")));
@@ -466,6 +498,12 @@ fn main() {
         let file = PathBuf::from(args.get(1).cloned().unwrap_or_default());
         let out = args.get(2).cloned();
         rt.block_on(context_once(&file, out.as_deref()));
+        return;
+    }
+    if args.first().map(String::as_str) == Some("context-whole") {
+        let file = PathBuf::from(args.get(1).cloned().unwrap_or_default());
+        let out = args.get(2).cloned();
+        rt.block_on(context_whole(&file, out.as_deref()));
         return;
     }
     if args.first().map(String::as_str) == Some("parse-all") {

@@ -316,7 +316,7 @@ impl<'de> Visitor<'de> for BlockVisitor {
             })),
             _ => {
                 let mut all = Map::new();
-                all.insert("type".to_owned(), Value::String(tag));
+                all.insert("type".to_owned(), Value::String(tag.into_string()));
                 rest_into(&mut all, &mut map)?;
                 ContentBlock::Unknown(all)
             }
@@ -325,19 +325,20 @@ impl<'de> Visitor<'de> for BlockVisitor {
 }
 
 /// What the first key of a tagged object gave.
-pub enum Tagged {
-    /// The first key was the tag, with this string value; the rest of the map is unread.
-    Tag(String),
+pub enum Tagged<'de> {
+    /// The first key was the tag, with this string value (borrowed from the input when it has
+    /// no escapes: no allocation per message or block); the rest of the map is unread.
+    Tag(Key<'de>),
     /// The first key was something else: the whole object, read into a map for the `Value`
     /// path (which finds the tag wherever it is).
     Buffered(Map<String, Value>),
 }
 
 /// Reads the first key of an object; see [`Tagged`]. A tag that is not a string is an error.
-pub fn first_tag<'de, A: MapAccess<'de>>(map: &mut A, tag: &str) -> Result<Tagged, A::Error> {
+pub fn first_tag<'de, A: MapAccess<'de>>(map: &mut A, tag: &str) -> Result<Tagged<'de>, A::Error> {
     let mut all = Map::new();
     match map.next_key_seed(KeySeed)? {
-        Some(key) if key.as_str() == tag => return Ok(Tagged::Tag(map.next_value::<String>()?)),
+        Some(key) if key.as_str() == tag => return Ok(Tagged::Tag(map.next_value_seed(KeySeed)?)),
         Some(key) => push_extra(&mut all, key, map)?,
         None => {}
     }

@@ -234,8 +234,10 @@ async fn on_store(url: &str, cmd: SessionCommand) -> Result<ExitCode> {
             full,
         } => {
             if json {
-                let projected = pgstore::context_json(url, &session, leaf.as_deref()).await;
-                print_projection(projected)
+                let mut out = HeldOutput::stdout();
+                let written =
+                    pgstore::write_context_json(url, &session, leaf.as_deref(), &mut out).await;
+                finish_projection(written.map(|_| ()), out)
             } else {
                 let ctx = pgstore::load_context(url, &session, leaf.as_deref()).await?;
                 let text = transcript::render(
@@ -308,32 +310,113 @@ async fn export(url: &str, session: &str, out: &Path) -> Result<ExitCode> {
 /// `context --json`: the projection as one JSON line, or `{"ok":false,"error"}` with exit 2
 /// when the file is refused (the error is also reported on stderr).
 async fn context_json(path: &Path, leaf: Option<&str>) -> Result<ExitCode> {
-    print_projection(store::context_json(path, leaf).await)
+    let mut out = HeldOutput::stdout();
+    let written = store::write_context_json(path, leaf, &mut out).await;
+    finish_projection(written.map(|_| ()), out)
 }
 
-fn print_projection(projected: Result<store::Projected>) -> Result<ExitCode> {
-    match projected {
-        Ok(projected) => {
-            // Streamed message by message: no JSON tree of the whole context is built.
-            let stdout = io::stdout().lock();
-            let written = arbor_agent::context::write_expected_json(
-                io::BufWriter::with_capacity(1 << 16, stdout),
-                &projected.context,
-                projected.leaf.as_deref(),
-            );
-            match written {
-                Ok(()) => Ok(ExitCode::SUCCESS),
-                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-                Err(e) => Err(CliError::io("stdout", e)),
+/// The exit of a streamed `context --json`. A refusal found before any byte reached stdout is
+/// the only output, as before streaming; one found after (a broken entry deep in a context
+/// longer than [`HOLD_BYTES`]) ends the partial line and puts the refusal on the next line
+/// (DECISIONS §25.102). Either way the error is on stderr and the exit code is 2.
+fn finish_projection(written: Result<()>, mut out: HeldOutput) -> Result<ExitCode> {
+    if let Some((kind, message)) = out.failed.take() {
+        // stdout itself failed: a closed pipe (`| head`) is not an error.
+        return if kind == io::ErrorKind::BrokenPipe {
+            Ok(ExitCode::SUCCESS)
+        } else {
+            Err(CliError::io("stdout", io::Error::new(kind, message)))
+        };
+    }
+    let err = match written {
+        Ok(()) => return Ok(ExitCode::SUCCESS),
+        Err(err) => err,
+    };
+    let spilled = out.discard();
+    if spilled {
+        emit(b"\n")?;
+    }
+    if err.is_invalid_session() {
+        let refusal = arbor_agent::context::refusal_json(&err.to_string());
+        emit(format!("{refusal}\n").as_bytes())?;
+        crate::error::report(&err);
+        Ok(ExitCode::from(EXIT_INVALID))
+    } else {
+        Err(err)
+    }
+}
+
+/// How much of `context --json`'s output is kept back before any of it is written: a context
+/// up to this size is refused cleanly when a broken entry turns up (DECISIONS §25.102). A MiB
+/// is a context of roughly 250,000 tokens, more than a model takes.
+const HOLD_BYTES: usize = 1 << 20;
+
+/// stdout for a streamed `context --json`: the first [`HOLD_BYTES`] are held in memory and
+/// written only when the output grows past them or is complete (`flush`); after that, writes
+/// go through a 64 KiB buffer. Remembers a failure of stdout itself, which is not a refusal.
+struct HeldOutput {
+    held: Vec<u8>,
+    /// Whether bytes have gone to stdout (then they cannot be taken back).
+    spilled: bool,
+    out: io::BufWriter<io::Stdout>,
+    failed: Option<(io::ErrorKind, String)>,
+}
+
+impl HeldOutput {
+    fn stdout() -> Self {
+        HeldOutput {
+            held: Vec::new(),
+            spilled: false,
+            out: io::BufWriter::with_capacity(1 << 16, io::stdout()),
+            failed: None,
+        }
+    }
+
+    /// Drops what is still held; flushes what was already let through. Returns whether any of
+    /// the output reached stdout.
+    fn discard(&mut self) -> bool {
+        self.held = Vec::new();
+        if self.spilled {
+            let _ = self.out.flush();
+        }
+        self.spilled
+    }
+
+    fn spill(&mut self) -> io::Result<()> {
+        self.spilled = true;
+        let held = std::mem::take(&mut self.held);
+        self.out.write_all(&held)
+    }
+
+    fn note<T>(&mut self, r: io::Result<T>) -> io::Result<T> {
+        if let Err(e) = &r {
+            self.failed.get_or_insert((e.kind(), e.to_string()));
+        }
+        r
+    }
+}
+
+impl Write for HeldOutput {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if !self.spilled {
+            if self.held.len() + buf.len() <= HOLD_BYTES {
+                self.held.extend_from_slice(buf);
+                return Ok(buf.len());
             }
+            let r = self.spill();
+            self.note(r)?;
         }
-        Err(err) if err.is_invalid_session() => {
-            let refusal = arbor_agent::context::refusal_json(&err.to_string());
-            emit(format!("{refusal}\n").as_bytes())?;
-            crate::error::report(&err);
-            Ok(ExitCode::from(EXIT_INVALID))
+        let r = self.out.write(buf);
+        self.note(r)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if !self.spilled {
+            let r = self.spill();
+            self.note(r)?;
         }
-        Err(err) => Err(err),
+        let r = self.out.flush();
+        self.note(r)
     }
 }
 

@@ -18,7 +18,7 @@ use arbor_session_postgres::{
 use crate::cli::AgentArgs;
 
 use crate::error::{CliError, Result};
-use crate::store::{loaded, projected, Listing, LoadedContext, Projected};
+use crate::store::{loaded, write_projected_json, Listing, LoadedContext};
 
 /// Connects to the store named by `url` (which must be `postgres://` or `postgresql://`).
 pub async fn connect(url: &str) -> Result<PostgresRepository> {
@@ -47,9 +47,15 @@ async fn open(repo: &PostgresRepository, session: &str) -> Result<PostgresStorag
     Ok(repo.open_read_only(session).await?)
 }
 
-pub async fn context_json(url: &str, session: &str, leaf: Option<&str>) -> Result<Projected> {
+/// `context --json` for a stored session, streamed into `out` (DECISIONS §25.100).
+pub async fn write_context_json<W: std::io::Write + Send>(
+    url: &str,
+    session: &str,
+    leaf: Option<&str>,
+    out: W,
+) -> Result<W> {
     let repo = connect(url).await?;
-    projected(&open(&repo, session).await?, leaf).await
+    write_projected_json(&open(&repo, session).await?, leaf, out).await
 }
 
 pub async fn load_context(url: &str, session: &str, leaf: Option<&str>) -> Result<LoadedContext> {

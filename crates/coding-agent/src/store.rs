@@ -138,20 +138,34 @@ pub struct Projected {
     pub leaf: Option<String>,
 }
 
-/// The context for `--json` (written by `context::write_expected_json`).
+/// The whole projected context of a session file (what `--json` printed before it streamed;
+/// kept for callers that want the messages, and as the reference the streamed output is
+/// checked against).
 pub async fn context_json(path: &Path, leaf: Option<&str>) -> Result<Projected> {
     let storage = open_storage(path).await?;
-    projected(&storage, leaf).await
+    let leaf = leaf_or_current(&storage, leaf).await?;
+    let context = project(&storage, leaf.as_deref()).await?;
+    Ok(Projected { context, leaf })
 }
 
-/// [`context_json`] for any open storage.
-pub(crate) async fn projected(
+/// `context --json` for a session file, streamed into `out` entry by entry (DECISIONS §25.100).
+pub async fn write_context_json<W: std::io::Write + Send>(
+    path: &Path,
+    leaf: Option<&str>,
+    out: W,
+) -> Result<W> {
+    let storage = open_storage(path).await?;
+    write_projected_json(&storage, leaf, out).await
+}
+
+/// [`write_context_json`] for any open storage: `--leaf` is checked before anything is written.
+pub(crate) async fn write_projected_json<W: std::io::Write + Send>(
     storage: &impl SessionStorage,
     leaf: Option<&str>,
-) -> Result<Projected> {
+    out: W,
+) -> Result<W> {
     let leaf = leaf_or_current(storage, leaf).await?;
-    let context = project(storage, leaf.as_deref()).await?;
-    Ok(Projected { context, leaf })
+    Ok(arbor_agent::context::write_context_json(storage, leaf.as_deref(), out).await?)
 }
 
 /// The projected (pre-`convert_to_llm`) messages plus the derived state, for the transcript.

@@ -59,6 +59,45 @@ pub fn convert_one(message: &AgentMessage) -> Option<Message> {
     }
 }
 
+/// [`convert_one`] consuming the message: nothing is cloned, so a caller that projects entry by
+/// entry (the streamed `session context --json`, DECISIONS §25.101) pays for each string once.
+pub fn convert_into(message: AgentMessage) -> Option<Message> {
+    arbor_ai::work::add(arbor_ai::work::Work::Converted, 1);
+    match message {
+        AgentMessage::Llm(m) => Some(m),
+        AgentMessage::Custom(c) => {
+            let timestamp = c.timestamp.get();
+            let content = match c.content {
+                Content::Text(t) => Content::Blocks(vec![text_block(t)]),
+                blocks => blocks,
+            };
+            Some(user(content, timestamp))
+        }
+        AgentMessage::BranchSummary(b) => Some(user_text(
+            format!(
+                "{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}",
+                b.summary
+            ),
+            b.timestamp.get(),
+        )),
+        AgentMessage::CompactionSummary(c) => Some(user_text(
+            format!(
+                "{COMPACTION_SUMMARY_PREFIX}{}{COMPACTION_SUMMARY_SUFFIX}",
+                c.summary
+            ),
+            c.timestamp.get(),
+        )),
+        AgentMessage::BashExecution(b) => {
+            if b.exclude_from_context == Some(true) {
+                None
+            } else {
+                Some(user_text(bash_execution_text(&b), b.timestamp.get()))
+            }
+        }
+        AgentMessage::Other(_) => None,
+    }
+}
+
 /// How a shell command the user ran (`!cmd`) reads to the model.
 pub fn bash_execution_text(b: &BashExecutionMessage) -> String {
     let mut text = format!("Ran `{}`\n", b.command);

@@ -8,6 +8,7 @@
 pub mod cache;
 pub mod convert;
 pub mod projection;
+pub mod stream;
 
 pub use cache::ProjectionCache;
 pub use convert::{
@@ -18,6 +19,7 @@ pub use projection::{
     build_session_context, build_session_context_owned, ContextOptions, CustomProjector,
     DerivedState, EntryTransform, ModelRef, SessionContext,
 };
+pub use stream::{write_context_json, ContextJsonWriter};
 
 use serde_json::{json, Value};
 
@@ -45,31 +47,62 @@ pub fn write_expected_json<W: std::io::Write>(
     context: &SessionContext,
     leaf_id: Option<&str>,
 ) -> std::io::Result<()> {
-    let head = json!({
-        "ok": true,
-        "leafId": leaf_id,
-        "model": context.model,
-        "thinkingLevel": context.thinking_level,
-        "activeToolNames": context.active_tool_names,
-    });
-    let head = serde_json::to_string(&head).map_err(std::io::Error::other)?;
-    // `{...}` without its closing brace, then the llm array.
-    out.write_all(&head.as_bytes()[..head.len() - 1])?;
-    out.write_all(b",\"llm\":[")?;
+    write_head(
+        &mut out,
+        leaf_id,
+        &context.model,
+        &context.thinking_level,
+        &context.active_tool_names,
+    )?;
     let mut first = true;
     for m in context.messages.iter() {
         let Some(llm) = convert::convert_one(m) else {
             continue;
         };
-        if !first {
-            out.write_all(b",")?;
-        }
+        write_message(&mut out, &llm, first)?;
         first = false;
-        // Straight to the writer with JavaScript's number printing: no `Value` per message
-        // (building one cost more than the rest of the write).
-        let mut ser = serde_json::Serializer::with_formatter(&mut out, JsNumbers);
-        serde::Serialize::serialize(&llm, &mut ser).map_err(std::io::Error::other)?;
     }
+    write_tail(out)
+}
+
+/// `{"ok":true,"leafId",…,"activeToolNames"` and the opening of the `llm` array.
+pub(crate) fn write_head<W: std::io::Write>(
+    out: &mut W,
+    leaf_id: Option<&str>,
+    model: &Option<ModelRef>,
+    thinking_level: &str,
+    active_tool_names: &Option<Vec<String>>,
+) -> std::io::Result<()> {
+    let head = json!({
+        "ok": true,
+        "leafId": leaf_id,
+        "model": model,
+        "thinkingLevel": thinking_level,
+        "activeToolNames": active_tool_names,
+    });
+    let head = serde_json::to_string(&head).map_err(std::io::Error::other)?;
+    // `{...}` without its closing brace, then the llm array.
+    out.write_all(&head.as_bytes()[..head.len() - 1])?;
+    out.write_all(b",\"llm\":[")
+}
+
+/// One element of the `llm` array (`first`: no comma before it).
+pub(crate) fn write_message<W: std::io::Write>(
+    out: &mut W,
+    message: &arbor_ai::Message,
+    first: bool,
+) -> std::io::Result<()> {
+    if !first {
+        out.write_all(b",")?;
+    }
+    // Straight to the writer with JavaScript's number printing: no `Value` per message
+    // (building one cost more than the rest of the write).
+    let mut ser = serde_json::Serializer::with_formatter(&mut *out, JsNumbers);
+    serde::Serialize::serialize(message, &mut ser).map_err(std::io::Error::other)
+}
+
+/// Closes the array and the object, ends the line and flushes.
+pub(crate) fn write_tail<W: std::io::Write>(mut out: W) -> std::io::Result<()> {
     out.write_all(b"]}\n")?;
     out.flush()
 }

@@ -209,7 +209,7 @@ fn compaction_of(entry: &SessionEntry) -> Option<&crate::session::entry::Compact
     }
 }
 
-fn is_system_message(entry: &SessionEntry) -> bool {
+pub(crate) fn is_system_message(entry: &SessionEntry) -> bool {
     matches!(&entry.kind, EntryKind::Message(m) if matches!(m.message, AgentMessage::Llm(Message::System(_))))
 }
 
@@ -266,6 +266,35 @@ pub fn default_context_indices<E: Borrow<SessionEntry>>(path: &[E]) -> Vec<usize
     }
     out.extend(c_idx + 1..path.len());
     out
+}
+
+/// Hands the entries of the default context list ([`default_context_indices`]) of `window` to
+/// `visit` one at a time, in the order [`SessionStorage::visit_context_entries`] promises:
+/// every `context_edit` of the list first, then every other entry in list order (DECISIONS
+/// §25.100). What storages without an index of entry types do; `window` is their
+/// `path_to_root_or_compaction`.
+///
+/// [`SessionStorage::visit_context_entries`]: crate::session::SessionStorage::visit_context_entries
+pub fn visit_context_list(
+    window: Vec<SessionEntry>,
+    visit: &mut (dyn FnMut(SessionEntry) -> Result<(), SessionError> + Send),
+) -> Result<(), SessionError> {
+    let indices = default_context_indices(&window);
+    let mut slots: Vec<Option<SessionEntry>> = window.into_iter().map(Some).collect();
+    let is_edit = |e: &SessionEntry| matches!(e.kind, EntryKind::ContextEdit(_));
+    for &i in &indices {
+        if slots[i].as_ref().is_some_and(is_edit) {
+            if let Some(e) = slots[i].take() {
+                visit(e)?;
+            }
+        }
+    }
+    for &i in &indices {
+        if let Some(e) = slots[i].take() {
+            visit(e)?;
+        }
+    }
+    Ok(())
 }
 
 /// [`default_context_indices`] as entry references.
@@ -502,13 +531,14 @@ pub fn build_session_context_from_window(
 }
 
 /// [`entry_messages`] moving the message out of the entry.
-fn entry_messages_owned(
+pub(crate) fn entry_messages_owned(
     entry: SessionEntry,
     position: usize,
     projectors: &HashMap<String, CustomProjector>,
 ) -> Vec<AgentMessage> {
     arbor_ai::work::add(arbor_ai::work::Work::Projected, 1);
-    let ms = entry_ms(&entry);
+    // Only the kinds that carry the entry's time parse it (not every message).
+    let ms = |ts: &str| crate::time::iso_to_ms(ts).unwrap_or(0);
     match entry.kind {
         EntryKind::Message(m) => vec![m.message],
         EntryKind::CustomMessage(c) => vec![AgentMessage::Custom(CustomMessage {
@@ -516,7 +546,7 @@ fn entry_messages_owned(
             content: c.content,
             display: c.display,
             details: c.details,
-            timestamp: ms.into(),
+            timestamp: ms(&entry.timestamp).into(),
             extra: Default::default(),
         })],
         EntryKind::Compaction(c) if position == 0 => {
@@ -525,7 +555,7 @@ fn entry_messages_owned(
             out.push(AgentMessage::CompactionSummary(CompactionSummaryMessage {
                 summary: c.summary,
                 tokens_before: c.tokens_before,
-                timestamp: ms.into(),
+                timestamp: ms(&entry.timestamp).into(),
                 extra: Default::default(),
             }));
             out.extend(c.retained_tail.into_iter().flatten());

@@ -194,6 +194,74 @@ pub(crate) fn read_all(
     ixs.iter().map(|ix| read_entry(index, src, *ix)).collect()
 }
 
+/// [`SessionStorage::visit_context_entries`] from the index (DECISIONS §25.100): the window and
+/// the list's shape (the newest compaction, its kept range) come from the index's types, and
+/// each entry is parsed only when it is handed over, so at most one entry of the path (plus the
+/// newest compaction) is held at a time. The list equals `default_context_indices` over the
+/// parsed window: the compaction is parsed first for its `retainedTail` and `firstKeptEntryId`,
+/// and system messages of the kept range are dropped once parsed.
+///
+/// [`SessionStorage::visit_context_entries`]: super::storage::SessionStorage::visit_context_entries
+pub(crate) fn visit_context_entries(
+    index: &Index,
+    src: &dyn LineSource,
+    leaf: Option<&str>,
+    visit: &mut (dyn FnMut(SessionEntry) -> Result<()> + Send),
+) -> Result<()> {
+    let start = leaf_arg(index, leaf)?;
+    let window = index.path_to_root_or_compaction(start)?;
+    let compaction = index.type_tag("compaction");
+    let newest = compaction.and_then(|t| window.iter().rposition(|&ix| index.slot(ix).ty == t));
+    // The list is `opening`, then `kept` (system messages dropped), then `rest`.
+    let (opening, kept, rest) = match newest {
+        None => (None, &window[..0], &window[..]),
+        Some(c) => {
+            let entry = read_entry(index, src, window[c])?;
+            let mut kept = &window[..0];
+            if let EntryKind::Compaction(info) = &entry.kind {
+                if info.retained_tail.is_none() {
+                    if let Some(first) = info.first_kept_entry_id.as_deref() {
+                        if let Some(s) = window[..c]
+                            .iter()
+                            .position(|&ix| &*index.slot(ix).id == first)
+                        {
+                            kept = &window[s..c];
+                        }
+                    }
+                }
+            }
+            (Some(entry), kept, &window[c + 1..])
+        }
+    };
+    let edit = index.type_tag("context_edit");
+    let is_edit = |ix: u32| Some(index.slot(ix).ty) == edit;
+    if edit.is_some() {
+        for &ix in kept.iter().chain(rest) {
+            if is_edit(ix) {
+                visit(read_entry(index, src, ix)?)?;
+            }
+        }
+    }
+    if let Some(entry) = opening {
+        visit(entry)?;
+    }
+    for &ix in kept {
+        if is_edit(ix) {
+            continue;
+        }
+        let entry = read_entry(index, src, ix)?;
+        if !crate::context::projection::is_system_message(&entry) {
+            visit(entry)?;
+        }
+    }
+    for &ix in rest {
+        if !is_edit(ix) {
+            visit(read_entry(index, src, ix)?)?;
+        }
+    }
+    Ok(())
+}
+
 /// `None` = the current leaf; an id must exist (`not_found`).
 pub(crate) fn leaf_arg(index: &Index, leaf: Option<&str>) -> Result<Option<u32>> {
     match leaf {

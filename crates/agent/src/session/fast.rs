@@ -98,7 +98,7 @@ impl<'de> Visitor<'de> for MessageVisitor {
                 return AgentMessage::from_map(all).map_err(de::Error::custom);
             }
         };
-        let mut map = match message_rest(&role, map)? {
+        let mut map = match message_rest(role.as_str(), map)? {
             Ok(m) => return Ok(AgentMessage::Llm(m)),
             Err(map) => map,
         };
@@ -138,7 +138,7 @@ impl<'de> Visitor<'de> for MessageVisitor {
             }
             _ => {
                 let mut all = Map::new();
-                all.insert("role".to_owned(), Value::String(role));
+                all.insert("role".to_owned(), Value::String(role.into_string()));
                 rest_into(&mut all, &mut map)?;
                 AgentMessage::Other(all)
             }
@@ -221,8 +221,9 @@ impl<'de> Visitor<'de> for EntryVisitor {
         f.write_str("an entry object")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut inner: A) -> Result<SessionEntry, A::Error> {
-        let entry_type: String = match inner.next_key_seed(KeySeed)? {
-            Some(key) if key.as_str() == "type" => inner.next_value()?,
+        // Borrowed from the line when it has no escapes (no allocation per entry).
+        let entry_type = match inner.next_key_seed(KeySeed)? {
+            Some(key) if key.as_str() == "type" => inner.next_value_seed(KeySeed)?,
             _ => return Err(de::Error::custom("`type` is not the first key")),
         };
         let mut env = EnvelopeSlots::default();
@@ -231,7 +232,7 @@ impl<'de> Visitor<'de> for EntryVisitor {
                 inner,
                 env: &mut env,
             };
-            kind(&entry_type, &mut map)?
+            kind(entry_type.as_str(), &mut map)?
         };
         match (env.id, env.parent_id, env.timestamp) {
             (Some(id), Some(parent_id), Some(timestamp)) if !id.is_empty() => Ok(SessionEntry {

@@ -235,6 +235,15 @@ impl SessionStorage for MemoryStorage {
         common::derived_settings(&index, &MemSource, leaf)
     }
 
+    async fn visit_context_entries(
+        &self,
+        leaf: Option<&str>,
+        visit: &mut (dyn FnMut(SessionEntry) -> Result<()> + Send),
+    ) -> Result<()> {
+        let index = self.inner.index.read().await;
+        common::visit_context_entries(&index, &MemSource, leaf, visit)
+    }
+
     async fn visit_row_summaries(
         &self,
         caps: RowCaps,

@@ -154,6 +154,22 @@ pub trait SessionStorage: Send + Sync {
         path.drain(..cut);
         Ok(path)
     }
+    /// The entries the default context at `leaf` (default: the current leaf) is projected
+    /// from — DECISIONS §3.3's list over [`Self::path_to_root_or_compaction`] — handed to
+    /// `visit` one at a time: first every `context_edit` of the list (so edits are known before
+    /// their targets), then every other entry in list order, the newest compaction first when
+    /// there is one. Lets a caller write a long context without holding it (the streamed
+    /// `session context --json`, DECISIONS §25.100). The default reads the whole window first;
+    /// JSONL and memory plan the list from their index and parse one entry at a time. A failed
+    /// read or a failing `visit` stops the walk with that error.
+    async fn visit_context_entries(
+        &self,
+        leaf: Option<&str>,
+        visit: &mut (dyn FnMut(SessionEntry) -> Result<()> + Send),
+    ) -> Result<()> {
+        let window = self.path_to_root_or_compaction(leaf).await?;
+        crate::context::projection::visit_context_list(window, visit)
+    }
     /// Every entry's [`RowSummary`], in log order, handed to `visit` one at a time: what tree
     /// views draw (DECISIONS §25.80). The default parses each entry a page at a time; JSONL and
     /// memory read only what a row shows from the stored lines.

@@ -5,6 +5,7 @@ mod agreement;
 mod compaction;
 mod conformance_jsonl;
 mod conformance_memory;
+mod context_stream;
 mod context_support;
 mod fast_parse;
 mod harness;

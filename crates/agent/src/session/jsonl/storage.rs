@@ -913,6 +913,15 @@ impl SessionStorage for JsonlStorage {
             .await
     }
 
+    async fn visit_context_entries(
+        &self,
+        leaf: Option<&str>,
+        visit: &mut (dyn FnMut(SessionEntry) -> Result<()> + Send),
+    ) -> Result<()> {
+        self.with_read(|index, src| common::visit_context_entries(index, src, leaf, visit))
+            .await
+    }
+
     async fn visit_row_summaries(
         &self,
         caps: RowCaps,
