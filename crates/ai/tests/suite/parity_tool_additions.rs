@@ -8,7 +8,7 @@
 
 use arbor_ai::providers::build_request;
 use arbor_ai::{Context, Message, Model, SimpleStreamOptions, StreamOptions, Tool};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::providers_common::{model, user};
 
@@ -22,7 +22,7 @@ fn tool(name: &str) -> Tool {
         name: name.into(),
         description: format!("{name} tool"),
         parameters: json!({"type": "object", "properties": {"p": {"type": "string"}}, "required": ["p"]}),
-        extra: Map::new(),
+        extra: Default::default(),
     }
 }
 
