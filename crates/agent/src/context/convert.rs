@@ -22,41 +22,11 @@ pub fn convert_to_llm(messages: &[AgentMessage]) -> Vec<Message> {
     messages.iter().filter_map(convert_one).collect()
 }
 
-/// Converts a single agent message; `None` when it has no model-visible form.
+/// Converts a single agent message; `None` when it has no model-visible form. The owned
+/// [`convert_into`] does the work: a model message is cloned either way, and the other kinds
+/// are rare and small.
 pub fn convert_one(message: &AgentMessage) -> Option<Message> {
-    arbor_ai::work::add(arbor_ai::work::Work::Converted, 1);
-    match message {
-        AgentMessage::Llm(m) => Some(m.clone()),
-        AgentMessage::Custom(c) => {
-            let content = match &c.content {
-                Content::Text(t) => Content::Blocks(vec![text_block(t.clone())]),
-                blocks => blocks.clone(),
-            };
-            Some(user(content, c.timestamp.get()))
-        }
-        AgentMessage::BranchSummary(b) => Some(user_text(
-            format!(
-                "{BRANCH_SUMMARY_PREFIX}{}{BRANCH_SUMMARY_SUFFIX}",
-                b.summary
-            ),
-            b.timestamp.get(),
-        )),
-        AgentMessage::CompactionSummary(c) => Some(user_text(
-            format!(
-                "{COMPACTION_SUMMARY_PREFIX}{}{COMPACTION_SUMMARY_SUFFIX}",
-                c.summary
-            ),
-            c.timestamp.get(),
-        )),
-        AgentMessage::BashExecution(b) => {
-            if b.exclude_from_context == Some(true) {
-                None
-            } else {
-                Some(user_text(bash_execution_text(b), b.timestamp.get()))
-            }
-        }
-        AgentMessage::Other(_) => None,
-    }
+    convert_into(message.clone())
 }
 
 /// [`convert_one`] consuming the message: nothing is cloned, so a caller that projects entry by
