@@ -113,10 +113,14 @@ fn line_error(index: &Index, ix: u32, message: &str) -> SessionError {
         SessionError::Line {
             file: index.origin().to_owned(),
             line: slot.line as usize,
-            message: format!("entry {}: {message}", slot.id),
+            message: format!("entry {}: {message}", index.id(ix)),
         }
     } else {
-        SessionError::InvalidEntry(format!("{}: entry {}: {message}", index.origin(), slot.id))
+        SessionError::InvalidEntry(format!(
+            "{}: entry {}: {message}",
+            index.origin(),
+            index.id(ix)
+        ))
     }
 }
 
@@ -221,10 +225,7 @@ pub(crate) fn visit_context_entries(
             if let EntryKind::Compaction(info) = &entry.kind {
                 if info.retained_tail.is_none() {
                     if let Some(first) = info.first_kept_entry_id.as_deref() {
-                        if let Some(s) = window[..c]
-                            .iter()
-                            .position(|&ix| &*index.slot(ix).id == first)
-                        {
+                        if let Some(s) = window[..c].iter().position(|&ix| index.id(ix) == first) {
                             kept = &window[s..c];
                         }
                     }

@@ -56,7 +56,9 @@ pub(crate) enum Parent {
 }
 
 pub(crate) struct Slot {
-    pub id: Box<str>,
+    /// The id's place in [`Index::ids`] (one buffer for all ids: no allocation per entry,
+    /// DECISIONS §25.111); read it with [`Index::id`].
+    id: IdAt,
     pub parent: Parent,
     pub ty: u32,
     /// 1-based physical line in the file; 0 when the entry has no file line.
@@ -67,9 +69,22 @@ pub(crate) struct Slot {
     pub raw: Raw,
 }
 
+#[derive(Clone, Copy)]
+struct IdAt {
+    start: u32,
+    len: u32,
+}
+
 struct CompactionInfo {
     first_kept: Option<Box<str>>,
     retained_tail: bool,
+}
+
+/// The id at `at` in `ids`; empty if out of range (never: ids only grow).
+#[inline]
+fn id_in(ids: &str, at: IdAt) -> &str {
+    let start = at.start as usize;
+    ids.get(start..start + at.len as usize).unwrap_or("")
 }
 
 /// Running totals for `SessionStats` (pi G1 rules, plus `usage` entries).
@@ -107,6 +122,8 @@ pub(crate) struct Index {
     /// Names the session in error messages (file path or `memory:<id>`).
     origin: String,
     slots: Vec<Slot>,
+    /// Every slot's id, back to back.
+    ids: String,
     /// Slot numbers, hashed by their slot's id: the id is stored once, in its slot.
     by_id: HashTable<u32>,
     hasher: DefaultHashBuilder,
@@ -192,6 +209,7 @@ impl Index {
         Index {
             origin: origin.into(),
             slots: Vec::new(),
+            ids: String::new(),
             by_id: HashTable::new(),
             hasher: DefaultHashBuilder::default(),
             types: Vec::new(),
@@ -203,6 +221,15 @@ impl Index {
             leaf: LeafTarget::None,
             stats: OnceLock::new(),
         }
+    }
+
+    /// Room in the id table for about `entries` more entries (a load's estimate from the
+    /// file's size: growing a large table rehashes every id already in it).
+    pub fn reserve(&mut self, entries: usize) {
+        let (slots, ids, hasher) = (&self.slots, &self.ids, &self.hasher);
+        self.by_id.reserve(entries, |&other| {
+            hasher.hash_one(id_in(ids, slots[other as usize].id))
+        });
     }
 
     pub fn origin(&self) -> &str {
@@ -267,7 +294,12 @@ impl Index {
     }
 
     pub fn leaf_id(&self) -> Option<&str> {
-        self.leaf().map(|ix| &*self.slots[ix as usize].id)
+        self.leaf().map(|ix| self.id(ix))
+    }
+
+    /// The id of slot `ix`.
+    pub fn id(&self, ix: u32) -> &str {
+        id_in(&self.ids, self.slots[ix as usize].id)
     }
 
     fn find(&self, id: &str) -> Option<u32> {
@@ -276,7 +308,9 @@ impl Index {
 
     fn find_hashed(&self, hash: u64, id: &str) -> Option<u32> {
         self.by_id
-            .find(hash, |&ix| &*self.slots[ix as usize].id == id)
+            .find(hash, |&ix| {
+                id_in(&self.ids, self.slots[ix as usize].id) == id
+            })
             .copied()
     }
 
@@ -315,6 +349,12 @@ impl Index {
         raw: Raw,
         line: u32,
     ) -> Result<()> {
+        self.id_room(facts.id)
+            .map_err(|message| SessionError::Line {
+                file: self.origin.clone(),
+                line: line as usize,
+                message,
+            })?;
         let hash = self.hasher.hash_one(facts.id);
         if let Some(first) = self.find_hashed(hash, facts.id) {
             return Err(SessionError::Line {
@@ -330,12 +370,17 @@ impl Index {
         let ix = self.slots.len() as u32;
         let parent = match facts.parent_id {
             None => Parent::Root,
-            Some(p) => match self.find(p) {
-                Some(pix) => Parent::At(pix),
-                None => {
-                    self.pending_parents.push((ix, p.into()));
-                    Parent::Missing
-                }
+            // Most entries continue the line before them: comparing with that id (still in
+            // cache) spares a hash probe into a table too big for the cache.
+            Some(p) => match ix.checked_sub(1).filter(|&q| self.id(q) == p) {
+                Some(prev) => Parent::At(prev),
+                None => match self.find(p) {
+                    Some(pix) => Parent::At(pix),
+                    None => {
+                        self.pending_parents.push((ix, p.into()));
+                        Parent::Missing
+                    }
+                },
             },
         };
         self.push(facts, hash, env, raw, line, parent);
@@ -357,14 +402,14 @@ impl Index {
         let ty = src.types.get(slot.ty as usize).map_or("", |t| &**t);
         let parent_id = match slot.parent {
             Parent::Root => Some(None),
-            Parent::At(p) => Some(Some(&*src.slots[p as usize].id)),
+            Parent::At(p) => Some(Some(src.id(p))),
             Parent::Missing => src.missing_parents.get(&ix).map(|p| Some(&**p)),
         };
         match parent_id {
             Some(parent_id) if !super::skim::FULL_TYPES.contains(&ty) => self.load_facts(
                 &Facts {
                     ty,
-                    id: &slot.id,
+                    id: src.id(ix),
                     parent_id,
                     assistant: slot.assistant,
                 },
@@ -400,7 +445,7 @@ impl Index {
                     return Err(SessionError::InvalidSession(format!(
                         "{}: leaf entry {}{} points at unknown entry {}",
                         self.origin,
-                        self.slots[*by as usize].id,
+                        self.id(*by),
                         self.at_line(*by),
                         target
                     )))
@@ -444,11 +489,14 @@ impl Index {
     ) {
         let ix = self.slots.len() as u32;
         let ty = self.intern(facts.ty);
-        let id: Box<str> = facts.id.into();
-        let slots = &self.slots;
-        let hasher = &self.hasher;
+        let id = IdAt {
+            start: u32::try_from(self.ids.len()).unwrap_or(u32::MAX),
+            len: u32::try_from(facts.id.len()).unwrap_or(u32::MAX),
+        };
+        self.ids.push_str(facts.id);
+        let (slots, ids, hasher) = (&self.slots, &self.ids, &self.hasher);
         self.by_id.insert_unique(hash, ix, |&other| {
-            hasher.hash_one(&*slots[other as usize].id)
+            hasher.hash_one(id_in(ids, slots[other as usize].id))
         });
         let assistant = facts.assistant;
         self.slots.push(Slot {
@@ -510,6 +558,14 @@ impl Index {
         }
     }
 
+    /// Whether `id` still fits the id buffer's 32-bit offsets (4 GiB of ids: no real session).
+    fn id_room(&self, id: &str) -> std::result::Result<(), String> {
+        if self.ids.len() + id.len() > u32::MAX as usize {
+            return Err(format!("entry {id}: the session's ids exceed 4 GiB"));
+        }
+        Ok(())
+    }
+
     /// Validates an entry about to be appended (no state changes): unique id, existing parent,
     /// existing `leaf`/`label` targets. `context_edit` rules need entry payloads and are
     /// checked by the caller.
@@ -517,6 +573,7 @@ impl Index {
         if let Some(problem) = envelope_problem(env) {
             return Err(SessionError::InvalidEntry(problem));
         }
+        self.id_room(&env.id).map_err(SessionError::InvalidEntry)?;
         if self.contains(&env.id) {
             return Err(SessionError::InvalidEntry(format!(
                 "duplicate entry id {} in {}",
@@ -558,7 +615,7 @@ impl Index {
             Parent::Missing => Err(SessionError::InvalidSession(format!(
                 "{}: entry {}{} has parentId {}, which is not in the session",
                 self.origin,
-                self.slots[ix as usize].id,
+                self.id(ix),
                 self.at_line(ix),
                 self.missing_parents.get(&ix).map(|s| &**s).unwrap_or("?")
             ))),
@@ -569,7 +626,7 @@ impl Index {
         SessionError::InvalidSession(format!(
             "{}: the parentId chain through entry {}{} forms a cycle",
             self.origin,
-            self.slots[ix as usize].id,
+            self.id(ix),
             self.at_line(ix)
         ))
     }
@@ -630,7 +687,7 @@ impl Index {
                 }
             }
             // A compaction that kept nothing names itself as the first kept entry.
-            if stop_at.is_some_and(|stop| &*self.slots[ix as usize].id == stop) {
+            if stop_at.is_some_and(|stop| self.id(ix) == stop) {
                 break;
             }
             cur = self.parent(ix)?;

@@ -5,6 +5,7 @@ pub mod entry;
 mod fast;
 pub mod handle;
 mod index;
+mod json_bytes;
 pub mod jsonl;
 pub mod materialized;
 pub mod memory;

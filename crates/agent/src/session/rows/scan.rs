@@ -51,25 +51,6 @@ struct Span {
     escaped: bool,
 }
 
-/// SWAR masks: a byte that is `"`, `\` or below 0x20 ends the plain part of a string.
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGHS: u64 = 0x8080_8080_8080_8080;
-
-#[inline]
-fn has_zero(x: u64) -> u64 {
-    x.wrapping_sub(ONES) & !x & HIGHS
-}
-
-#[inline]
-fn special_mask(w: u64) -> u64 {
-    let quote = has_zero(w ^ (ONES * u64::from(b'"')));
-    let slash = has_zero(w ^ (ONES * u64::from(b'\\')));
-    // Bytes below 0x20: (w - 0x20..) & !w & 0x80.. flags them (and only them, for bytes < 0x80;
-    // bytes >= 0x80 have their high bit set in `w`, so `!w` clears the flag).
-    let control = w.wrapping_sub(ONES * 0x20) & !w & HIGHS;
-    quote | slash | control
-}
-
 fn hex(c: u8) -> Option<u16> {
     match c {
         b'0'..=b'9' => Some(u16::from(c - b'0')),
@@ -95,25 +76,8 @@ impl<'a> P<'a> {
     }
 
     /// Position of the next `"`, `\` or control byte at or after `i`.
-    fn next_special(&self, mut i: usize) -> Option<usize> {
-        let b = self.b;
-        while i + 8 <= b.len() {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&b[i..i + 8]);
-            let m = special_mask(u64::from_le_bytes(w));
-            if m != 0 {
-                return Some(i + (m.trailing_zeros() / 8) as usize);
-            }
-            i += 8;
-        }
-        while i < b.len() {
-            let c = b[i];
-            if c == b'"' || c == b'\\' || c < 0x20 {
-                return Some(i);
-            }
-            i += 1;
-        }
-        None
+    fn next_special(&self, i: usize) -> Option<usize> {
+        crate::session::json_bytes::next_special(self.b, i)
     }
 
     fn hex4(&self, at: usize) -> Option<u16> {
