@@ -130,23 +130,112 @@ pub(crate) fn read_entry(index: &Index, src: &dyn LineSource, ix: u32) -> Result
     SessionEntry::from_json(&raw).map_err(|e| line_error(index, ix, &e.to_string()))
 }
 
-/// Every entry's row summary from its stored line, in log order (DECISIONS §25.80).
-pub(crate) fn visit_rows(
+/// Every entry's row summary from its stored line, in log order (DECISIONS §25.80), read by
+/// [`ordered_rows`] with one source per worker from `make_src`.
+pub(crate) fn visit_rows<S: LineSource>(
     index: &Index,
-    src: &dyn LineSource,
+    make_src: &(dyn Fn() -> S + Sync),
     caps: RowCaps,
     visit: &mut (dyn FnMut(RowSummary) + Send),
 ) -> Result<()> {
-    for (ix, slot) in index.slots().iter().enumerate() {
-        // The line is lent from the read window, not copied (DECISIONS §25.91).
-        src.with_line(&slot.raw, &mut |text| {
-            let row = RowSummary::from_line(text, caps)
-                .map_err(|e| line_error(index, ix as u32, &e.to_string()))?;
-            visit(row);
-            Ok(())
-        })?;
+    let slots = index.slots();
+    ordered_rows(
+        slots.len(),
+        make_src,
+        &|src, ix| {
+            let mut row = None;
+            // The line is lent from the read window, not copied (DECISIONS §25.91).
+            src.with_line(&slots[ix].raw, &mut |text| {
+                row = Some(
+                    RowSummary::from_line(text, caps)
+                        .map_err(|e| line_error(index, ix as u32, &e.to_string()))?,
+                );
+                Ok(())
+            })?;
+            row.ok_or_else(|| line_error(index, ix as u32, "the line was not read"))
+        },
+        &mut |row| visit(row),
+    )
+}
+
+/// Lines per unit of work in [`ordered_rows`]: a few MB of a typical log, enough that a
+/// worker's reads stay sequential through its window and the hand-over costs nothing.
+const ROWS_CHUNK: usize = 8192;
+
+/// Runs `one` over lines `0..n` and hands the results to `visit` in order (DECISIONS §25.112).
+/// A row depends on its own line only, so on a large log the lines are summarized by one worker
+/// per core, chunk by chunk, each through its own source (`make_src`), while the calling
+/// thread puts the chunks back in order and visits them; a small log, or a machine with one
+/// core, is read on the calling thread. The first failing line in log order is the error,
+/// as in a sequential read, and no row after it is visited.
+pub(crate) fn ordered_rows<S: LineSource>(
+    n: usize,
+    make_src: &(dyn Fn() -> S + Sync),
+    one: &(dyn Fn(&S, usize) -> Result<RowSummary> + Sync),
+    visit: &mut dyn FnMut(RowSummary),
+) -> Result<()> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZeroUsize::get)
+        .min(n / ROWS_CHUNK);
+    if workers < 2 {
+        let src = make_src();
+        for ix in 0..n {
+            visit(one(&src, ix)?);
+        }
+        return Ok(());
     }
-    Ok(())
+    let chunks = n.div_ceil(ROWS_CHUNK);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    // Bounded: workers run at most a few chunks ahead of the visitor.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Result<Vec<RowSummary>>)>(workers * 2);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let next = &next;
+            scope.spawn(move || {
+                let src = make_src();
+                loop {
+                    let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if c >= chunks {
+                        return;
+                    }
+                    let lines = c * ROWS_CHUNK..((c + 1) * ROWS_CHUNK).min(n);
+                    let rows = lines.map(|ix| one(&src, ix)).collect::<Result<Vec<_>>>();
+                    let failed = rows.is_err();
+                    // A closed channel means the visitor stopped at an earlier error.
+                    if tx.send((c, rows)).is_err() || failed {
+                        // No later chunk matters once one failed.
+                        next.store(chunks, std::sync::atomic::Ordering::Relaxed);
+                        return;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut waiting: std::collections::BTreeMap<usize, Result<Vec<RowSummary>>> =
+            Default::default();
+        for want in 0..chunks {
+            let rows = loop {
+                if let Some(r) = waiting.remove(&want) {
+                    break r;
+                }
+                match rx.recv() {
+                    Ok((c, r)) => {
+                        waiting.insert(c, r);
+                    }
+                    Err(_) => {
+                        return Err(SessionError::Storage(format!(
+                            "reading row summaries: chunk {want} of {chunks} was never read"
+                        )))
+                    }
+                }
+            };
+            for row in rows? {
+                visit(row);
+            }
+        }
+        Ok(())
+    })
 }
 
 /// Where every line of a session is, as of now: lines are never rewritten once indexed, so a
@@ -169,23 +258,36 @@ impl LineSnapshot {
         }
     }
 
-    /// Summaries of every line, read through `src`.
-    pub(crate) fn summaries(&self, src: &dyn LineSource, caps: RowCaps) -> Result<Vec<RowSummary>> {
+    /// Summaries of every line, read through sources from `make_src` ([`ordered_rows`]).
+    pub(crate) fn summaries<S: LineSource>(
+        &self,
+        make_src: &(dyn Fn() -> S + Sync),
+        caps: RowCaps,
+    ) -> Result<Vec<RowSummary>> {
         let mut out = Vec::with_capacity(self.lines.len());
-        for (raw, line) in &self.lines {
-            src.with_line(raw, &mut |text| {
-                let row = RowSummary::from_line(text, caps).map_err(|e| match line {
-                    0 => SessionError::InvalidEntry(format!("{}: {e}", self.origin)),
-                    n => SessionError::Line {
-                        file: self.origin.clone(),
-                        line: *n as usize,
-                        message: e.to_string(),
-                    },
+        ordered_rows(
+            self.lines.len(),
+            make_src,
+            &|src, i| {
+                let (raw, line) = &self.lines[i];
+                let mut row = None;
+                src.with_line(raw, &mut |text| {
+                    row = Some(RowSummary::from_line(text, caps).map_err(|e| match line {
+                        0 => SessionError::InvalidEntry(format!("{}: {e}", self.origin)),
+                        n => SessionError::Line {
+                            file: self.origin.clone(),
+                            line: *n as usize,
+                            message: e.to_string(),
+                        },
+                    })?);
+                    Ok(())
                 })?;
-                out.push(row);
-                Ok(())
-            })?;
-        }
+                row.ok_or_else(|| {
+                    SessionError::Storage(format!("{}: line {line} was not read", self.origin))
+                })
+            },
+            &mut |row| out.push(row),
+        )?;
         Ok(out)
     }
 }

@@ -100,7 +100,7 @@ struct MemRows(common::LineSnapshot);
 
 impl RowSource for MemRows {
     fn summaries(&self, caps: RowCaps) -> Result<Vec<RowSummary>> {
-        self.0.summaries(&MemSource, caps)
+        self.0.summaries(&|| MemSource, caps)
     }
 }
 
@@ -250,7 +250,7 @@ impl SessionStorage for MemoryStorage {
         visit: &mut (dyn FnMut(RowSummary) + Send),
     ) -> Result<()> {
         let index = self.inner.index.read().await;
-        common::visit_rows(&index, &MemSource, caps, visit)
+        common::visit_rows(&index, &|| MemSource, caps, visit)
     }
 
     async fn row_source(&self) -> Result<RowSourceRef> {

@@ -203,8 +203,8 @@ struct FileRows {
 
 impl RowSource for FileRows {
     fn summaries(&self, caps: RowCaps) -> Result<Vec<RowSummary>> {
-        let src = FileSource::new(&self.file, &self.lines.origin);
-        self.lines.summaries(&src, caps)
+        self.lines
+            .summaries(&|| FileSource::new(&self.file, &self.lines.origin), caps)
     }
 }
 
@@ -927,8 +927,13 @@ impl SessionStorage for JsonlStorage {
         caps: RowCaps,
         visit: &mut (dyn FnMut(RowSummary) + Send),
     ) -> Result<()> {
-        self.with_read(|index, src| common::visit_rows(index, src, caps, visit))
-            .await
+        let st = self.state.read().await;
+        common::visit_rows(
+            &st.index,
+            &|| FileSource::new(&st.file, &self.location),
+            caps,
+            visit,
+        )
     }
 
     async fn row_source(&self) -> Result<RowSourceRef> {
