@@ -90,7 +90,7 @@ fn report(
 }
 
 fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
 fn state(c: Captured) -> Checkpoint {
