@@ -10,6 +10,7 @@
 
 /// Why the notification could not name what changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))] // only the stub's one is made there
 pub(crate) enum Lost {
     /// An entry was created, removed or renamed in a watched directory, or a directory's own
     /// attributes changed.
@@ -23,6 +24,7 @@ pub(crate) enum Lost {
 
 /// What the queue held.
 #[derive(Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) enum Drained {
     /// Only files changed in place (written, truncated, chmod'ed, closed after writing):
     /// their paths relative to the top, sorted, each once. Empty: nothing happened.

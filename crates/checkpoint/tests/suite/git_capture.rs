@@ -322,7 +322,10 @@ fn a_changed_force_added_file_under_an_ignored_directory_is_captured() {
     write(dir.path(), "new.txt", b"new\n");
     let second = created(&mut ws, Some(&first));
     assert_eq!(
-        git(dir.path(), &["show", &format!("{}:target/keep.txt", second.tree)]),
+        git(
+            dir.path(),
+            &["show", &format!("{}:target/keep.txt", second.tree)]
+        ),
         "KEEP\n"
     );
     assert_eq!(
