@@ -276,3 +276,27 @@ fn a_restore_drops_the_notification_and_the_next_watch_arms_a_new_one() {
     let third = new_checkpoint(capture_notified(&mut ws, &back));
     assert_eq!(show(dir.path(), &third.tree, "src/b.rs"), "B\n");
 }
+
+#[test]
+fn too_many_directories_keep_the_stat_check() {
+    // Past 8,192 directories (or a quarter of `max_user_watches`) a store takes no watch at
+    // all: the user's other watchers share that budget. Every capture is then a stat pass.
+    let dir = repo(&[("a.txt", b"a\n")]);
+    for i in 0..8_200 {
+        std::fs::create_dir(dir.path().join(format!("d{i:04}"))).unwrap();
+    }
+    write(dir.path(), "d8199/deep.txt", b"deep\n");
+    settle();
+    let mut ws = open(dir.path(), "s1");
+    let first = created(&mut ws, None);
+    let first = unchanged_without_git(&mut ws, &first);
+    assert!(!store(&ws).notifying());
+    assert!(stats(&ws).arm_failures >= 1, "{:?}", stats(&ws));
+    let before = stats(&ws);
+    write(dir.path(), "d8199/deep.txt", b"DEEP\n");
+    let second = created(&mut ws, Some(&first));
+    assert_eq!(show(dir.path(), &second.tree, "d8199/deep.txt"), "DEEP\n");
+    let after = stats(&ws);
+    assert_eq!(after.notified, before.notified);
+    assert_eq!(after.stat_passes, before.stat_passes + 1);
+}
