@@ -57,24 +57,40 @@ fn spawned(ws: &Workspace) -> u64 {
     }
 }
 
-/// Wall median, wall minimum, mean CPU (ms) and git processes per run of `samples` that used
-/// `ticks` CPU ticks and started `procs` git processes.
-fn report(name: &str, samples: Vec<Duration>, ticks: Option<u64>, procs: u64, target: &str) {
+/// `lstat`s of index paths so far (0 for a capture decided by change notification alone).
+fn lstats(ws: &Workspace) -> u64 {
+    match ws {
+        Workspace::Git(g) => g.watch_stats().index_lstats,
+        Workspace::Snapshot(_) => 0,
+    }
+}
+
+/// Wall median, wall minimum, mean CPU (ms), git processes and index `lstat`s per run of
+/// `samples` that used `ticks` CPU ticks, started `procs` git processes and made `stats`
+/// `lstat`s.
+fn report(
+    name: &str,
+    samples: Vec<Duration>,
+    ticks: Option<u64>,
+    (procs, stats): (u64, u64),
+    target: &str,
+) {
     let runs = samples.len();
     let per_run = procs as f64 / runs as f64;
+    let stats_per_run = stats as f64 / runs as f64;
     let min = samples.iter().min().copied().unwrap_or_default();
     let cpu = ticks
         .map(|t| format!("{:.1} ms", t as f64 * 10.0 / runs as f64))
         .unwrap_or_else(|| "n/a".into());
     println!(
-        "  {name:<44} median {:>9}  min {:>9}  cpu {cpu:>9}  git {per_run:>4.1}  (target <= {target})",
+        "  {name:<44} median {:>9}  min {:>9}  cpu {cpu:>9}  git {per_run:>4.1}  lstat {stats_per_run:>7.1}  (target <= {target})",
         ms(median(samples)),
         ms(min)
     );
 }
 
 fn ms(d: Duration) -> String {
-    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+    format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
 fn state(c: Captured) -> Checkpoint {
@@ -112,6 +128,7 @@ fn main() {
 
     let mut unchanged = Vec::new();
     let p0 = spawned(&ws);
+    let l0 = lstats(&ws);
     let cpu0 = cpu_ticks();
     for _ in 0..runs {
         let t = Instant::now();
@@ -121,8 +138,9 @@ fn main() {
     }
 
     let unchanged_cpu = cpu_ticks().zip(cpu0).map(|(b, a)| b - a);
-    let unchanged_procs = spawned(&ws) - p0;
+    let unchanged_procs = (spawned(&ws) - p0, lstats(&ws) - l0);
     let p0 = spawned(&ws);
+    let l0 = lstats(&ws);
     let mut one_edit = Vec::new();
     let mut edit_cpu = 0;
     for run in 0..runs {
@@ -139,7 +157,7 @@ fn main() {
         last = state(c);
     }
 
-    let edit_procs = spawned(&ws) - p0;
+    let edit_procs = (spawned(&ws) - p0, lstats(&ws) - l0);
     // Two states 100 files apart; restore back and forth.
     let a = last.clone();
     for i in 0..100 {
@@ -154,6 +172,7 @@ fn main() {
     let mut restore = Vec::new();
     let mut here = b.clone();
     let p0 = spawned(&ws);
+    let l0 = lstats(&ws);
     let cpu0 = cpu_ticks();
     for run in 0..runs {
         let target = if run % 2 == 0 { &a } else { &b };
@@ -169,7 +188,7 @@ fn main() {
     }
 
     let restore_cpu = cpu_ticks().zip(cpu0).map(|(b, a)| b - a);
-    let restore_procs = spawned(&ws) - p0;
+    let restore_procs = (spawned(&ws) - p0, lstats(&ws) - l0);
     println!("checkpoints of a {FILES}-file git repository ({runs} runs each):");
     println!("  first capture (seeds the private index): {}", ms(first));
     report(

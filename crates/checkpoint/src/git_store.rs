@@ -11,12 +11,18 @@ use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::checkpoint::*;
 use crate::error::{CheckpointError, Result};
 use crate::git::{Git, Located, Locks};
+use crate::notify::{Drained, Lost, Notify};
 use crate::stat_watch::{self, Ignored, Unwatchable, Verdict, Watch};
+
+/// With change notification, the full stat check still runs when this long has passed since
+/// the last one: the safety net for writes inotify does not report (through a shared `mmap`,
+/// through a hard link in an unwatched directory; DECISIONS §27.72).
+const STAT_PASS_EVERY: Duration = Duration::from_secs(60);
 
 /// Where this crate's refs live.
 pub const REF_PREFIX: &str = "refs/arbor/checkpoints/";
@@ -54,6 +60,50 @@ struct QuickState {
     /// The stamp and tree of the last `git status` capture, for the next capture to build
     /// its watch from.
     pending_watch: Option<((i64, i64), String)>,
+    /// Change notification for `watch` (DECISIONS §27.70): armed before the stat pass or
+    /// git run it takes over from; `None` when off, lost, or not built yet.
+    notify: Option<Notify>,
+    /// A watch could not be added: no new one until the next watch is built.
+    notify_refused: bool,
+    /// When the last full stat pass ran, and how often the safety net makes one.
+    last_stat_pass: Option<Instant>,
+    stat_pass_every: Duration,
+    stats: WatchStats,
+    /// Test hook: runs after a capture's git processes looked at the worktree.
+    after_git: Option<AfterGit>,
+}
+
+/// A test's code run after git has read the worktree (to change a file behind its back).
+struct AfterGit(Box<dyn FnMut() + Send + Sync>);
+
+impl std::fmt::Debug for AfterGit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AfterGit")
+    }
+}
+
+/// What a store's change detection has done so far (DECISIONS §27.70): tests and the bench
+/// read it to tell which path a capture took.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WatchStats {
+    /// Captures decided by change notification alone: no `lstat` of the index paths beyond
+    /// those reported or not yet trusted.
+    pub notified: u64,
+    /// Full stat passes over the index paths (a new watch, no or lost notification, the
+    /// safety net).
+    pub stat_passes: u64,
+    /// Of those, passes made only because the safety net was due.
+    pub safety_passes: u64,
+    /// `lstat`s of index paths, in all.
+    pub index_lstats: u64,
+    /// Notification lost to an entry created, removed or renamed in a watched directory.
+    pub directory_events: u64,
+    /// Notification lost to an overflow of the kernel's queue.
+    pub overflows: u64,
+    /// Notification lost to a watch the kernel removed, or to a failed read.
+    pub unwatched: u64,
+    /// Notification that could not be set up (no inotify instance, a watch refused).
+    pub arm_failures: u64,
 }
 
 /// Identity of an index file: a rewrite changes at least one of these.
@@ -105,6 +155,12 @@ impl GitStore {
                 ignored: None,
                 stamp_path,
                 pending_watch: None,
+                notify: None,
+                notify_refused: false,
+                last_stat_pass: None,
+                stat_pass_every: STAT_PASS_EVERY,
+                stats: WatchStats::default(),
+                after_git: None,
             }),
         })
     }
@@ -122,6 +178,36 @@ impl GitStore {
     /// watch starts none (DECISIONS §27.60).
     pub fn git_processes(&self) -> u64 {
         self.git.spawned()
+    }
+
+    /// What change detection has done so far (DECISIONS §27.70).
+    pub fn watch_stats(&self) -> WatchStats {
+        let mut stats = self.quick.stats;
+        stats.index_lstats += self.quick.watch.as_ref().map_or(0, |w| w.lstats);
+        stats
+    }
+
+    /// True while change notification stands in for the stat pass.
+    pub fn notifying(&self) -> bool {
+        self.quick.notify.is_some() && self.quick.watch.is_some()
+    }
+
+    /// How long change notification may go without a full stat pass (tests shorten it).
+    #[doc(hidden)]
+    pub fn set_stat_pass_interval(&mut self, every: Duration) {
+        self.quick.stat_pass_every = every;
+    }
+
+    /// Test hook: `hook` runs in each capture after its git processes read the worktree.
+    #[doc(hidden)]
+    pub fn set_after_git_hook(&mut self, hook: Option<Box<dyn FnMut() + Send + Sync>>) {
+        self.quick.after_git = hook.map(AfterGit);
+    }
+
+    fn after_git(&mut self) {
+        if let Some(AfterGit(hook)) = &mut self.quick.after_git {
+            hook();
+        }
     }
 
     fn ref_name(&self, commit: &str) -> String {
@@ -245,11 +331,13 @@ impl GitStore {
             }
             Verdict::Files(paths) => {
                 let stamp = stat_watch::stamp(&self.quick.stamp_path)?;
-                let staged = self.add_paths(&paths)?;
+                // Every suspect is an index path.
+                let staged = self.add_paths(&paths, Tracked::Yes)?;
                 let tree = self.tree_after(&staged)?;
+                self.after_git();
                 self.quick.watched_index = IndexStamp::of(&self.private_index);
                 if let Some(watch) = &mut self.quick.watch {
-                    watch.refresh(&paths, stamp, tree.clone());
+                    watch.refresh(stamp, tree.clone());
                 }
                 let known = before.and_then(|before| {
                     if before == tree {
@@ -264,8 +352,11 @@ impl GitStore {
             }
             Verdict::Unknown => {}
         }
+        // The next capture builds a new watch and arms a new notification with it.
+        self.quick.notify = None;
         let stamp = stat_watch::stamp(&self.quick.stamp_path)?;
         let tree = self.status_tree()?;
+        self.after_git();
         // Built lazily by the next capture: a restore that follows at once would void it.
         self.quick.watched_index = IndexStamp::of(&self.private_index);
         self.quick.pending_watch = Some((stamp, tree.clone()));
@@ -273,7 +364,10 @@ impl GitStore {
     }
 
     /// The watch's verdict: `Unknown` when there is none or the private index is not the one
-    /// it describes. The first check after a `git status` builds the watch.
+    /// it describes. The first check after a `git status` builds the watch (and arms change
+    /// notification as it walks). Later ones read the notification queue and, when it names
+    /// only files changed in place, check just those; otherwise (no notification, a lost one,
+    /// the safety net due) they make the full stat check, arming a new notification first.
     fn quick_check(&mut self) -> Verdict {
         let pending = self.quick.pending_watch.take();
         let Some(tree) = self.private_tree.clone() else {
@@ -287,21 +381,69 @@ impl GitStore {
                 return Verdict::Unknown;
             }
             self.build_watch(stamp, &tree);
-            return match (&mut self.quick.watch, &self.quick.ignored) {
+            let q = &mut *self.quick;
+            q.stats.stat_passes += 1;
+            q.last_stat_pass = Some(Instant::now());
+            return match (&mut q.watch, &q.ignored) {
                 (Some(watch), Some(ignored)) => watch.first_verdict(ignored),
                 _ => Verdict::Unknown,
             };
         }
-        match (&mut self.quick.watch, &self.quick.ignored) {
-            (Some(watch), Some(ignored)) if watch.tree == tree => watch.check(ignored),
-            _ => Verdict::Unknown,
+        let q = &mut *self.quick;
+        let (Some(watch), Some(ignored)) = (&mut q.watch, &q.ignored) else {
+            return Verdict::Unknown;
+        };
+        if watch.tree != tree {
+            return Verdict::Unknown;
         }
+        let due = q
+            .last_stat_pass
+            .is_none_or(|at| at.elapsed() >= q.stat_pass_every);
+        let named = match q.notify.as_mut().map(Notify::drain) {
+            Some(Drained::Files(named)) if !due => {
+                q.stats.notified += 1;
+                return watch.notified(ignored, &named);
+            }
+            Some(Drained::Files(named)) => {
+                q.stats.safety_passes += 1;
+                named
+            }
+            Some(Drained::Lost(why)) => {
+                match why {
+                    Lost::Directory => q.stats.directory_events += 1,
+                    Lost::Overflow => q.stats.overflows += 1,
+                    Lost::Unwatched => q.stats.unwatched += 1,
+                }
+                q.notify = None;
+                Vec::new()
+            }
+            None => Vec::new(),
+        };
+        if q.notify.is_none() && !q.notify_refused && cfg!(target_os = "linux") {
+            // Armed before the stat pass, so that from here on it can take over.
+            let armed = Notify::new().and_then(|mut notify| {
+                let all = watch.arm_all(&mut notify);
+                all.then_some(notify)
+            });
+            if armed.is_none() {
+                q.stats.arm_failures += 1;
+                q.notify_refused = true;
+            }
+            q.notify = armed;
+        }
+        q.stats.stat_passes += 1;
+        q.last_stat_pass = Some(Instant::now());
+        watch.check(ignored, &named)
     }
 
     /// A new watch of the worktree `git status` staged as `tree` (`stamp` written before it
     /// looked). Failing to build one only means the next capture asks git again.
     fn build_watch(&mut self, stamp: (i64, i64), tree: &str) {
-        self.quick.watch = None;
+        if let Some(old) = self.quick.watch.take() {
+            self.quick.stats.index_lstats += old.lstats;
+        }
+        self.quick.notify = None;
+        self.quick.notify_refused = false;
         let mut ignored = match self.quick.ignored.take().filter(Ignored::still_valid) {
             Some(ignored) => ignored,
             None => match self.excludes_file() {
@@ -309,16 +451,35 @@ impl GitStore {
                 Err(_) => return,
             },
         };
-        // Each round classifies one more level of directories the walk has not seen.
+        // Each round classifies one more level of directories the walk has not seen, and arms
+        // a new notification: the last round's walk is the one whose watch is kept.
         for _ in 0..32 {
+            let mut notify = if cfg!(target_os = "linux") {
+                let notify = Notify::new();
+                if notify.is_none() {
+                    self.quick.stats.arm_failures += 1;
+                }
+                notify
+            } else {
+                None
+            };
             match Watch::build(
                 &self.toplevel,
                 &self.private_index,
                 tree,
                 stamp,
                 &mut ignored,
+                notify.as_mut(),
             ) {
                 Ok(watch) => {
+                    match notify {
+                        Some(n) if n.failed() => {
+                            self.quick.stats.arm_failures += 1;
+                            self.quick.notify_refused = true;
+                        }
+                        Some(n) => self.quick.notify = Some(n),
+                        None => self.quick.notify_refused = true,
+                    }
                     self.quick.watch = Some(watch);
                     self.quick.ignored = Some(ignored);
                     return;
@@ -414,8 +575,11 @@ impl GitStore {
         paths
     }
 
-    /// `git add -A` of exactly `paths` into the private index; returns its `--verbose` list.
-    fn add_paths(&self, paths: &[Vec<u8>]) -> Result<Vec<u8>> {
+    /// `git add` of exactly `paths` into the private index; returns its `--verbose` list.
+    /// Paths known to be in the index go to `add -u`, the rest to `add -A`: with a pathspec,
+    /// `add -A` also walks for untracked files and fails (after staging) when a tracked path
+    /// lies in an ignored directory, as a force-added file does (DECISIONS §27.73).
+    fn add_paths(&self, paths: &[Vec<u8>], tracked: Tracked) -> Result<Vec<u8>> {
         let mut list = Vec::new();
         for p in paths {
             list.extend_from_slice(p);
@@ -427,7 +591,10 @@ impl GitStore {
                 "-c",
                 "core.fsmonitor=false",
                 "add",
-                "-A",
+                match tracked {
+                    Tracked::Yes => "-u",
+                    Tracked::No => "-A",
+                },
                 "--verbose",
                 "--no-warn-embedded-repo",
                 "--pathspec-from-file=-",
@@ -458,13 +625,22 @@ impl GitStore {
     /// still holds the tree we wrote last time, and no further process runs.
     fn status_tree(&mut self) -> Result<String> {
         let staged = match self.worktree_changes()? {
-            Some(paths) if paths.is_empty() => {
+            Some((tracked, untracked)) if tracked.is_empty() && untracked.is_empty() => {
                 if let Some(tree) = &self.private_tree {
                     return Ok(tree.clone());
                 }
                 Vec::new()
             }
-            Some(paths) => self.add_paths(&paths)?,
+            Some((tracked, untracked)) => {
+                let mut staged = Vec::new();
+                if !tracked.is_empty() {
+                    staged = self.add_paths(&tracked, Tracked::Yes)?;
+                }
+                if !untracked.is_empty() {
+                    staged.extend(self.add_paths(&untracked, Tracked::No)?);
+                }
+                staged
+            }
             // Output we do not understand: stage everything, as a full `add -A` does.
             None => self.git.run(
                 &[
@@ -481,10 +657,11 @@ impl GitStore {
         self.tree_after(&staged)
     }
 
-    /// The paths where the worktree differs from the private index (modified, deleted, type
-    /// changed, unmerged, untracked; an untracked directory as `dir/`), from one
-    /// `git status`. `None` when its output has a record this parser does not know.
-    fn worktree_changes(&self) -> Result<Option<Vec<Vec<u8>>>> {
+    /// The paths where the worktree differs from the private index, from one `git status`:
+    /// index paths (modified, deleted, type changed, unmerged), then untracked ones (an
+    /// untracked directory as `dir/`). `None` when its output has a record this parser does
+    /// not know.
+    fn worktree_changes(&self) -> Result<Option<WorktreeChanges>> {
         let args = os(&[
             "-c",
             "core.untrackedCache=true",
@@ -707,6 +884,7 @@ impl GitStore {
         // The worktree is about to change under the watch (DECISIONS §27.60): the next
         // capture asks git, and the one after builds a new watch.
         self.quick.pending_watch = None;
+        self.quick.notify = None;
         if let Some(watch) = &mut self.quick.watch {
             watch.invalidate();
         }
@@ -905,12 +1083,23 @@ fn os<'a>(args: &[&'a str]) -> Vec<&'a OsStr> {
     args.iter().map(|a| OsStr::new(*a)).collect()
 }
 
+/// Whether every path handed to [`GitStore::add_paths`] is in the private index.
+#[derive(Debug, Clone, Copy)]
+enum Tracked {
+    Yes,
+    No,
+}
+
+/// Index paths and untracked paths whose worktree side differs.
+type WorktreeChanges = (Vec<Vec<u8>>, Vec<Vec<u8>>);
+
 /// The paths of `git status --porcelain=v2 -z` records whose worktree side differs from the
-/// index: ordinary (`1`) and renamed (`2`) entries whose second status letter is not `.`,
-/// unmerged (`u`) and untracked (`?`) ones. `None` for any other record.
-fn parse_worktree_changes(out: &[u8]) -> Option<Vec<Vec<u8>>> {
+/// index: ordinary (`1`) and renamed (`2`) entries whose second status letter is not `.` and
+/// unmerged (`u`) ones (index paths), untracked (`?`) ones. `None` for any other record.
+fn parse_worktree_changes(out: &[u8]) -> Option<WorktreeChanges> {
     let mut records = out.split(|b| *b == 0).filter(|r| !r.is_empty());
     let mut paths = Vec::new();
+    let mut untracked = Vec::new();
     while let Some(record) = records.next() {
         // Fields before the path: `1 XY sub mH mI mW hH hI`, `2 XY sub mH mI mW hH hI Xscore`,
         // `u XY sub m1 m2 m3 mW h1 h2 h3`, `? `.
@@ -927,11 +1116,13 @@ fn parse_worktree_changes(out: &[u8]) -> Option<Vec<Vec<u8>>> {
             // The rename's original path follows as a record of its own.
             records.next()?;
         }
-        if worktree_side != Some(b'.') {
+        if record.first() == Some(&b'?') {
+            untracked.push(path.to_vec());
+        } else if worktree_side != Some(b'.') {
             paths.push(path.to_vec());
         }
     }
-    Some(paths)
+    Some((paths, untracked))
 }
 
 /// Parses `diff-tree -z --name-status` output: `STATUS\0PATH\0` pairs.
@@ -973,18 +1164,12 @@ mod tests {
 u UU N... 100644 100644 100644 100644 aaaa bbbb cccc both.rs\0\
 ? dir/\0? top level.txt\0";
         let paths = parse_worktree_changes(out);
-        let expected: Vec<Vec<u8>> = [
-            "edited file.rs",
-            "gone.rs",
-            "moved.rs",
-            "both.rs",
-            "dir/",
-            "top level.txt",
-        ]
-        .iter()
-        .map(|p| p.as_bytes().to_vec())
-        .collect();
-        assert_eq!(paths, Some(expected));
+        let bytes = |list: &[&str]| -> Vec<Vec<u8>> {
+            list.iter().map(|p| p.as_bytes().to_vec()).collect()
+        };
+        let tracked = bytes(&["edited file.rs", "gone.rs", "moved.rs", "both.rs"]);
+        let untracked = bytes(&["dir/", "top level.txt"]);
+        assert_eq!(paths, Some((tracked, untracked)));
     }
 
     #[test]
@@ -1005,7 +1190,7 @@ u UU N... 100644 100644 100644 100644 aaaa bbbb cccc both.rs\0\
 
     #[test]
     fn nothing_or_unknown_records() {
-        assert_eq!(parse_worktree_changes(b""), Some(Vec::new()));
+        assert_eq!(parse_worktree_changes(b""), Some((Vec::new(), Vec::new())));
         assert_eq!(parse_worktree_changes(b"# branch.oid abc\0"), None);
         assert_eq!(parse_worktree_changes(b"1 .M short\0"), None);
     }

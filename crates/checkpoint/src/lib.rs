@@ -12,6 +12,7 @@ pub mod checkpoint;
 pub mod error;
 mod git;
 pub mod git_store;
+mod notify;
 pub mod settings;
 pub mod snapshot;
 mod stat_watch;
@@ -22,7 +23,7 @@ pub use checkpoint::{
     StoredCheckpoint,
 };
 pub use error::{CheckpointError, Result};
-pub use git_store::{GitStore, REF_PREFIX};
+pub use git_store::{GitStore, WatchStats, REF_PREFIX};
 pub use settings::CheckpointSettings;
 pub use snapshot::{SnapshotLimits, SnapshotStore};
 pub use workspace::{PrunePolicy, Workspace};

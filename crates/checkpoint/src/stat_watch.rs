@@ -11,12 +11,17 @@
 //! written just before git looked at the worktree (the marker's own ctime, so the file
 //! system's clock is compared with itself). A path changed at or after that moment may have
 //! changed after git read it, so it is re-checked by git on every capture until it is old.
+//!
+//! Where change notification works (`notify.rs`, DECISIONS §27.70) the walk that builds a
+//! watch arms it directory by directory, each before the directory is read, and a capture
+//! then replaces the `lstat` of every index path by the list of files the kernel reported.
 
 use std::collections::HashSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::error::{CheckpointError, Result};
+use crate::notify::Notify;
 
 /// More suspect paths than this go to `git status` rather than to one long pathspec list.
 const MAX_SUSPECTS: usize = 256;
@@ -166,11 +171,19 @@ pub(crate) enum Verdict {
 #[derive(Debug)]
 pub(crate) struct Watch {
     pub(crate) tree: String,
-    /// Paths of the private index, relative.
+    /// Paths of the private index, relative, in the index's order.
     files: Vec<(Vec<u8>, Watched)>,
-    dirs: Vec<Watched>,
-    /// Keys seen by the last check, by file index, for [`Watch::refresh`].
-    seen: Vec<Option<Key>>,
+    /// Every directory git reads for untracked files, with its relative path (`""`: the top).
+    dirs: Vec<(Vec<u8>, Watched)>,
+    /// The suspects of the last verdict (file index, key as seen then), for [`Watch::refresh`].
+    seen: Vec<(usize, Option<Key>)>,
+    /// `files` is sorted by path (as git writes an index), so a reported name can be looked up.
+    sorted: bool,
+    /// Index paths in directories that are not watched (force-added files under an ignored
+    /// directory): no notification covers them, so they are `lstat`ed on every capture.
+    unwatched: Vec<usize>,
+    /// How many index paths this watch has `lstat`ed, for [`crate::WatchStats`].
+    pub(crate) lstats: u64,
 }
 
 /// Why a watch could not be built.
@@ -185,19 +198,23 @@ pub(crate) enum Unwatchable {
 
 impl Watch {
     /// Compares every watched path with its record. Cheap: one `lstat` per path, in process.
-    pub(crate) fn check(&mut self, ignored: &Ignored) -> Verdict {
+    /// `named` (sorted) are paths a notification reported, suspects whatever their stat says.
+    pub(crate) fn check(&mut self, ignored: &Ignored, named: &[Vec<u8>]) -> Verdict {
         self.seen.clear();
-        if !ignored.still_valid() || !self.dirs.iter().all(Watched::holds) {
+        if !ignored.still_valid() || !self.dirs.iter().all(|(_, w)| w.holds()) {
             return Verdict::Unknown;
         }
-        self.seen = lstat_all(self.files.iter().map(|(_, w)| w.path.as_path()).collect());
+        let now = lstat_all(self.files.iter().map(|(_, w)| w.path.as_path()).collect());
+        self.lstats += now.len() as u64;
         let mut suspects = Vec::new();
-        for ((rel, w), now) in self.files.iter().zip(&self.seen) {
-            if !w.trusted || *now != w.key {
+        for (i, ((rel, w), now)) in self.files.iter().zip(now).enumerate() {
+            if !w.trusted || now != w.key || named.binary_search(rel).is_ok() {
                 if suspects.len() == MAX_SUSPECTS {
+                    self.seen.clear();
                     return Verdict::Unknown;
                 }
                 suspects.push(rel.clone());
+                self.seen.push((i, now));
             }
         }
         if suspects.is_empty() {
@@ -207,19 +224,81 @@ impl Watch {
         }
     }
 
+    /// The verdict from a notification that reported only in-place changes of `named` (sorted):
+    /// no `lstat` of the other index paths. The suspects are the reported index paths and
+    /// those whose record is not trusted yet (§27.60's rule holds here too); a reported path
+    /// not in the index is an ignored file (any other file would be in the index after the
+    /// last capture, or would have been created since, which is a directory event).
+    pub(crate) fn notified(&mut self, ignored: &Ignored, named: &[Vec<u8>]) -> Verdict {
+        self.seen.clear();
+        if !self.sorted {
+            return self.check(ignored, named);
+        }
+        if !ignored.still_valid() {
+            return Verdict::Unknown;
+        }
+        let mut picked: Vec<usize> = named
+            .iter()
+            .filter_map(|rel| self.files.binary_search_by(|(p, _)| p.cmp(rel)).ok())
+            .collect();
+        picked.extend(
+            self.files
+                .iter()
+                .enumerate()
+                .filter(|(_, (_, w))| !w.trusted)
+                .map(|(i, _)| i),
+        );
+        for &i in &self.unwatched {
+            if let Some((_, w)) = self.files.get(i) {
+                self.lstats += 1;
+                if Key::lstat(&w.path) != w.key {
+                    picked.push(i);
+                }
+            }
+        }
+        picked.sort_unstable();
+        picked.dedup();
+        if picked.len() > MAX_SUSPECTS {
+            return Verdict::Unknown;
+        }
+        let mut suspects = Vec::with_capacity(picked.len());
+        for i in picked {
+            if let Some((rel, w)) = self.files.get(i) {
+                self.seen.push((i, Key::lstat(&w.path)));
+                suspects.push(rel.clone());
+            }
+        }
+        self.lstats += suspects.len() as u64;
+        if suspects.is_empty() {
+            Verdict::Unchanged
+        } else {
+            Verdict::Files(suspects)
+        }
+    }
+
+    /// Arms `notify` on every watched directory (before a stat check that it is to take over
+    /// from). False when a watch could not be added.
+    pub(crate) fn arm_all(&self, notify: &mut Notify) -> bool {
+        self.sorted && self.dirs.iter().all(|(rel, w)| notify.arm(&w.path, rel))
+    }
+
     /// The verdict of a watch [`Watch::build`] just made: its keys are the worktree now, so
     /// what matters is whether each can be trusted.
     pub(crate) fn first_verdict(&mut self, ignored: &Ignored) -> Verdict {
-        self.seen = self.files.iter().map(|(_, w)| w.key).collect();
-        let trusted = |w: &Watched| w.trusted;
-        if !ignored.guards.iter().all(trusted) || !self.dirs.iter().all(trusted) {
+        self.seen = self
+            .files
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, w))| !w.trusted)
+            .map(|(i, (_, w))| (i, w.key))
+            .collect();
+        if !ignored.guards.iter().all(|w| w.trusted) || !self.dirs.iter().all(|(_, w)| w.trusted) {
             return Verdict::Unknown;
         }
         let suspects: Vec<Vec<u8>> = self
-            .files
+            .seen
             .iter()
-            .filter(|(_, w)| !w.trusted)
-            .map(|(rel, _)| rel.clone())
+            .filter_map(|(i, _)| self.files.get(*i).map(|(rel, _)| rel.clone()))
             .collect();
         match suspects.len() {
             0 => Verdict::Unchanged,
@@ -234,13 +313,11 @@ impl Watch {
         self.seen.clear();
     }
 
-    /// After `git add` of `paths` (the suspects of a [`Verdict::Files`]) with `stamp` written
-    /// before it: their keys as the check saw them, trusted against `stamp`.
-    pub(crate) fn refresh(&mut self, paths: &[Vec<u8>], stamp: (i64, i64), tree: String) {
-        let wanted: HashSet<&[u8]> = paths.iter().map(Vec::as_slice).collect();
-        for (i, (rel, w)) in self.files.iter_mut().enumerate() {
-            if wanted.contains(rel.as_slice()) {
-                let key = self.seen.get(i).copied().flatten();
+    /// After `git add` of the suspects of the last [`Verdict::Files`] with `stamp` written
+    /// before it: their keys as the verdict saw them, trusted against `stamp`.
+    pub(crate) fn refresh(&mut self, stamp: (i64, i64), tree: String) {
+        for (i, key) in std::mem::take(&mut self.seen) {
+            if let Some((_, w)) = self.files.get_mut(i) {
                 *w = Watched::new(w.path.clone(), key, stamp);
             }
         }
@@ -253,12 +330,14 @@ impl Watch {
     /// The walk skips the directories `ignored` knows to be ignored; those it does not know
     /// yet are returned for classification (not entered). A `.gitignore` that is not yet a
     /// guard becomes one, and voids every classification below the top.
+    /// `notify` is armed on each directory before the directory is looked at (§27.70).
     pub(crate) fn build(
         root: &Path,
         index_path: &Path,
         tree: &str,
         stamp: (i64, i64),
         ignored: &mut Ignored,
+        mut notify: Option<&mut Notify>,
     ) -> std::result::Result<Watch, Unwatchable> {
         if cfg!(not(unix)) {
             return Err(Unwatchable::Never);
@@ -267,8 +346,11 @@ impl Watch {
         let mut unclassified = Vec::new();
         let mut todo = vec![(root.to_path_buf(), Vec::new())];
         while let Some((dir, rel)) = todo.pop() {
+            if let Some(notify) = notify.as_deref_mut() {
+                notify.arm(&dir, &rel);
+            }
             let key = Key::lstat(&dir);
-            dirs.push(Watched::new(dir.clone(), key, stamp));
+            dirs.push((rel.clone(), Watched::new(dir.clone(), key, stamp)));
             let entries = fs::read_dir(&dir).map_err(|_| Unwatchable::Never)?;
             for entry in entries {
                 let entry = entry.map_err(|_| Unwatchable::Never)?;
@@ -317,6 +399,21 @@ impl Watch {
             full.push(root.join(rel_path(rel).ok_or(Unwatchable::Never)?));
         }
         let keys = lstat_all(full.iter().map(PathBuf::as_path).collect());
+        let lstats = keys.len() as u64;
+        let sorted = paths.windows(2).all(|w| w[0] < w[1]);
+        let watched: HashSet<&[u8]> = dirs.iter().map(|(rel, _)| rel.as_slice()).collect();
+        let unwatched = paths
+            .iter()
+            .enumerate()
+            .filter(|(_, rel)| {
+                let parent = rel
+                    .iter()
+                    .rposition(|b| *b == b'/')
+                    .map_or(&[][..], |at| &rel[..at]);
+                !watched.contains(parent)
+            })
+            .map(|(i, _)| i)
+            .collect();
         let files = paths
             .into_iter()
             .zip(full)
@@ -328,6 +425,9 @@ impl Watch {
             files,
             dirs,
             seen: Vec::new(),
+            sorted,
+            unwatched,
+            lstats,
         })
     }
 }

@@ -306,3 +306,30 @@ fn edits_deletions_and_new_directories_after_an_unchanged_capture_are_seen() {
             .contains("deep/er/two.rs\n")
     );
 }
+
+#[test]
+fn a_changed_force_added_file_under_an_ignored_directory_is_captured() {
+    // `git add -A` with a pathspec inside an ignored directory stages the tracked file but
+    // exits 1; such paths go to `add -u` (DECISIONS §27.73). A new file beside it sends the
+    // capture the `git status` way, so both of its `add`s run.
+    let dir = repo(&[(".gitignore", b"target/\n"), ("a.txt", b"a\n")]);
+    write(dir.path(), "target/keep.txt", b"keep\n");
+    git(dir.path(), &["add", "-f", "target/keep.txt"]);
+    git(dir.path(), &["commit", "-q", "-m", "keep"]);
+    let mut ws = open(dir.path(), "s1");
+    let first = created(&mut ws, None);
+    write(dir.path(), "target/keep.txt", b"KEEP\n");
+    write(dir.path(), "new.txt", b"new\n");
+    let second = created(&mut ws, Some(&first));
+    assert_eq!(
+        git(
+            dir.path(),
+            &["show", &format!("{}:target/keep.txt", second.tree)]
+        ),
+        "KEEP\n"
+    );
+    assert_eq!(
+        git(dir.path(), &["show", &format!("{}:new.txt", second.tree)]),
+        "new\n"
+    );
+}

@@ -2,6 +2,8 @@
 
 mod git_capture;
 mod git_restore;
+#[cfg(target_os = "linux")]
+mod notify;
 mod prune;
 mod snapshot;
 mod stat_watch;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use arbor_checkpoint::GitStore;
 
-fn store(ws: &Workspace) -> &GitStore {
+pub(super) fn store(ws: &Workspace) -> &GitStore {
     match ws {
         Workspace::Git(g) => g,
         Workspace::Snapshot(_) => panic!("expected a git store"),
@@ -16,12 +16,12 @@ fn store(ws: &Workspace) -> &GitStore {
 
 /// Lets the file system's clock move past everything written so far: a stat recorded for a
 /// path changed in the same clock tick as the capture is not trusted (it is re-checked).
-fn settle() {
+pub(super) fn settle() {
     std::thread::sleep(Duration::from_millis(60));
 }
 
 /// A repository and a store whose watch is warm: the next unchanged capture runs no git.
-fn warm(files: &[(&str, &[u8])]) -> (tempfile::TempDir, Workspace, Checkpoint) {
+pub(super) fn warm(files: &[(&str, &[u8])]) -> (tempfile::TempDir, Workspace, Checkpoint) {
     let dir = repo(files);
     settle();
     let mut ws = open(dir.path(), "s1");
@@ -31,7 +31,7 @@ fn warm(files: &[(&str, &[u8])]) -> (tempfile::TempDir, Workspace, Checkpoint) {
 }
 
 /// Captures, expects nothing new, and expects no git process to have run for it.
-fn unchanged_without_git(ws: &mut Workspace, previous: &Checkpoint) -> Checkpoint {
+pub(super) fn unchanged_without_git(ws: &mut Workspace, previous: &Checkpoint) -> Checkpoint {
     // A path changed in the same clock tick as the last capture is not trusted yet: one more
     // capture asks git (a `git status` whose stamp is newer), the next builds the watch.
     settle();
@@ -51,7 +51,7 @@ fn unchanged_without_git(ws: &mut Workspace, previous: &Checkpoint) -> Checkpoin
     c
 }
 
-fn tree_files(root: &Path, tree: &str) -> String {
+pub(super) fn tree_files(root: &Path, tree: &str) -> String {
     git(root, &["ls-tree", "-r", tree])
         .lines()
         .map(|l| {
@@ -62,7 +62,7 @@ fn tree_files(root: &Path, tree: &str) -> String {
         .collect()
 }
 
-fn show(root: &Path, tree: &str, path: &str) -> String {
+pub(super) fn show(root: &Path, tree: &str, path: &str) -> String {
     git(root, &["show", &format!("{tree}:{path}")])
 }
 
@@ -177,7 +177,7 @@ fn new_files_beside_ignored_ones_and_in_empty_directories_are_seen() {
 }
 
 /// Captures after changes that may or may not change the tree.
-fn created_or_same(ws: &mut Workspace, previous: &Checkpoint) -> Checkpoint {
+pub(super) fn created_or_same(ws: &mut Workspace, previous: &Checkpoint) -> Checkpoint {
     match ws.capture(Some(previous)).unwrap() {
         Captured::Created { checkpoint, .. } | Captured::Unchanged(checkpoint) => checkpoint,
         other => panic!("{other:?}"),
