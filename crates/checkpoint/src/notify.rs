@@ -133,8 +133,15 @@ mod linux {
             self.failed
         }
 
-        /// Reads everything queued so far, without waiting.
+        /// Reads everything queued so far, without waiting (DECISIONS §27.75). The `inotify` crate panics on an
+        /// event bit it does not know (a kernel newer than it): that is taken as events lost,
+        /// so the capture falls back to the stat check instead of failing.
         pub(crate) fn drain(&mut self) -> Drained {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.drain_queue()))
+                .unwrap_or(Drained::Lost(Lost::Unwatched))
+        }
+
+        fn drain_queue(&mut self) -> Drained {
             let mut names = Vec::new();
             let mut lost = None;
             loop {

@@ -168,15 +168,27 @@ const ROWS_CHUNK: usize = 8192;
 /// thread puts the chunks back in order and visits them; a small log, or a machine with one
 /// core, is read on the calling thread. The first failing line in log order is the error,
 /// as in a sequential read, and no row after it is visited.
-pub(crate) fn ordered_rows<S: LineSource>(
+pub(crate) fn ordered_rows<S: LineSource, T: Send>(
     n: usize,
     make_src: &(dyn Fn() -> S + Sync),
-    one: &(dyn Fn(&S, usize) -> Result<RowSummary> + Sync),
-    visit: &mut dyn FnMut(RowSummary),
+    one: &(dyn Fn(&S, usize) -> Result<T> + Sync),
+    visit: &mut dyn FnMut(T),
 ) -> Result<()> {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZeroUsize::get)
-        .min(n / ROWS_CHUNK);
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    ordered_rows_on(cores, ROWS_CHUNK, n, make_src, one, visit)
+}
+
+/// [`ordered_rows`] with the worker count and chunk size given (tests force several workers
+/// on any machine).
+fn ordered_rows_on<S: LineSource, T: Send>(
+    cores: usize,
+    chunk: usize,
+    n: usize,
+    make_src: &(dyn Fn() -> S + Sync),
+    one: &(dyn Fn(&S, usize) -> Result<T> + Sync),
+    visit: &mut dyn FnMut(T),
+) -> Result<()> {
+    let workers = cores.min(n / chunk.max(1));
     if workers < 2 {
         let src = make_src();
         for ix in 0..n {
@@ -184,10 +196,10 @@ pub(crate) fn ordered_rows<S: LineSource>(
         }
         return Ok(());
     }
-    let chunks = n.div_ceil(ROWS_CHUNK);
+    let chunks = n.div_ceil(chunk);
     let next = std::sync::atomic::AtomicUsize::new(0);
     // Bounded: workers run at most a few chunks ahead of the visitor.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Result<Vec<RowSummary>>)>(workers * 2);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Result<Vec<T>>)>(workers * 2);
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let tx = tx.clone();
@@ -199,7 +211,7 @@ pub(crate) fn ordered_rows<S: LineSource>(
                     if c >= chunks {
                         return;
                     }
-                    let lines = c * ROWS_CHUNK..((c + 1) * ROWS_CHUNK).min(n);
+                    let lines = c * chunk..((c + 1) * chunk).min(n);
                     let rows = lines.map(|ix| one(&src, ix)).collect::<Result<Vec<_>>>();
                     let failed = rows.is_err();
                     // A closed channel means the visitor stopped at an earlier error.
@@ -212,8 +224,7 @@ pub(crate) fn ordered_rows<S: LineSource>(
             });
         }
         drop(tx);
-        let mut waiting: std::collections::BTreeMap<usize, Result<Vec<RowSummary>>> =
-            Default::default();
+        let mut waiting: std::collections::BTreeMap<usize, Result<Vec<T>>> = Default::default();
         for want in 0..chunks {
             let rows = loop {
                 if let Some(r) = waiting.remove(&want) {
@@ -536,5 +547,59 @@ pub(crate) fn user_text(message: &Value) -> Option<String> {
             Some(parts.join(" "))
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ordered_rows_on;
+    use crate::error::SessionError;
+    use crate::session::index::MemSource;
+
+    fn run(cores: usize, n: usize, fail: &[usize]) -> (Vec<usize>, Option<String>) {
+        let mut seen = Vec::new();
+        let r = ordered_rows_on(
+            cores,
+            7,
+            n,
+            &|| MemSource,
+            &|_, i| {
+                if fail.contains(&i) {
+                    Err(SessionError::Storage(format!("line {i}")))
+                } else {
+                    Ok(i)
+                }
+            },
+            &mut |i| seen.push(i),
+        );
+        (seen, r.err().map(|e| e.to_string()))
+    }
+
+    /// Every worker count visits every line once, in order.
+    #[test]
+    fn rows_come_back_in_log_order() {
+        for cores in [1, 2, 3, 8] {
+            for n in [0, 1, 6, 7, 8, 13, 14, 15, 500] {
+                let (seen, err) = run(cores, n, &[]);
+                assert_eq!(err, None);
+                assert_eq!(seen, (0..n).collect::<Vec<_>>(), "cores {cores}, n {n}");
+            }
+        }
+    }
+
+    /// The first failing line in log order is the error, and nothing after it is visited, as
+    /// in a sequential read, whichever worker fails first in time.
+    #[test]
+    fn the_first_failing_line_wins() {
+        for cores in [1, 2, 4] {
+            let (seen, err) = run(cores, 500, &[480, 123, 300]);
+            assert!(
+                err.as_deref().is_some_and(|e| e.contains("line 123")),
+                "{err:?}"
+            );
+            // Lines before the failing one's chunk are all visited, and nothing past it.
+            assert!(seen.len() <= 123 && seen.len() >= 119, "{}", seen.len());
+            assert_eq!(seen, (0..seen.len()).collect::<Vec<_>>());
+        }
     }
 }

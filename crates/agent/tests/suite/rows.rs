@@ -173,3 +173,63 @@ async fn a_session_tree_keeps_short_rows_and_reads_search_texts_again() {
     assert_eq!(text_of(&search[0]), long.trim_end().len());
     assert_eq!(text_of(&search[1]), "short".len());
 }
+
+/// Enough lines for several read workers (DECISIONS §25.112): rows come back in log order,
+/// equal to a line-by-line read, and the first broken line in log order is the error.
+#[tokio::test]
+async fn rows_of_a_large_session_keep_log_order_and_the_first_error() {
+    const N: usize = 40_000;
+    let mut lines: Vec<String> = (0..N)
+        .map(|i| {
+            let parent = (i > 0).then(|| format!("e{}", i - 1));
+            user(&format!("e{i}"), parent.as_deref(), &format!("row {i}"))
+        })
+        .collect();
+    let want: Vec<RowSummary> = lines
+        .iter()
+        .map(|l| RowSummary::from_line(l, RowCaps::TREE).expect("summary"))
+        .collect();
+    let (_dir, path) = session_file(&lines);
+    let repo = JsonlRepository::flat(std::path::Path::new(&path).parent().expect("dir"));
+    let storage = repo.open_read_only(&path).await.expect("open");
+    let mut visited = Vec::new();
+    storage
+        .visit_row_summaries(RowCaps::TREE, &mut |r| visited.push(r))
+        .await
+        .expect("visit");
+    assert!(visited == want, "rows differ from a line-by-line read");
+    let from_source = storage
+        .row_source()
+        .await
+        .expect("source")
+        .summaries(RowCaps::TREE)
+        .expect("summaries");
+    assert!(
+        from_source == want,
+        "source rows differ from a line-by-line read"
+    );
+    drop(storage);
+
+    // Two broken payloads, the later one in an earlier-finishing position of its chunk.
+    for at in [33_000usize, 25_000] {
+        lines[at] = lines[at].replace(r#""content":["#, r#""content":42,"x":["#);
+    }
+    let (_dir2, path) = session_file(&lines);
+    let repo = JsonlRepository::flat(std::path::Path::new(&path).parent().expect("dir"));
+    let storage = repo.open_read_only(&path).await.expect("open");
+    let mut visited = 0usize;
+    let err = storage
+        .visit_row_summaries(RowCaps::TREE, &mut |_| visited += 1)
+        .await
+        .expect_err("broken line");
+    // Entry 25,000 is file line 25,002 (the header is line 1).
+    assert!(err.to_string().contains(&format!("{path}:25002:")), "{err}");
+    assert!(visited <= 25_000, "{visited} rows visited past the error");
+    let err = storage
+        .row_source()
+        .await
+        .expect("source")
+        .summaries(RowCaps::TREE)
+        .expect_err("broken line");
+    assert!(err.to_string().contains(&format!("{path}:25002:")), "{err}");
+}
