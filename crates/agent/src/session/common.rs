@@ -132,11 +132,13 @@ pub(crate) fn read_entry(index: &Index, src: &dyn LineSource, ix: u32) -> Result
 
 /// Every entry's row summary from its stored line, in log order (DECISIONS §25.80), read by
 /// [`ordered_rows`] with one source per worker from `make_src`.
-pub(crate) fn visit_rows<S: LineSource>(
+/// Each summary goes through `map` on the thread that read it (DECISIONS §25.114).
+pub(crate) fn visit_rows<S: LineSource, T: Send>(
     index: &Index,
     make_src: &(dyn Fn() -> S + Sync),
     caps: RowCaps,
-    visit: &mut (dyn FnMut(RowSummary) + Send),
+    map: &(dyn Fn(RowSummary) -> T + Sync),
+    visit: &mut (dyn FnMut(T) + Send),
 ) -> Result<()> {
     let slots = index.slots();
     ordered_rows(
@@ -152,9 +154,13 @@ pub(crate) fn visit_rows<S: LineSource>(
                 );
                 Ok(())
             })?;
-            row.ok_or_else(|| line_error(index, ix as u32, "the line was not read"))
+            row.map(map)
+                .ok_or_else(|| line_error(index, ix as u32, "the line was not read"))
         },
-        &mut |row| visit(row),
+        &mut |row| {
+            visit(row);
+            Ok(())
+        },
     )
 }
 
@@ -172,10 +178,13 @@ pub(crate) fn ordered_rows<S: LineSource, T: Send>(
     n: usize,
     make_src: &(dyn Fn() -> S + Sync),
     one: &(dyn Fn(&S, usize) -> Result<T> + Sync),
-    visit: &mut dyn FnMut(T),
+    visit: &mut dyn FnMut(T) -> Result<()>,
 ) -> Result<()> {
-    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    ordered_rows_on(cores, ROWS_CHUNK, n, make_src, one, visit)
+    ordered_rows_on(cores(), ROWS_CHUNK, n, make_src, one, visit)
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
 /// [`ordered_rows`] with the worker count and chunk size given (tests force several workers
@@ -186,13 +195,13 @@ fn ordered_rows_on<S: LineSource, T: Send>(
     n: usize,
     make_src: &(dyn Fn() -> S + Sync),
     one: &(dyn Fn(&S, usize) -> Result<T> + Sync),
-    visit: &mut dyn FnMut(T),
+    visit: &mut dyn FnMut(T) -> Result<()>,
 ) -> Result<()> {
     let workers = cores.min(n / chunk.max(1));
     if workers < 2 {
         let src = make_src();
         for ix in 0..n {
-            visit(one(&src, ix)?);
+            visit(one(&src, ix)?)?;
         }
         return Ok(());
     }
@@ -242,7 +251,7 @@ fn ordered_rows_on<S: LineSource, T: Send>(
                 }
             };
             for row in rows? {
-                visit(row);
+                visit(row)?;
             }
         }
         Ok(())
@@ -297,7 +306,10 @@ impl LineSnapshot {
                     SessionError::Storage(format!("{}: line {line} was not read", self.origin))
                 })
             },
-            &mut |row| out.push(row),
+            &mut |row| {
+                out.push(row);
+                Ok(())
+            },
         )?;
         Ok(out)
     }
@@ -319,12 +331,16 @@ pub(crate) fn read_all(
 /// and system messages of the kept range are dropped once parsed.
 ///
 /// [`SessionStorage::visit_context_entries`]: super::storage::SessionStorage::visit_context_entries
-pub(crate) fn visit_context_entries(
+pub(crate) fn visit_context_entries<S: LineSource>(
     index: &Index,
-    src: &dyn LineSource,
+    make_src: &(dyn Fn() -> S + Sync),
     leaf: Option<&str>,
     visit: &mut (dyn FnMut(SessionEntry) -> Result<()> + Send),
 ) -> Result<()> {
+    // One source: the path is read in order through one window (DECISIONS §25.23); parsing
+    // it on several threads was measured and gained nothing (§25.114).
+    let src = make_src();
+    let src: &dyn LineSource = &src;
     let start = leaf_arg(index, leaf)?;
     let window = index.path_to_root_or_compaction(start)?;
     let compaction = index.type_tag("compaction");
@@ -570,7 +586,10 @@ mod tests {
                     Ok(i)
                 }
             },
-            &mut |i| seen.push(i),
+            &mut |i| {
+                seen.push(i);
+                Ok(())
+            },
         );
         (seen, r.err().map(|e| e.to_string()))
     }

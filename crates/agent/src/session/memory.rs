@@ -241,7 +241,7 @@ impl SessionStorage for MemoryStorage {
         visit: &mut (dyn FnMut(SessionEntry) -> Result<()> + Send),
     ) -> Result<()> {
         let index = self.inner.index.read().await;
-        common::visit_context_entries(&index, &MemSource, leaf, visit)
+        common::visit_context_entries(&index, &|| MemSource, leaf, visit)
     }
 
     async fn visit_row_summaries(
@@ -250,7 +250,22 @@ impl SessionStorage for MemoryStorage {
         visit: &mut (dyn FnMut(RowSummary) + Send),
     ) -> Result<()> {
         let index = self.inner.index.read().await;
-        common::visit_rows(&index, &|| MemSource, caps, visit)
+        common::visit_rows(&index, &|| MemSource, caps, &|row| row, visit)
+    }
+
+    async fn visit_tree_rows(
+        &self,
+        caps: RowCaps,
+        visit: &mut (dyn FnMut(crate::session::tree_text::TreeRow) + Send),
+    ) -> Result<()> {
+        let index = self.inner.index.read().await;
+        common::visit_rows(
+            &index,
+            &|| MemSource,
+            caps,
+            &crate::session::tree_text::TreeRow::of,
+            visit,
+        )
     }
 
     async fn row_source(&self) -> Result<RowSourceRef> {

@@ -13,6 +13,7 @@ use serde_json::Value;
 use crate::error::Result;
 use crate::session::entry::{EntryKind, SessionEntry, SessionHeader};
 use crate::session::rows::{EntryRows, RowCaps, RowSourceRef, RowSummary};
+use crate::session::tree_text::TreeRow;
 
 /// What [`SessionStorage::append`] turns into an entry. Id and timestamp are assigned by the
 /// storage unless given; the parent is always the current leaf.
@@ -190,6 +191,17 @@ pub trait SessionStorage: Send + Sync {
             }
         }
         Ok(())
+    }
+    /// [`SessionStorage::visit_row_summaries`] turned into [`TreeRow`]s where the rows are
+    /// read: JSONL and memory read rows on several threads (DECISIONS §25.112), so the text
+    /// of each row is made there too instead of on the caller's thread (§25.114).
+    async fn visit_tree_rows(
+        &self,
+        caps: RowCaps,
+        visit: &mut (dyn FnMut(TreeRow) + Send),
+    ) -> Result<()> {
+        self.visit_row_summaries(caps, &mut |row| visit(TreeRow::of(row)))
+            .await
     }
     /// The log as it is now, to summarize later without this storage (DECISIONS §25.82). The
     /// default keeps every parsed entry; JSONL and memory keep only where each line is.

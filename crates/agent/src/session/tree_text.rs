@@ -66,6 +66,44 @@ impl RowText {
     }
 }
 
+/// One entry as `arbor session tree` keeps it: its text and the links and label facts the
+/// tree is built from. Made where the row was read ([`SessionStorage::visit_tree_rows`]).
+pub struct TreeRow {
+    pub text: RowText,
+    pub parent: Option<Box<str>>,
+    /// A `leaf` entry (not drawn).
+    pub hidden: bool,
+    pub time: i64,
+    /// A `label` entry: its target and the label it sets (`None` clears).
+    pub label_set: Option<(Box<str>, Option<Box<str>>)>,
+}
+
+impl TreeRow {
+    /// The row of one summary (its text formatted through a buffer of this thread's).
+    pub fn of(mut row: RowSummary) -> TreeRow {
+        thread_local! {
+            static BUF: std::cell::RefCell<String> = std::cell::RefCell::new(String::with_capacity(256));
+        }
+        let label_set = row
+            .label_set()
+            .map(|(target, text, _)| (Box::from(target), text.map(Box::from)));
+        let parent = row.parent_id.take();
+        let hidden = row.is_leaf_entry();
+        let time = row.time;
+        let text = BUF.with(|b| match b.try_borrow_mut() {
+            Ok(mut buf) => RowText::with_buffer(row, &mut buf),
+            Err(_) => RowText::of(row),
+        });
+        TreeRow {
+            text,
+            parent,
+            hidden,
+            time,
+            label_set,
+        }
+    }
+}
+
 /// A session's tree, ready to draw.
 pub struct TreeView {
     pub links: TreeLinks,
@@ -90,25 +128,24 @@ impl TreeView {
         let mut items: Vec<Item> = Vec::new();
         let mut texts: Vec<RowText> = Vec::new();
         let mut labels: std::collections::HashMap<Box<str>, Box<str>> = Default::default();
-        let mut buf = String::with_capacity(256);
         storage
-            .visit_row_summaries(ROW_CAPS, &mut |mut row| {
-                if let Some((target, text, _)) = row.label_set() {
+            .visit_tree_rows(ROW_CAPS, &mut |row| {
+                if let Some((target, text)) = row.label_set {
                     match text {
                         Some(text) => {
-                            labels.insert(target.into(), text.into());
+                            labels.insert(target, text);
                         }
                         None => {
-                            labels.remove(target);
+                            labels.remove(&target);
                         }
                     }
                 }
                 items.push(Item {
-                    parent: row.parent_id.take(),
-                    hidden: row.is_leaf_entry(),
+                    parent: row.parent,
+                    hidden: row.hidden,
                     time: row.time,
                 });
-                texts.push(RowText::with_buffer(row, &mut buf));
+                texts.push(row.text);
             })
             .await?;
         drop(storage);

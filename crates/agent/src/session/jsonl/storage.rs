@@ -11,6 +11,7 @@ use crate::session::rows::{RowCaps, RowSource, RowSourceRef, RowSummary};
 use crate::session::storage::{
     DerivedSettings, EntryDraft, EntryPage, SessionStats, SessionStorage,
 };
+use crate::session::tree_text::TreeRow;
 use async_trait::async_trait;
 use std::borrow::Cow;
 use std::fs::{File, OpenOptions};
@@ -918,8 +919,13 @@ impl SessionStorage for JsonlStorage {
         leaf: Option<&str>,
         visit: &mut (dyn FnMut(SessionEntry) -> Result<()> + Send),
     ) -> Result<()> {
-        self.with_read(|index, src| common::visit_context_entries(index, src, leaf, visit))
-            .await
+        let st = self.state.read().await;
+        common::visit_context_entries(
+            &st.index,
+            &|| FileSource::new(&st.file, &self.location),
+            leaf,
+            visit,
+        )
     }
 
     async fn visit_row_summaries(
@@ -932,6 +938,22 @@ impl SessionStorage for JsonlStorage {
             &st.index,
             &|| FileSource::new(&st.file, &self.location),
             caps,
+            &|row| row,
+            visit,
+        )
+    }
+
+    async fn visit_tree_rows(
+        &self,
+        caps: RowCaps,
+        visit: &mut (dyn FnMut(TreeRow) + Send),
+    ) -> Result<()> {
+        let st = self.state.read().await;
+        common::visit_rows(
+            &st.index,
+            &|| FileSource::new(&st.file, &self.location),
+            caps,
+            &TreeRow::of,
             visit,
         )
     }
