@@ -332,6 +332,24 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> SessionError + '_ {
 }
 
 impl JsonlStorage {
+    /// Every row in log order, each through `map` on the worker that read it (DECISIONS
+    /// §25.112, §25.114).
+    async fn visit_mapped_rows<T: Send>(
+        &self,
+        caps: RowCaps,
+        map: &(dyn Fn(RowSummary) -> T + Sync),
+        visit: &mut (dyn FnMut(T) + Send),
+    ) -> Result<()> {
+        let st = self.state.read().await;
+        common::visit_rows(
+            &st.index,
+            &|| FileSource::new(&st.file, &self.location),
+            caps,
+            map,
+            visit,
+        )
+    }
+
     /// Opens `path` for writing: takes the lock, loads, repairs a torn or unterminated tail.
     pub(crate) fn open_writable(
         path: &Path,
@@ -933,14 +951,7 @@ impl SessionStorage for JsonlStorage {
         caps: RowCaps,
         visit: &mut (dyn FnMut(RowSummary) + Send),
     ) -> Result<()> {
-        let st = self.state.read().await;
-        common::visit_rows(
-            &st.index,
-            &|| FileSource::new(&st.file, &self.location),
-            caps,
-            &|row| row,
-            visit,
-        )
+        self.visit_mapped_rows(caps, &|row| row, visit).await
     }
 
     async fn visit_tree_rows(
@@ -948,14 +959,7 @@ impl SessionStorage for JsonlStorage {
         caps: RowCaps,
         visit: &mut (dyn FnMut(TreeRow) + Send),
     ) -> Result<()> {
-        let st = self.state.read().await;
-        common::visit_rows(
-            &st.index,
-            &|| FileSource::new(&st.file, &self.location),
-            caps,
-            &TreeRow::of,
-            visit,
-        )
+        self.visit_mapped_rows(caps, &TreeRow::of, visit).await
     }
 
     async fn row_source(&self) -> Result<RowSourceRef> {
