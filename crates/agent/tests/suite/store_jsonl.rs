@@ -1121,3 +1121,50 @@ async fn an_open_waits_out_a_lock_released_at_once_but_refuses_a_held_one() {
         "{err}"
     );
 }
+
+/// Lines longer than the open's 256 KiB read chunk, lines ending exactly at a chunk's edge and
+/// an unterminated last line (DECISIONS §25.111): every entry reads back as written.
+#[tokio::test]
+async fn lines_across_and_at_read_chunk_edges_are_indexed_whole() {
+    const CHUNK: usize = 256 << 10;
+    let big = "x".repeat(3 * CHUNK + 17);
+    let mut parts = vec![HEADER.to_owned(), entry("a", None, &big)];
+    // Pad so the next line ends exactly at a chunk edge.
+    let used: usize = parts.iter().map(|l| l.len() + 1).sum();
+    let probe = entry("b", Some("a"), "");
+    let want_end = used.div_ceil(CHUNK) * CHUNK + CHUNK;
+    let pad = want_end - used - (probe.len() + 1);
+    parts.push(entry("b", Some("a"), &"y".repeat(pad)));
+    parts.push(entry("c", Some("b"), "after the edge"));
+    let mut content = lines(&parts);
+    assert_eq!(
+        content.len() % CHUNK,
+        (entry("c", Some("b"), "after the edge").len() + 1) % CHUNK
+    );
+    // The last line lacks its newline (complete JSON: kept, as pi keeps it).
+    content.extend_from_slice(entry("d", Some("c"), "last").as_bytes());
+    let (_dir, repo, path) = with_file(&content);
+    let storage = repo.open_read_only(p(&path)).await.expect("open");
+    let got = storage.entries(None, None).await.expect("entries").entries;
+    let texts: Vec<(String, usize)> = got
+        .iter()
+        .map(|(_, e)| {
+            let line = serde_json::to_value(e).expect("json");
+            let text = line["message"]["content"]
+                .as_str()
+                .unwrap_or_default()
+                .len();
+            (e.id.clone(), text)
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        vec![
+            ("a".to_owned(), big.len()),
+            ("b".to_owned(), pad),
+            ("c".to_owned(), "after the edge".len()),
+            ("d".to_owned(), 4),
+        ]
+    );
+    assert_eq!(storage.leaf_id().await.expect("leaf").as_deref(), Some("d"));
+}

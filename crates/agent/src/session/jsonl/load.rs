@@ -92,13 +92,20 @@ pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
     let mut tail = Tail::Clean;
     let mut line_no: u32 = 0;
 
-    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK as usize);
+    // `buf[..len]` holds the bytes read and not yet handled (a partial line, then a chunk);
+    // the buffer is zeroed once and grows only for a line longer than it.
+    let mut buf: Vec<u8> = vec![0; 2 * CHUNK as usize];
+    let mut len = 0usize;
     let mut base: u64 = 0;
     let mut scan_from = 0usize;
     loop {
-        let n = read_chunk(&mut reader, &mut buf).map_err(io)?;
+        if buf.len() < len + CHUNK as usize {
+            buf.resize(len + CHUNK as usize, 0);
+        }
+        let n = read_chunk(&mut reader, &mut buf[len..len + CHUNK as usize]).map_err(io)?;
+        len += n;
         // Complete lines end at the last newline; a partial line waits for the next chunk.
-        if let Some(last) = memchr::memrchr(b'\n', &buf[scan_from..]) {
+        if let Some(last) = memchr::memrchr(b'\n', &buf[scan_from..len]) {
             let end = scan_from + last + 1;
             let first_line = line_no + 1;
             let region = &buf[..end];
@@ -139,16 +146,17 @@ pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
             if let Some(legacy) = scanned? {
                 return load_legacy(origin, file, legacy);
             }
-            buf.drain(..end);
+            buf.copy_within(end..len, 0);
+            len -= end;
             base += end as u64;
         }
-        scan_from = buf.len();
+        scan_from = len;
         if n == 0 {
-            if !buf.is_empty() {
+            if len > 0 {
                 line_no += 1;
                 if let Some(legacy) = take_line(
                     origin,
-                    &buf,
+                    &buf[..len],
                     None,
                     base,
                     line_no,
@@ -185,26 +193,20 @@ pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
     })
 }
 
-/// Appends up to `CHUNK` bytes of `reader` to `buf`, reading straight into its spare room;
-/// returns how many (0 at the end of the file). `Read::take` + `read_to_end` made about six
-/// `read` calls per chunk (growth steps and an end probe: 9,671 for the 1M bench file, 1,627
-/// this way), and a system call is several microseconds on a slow VM.
-fn read_chunk(reader: &mut impl Read, buf: &mut Vec<u8>) -> std::io::Result<usize> {
-    let start = buf.len();
-    buf.resize(start + CHUNK as usize, 0);
+/// Fills `into` from `reader` as far as the file goes; returns how many bytes (0 at the end of
+/// the file). `Read::take` + `read_to_end` made about six `read` calls per chunk (growth steps
+/// and an end probe: 9,671 for the 1M bench file, 1,627 this way), and a system call is
+/// several microseconds on a slow VM.
+fn read_chunk(reader: &mut impl Read, into: &mut [u8]) -> std::io::Result<usize> {
     let mut got = 0;
-    while start + got < buf.len() {
-        match reader.read(&mut buf[start + got..]) {
+    while got < into.len() {
+        match reader.read(&mut into[got..]) {
             Ok(0) => break,
             Ok(n) => got += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                buf.truncate(start);
-                return Err(e);
-            }
+            Err(e) => return Err(e),
         }
     }
-    buf.truncate(start + got);
     Ok(got)
 }
 
