@@ -1,4 +1,4 @@
-//! One writer process per session (DECISIONS §25.8), as the JSONL backend has.
+//! One writer process per session (DECISIONS §25.9), as the JSONL backend has.
 //!
 //! SQLite's own locking serializes transactions, not sessions: without this, two agents could
 //! append to one session from two processes and their turns would interleave in one tree. A
@@ -17,9 +17,25 @@ use arbor_agent::error::SessionError;
 
 type Result<T> = std::result::Result<T, SessionError>;
 
+/// How many 1 ms waits for a release already under way in this repository (§25.9).
+const RELEASE_TRIES: u32 = 200;
+
 /// A held writer lock (released on drop with the file handle).
 pub(crate) struct WriterLock {
     _file: File,
+}
+
+/// Tests widen the moment between a lock's last handle going and its file closing.
+#[cfg(test)]
+static SLOW_RELEASE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+#[cfg(test)]
+impl Drop for WriterLock {
+    fn drop(&mut self) {
+        if SLOW_RELEASE.load(std::sync::atomic::Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_millis(30));
+        }
+    }
 }
 
 /// The writer locks this repository holds, by session row id.
@@ -64,14 +80,25 @@ impl WriterLocks {
             .truncate(false)
             .open(&path)
             .map_err(|e| io(&path, e))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                return Err(SessionError::Storage(format!(
-                    "session is open for writing by another process: {location}"
-                )))
+        // This repository's own last handle may be dropping on another thread right now: its
+        // lock's strong count is already 0 (so it cannot be shared) but its file is not closed
+        // yet. That release finishes within microseconds, so wait for it (DECISIONS §25.9).
+        let ours_closing = held.get(&sid).is_some_and(|w| w.strong_count() == 0);
+        let mut tries = 0u32;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) if ours_closing && tries < RELEASE_TRIES => {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(SessionError::Storage(format!(
+                        "session is open for writing by another process: {location}"
+                    )))
+                }
+                Err(std::fs::TryLockError::Error(e)) => return Err(io(&path, e)),
             }
-            Err(std::fs::TryLockError::Error(e)) => return Err(io(&path, e)),
         }
         held.retain(|_, w| w.strong_count() > 0);
         let lock = Arc::new(WriterLock { _file: file });
@@ -89,4 +116,38 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
         b.mode(0o700);
     }
     b.create(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{WriterLocks, SLOW_RELEASE};
+    use std::sync::atomic::Ordering;
+
+    /// The last handle dropping on another thread while the repository takes the lock again
+    /// (the file still open for 30 ms after the handle went): the reopen waits for that
+    /// release instead of calling it another process (DECISIONS §25.9). A lock held by a
+    /// second repository is still refused at once.
+    #[test]
+    fn a_handle_dropped_on_another_thread_does_not_refuse_the_reopen() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("sessions.db");
+        let locks = WriterLocks::for_database(Some(&db));
+        let lock = locks.acquire(1, "db#1").expect("first acquire");
+        SLOW_RELEASE.store(true, Ordering::SeqCst);
+        let dropper = std::thread::spawn(move || drop(lock));
+        // The dropper is inside its slow release: the handle is gone, the file still open.
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        let again = locks.acquire(1, "db#1");
+        dropper.join().expect("dropper");
+        SLOW_RELEASE.store(false, Ordering::SeqCst);
+        let again = again.expect("the reopen waits for its own release");
+        let other = WriterLocks::for_database(Some(&db));
+        let err = other.acquire(1, "db#1").err().map(|e| e.to_string());
+        assert!(
+            err.as_deref()
+                .is_some_and(|e| e.contains("open for writing by another process")),
+            "{err:?}"
+        );
+        drop(again);
+    }
 }
