@@ -131,8 +131,8 @@ pub(crate) fn read_entry(index: &Index, src: &dyn LineSource, ix: u32) -> Result
 }
 
 /// Every entry's row summary from its stored line, in log order (DECISIONS §25.80), read by
-/// [`ordered_rows`] with one source per worker from `make_src`.
-/// Each summary goes through `map` on the thread that read it (DECISIONS §25.114).
+/// [`ordered_rows`] with one source per worker from `make_src`; each summary goes through
+/// `map` on the thread that read it (§25.114).
 pub(crate) fn visit_rows<S: LineSource, T: Send>(
     index: &Index,
     make_src: &(dyn Fn() -> S + Sync),
@@ -157,10 +157,7 @@ pub(crate) fn visit_rows<S: LineSource, T: Send>(
             row.map(map)
                 .ok_or_else(|| line_error(index, ix as u32, "the line was not read"))
         },
-        &mut |row| {
-            visit(row);
-            Ok(())
-        },
+        &mut |row| visit(row),
     )
 }
 
@@ -178,7 +175,7 @@ pub(crate) fn ordered_rows<S: LineSource, T: Send>(
     n: usize,
     make_src: &(dyn Fn() -> S + Sync),
     one: &(dyn Fn(&S, usize) -> Result<T> + Sync),
-    visit: &mut dyn FnMut(T) -> Result<()>,
+    visit: &mut dyn FnMut(T),
 ) -> Result<()> {
     ordered_rows_on(cores(), ROWS_CHUNK, n, make_src, one, visit)
 }
@@ -195,13 +192,13 @@ fn ordered_rows_on<S: LineSource, T: Send>(
     n: usize,
     make_src: &(dyn Fn() -> S + Sync),
     one: &(dyn Fn(&S, usize) -> Result<T> + Sync),
-    visit: &mut dyn FnMut(T) -> Result<()>,
+    visit: &mut dyn FnMut(T),
 ) -> Result<()> {
     let workers = cores.min(n / chunk.max(1));
     if workers < 2 {
         let src = make_src();
         for ix in 0..n {
-            visit(one(&src, ix)?)?;
+            visit(one(&src, ix)?);
         }
         return Ok(());
     }
@@ -251,7 +248,7 @@ fn ordered_rows_on<S: LineSource, T: Send>(
                 }
             };
             for row in rows? {
-                visit(row)?;
+                visit(row);
             }
         }
         Ok(())
@@ -306,10 +303,7 @@ impl LineSnapshot {
                     SessionError::Storage(format!("{}: line {line} was not read", self.origin))
                 })
             },
-            &mut |row| {
-                out.push(row);
-                Ok(())
-            },
+            &mut |row| out.push(row),
         )?;
         Ok(out)
     }
@@ -331,16 +325,12 @@ pub(crate) fn read_all(
 /// and system messages of the kept range are dropped once parsed.
 ///
 /// [`SessionStorage::visit_context_entries`]: super::storage::SessionStorage::visit_context_entries
-pub(crate) fn visit_context_entries<S: LineSource>(
+pub(crate) fn visit_context_entries(
     index: &Index,
-    make_src: &(dyn Fn() -> S + Sync),
+    src: &dyn LineSource,
     leaf: Option<&str>,
     visit: &mut (dyn FnMut(SessionEntry) -> Result<()> + Send),
 ) -> Result<()> {
-    // One source: the path is read in order through one window (DECISIONS §25.23); parsing
-    // it on several threads was measured and gained nothing (§25.114).
-    let src = make_src();
-    let src: &dyn LineSource = &src;
     let start = leaf_arg(index, leaf)?;
     let window = index.path_to_root_or_compaction(start)?;
     let compaction = index.type_tag("compaction");
@@ -586,10 +576,7 @@ mod tests {
                     Ok(i)
                 }
             },
-            &mut |i| {
-                seen.push(i);
-                Ok(())
-            },
+            &mut |i| seen.push(i),
         );
         (seen, r.err().map(|e| e.to_string()))
     }

@@ -241,7 +241,7 @@ impl SessionStorage for MemoryStorage {
         visit: &mut (dyn FnMut(SessionEntry) -> Result<()> + Send),
     ) -> Result<()> {
         let index = self.inner.index.read().await;
-        common::visit_context_entries(&index, &|| MemSource, leaf, visit)
+        common::visit_context_entries(&index, &MemSource, leaf, visit)
     }
 
     async fn visit_row_summaries(

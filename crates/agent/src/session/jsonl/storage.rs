@@ -937,13 +937,8 @@ impl SessionStorage for JsonlStorage {
         leaf: Option<&str>,
         visit: &mut (dyn FnMut(SessionEntry) -> Result<()> + Send),
     ) -> Result<()> {
-        let st = self.state.read().await;
-        common::visit_context_entries(
-            &st.index,
-            &|| FileSource::new(&st.file, &self.location),
-            leaf,
-            visit,
-        )
+        self.with_read(|index, src| common::visit_context_entries(index, src, leaf, visit))
+            .await
     }
 
     async fn visit_row_summaries(
