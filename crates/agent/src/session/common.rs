@@ -180,7 +180,7 @@ pub(crate) fn ordered_rows<S: LineSource, T: Send>(
     ordered_rows_on(cores(), ROWS_CHUNK, n, make_src, one, visit)
 }
 
-fn cores() -> usize {
+pub(crate) fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 

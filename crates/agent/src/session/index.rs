@@ -80,6 +80,39 @@ struct CompactionInfo {
     retained_tail: bool,
 }
 
+/// One id-table entry: a slot number and 32 bits of its id's hash. A probe that meets another
+/// id's entry is turned away by `tag` without reading that slot and its id (two cache misses
+/// each on a table of a million ids), and growing the table rehashes from `tag` alone
+/// (DECISIONS §25.115).
+#[derive(Clone, Copy)]
+struct Keyed {
+    ix: u32,
+    tag: u32,
+}
+
+/// The table's hash of an id with hash tag `tag`: the tag repeated in both halves, so
+/// hashbrown's control byte (the top 7 bits) and its bucket index (the low bits) both come
+/// from the part a [`Keyed`] keeps.
+#[inline]
+fn table_hash(tag: u32) -> u64 {
+    let t = u64::from(tag);
+    t | (t << 32)
+}
+
+/// Makes the hash tags of the id table; a copy hashes ids on another thread the same way (a
+/// load's reading side, DECISIONS §25.116).
+#[derive(Clone, Default)]
+pub(crate) struct IdHasher(DefaultHashBuilder);
+
+impl IdHasher {
+    /// The 32 bits of `id`'s hash the id table keeps.
+    #[inline]
+    pub fn tag(&self, id: &str) -> u32 {
+        // The low half; truncation is the point.
+        self.0.hash_one(id) as u32
+    }
+}
+
 /// The id at `at` in `ids`; empty if out of range (never: ids only grow).
 #[inline]
 fn id_in(ids: &str, at: IdAt) -> &str {
@@ -124,9 +157,10 @@ pub(crate) struct Index {
     slots: Vec<Slot>,
     /// Every slot's id, back to back.
     ids: String,
-    /// Slot numbers, hashed by their slot's id: the id is stored once, in its slot.
-    by_id: HashTable<u32>,
-    hasher: DefaultHashBuilder,
+    /// Slot numbers, hashed by their slot's id: the id is stored once, in its slot; each
+    /// entry keeps 32 bits of the id's hash beside the slot number (DECISIONS §25.115).
+    by_id: HashTable<Keyed>,
+    hasher: IdHasher,
     types: Vec<Box<str>>,
     missing_parents: HashMap<u32, Box<str>>,
     pending_parents: Vec<(u32, Box<str>)>,
@@ -211,7 +245,7 @@ impl Index {
             slots: Vec::new(),
             ids: String::new(),
             by_id: HashTable::new(),
-            hasher: DefaultHashBuilder::default(),
+            hasher: IdHasher::default(),
             types: Vec::new(),
             missing_parents: HashMap::new(),
             pending_parents: Vec::new(),
@@ -226,10 +260,7 @@ impl Index {
     /// Room in the id table for about `entries` more entries (a load's estimate from the
     /// file's size: growing a large table rehashes every id already in it).
     pub fn reserve(&mut self, entries: usize) {
-        let (slots, ids, hasher) = (&self.slots, &self.ids, &self.hasher);
-        self.by_id.reserve(entries, |&other| {
-            hasher.hash_one(id_in(ids, slots[other as usize].id))
-        });
+        self.by_id.reserve(entries, |k| table_hash(k.tag));
     }
 
     pub fn origin(&self) -> &str {
@@ -303,15 +334,25 @@ impl Index {
     }
 
     fn find(&self, id: &str) -> Option<u32> {
-        self.find_hashed(self.hasher.hash_one(id), id)
+        self.find_tagged(self.tag_of(id), id)
     }
 
-    fn find_hashed(&self, hash: u64, id: &str) -> Option<u32> {
+    #[inline]
+    fn tag_of(&self, id: &str) -> u32 {
+        self.hasher.tag(id)
+    }
+
+    /// A copy of the hasher behind the id table's tags.
+    pub fn hasher(&self) -> IdHasher {
+        self.hasher.clone()
+    }
+
+    fn find_tagged(&self, tag: u32, id: &str) -> Option<u32> {
         self.by_id
-            .find(hash, |&ix| {
-                id_in(&self.ids, self.slots[ix as usize].id) == id
+            .find(table_hash(tag), |k| {
+                k.tag == tag && id_in(&self.ids, self.slots[k.ix as usize].id) == id
             })
-            .copied()
+            .map(|k| k.ix)
     }
 
     fn intern(&mut self, ty: &str) -> u32 {
@@ -334,17 +375,32 @@ impl Index {
                 message: problem,
             });
         }
-        self.load_facts(&Facts::of(env), Some(env), raw, line)
+        let tag = self.tag_of(&env.id);
+        self.load_facts(&Facts::of(env), tag, Some(env), raw, line)
     }
 
     /// [`Index::load`] for a line the skim read (its envelope rules hold by construction).
     pub fn load_skimmed(&mut self, skim: &Skim<'_>, raw: Raw, line: u32) -> Result<()> {
-        self.load_facts(&Facts::skimmed(skim), None, raw, line)
+        let tag = self.tag_of(skim.id);
+        self.load_facts(&Facts::skimmed(skim), tag, None, raw, line)
+    }
+
+    /// [`Index::load_skimmed`] with the id's tag made by a copy of [`Index::hasher`].
+    pub fn load_skimmed_tagged(
+        &mut self,
+        skim: &Skim<'_>,
+        tag: u32,
+        raw: Raw,
+        line: u32,
+    ) -> Result<()> {
+        debug_assert_eq!(tag, self.tag_of(skim.id));
+        self.load_facts(&Facts::skimmed(skim), tag, None, raw, line)
     }
 
     fn load_facts(
         &mut self,
         facts: &Facts<'_>,
+        tag: u32,
         env: Option<&Envelope<'_>>,
         raw: Raw,
         line: u32,
@@ -355,8 +411,7 @@ impl Index {
                 line: line as usize,
                 message,
             })?;
-        let hash = self.hasher.hash_one(facts.id);
-        if let Some(first) = self.find_hashed(hash, facts.id) {
+        if let Some(first) = self.find_tagged(tag, facts.id) {
             return Err(SessionError::Line {
                 file: self.origin.clone(),
                 line: line as usize,
@@ -383,7 +438,7 @@ impl Index {
                 },
             },
         };
-        self.push(facts, hash, env, raw, line, parent);
+        self.push(facts, tag, env, raw, line, parent);
         Ok(())
     }
 
@@ -413,6 +468,7 @@ impl Index {
                     parent_id,
                     assistant: slot.assistant,
                 },
+                self.tag_of(src.id(ix)),
                 None,
                 raw,
                 line,
@@ -474,14 +530,14 @@ impl Index {
             fold_usage(stats, env);
         }
         let facts = Facts::of(env);
-        let hash = self.hasher.hash_one(facts.id);
+        let hash = self.tag_of(facts.id);
         self.push(&facts, hash, Some(env), raw, line, parent);
     }
 
     fn push(
         &mut self,
         facts: &Facts<'_>,
-        hash: u64,
+        tag: u32,
         env: Option<&Envelope<'_>>,
         raw: Raw,
         line: u32,
@@ -494,10 +550,8 @@ impl Index {
             len: u32::try_from(facts.id.len()).unwrap_or(u32::MAX),
         };
         self.ids.push_str(facts.id);
-        let (slots, ids, hasher) = (&self.slots, &self.ids, &self.hasher);
-        self.by_id.insert_unique(hash, ix, |&other| {
-            hasher.hash_one(id_in(ids, slots[other as usize].id))
-        });
+        self.by_id
+            .insert_unique(table_hash(tag), Keyed { ix, tag }, |k| table_hash(k.tag));
         let assistant = facts.assistant;
         self.slots.push(Slot {
             id,

@@ -9,11 +9,12 @@ use super::migrate;
 use crate::error::{Result, SessionError};
 use crate::session::common::{probe, probe_bytes};
 use crate::session::entry::{SessionHeader, CURRENT_VERSION};
-use crate::session::index::{Index, Raw};
-use crate::session::skim::skim;
+use crate::session::index::{IdHasher, Index, Raw};
+use crate::session::skim::{skim, Role, Skim};
 use serde_json::{Map, Value};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
+use std::ops::Range;
 
 const CHUNK: u64 = 256 << 10;
 
@@ -78,99 +79,87 @@ fn is_blank(bytes: &[u8]) -> bool {
 }
 
 /// Reads `file` (positioned anywhere) from its start.
+///
+/// A large file is read and skimmed on a second thread while this one builds the index
+/// (DECISIONS §25.116): the two halves cost about the same, and a machine with one core, or a
+/// file of a chunk or two, does both here.
 pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
+    let file_len = file
+        .metadata()
+        .map_err(|e| SessionError::io(origin, e))?
+        .len();
+    let threaded = crate::session::common::cores() > 1 && file_len > 2 * CHUNK;
+    load_on(origin, file, file_len, threaded)
+}
+
+/// [`load`] with the choice of a reading thread given (tests take both paths on any file).
+fn load_on(origin: &str, file: &File, file_len: u64, threaded: bool) -> Result<Loaded> {
     let io = |e| SessionError::io(origin, e);
-    let file_len = file.metadata().map_err(io)?.len();
     let mut reader = file;
     reader.seek(SeekFrom::Start(0)).map_err(io)?;
 
-    let mut index = Index::new(origin);
+    let mut built = Building {
+        origin,
+        index: Index::new(origin),
+        header: None,
+        tail: Tail::Clean,
+        line_no: 0,
+    };
     // One entry per ~512 bytes undercounts typical lines (300-600 bytes) by little and costs
-    // 5 bytes per estimated entry: a few MB on a file of hundreds.
-    index.reserve(usize::try_from(file_len / 512).unwrap_or(0));
-    let mut header: Option<(SessionHeader, String)> = None;
-    let mut tail = Tail::Clean;
-    let mut line_no: u32 = 0;
-
-    // `buf[..len]` holds the bytes read and not yet handled (a partial line, then a chunk);
-    // the buffer is zeroed once and grows only for a line longer than it.
-    let mut buf: Vec<u8> = vec![0; 2 * CHUNK as usize];
-    let mut len = 0usize;
-    let mut base: u64 = 0;
-    let mut scan_from = 0usize;
-    loop {
-        if buf.len() < len + CHUNK as usize {
-            buf.resize(len + CHUNK as usize, 0);
-        }
-        let n = read_chunk(&mut reader, &mut buf[len..len + CHUNK as usize]).map_err(io)?;
-        len += n;
-        // Complete lines end at the last newline; a partial line waits for the next chunk.
-        if let Some(last) = memchr::memrchr(b'\n', &buf[scan_from..len]) {
-            let end = scan_from + last + 1;
-            let first_line = line_no + 1;
-            let region = &buf[..end];
-            // Chunks are small enough to stay in cache between the UTF-8 check and the scan.
-            // simdutf8's `compat` API reports std's `valid_up_to`, 1.7-5x faster than std here.
-            // Lines before an invalid byte are scanned (an earlier error wins), the rest is not.
-            let (text, bad_utf8) = match simdutf8::compat::from_utf8(region) {
-                Ok(text) => (text, None),
-                Err(e) => {
-                    let at = e.valid_up_to();
-                    let line_start = memchr::memrchr(b'\n', &region[..at]).map_or(0, |p| p + 1);
-                    let valid = std::str::from_utf8(&region[..line_start]).unwrap_or_default();
-                    (valid, Some(at))
+    // a few bytes per estimated entry: a few MB on a file of hundreds.
+    built
+        .index
+        .reserve(usize::try_from(file_len / 512).unwrap_or(0));
+    let mut skimmer = Skimmer::new(file, built.index.hasher());
+    let flow = if threaded {
+        // Bounded: the reader runs at most a few chunks ahead; consumed batches go back to it.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<std::io::Result<Batch>>(4);
+        let (back_tx, back_rx) = std::sync::mpsc::channel::<Batch>();
+        std::thread::scope(|scope| {
+            scope.spawn(move || loop {
+                let mut batch = back_rx.try_recv().unwrap_or_default();
+                let more = skimmer.next(&mut batch);
+                let stop = !matches!(more, Ok(true));
+                // A closed channel means the index side stopped (an error, a legacy header).
+                if tx.send(more.map(|_| batch)).is_err() || stop {
+                    return;
                 }
-            };
-            let scanned = scan_region(
-                origin,
-                text,
-                base,
-                &mut line_no,
-                &mut header,
-                &mut index,
-                &mut tail,
-            );
-            if let Some(at) = bad_utf8 {
-                let line = first_line + memchr::memchr_iter(b'\n', &region[..at]).count() as u32;
-                let line_start = memchr::memrchr(b'\n', &region[..at]).map_or(0, |p| p + 1);
-                let utf8_err = line_err(
-                    origin,
-                    line,
-                    format!("invalid UTF-8 at byte {} of the line", at - line_start),
-                );
-                match &scanned {
-                    Err(SessionError::Line { line: l, .. }) if (*l as u32) < line => {}
-                    _ => return Err(utf8_err),
+            });
+            // Owned here, so an early return closes both channels and the reader, blocked on a
+            // full channel or not, stops before the scope waits for it.
+            let (rx, back_tx) = (rx, back_tx);
+            let mut flow = Flow::More;
+            while let Ok(batch) = rx.recv() {
+                let mut batch = batch.map_err(io)?;
+                flow = built.take(&mut batch)?;
+                if flow != Flow::More {
+                    break;
                 }
+                // The reader may have finished; a batch it will not reuse is simply dropped.
+                let _ = back_tx.send(batch);
             }
-            if let Some(legacy) = scanned? {
-                return load_legacy(origin, file, legacy);
+            Ok::<_, SessionError>(flow)
+        })?
+    } else {
+        let mut batch = Batch::default();
+        loop {
+            let more = skimmer.next(&mut batch).map_err(io)?;
+            let flow = built.take(&mut batch)?;
+            if flow != Flow::More || !more {
+                break flow;
             }
-            buf.copy_within(end..len, 0);
-            len -= end;
-            base += end as u64;
         }
-        scan_from = len;
-        if n == 0 {
-            if len > 0 {
-                line_no += 1;
-                if let Some(legacy) = take_line(
-                    origin,
-                    &buf[..len],
-                    None,
-                    base,
-                    line_no,
-                    false,
-                    &mut header,
-                    &mut index,
-                    &mut tail,
-                )? {
-                    return load_legacy(origin, file, legacy);
-                }
-            }
-            break;
-        }
+    };
+    if let Flow::Legacy(version) = flow {
+        return load_legacy(origin, file, version);
     }
+    let Building {
+        index,
+        header,
+        tail,
+        line_no,
+        ..
+    } = built;
     let Some((header, header_line)) = header else {
         return Err(SessionError::InvalidSession(format!(
             "{origin}: missing session header{}",
@@ -181,6 +170,7 @@ pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
             }
         )));
     };
+    let mut index = index;
     index.finish_load()?;
     Ok(Loaded {
         header,
@@ -191,6 +181,256 @@ pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
         tail,
         migrated_from: None,
     })
+}
+
+/// One physical line as the reading side left it for the index side.
+enum Seen {
+    /// Only whitespace, newline-terminated.
+    Blank,
+    /// A line the skim read; the ranges are into the batch's `text`, `tag` is the id's hash
+    /// tag for the index's table.
+    Skimmed {
+        offset: u64,
+        len: usize,
+        ty: Range<usize>,
+        id: Range<usize>,
+        parent: Option<Range<usize>>,
+        role: Role,
+        tag: u32,
+    },
+    /// Any other newline-terminated line (the header, the types the index reads in full, a
+    /// line the skim left to the full probe), whole in `text`.
+    Whole { offset: u64, text: Range<usize> },
+    /// The file's last bytes, with no newline after them: whole in `tail`, UTF-8 unchecked
+    /// (they may be a torn append).
+    Unterminated { offset: u64 },
+    /// The next line holds invalid UTF-8 at byte `at`; nothing after it was read.
+    BadUtf8 { at: usize },
+}
+
+/// The lines of one chunk, in file order.
+#[derive(Default)]
+struct Batch {
+    seen: Vec<Seen>,
+    text: String,
+    tail: Vec<u8>,
+}
+
+impl Batch {
+    fn clear(&mut self) {
+        self.seen.clear();
+        self.text.clear();
+        self.tail.clear();
+    }
+
+    fn keep(&mut self, s: &str) -> Range<usize> {
+        let start = self.text.len();
+        self.text.push_str(s);
+        start..self.text.len()
+    }
+}
+
+/// The reading side: chunks of the file, UTF-8 checked and skimmed line by line.
+struct Skimmer<'f> {
+    file: &'f File,
+    hasher: IdHasher,
+    /// `buf[..len]` holds the bytes read and not yet handled (a partial line, then a chunk);
+    /// the buffer is zeroed once and grows only for a line longer than it.
+    buf: Vec<u8>,
+    len: usize,
+    base: u64,
+    scan_from: usize,
+    /// A non-blank line was seen: the first one is the header, always handed over whole.
+    content: bool,
+    done: bool,
+}
+
+impl<'f> Skimmer<'f> {
+    fn new(file: &'f File, hasher: IdHasher) -> Skimmer<'f> {
+        Skimmer {
+            file,
+            hasher,
+            buf: vec![0; 2 * CHUNK as usize],
+            len: 0,
+            base: 0,
+            scan_from: 0,
+            content: false,
+            done: false,
+        }
+    }
+
+    /// Fills `batch` (cleared first) with the complete lines of the next chunk; `false` when
+    /// nothing follows (the end of the file, or bytes that are not UTF-8).
+    fn next(&mut self, batch: &mut Batch) -> std::io::Result<bool> {
+        batch.clear();
+        if self.done {
+            return Ok(false);
+        }
+        let chunk = CHUNK as usize;
+        if self.buf.len() < self.len + chunk {
+            self.buf.resize(self.len + chunk, 0);
+        }
+        let mut reader = self.file;
+        let n = read_chunk(&mut reader, &mut self.buf[self.len..self.len + chunk])?;
+        self.len += n;
+        // Complete lines end at the last newline; a partial line waits for the next chunk.
+        if let Some(last) = memchr::memrchr(b'\n', &self.buf[self.scan_from..self.len]) {
+            let end = self.scan_from + last + 1;
+            let region = &self.buf[..end];
+            // Chunks are small enough to stay in cache between the UTF-8 check and the skim.
+            // simdutf8's `compat` API reports std's `valid_up_to`, 1.7-5x faster than std here.
+            // Lines before an invalid byte are handed over (an earlier error wins), the rest
+            // are not.
+            let (text, bad_utf8) = match simdutf8::compat::from_utf8(region) {
+                Ok(text) => (text, None),
+                Err(e) => {
+                    let at = e.valid_up_to();
+                    let line_start = memchr::memrchr(b'\n', &region[..at]).map_or(0, |p| p + 1);
+                    let valid = std::str::from_utf8(&region[..line_start]).unwrap_or_default();
+                    (valid, Some(at - line_start))
+                }
+            };
+            let mut start = 0usize;
+            for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
+                let line = &text[start..nl];
+                let offset = self.base + start as u64;
+                start = nl + 1;
+                if is_blank(line.as_bytes()) {
+                    batch.seen.push(Seen::Blank);
+                    continue;
+                }
+                // The index-only read (DECISIONS §25.20); the header always goes whole.
+                let skimmed = if self.content { skim(line) } else { None };
+                self.content = true;
+                let seen = match skimmed {
+                    Some(sk) => Seen::Skimmed {
+                        offset,
+                        len: line.len(),
+                        tag: self.hasher.tag(sk.id),
+                        ty: batch.keep(sk.ty),
+                        id: batch.keep(sk.id),
+                        parent: sk.parent_id.map(|p| batch.keep(p)),
+                        role: sk.role,
+                    },
+                    None => Seen::Whole {
+                        offset,
+                        text: batch.keep(line),
+                    },
+                };
+                batch.seen.push(seen);
+            }
+            if let Some(at) = bad_utf8 {
+                batch.seen.push(Seen::BadUtf8 { at });
+                self.done = true;
+                return Ok(false);
+            }
+            self.buf.copy_within(end..self.len, 0);
+            self.len -= end;
+            self.base += end as u64;
+        }
+        self.scan_from = self.len;
+        if n == 0 {
+            if self.len > 0 {
+                batch.tail.extend_from_slice(&self.buf[..self.len]);
+                batch.seen.push(Seen::Unterminated { offset: self.base });
+            }
+            self.done = true;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+}
+
+/// Whether the index side goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    More,
+    /// The header asks for a migration from this version.
+    Legacy(u32),
+}
+
+/// The index side of a load.
+struct Building<'o> {
+    origin: &'o str,
+    index: Index,
+    header: Option<(SessionHeader, String)>,
+    tail: Tail,
+    /// Physical lines handled so far.
+    line_no: u32,
+}
+
+impl Building<'_> {
+    fn take(&mut self, batch: &mut Batch) -> Result<Flow> {
+        let origin = self.origin;
+        for seen in &batch.seen {
+            if let Seen::BadUtf8 { at } = seen {
+                return Err(line_err(
+                    origin,
+                    self.line_no + 1,
+                    format!("invalid UTF-8 at byte {at} of the line"),
+                ));
+            }
+            self.line_no += 1;
+            let line_no = self.line_no;
+            let legacy = match seen {
+                Seen::Blank | Seen::BadUtf8 { .. } => None,
+                Seen::Skimmed {
+                    offset,
+                    len,
+                    ty,
+                    id,
+                    parent,
+                    role,
+                    tag,
+                } => {
+                    let len = u32::try_from(*len)
+                        .map_err(|_| line_err(origin, line_no, "line longer than 4 GiB"))?;
+                    let text = &batch.text;
+                    let sk = Skim {
+                        ty: text.get(ty.clone()).unwrap_or_default(),
+                        id: text.get(id.clone()).unwrap_or_default(),
+                        parent_id: parent.clone().map(|p| text.get(p).unwrap_or_default()),
+                        role: *role,
+                    };
+                    let raw = Raw::File {
+                        offset: *offset,
+                        len,
+                    };
+                    self.index.load_skimmed_tagged(&sk, *tag, raw, line_no)?;
+                    None
+                }
+                Seen::Whole { offset, text } => {
+                    let line = batch.text.get(text.clone()).unwrap_or_default();
+                    take_line(
+                        origin,
+                        line.as_bytes(),
+                        Some(line),
+                        *offset,
+                        line_no,
+                        true,
+                        &mut self.header,
+                        &mut self.index,
+                        &mut self.tail,
+                    )?
+                }
+                Seen::Unterminated { offset } => take_line(
+                    origin,
+                    &batch.tail,
+                    None,
+                    *offset,
+                    line_no,
+                    false,
+                    &mut self.header,
+                    &mut self.index,
+                    &mut self.tail,
+                )?,
+            };
+            if let Some(version) = legacy {
+                return Ok(Flow::Legacy(version));
+            }
+        }
+        Ok(Flow::More)
+    }
 }
 
 /// Fills `into` from `reader` as far as the file goes; returns how many bytes (0 at the end of
@@ -208,40 +448,6 @@ fn read_chunk(reader: &mut impl Read, into: &mut [u8]) -> std::io::Result<usize>
         }
     }
     Ok(got)
-}
-
-/// Handles every complete line of `region` (which ends with a newline).
-#[allow(clippy::too_many_arguments)]
-fn scan_region(
-    origin: &str,
-    region: &str,
-    base: u64,
-    line_no: &mut u32,
-    header: &mut Option<(SessionHeader, String)>,
-    index: &mut Index,
-    tail: &mut Tail,
-) -> Result<Option<u32>> {
-    let mut start = 0usize;
-    for nl in memchr::memchr_iter(b'\n', region.as_bytes()) {
-        *line_no += 1;
-        let offset = base + start as u64;
-        let line = &region[start..nl];
-        if let Some(legacy) = take_line(
-            origin,
-            line.as_bytes(),
-            Some(line),
-            offset,
-            *line_no,
-            true,
-            header,
-            index,
-            tail,
-        )? {
-            return Ok(Some(legacy));
-        }
-        start = nl + 1;
-    }
-    Ok(None)
 }
 
 /// Handles one physical line; returns `Some(version)` when the header asks for a migration.
@@ -410,4 +616,234 @@ fn load_legacy(origin: &str, file: &File, version: u32) -> Result<Loaded> {
         tail,
         migrated_from: Some(version),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::index::Parent;
+    use std::io::Write;
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-06-20T15:00:00.000Z","cwd":"/w"}"#;
+
+    fn entry(id: &str, parent: Option<&str>, text: &str) -> String {
+        let parent = parent.map_or("null".to_owned(), |p| format!("\"{p}\""));
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2026-06-20T15:00:01.000Z","message":{{"role":"user","content":"{text}","timestamp":1}}}}"#
+        )
+    }
+
+    /// A header and `n` chained entries of about 300 bytes (over two read chunks for n >= 2,000),
+    /// with a side branch, a blank line, a leaf move, a label and a key order the canonical
+    /// skim does not take along the way.
+    fn session(n: usize) -> Vec<String> {
+        let pad = "p".repeat(220);
+        let mut lines = vec![HEADER.to_owned()];
+        for i in 0..n {
+            let parent = (i > 0).then(|| format!("e{}", i - 1));
+            lines.push(entry(&format!("e{i}"), parent.as_deref(), &pad));
+            match i {
+                100 => lines.push(entry("side", Some("e50"), "a branch")),
+                200 => lines.push("   ".to_owned()),
+                300 => lines.push(
+                    r#"{"type":"leaf","id":"l1","parentId":"e300","timestamp":"2026-06-20T15:00:01.000Z","targetId":"side"}"#
+                        .to_owned(),
+                ),
+                400 => lines.push(
+                    r#"{"type":"label","id":"lb","parentId":"e400","timestamp":"2026-06-20T15:00:01.000Z","targetId":"e3","label":"here"}"#
+                        .to_owned(),
+                ),
+                500 => lines.push(
+                    r#"{"id":"odd","type":"message","parentId":"e500","timestamp":"2026-06-20T15:00:01.000Z","message":{"role":"assistant","content":[]}}"#
+                        .to_owned(),
+                ),
+                _ => {}
+            }
+        }
+        lines
+    }
+
+    fn bytes_of(lines: &[String]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for l in lines {
+            out.extend_from_slice(l.as_bytes());
+            out.push(b'\n');
+        }
+        out
+    }
+
+    /// What a load found, comparable across the two paths. A load that does not finish (the
+    /// reader and the index side waiting on each other) fails the test instead of hanging it.
+    fn outcome(bytes: &[u8], threaded: bool) -> std::result::Result<String, String> {
+        let mut file = tempfile::tempfile().map_err(|e| e.to_string())?;
+        file.write_all(bytes).map_err(|e| e.to_string())?;
+        let len = bytes.len() as u64;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(load_on("t.jsonl", &file, len, threaded));
+        });
+        let loaded = rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .map_err(|_| format!("the load (threaded: {threaded}) did not finish in 60 s"))
+            .map(|r| r.map_err(|e| e.to_string()))
+            .and_then(|r| r)?;
+        let ix = &loaded.index;
+        let slots: Vec<String> = (0..ix.len() as u32)
+            .map(|i| {
+                let s = ix.slot(i);
+                let raw = match s.raw {
+                    Raw::File { offset, len } => format!("{offset}+{len}"),
+                    Raw::Mem(ref m) => format!("mem {}", m.len()),
+                };
+                let parent = match s.parent {
+                    Parent::Root => "root".to_owned(),
+                    Parent::At(p) => ix.id(p).to_owned(),
+                    Parent::Missing => "missing".to_owned(),
+                };
+                format!("{} {parent} {} {raw} {:?}", ix.id(i), s.line, s.assistant)
+            })
+            .collect();
+        Ok(format!(
+            "lines {} len {} tail {:?} migrated {:?} leaf {:?} label {:?}\n{}",
+            loaded.lines,
+            loaded.file_len,
+            loaded.tail,
+            loaded.migrated_from,
+            ix.leaf_id(),
+            ix.label("e3"),
+            slots.join("\n")
+        ))
+    }
+
+    /// Both paths give the same answer; returns it.
+    fn same_both_ways(bytes: &[u8]) -> std::result::Result<String, String> {
+        let inline = outcome(bytes, false);
+        assert_eq!(inline, outcome(bytes, true));
+        inline
+    }
+
+    #[test]
+    fn a_reading_thread_indexes_what_the_calling_thread_indexes() {
+        let lines = session(3000);
+        let bytes = bytes_of(&lines);
+        assert!(
+            bytes.len() as u64 > 3 * CHUNK,
+            "the file spans several chunks"
+        );
+        let got = same_both_ways(&bytes).expect("loads");
+        assert!(got.starts_with(&format!(
+            "lines {} len {} tail Clean migrated None leaf Some(\"e2999\") label Some(\"here\")",
+            lines.len(),
+            bytes.len()
+        )));
+        assert!(got.contains("\nside e50 103 "), "{}", &got[..200]);
+        assert!(got.contains("\nodd e500 "));
+        assert!(
+            got.contains(" Some(true)"),
+            "the odd line's assistant role is read"
+        );
+    }
+
+    #[test]
+    fn tails_errors_and_legacy_headers_come_out_the_same_on_both_paths() {
+        let base = session(2500);
+        let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+            (
+                "torn tail",
+                {
+                    let mut b = bytes_of(&base);
+                    b.extend_from_slice(br#"{"type":"message","id":"torn","par"#);
+                    b
+                },
+                "tail Torn",
+            ),
+            (
+                "missing newline",
+                {
+                    let mut b = bytes_of(&base);
+                    b.extend_from_slice(entry("last", Some("e2499"), "x").as_bytes());
+                    b
+                },
+                "tail MissingNewline",
+            ),
+            (
+                "blank unterminated tail",
+                {
+                    let mut b = bytes_of(&base);
+                    b.extend_from_slice(b"  ");
+                    b
+                },
+                "tail MissingNewline",
+            ),
+            (
+                "duplicate id in a late chunk",
+                {
+                    let mut l = base.clone();
+                    l.insert(2200, entry("e7", Some("e6"), "again"));
+                    bytes_of(&l)
+                },
+                "t.jsonl:2201: duplicate entry id e7 (first used (line 9))",
+            ),
+            (
+                "invalid UTF-8 in a late chunk",
+                {
+                    let mut b = bytes_of(&base[..2000]);
+                    b.extend_from_slice(b"{\"type\":\"message\",\"id\":\"bad\xff\"}\n");
+                    b.extend_from_slice(&bytes_of(&base[2000..]));
+                    b
+                },
+                "t.jsonl:2001: invalid UTF-8 at byte 27 of the line",
+            ),
+            (
+                "an error before the invalid UTF-8 in the same chunk wins",
+                {
+                    let mut b = bytes_of(&base[..1999]);
+                    b.extend_from_slice(b"{\"type\":\"message\",\"id\":\"\"}\n");
+                    b.extend_from_slice(b"{\"type\":\"message\",\"id\":\"bad\xff\"}\n");
+                    b.extend_from_slice(&bytes_of(&base[1999..]));
+                    b
+                },
+                "t.jsonl:2000: not a valid entry",
+            ),
+            (
+                "legacy header",
+                {
+                    let mut l = base.clone();
+                    l[0] = r#"{"type":"session","version":2,"id":"s1","timestamp":"2026-06-20T15:00:00.000Z","cwd":"/w"}"#.to_owned();
+                    bytes_of(&l)
+                },
+                "migrated Some(2)",
+            ),
+            (
+                "no header",
+                bytes_of(&base[1..]),
+                "t.jsonl:1: the first line must be a session header",
+            ),
+            (
+                "an error in the first chunk of many",
+                {
+                    let mut l = session(20_000);
+                    l.insert(10, entry("e3", Some("e8"), "again"));
+                    bytes_of(&l)
+                },
+                "t.jsonl:11: duplicate entry id e3",
+            ),
+            (
+                "a legacy header on a file of many chunks",
+                {
+                    let mut l = session(20_000);
+                    l[0] = r#"{"type":"session","version":2,"id":"s1","timestamp":"2026-06-20T15:00:00.000Z","cwd":"/w"}"#.to_owned();
+                    bytes_of(&l)
+                },
+                "migrated Some(2)",
+            ),
+        ];
+        for (name, bytes, want) in cases {
+            let got = match same_both_ways(&bytes) {
+                Ok(summary) => summary,
+                Err(e) => e,
+            };
+            assert!(got.contains(want), "{name}: {}", &got[..got.len().min(300)]);
+        }
+    }
 }
