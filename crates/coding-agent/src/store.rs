@@ -165,7 +165,14 @@ pub(crate) async fn write_projected_json<W: std::io::Write + Send>(
     out: W,
 ) -> Result<W> {
     let leaf = leaf_or_current(storage, leaf).await?;
-    Ok(arbor_agent::context::write_context_json(storage, leaf.as_deref(), out).await?)
+    // The serializer writes a few bytes at a time: a buffer in front of `out` turns that into
+    // one write per 64 KiB, whatever `out` costs per call (DECISIONS §25.119).
+    let buffered = std::io::BufWriter::with_capacity(1 << 16, out);
+    let buffered =
+        arbor_agent::context::write_context_json(storage, leaf.as_deref(), buffered).await?;
+    buffered.into_inner().map_err(|e| {
+        arbor_agent::SessionError::io(arbor_agent::context::stream::OUTPUT, e.into_error()).into()
+    })
 }
 
 /// The projected (pre-`convert_to_llm`) messages plus the derived state, for the transcript.
