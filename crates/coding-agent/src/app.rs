@@ -11,7 +11,7 @@ use crate::error::{report, CliError};
 
 /// Parses the arguments, runs the command and turns failures into one stderr line.
 pub fn main() -> ExitCode {
-    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let argv = session_flags_after_session(std::env::args_os().collect());
     let cli = match Cli::try_parse_from(&argv) {
         Ok(cli) => cli,
         Err(e) => return parse_failure(&e, &argv),
@@ -57,6 +57,38 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
     // for it forever, so it is left behind (DECISIONS §22.33).
     runtime.shutdown_background();
     outcome
+}
+
+/// The flags `arbor session` shares with the agent (`--session-dir`, `--store`, each with its
+/// value) may come before the word `session`: they are moved after it, where clap reads them
+/// as the subcommand's. Without this, `args_conflicts_with_subcommands` made `arbor
+/// --session-dir D session list` an agent run with the prompt "session list" (DECISIONS
+/// §22.70). Anything else before `session` (an agent flag, a message) leaves the line as it is.
+fn session_flags_after_session(argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    const SHARED: [&str; 2] = ["--session-dir", "--store"];
+    let mut at = 1;
+    while let Some(arg) = argv.get(at).and_then(|a| a.to_str()) {
+        if SHARED.contains(&arg) {
+            at += 2;
+        } else if SHARED
+            .iter()
+            .any(|f| arg.strip_prefix(f).is_some_and(|v| v.starts_with('=')))
+        {
+            at += 1;
+        } else {
+            break;
+        }
+    }
+    let leads_to_session = at > 1 && argv.get(at).is_some_and(|a| a == "session");
+    if !leads_to_session {
+        return argv;
+    }
+    let mut out = Vec::with_capacity(argv.len());
+    out.extend(argv.first().cloned());
+    out.push(argv[at].clone());
+    out.extend(argv[1..at].iter().cloned());
+    out.extend(argv[at + 1..].iter().cloned());
+    out
 }
 
 /// Agent-flag errors in pi's words and with its exit code 1 (coding-agent.md §10.1;

@@ -103,6 +103,47 @@ fn session_dir_scopes_the_lookup() {
 }
 
 #[test]
+fn shared_flags_before_the_word_session_still_run_the_session_command() {
+    let home = tempfile::tempdir().unwrap();
+    let flat = home.path().join("elsewhere");
+    write_session(&flat, "cafe0001");
+    let dir = flat.to_str().unwrap();
+    let after = run_in(
+        home.path(),
+        &["session", "list", "--all", "--session-dir", dir],
+    );
+    assert_eq!(after.code, 0, "{}", after.stderr);
+    assert!(after.stdout.contains("cafe0001"), "{}", after.stdout);
+    for args in [
+        vec!["--session-dir", dir, "session", "list", "--all"],
+        vec![&*format!("--session-dir={dir}"), "session", "list", "--all"],
+    ] {
+        let before = run_in(home.path(), &args);
+        assert_eq!(
+            (before.code, &before.stdout, &before.stderr),
+            (0, &after.stdout, &after.stderr),
+            "{args:?}"
+        );
+    }
+    let context = run_in(
+        home.path(),
+        &["--session-dir", dir, "session", "context", "cafe"],
+    );
+    assert_eq!(context.code, 0, "{}", context.stderr);
+    // An agent flag before `session` keeps the agent's reading: the words are its messages.
+    let agent = run_in(
+        home.path(),
+        &["-p", "--session-dir", dir, "session", "list"],
+    );
+    assert_ne!(agent.code, 0);
+    assert!(
+        agent.stderr.contains("No model available"),
+        "{}",
+        agent.stderr
+    );
+}
+
+#[test]
 fn a_bad_line_names_file_and_line() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("broken.jsonl");
