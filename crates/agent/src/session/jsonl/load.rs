@@ -846,4 +846,85 @@ mod tests {
             assert!(got.contains(want), "{name}: {}", &got[..got.len().min(300)]);
         }
     }
+
+    /// One random well-formed line for [`the_two_paths_agree_on_any_file`]; `ids` holds the
+    /// ids written so far (a branch's parent and a leaf's target are drawn from them).
+    fn random_line(kind: u8, i: usize, pick: usize, ids: &mut Vec<String>) -> Vec<u8> {
+        let id = format!("r{i}");
+        let earlier = ids.get(pick % ids.len().max(1)).cloned();
+        let line = match (kind % 9, earlier) {
+            (5, Some(p)) => entry(&id, Some(&p), "a branch"),
+            (6, _) => entry(&id, None, "a root"),
+            (7, _) => return b"  \t".to_vec(),
+            (8, Some(t)) => format!(
+                r#"{{"type":"leaf","id":"{id}","parentId":null,"timestamp":"2026-06-20T15:00:01.000Z","targetId":"{t}"}}"#
+            ),
+            // Keys out of pi's order: the skim leaves it to the full probe.
+            (4, _) => format!(
+                r#"{{"id":"{id}","type":"custom","parentId":null,"timestamp":"2026-06-20T15:00:01.000Z","customType":"k"}}"#
+            ),
+            (3, _) => entry(&id, Some("nowhere"), "a missing parent"),
+            _ => entry(&id, ids.last().map(String::as_str), &"q".repeat(180)),
+        };
+        ids.push(id);
+        line.into_bytes()
+    }
+
+    /// A line that refuses the file (or, for 3, a leaf move the end of the load refuses).
+    fn fault_line(kind: u8, ids: &[String]) -> Vec<u8> {
+        match (kind % 4, ids.first()) {
+            (0, Some(dup)) => entry(dup, None, "a duplicate id").into_bytes(),
+            (1, _) => b"{\"type\":\"message\",\"id\":\"x\xfe\"}".to_vec(),
+            (2, _) => b"{\"type\":".to_vec(),
+            _ => br#"{"type":"leaf","id":"lz","parentId":null,"timestamp":"2026-06-20T15:00:01.000Z","targetId":"nobody"}"#.to_vec(),
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+        /// Any mix of lines over several chunks (entries, branches, roots, blanks, leaf moves,
+        /// duplicates, missing parents, broken and non-UTF-8 lines, a long line, a torn tail)
+        /// loads the same way on both paths: the same index or the same error.
+        #[test]
+        fn the_two_paths_agree_on_any_file(
+            kinds in proptest::collection::vec((0u8..9, 0usize..10_000), 1..3_000),
+            long_at in proptest::option::of(0usize..3_000),
+            fault in proptest::option::of((0usize..3_000, 0u8..4)),
+            tail in proptest::option::of(0usize..3),
+            legacy in proptest::bool::weighted(0.05),
+        ) {
+            let mut bytes = if legacy {
+                HEADER.replace("\"version\":3", "\"version\":2").into_bytes()
+            } else {
+                HEADER.as_bytes().to_vec()
+            };
+            bytes.push(b'\n');
+            let mut ids = Vec::new();
+            for (i, (kind, pick)) in kinds.iter().enumerate() {
+                let line = if long_at == Some(i) {
+                    ids.push(format!("r{i}"));
+                    entry(&format!("r{i}"), None, &"L".repeat(300_000)).into_bytes()
+                } else {
+                    random_line(*kind, i, *pick, &mut ids)
+                };
+                bytes.extend_from_slice(&line);
+                bytes.push(b'\n');
+                if let Some((at, f)) = fault {
+                    if at == i {
+                        bytes.extend_from_slice(&fault_line(f, &ids));
+                        bytes.push(b'\n');
+                    }
+                }
+            }
+            match tail {
+                Some(0) => bytes.extend_from_slice(br#"{"type":"message","id":"torn"#),
+                Some(1) => bytes.extend_from_slice(entry("last", None, "no newline").as_bytes()),
+                Some(_) => bytes.extend_from_slice(b"   "),
+                None => {}
+            }
+            let inline = outcome(&bytes, false);
+            let threaded = outcome(&bytes, true);
+            proptest::prop_assert_eq!(inline, threaded);
+        }
+    }
 }
