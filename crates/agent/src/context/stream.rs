@@ -14,7 +14,7 @@ use crate::context::projection::{apply_edit, entry_messages_owned, DerivedState}
 use crate::context::{write_head, write_message, write_tail};
 use crate::error::{Result, SessionError};
 use crate::session::entry::{EntryKind, SessionEntry};
-use crate::session::storage::SessionStorage;
+use crate::session::storage::{EntryRenderer, SessionStorage};
 
 /// Writes a context's JSON from the entries of its list, in the order
 /// [`SessionStorage::visit_context_entries`] hands them over: `context_edit` entries first,
@@ -95,7 +95,7 @@ impl<W: Write> ContextJsonWriter<W> {
 
 /// The context at `leaf` (default: the current leaf) as `session context --json` prints it,
 /// streamed into `out`: derived settings from the storage's walk (DECISIONS §3.2), messages
-/// from [`SessionStorage::visit_context_entries`]. Returns `out`, flushed.
+/// rendered by [`SessionStorage::render_context_entries`]. Returns `out`, flushed.
 ///
 /// Bytes reach `out` before the whole path is read, so a broken entry found late leaves a
 /// partial line behind: a caller that must answer with a refusal instead holds the output
@@ -112,14 +112,66 @@ where
     };
     let settings = storage.derived_settings(leaf_id.as_deref()).await?;
     let state = DerivedState::from_settings(settings);
-    let mut writer =
-        ContextJsonWriter::start(out, &state, leaf_id.as_deref()).map_err(output_error)?;
+    let mut out = out;
+    write_head(
+        &mut out,
+        leaf_id.as_deref(),
+        &state.model,
+        &state.thinking_level,
+        &state.active_tool_names,
+    )
+    .map_err(output_error)?;
+    let mut renderer = MessagesJson::default();
+    let mut first = true;
     storage
-        .visit_context_entries(leaf_id.as_deref(), &mut |entry| {
-            writer.entry(entry).map_err(output_error)
+        .render_context_entries(leaf_id.as_deref(), &mut renderer, &mut |bytes| {
+            // Every rendered message starts with its comma; the array's first does not.
+            let bytes = match bytes.split_first() {
+                Some((_, rest)) if first => {
+                    first = false;
+                    rest
+                }
+                _ => bytes,
+            };
+            out.write_all(bytes).map_err(output_error)
         })
         .await?;
-    writer.finish().map_err(output_error)
+    write_tail(&mut out).map_err(output_error)?;
+    Ok(out)
+}
+
+/// The [`EntryRenderer`] of [`write_context_json`]: an entry's model-visible messages, as
+/// [`ContextJsonWriter::entry`] writes them, each after a comma. Stateless once the edits are
+/// in, so the storage may render entries on several threads (DECISIONS §25.120).
+#[derive(Default)]
+struct MessagesJson {
+    /// Target id → replacement of the latest `context_edit` of the list.
+    edits: HashMap<String, Value>,
+}
+
+impl EntryRenderer for MessagesJson {
+    fn edit(&mut self, entry: SessionEntry) -> Result<()> {
+        if let EntryKind::ContextEdit(edit) = entry.kind {
+            self.edits.insert(edit.target_id, edit.replacement);
+        }
+        Ok(())
+    }
+
+    fn render(&self, entry: SessionEntry, opens: bool, out: &mut Vec<u8>) -> Result<()> {
+        let edit = self.edits.get(&entry.id);
+        // Only a compaction reads its position, and only whether it is the first.
+        let messages = entry_messages_owned(entry, usize::from(!opens), &HashMap::new());
+        let messages = match edit {
+            Some(replacement) => apply_edit(messages, replacement),
+            None => messages,
+        };
+        for m in messages {
+            if let Some(llm) = convert_into(m) {
+                write_message(out, &llm, false).map_err(output_error)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Where [`write_context_json`]'s write errors say they happened.

@@ -5,7 +5,7 @@ use super::index::{fold_usage, Index, LineSource, Raw, StatsAcc};
 use super::probe::Envelope;
 use super::rows::{RowCaps, RowSummary};
 use super::storage::{
-    DerivedSettings, EntryDraft, EntryPage, ForkOptions, ForkPosition, SessionStats,
+    DerivedSettings, EntryDraft, EntryPage, EntryRenderer, ForkOptions, ForkPosition, SessionStats,
 };
 use crate::error::{Result, SessionError};
 use serde_json::Value;
@@ -317,12 +317,87 @@ pub(crate) fn read_all(
     ixs.iter().map(|ix| read_entry(index, src, *ix)).collect()
 }
 
-/// [`SessionStorage::visit_context_entries`] from the index (DECISIONS §25.100): the window and
-/// the list's shape (the newest compaction, its kept range) come from the index's types, and
-/// each entry is parsed only when it is handed over, so at most one entry of the path (plus the
-/// newest compaction) is held at a time. The list equals `default_context_indices` over the
-/// parsed window: the compaction is parsed first for its `retainedTail` and `firstKeptEntryId`,
-/// and system messages of the kept range are dropped once parsed.
+/// The list [`SessionStorage::visit_context_entries`] hands over, planned from the index
+/// (DECISIONS §25.100): the window and the list's shape (the newest compaction, its kept range)
+/// come from the index's types, and each entry is parsed only when it is handed over. The list
+/// equals `default_context_indices` over the parsed window: the compaction is parsed first for
+/// its `retainedTail` and `firstKeptEntryId`, and system messages of the kept range are dropped
+/// once parsed.
+///
+/// [`SessionStorage::visit_context_entries`]: super::storage::SessionStorage::visit_context_entries
+struct ContextList {
+    window: Vec<u32>,
+    /// The newest compaction of the window, parsed; it opens the list.
+    opening: Option<SessionEntry>,
+    /// `window[kept]` follows the opening, its system messages dropped.
+    kept: std::ops::Range<usize>,
+    /// `window[rest]` follows the kept range.
+    rest: std::ops::Range<usize>,
+    /// The type tag of `context_edit` entries, if the log has any.
+    edit: Option<u32>,
+}
+
+impl ContextList {
+    fn plan(index: &Index, src: &dyn LineSource, leaf: Option<&str>) -> Result<ContextList> {
+        let start = leaf_arg(index, leaf)?;
+        let window = index.path_to_root_or_compaction(start)?;
+        let compaction = index.type_tag("compaction");
+        let newest = compaction.and_then(|t| window.iter().rposition(|&ix| index.slot(ix).ty == t));
+        let (opening, kept, rest) = match newest {
+            None => (None, 0..0, 0..window.len()),
+            Some(c) => {
+                let entry = read_entry(index, src, window[c])?;
+                let mut kept = 0..0;
+                if let EntryKind::Compaction(info) = &entry.kind {
+                    if info.retained_tail.is_none() {
+                        if let Some(first) = info.first_kept_entry_id.as_deref() {
+                            if let Some(s) =
+                                window[..c].iter().position(|&ix| index.id(ix) == first)
+                            {
+                                kept = s..c;
+                            }
+                        }
+                    }
+                }
+                (Some(entry), kept, c + 1..window.len())
+            }
+        };
+        Ok(ContextList {
+            window,
+            opening,
+            kept,
+            rest,
+            edit: index.type_tag("context_edit"),
+        })
+    }
+
+    fn is_edit(&self, index: &Index, ix: u32) -> bool {
+        Some(index.slot(ix).ty) == self.edit
+    }
+
+    /// The `context_edit` entries of the list, in list order.
+    fn edits<'a>(&'a self, index: &'a Index) -> impl Iterator<Item = u32> + 'a {
+        let all = self.edit.is_some();
+        self.window[self.kept.clone()]
+            .iter()
+            .chain(&self.window[self.rest.clone()])
+            .copied()
+            .filter(move |&ix| all && self.is_edit(index, ix))
+    }
+
+    /// The entries after the opening that are not edits, each with whether it is dropped when
+    /// it turns out to be a system message (the kept range).
+    fn others(&self, index: &Index) -> Vec<(u32, bool)> {
+        let kept = self.window[self.kept.clone()].iter().map(|&ix| (ix, true));
+        let rest = self.window[self.rest.clone()].iter().map(|&ix| (ix, false));
+        kept.chain(rest)
+            .filter(|&(ix, _)| !self.is_edit(index, ix))
+            .collect()
+    }
+}
+
+/// [`SessionStorage::visit_context_entries`] from the index ([`ContextList`]): at most one entry
+/// of the path (plus the newest compaction) is held at a time.
 ///
 /// [`SessionStorage::visit_context_entries`]: super::storage::SessionStorage::visit_context_entries
 pub(crate) fn visit_context_entries(
@@ -331,55 +406,152 @@ pub(crate) fn visit_context_entries(
     leaf: Option<&str>,
     visit: &mut (dyn FnMut(SessionEntry) -> Result<()> + Send),
 ) -> Result<()> {
-    let start = leaf_arg(index, leaf)?;
-    let window = index.path_to_root_or_compaction(start)?;
-    let compaction = index.type_tag("compaction");
-    let newest = compaction.and_then(|t| window.iter().rposition(|&ix| index.slot(ix).ty == t));
-    // The list is `opening`, then `kept` (system messages dropped), then `rest`.
-    let (opening, kept, rest) = match newest {
-        None => (None, &window[..0], &window[..]),
-        Some(c) => {
-            let entry = read_entry(index, src, window[c])?;
-            let mut kept = &window[..0];
-            if let EntryKind::Compaction(info) = &entry.kind {
-                if info.retained_tail.is_none() {
-                    if let Some(first) = info.first_kept_entry_id.as_deref() {
-                        if let Some(s) = window[..c].iter().position(|&ix| index.id(ix) == first) {
-                            kept = &window[s..c];
-                        }
-                    }
-                }
-            }
-            (Some(entry), kept, &window[c + 1..])
-        }
-    };
-    let edit = index.type_tag("context_edit");
-    let is_edit = |ix: u32| Some(index.slot(ix).ty) == edit;
-    if edit.is_some() {
-        for &ix in kept.iter().chain(rest) {
-            if is_edit(ix) {
-                visit(read_entry(index, src, ix)?)?;
-            }
-        }
+    let mut list = ContextList::plan(index, src, leaf)?;
+    for ix in list.edits(index) {
+        visit(read_entry(index, src, ix)?)?;
     }
-    if let Some(entry) = opening {
+    if let Some(entry) = list.opening.take() {
         visit(entry)?;
     }
-    for &ix in kept {
-        if is_edit(ix) {
+    for (ix, drops_system) in list.others(index) {
+        let entry = read_entry(index, src, ix)?;
+        if drops_system && crate::context::projection::is_system_message(&entry) {
             continue;
         }
-        let entry = read_entry(index, src, ix)?;
-        if !crate::context::projection::is_system_message(&entry) {
-            visit(entry)?;
-        }
-    }
-    for &ix in rest {
-        if !is_edit(ix) {
-            visit(read_entry(index, src, ix)?)?;
-        }
+        visit(entry)?;
     }
     Ok(())
+}
+
+/// [`SessionStorage::render_context_entries`] from the index ([`ContextList`], DECISIONS
+/// §25.120): the edits and the opening on the calling thread, then the other entries read,
+/// parsed and rendered in chunks by one worker per core, each through its own source from
+/// `make_src`, so every entry is freed on the thread that parsed it and only rendered bytes
+/// cross to the caller, which hands them to `out` in list order.
+///
+/// [`SessionStorage::render_context_entries`]: super::storage::SessionStorage::render_context_entries
+pub(crate) fn render_context_entries<S: LineSource>(
+    index: &Index,
+    make_src: &(dyn Fn() -> S + Sync),
+    leaf: Option<&str>,
+    renderer: &mut (dyn EntryRenderer + Send + Sync),
+    out: &mut (dyn FnMut(&[u8]) -> Result<()> + Send),
+) -> Result<()> {
+    let src = make_src();
+    let mut list = ContextList::plan(index, &src, leaf)?;
+    for ix in list.edits(index) {
+        renderer.edit(read_entry(index, &src, ix)?)?;
+    }
+    let opened = list.opening.is_some();
+    if let Some(entry) = list.opening.take() {
+        let mut buf = Vec::new();
+        renderer.render(entry, true, &mut buf)?;
+        out(&buf)?;
+    }
+    drop(src);
+    let others = list.others(index);
+    let renderer: &(dyn EntryRenderer + Send + Sync) = renderer;
+    let run = |src: &S, range: std::ops::Range<usize>, buf: &mut Vec<u8>| -> Result<()> {
+        for i in range {
+            let (ix, drops_system) = others[i];
+            let entry = read_entry(index, src, ix)?;
+            if drops_system && crate::context::projection::is_system_message(&entry) {
+                continue;
+            }
+            renderer.render(entry, !opened && i == 0, buf)?;
+        }
+        Ok(())
+    };
+    ordered_chunks_on(cores(), RENDER_CHUNK, others.len(), make_src, &run, out)
+}
+
+/// Entries per unit of work of [`render_context_entries`]: a few hundred KB of output, so a
+/// worker's reads stay sequential through its window and a hand-over is rare.
+const RENDER_CHUNK: usize = 1024;
+
+/// Renders the entries `range` of a list through a source into a buffer.
+type RenderChunk<'a, S> =
+    dyn Fn(&S, std::ops::Range<usize>, &mut Vec<u8>) -> Result<()> + Sync + 'a;
+
+/// Runs `run` over `0..n` in chunks of `chunk` and hands each chunk's bytes to `out` in order:
+/// on one worker per core for more than one chunk and core, else on the calling thread. A
+/// chunk that fails hands over the bytes it made before failing, then its error is returned;
+/// a failing `out` is returned as it is; either way no later chunk reaches `out`.
+fn ordered_chunks_on<S: LineSource>(
+    cores: usize,
+    chunk: usize,
+    n: usize,
+    make_src: &(dyn Fn() -> S + Sync),
+    run: &RenderChunk<'_, S>,
+    out: &mut (dyn FnMut(&[u8]) -> Result<()> + Send),
+) -> Result<()> {
+    let chunk = chunk.max(1);
+    let chunks = n.div_ceil(chunk);
+    let range = |c: usize| c * chunk..((c + 1) * chunk).min(n);
+    let workers = cores.min(chunks);
+    if workers < 2 {
+        let src = make_src();
+        let mut buf = Vec::new();
+        for c in 0..chunks {
+            buf.clear();
+            let ran = run(&src, range(c), &mut buf);
+            out(&buf)?;
+            ran?;
+        }
+        return Ok(());
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        // Made here, so returning early drops the receiver and a worker blocked on a full
+        // channel stops before the scope waits for it.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<u8>, Result<()>)>(workers * 2);
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let next = &next;
+            scope.spawn(move || {
+                let src = make_src();
+                loop {
+                    let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if c >= chunks {
+                        return;
+                    }
+                    let mut buf = Vec::new();
+                    let ran = run(&src, range(c), &mut buf);
+                    let failed = ran.is_err();
+                    if tx.send((c, buf, ran)).is_err() || failed {
+                        next.store(chunks, std::sync::atomic::Ordering::Relaxed);
+                        return;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let stop = || next.store(chunks, std::sync::atomic::Ordering::Relaxed);
+        let mut waiting: std::collections::BTreeMap<usize, (Vec<u8>, Result<()>)> =
+            Default::default();
+        for want in 0..chunks {
+            let (buf, ran) = loop {
+                if let Some(done) = waiting.remove(&want) {
+                    break done;
+                }
+                match rx.recv() {
+                    Ok((c, buf, ran)) => {
+                        waiting.insert(c, (buf, ran));
+                    }
+                    Err(_) => {
+                        return Err(SessionError::Storage(format!(
+                            "rendering the context: chunk {want} of {chunks} was never made"
+                        )))
+                    }
+                }
+            };
+            if let Err(e) = out(&buf).and(ran) {
+                stop();
+                return Err(e);
+            }
+        }
+        Ok(())
+    })
 }
 
 /// `None` = the current leaf; an id must exist (`not_found`).
@@ -606,6 +778,73 @@ mod tests {
             // Lines before the failing one's chunk are all visited, and nothing past it.
             assert!(seen.len() <= 123 && seen.len() >= 119, "{}", seen.len());
             assert_eq!(seen, (0..seen.len()).collect::<Vec<_>>());
+        }
+    }
+
+    /// [`super::ordered_chunks_on`] with chunks of 4 over `0..n`: each index rendered as one
+    /// byte, `fail` failing in `run` and `out_fails` failing in `out` (at that many calls).
+    fn chunks(
+        cores: usize,
+        n: usize,
+        fail: Option<usize>,
+        out_fails: Option<usize>,
+    ) -> (Vec<u8>, usize, Option<String>) {
+        let mut got = Vec::new();
+        let mut calls = 0;
+        let r = super::ordered_chunks_on(
+            cores,
+            4,
+            n,
+            &|| MemSource,
+            &|_, range, buf| {
+                for i in range {
+                    if Some(i) == fail {
+                        return Err(SessionError::Storage(format!("entry {i}")));
+                    }
+                    buf.push(i as u8);
+                }
+                Ok(())
+            },
+            &mut |bytes| {
+                calls += 1;
+                if Some(calls) == out_fails {
+                    return Err(SessionError::Storage("out".into()));
+                }
+                got.extend_from_slice(bytes);
+                Ok(())
+            },
+        );
+        (got, calls, r.err().map(|e| e.to_string()))
+    }
+
+    /// Chunks reach `out` in order on any worker count; a failing entry's chunk hands over
+    /// what came before it and nothing after; a failing `out` stops the rest.
+    #[test]
+    fn rendered_chunks_keep_order_and_stop_at_the_first_failure() {
+        for cores in [1, 2, 3, 8] {
+            for n in [0, 1, 4, 5, 9, 200] {
+                let (got, _, err) = chunks(cores, n, None, None);
+                assert_eq!(err, None);
+                assert_eq!(
+                    got,
+                    (0..n).map(|i| i as u8).collect::<Vec<_>>(),
+                    "{cores}/{n}"
+                );
+            }
+            let (got, _, err) = chunks(cores, 200, Some(37), None);
+            assert_eq!(
+                err.as_deref(),
+                Some("storage error: entry 37"),
+                "cores {cores}"
+            );
+            assert_eq!(
+                got,
+                (0..37).map(|i| i as u8).collect::<Vec<_>>(),
+                "cores {cores}"
+            );
+            let (got, calls, err) = chunks(cores, 200, None, Some(6));
+            assert_eq!(err.as_deref(), Some("storage error: out"), "cores {cores}");
+            assert_eq!((got.len(), calls), (20, 6), "cores {cores}");
         }
     }
 }

@@ -244,6 +244,16 @@ impl SessionStorage for MemoryStorage {
         common::visit_context_entries(&index, &MemSource, leaf, visit)
     }
 
+    async fn render_context_entries(
+        &self,
+        leaf: Option<&str>,
+        renderer: &mut (dyn super::storage::EntryRenderer + Send + Sync),
+        out: &mut (dyn for<'b> FnMut(&'b [u8]) -> Result<()> + Send),
+    ) -> Result<()> {
+        let index = self.inner.index.read().await;
+        common::render_context_entries(&index, &|| MemSource, leaf, renderer, out)
+    }
+
     async fn visit_row_summaries(
         &self,
         caps: RowCaps,

@@ -104,6 +104,18 @@ impl DerivedSettings {
 }
 
 /// One open session.
+/// Turns the entries of a context list into bytes for
+/// [`SessionStorage::render_context_entries`]. `edit` sees every `context_edit` of the list
+/// before any `render` call; `render` may then run on several threads at once, so it reads only
+/// what `edit` left behind.
+pub trait EntryRenderer {
+    /// Takes a `context_edit` entry of the list.
+    fn edit(&mut self, entry: SessionEntry) -> Result<()>;
+    /// Appends what `entry` contributes to `out`; `opens` for the list's first entry after the
+    /// edits (the newest compaction, when the list has one).
+    fn render(&self, entry: SessionEntry, opens: bool, out: &mut Vec<u8>) -> Result<()>;
+}
+
 #[async_trait]
 pub trait SessionStorage: Send + Sync {
     async fn header(&self) -> Result<SessionHeader>;
@@ -170,6 +182,31 @@ pub trait SessionStorage: Send + Sync {
     ) -> Result<()> {
         let window = self.path_to_root_or_compaction(leaf).await?;
         crate::context::projection::visit_context_list(window, visit)
+    }
+    /// [`Self::visit_context_entries`]'s list turned into bytes: every `context_edit` goes to
+    /// [`EntryRenderer::edit`] first, then each other entry to [`EntryRenderer::render`] (told
+    /// whether it opens the list), and `out` receives what the entries rendered, in list order.
+    /// JSONL and memory read, parse and render a long list on several threads, each entry
+    /// freed where it was made (DECISIONS §25.120); the default renders on the caller's thread.
+    /// A failed read, render or `out` stops the walk with that error; everything before it in
+    /// list order has reached `out`.
+    async fn render_context_entries(
+        &self,
+        leaf: Option<&str>,
+        renderer: &mut (dyn EntryRenderer + Send + Sync),
+        out: &mut (dyn for<'b> FnMut(&'b [u8]) -> Result<()> + Send),
+    ) -> Result<()> {
+        let mut opens = true;
+        let mut buf = Vec::new();
+        self.visit_context_entries(leaf, &mut |entry| {
+            if matches!(entry.kind, EntryKind::ContextEdit(_)) {
+                return renderer.edit(entry);
+            }
+            buf.clear();
+            renderer.render(entry, std::mem::replace(&mut opens, false), &mut buf)?;
+            out(&buf)
+        })
+        .await
     }
     /// Every entry's [`RowSummary`], in log order, handed to `visit` one at a time: what tree
     /// views draw (DECISIONS §25.80). The default parses each entry a page at a time; JSONL and

@@ -270,3 +270,97 @@ fn the_kept_range_drops_system_messages_keeps_older_compactions_silent_and_takes
         assert_eq!(by_default_plan(&storage, leaf).await, want, "default plan");
     });
 }
+
+/// A list long enough to be rendered on several threads (DECISIONS §25.120): 6,000 entries, a
+/// compaction at 3,000 keeping from 500 (a kept range over several chunks, with system
+/// messages to drop and an older compaction to keep silent), edits of a kept and of a later
+/// entry. Every backend writes what the whole projection writes; a broken entry late in the
+/// list fails after exactly the messages before it were written.
+#[test]
+fn a_long_context_rendered_on_several_threads_is_the_whole_projection() {
+    let ts = "2026-06-20T15:00:02.000Z";
+    let mut lines = vec![user_line("e0", None, "start")];
+    for i in 1..6000 {
+        let id = format!("e{i}");
+        let parent = format!("e{}", i - 1);
+        lines.push(match i {
+            3000 => format!(
+                r#"{{"type":"compaction","id":"{id}","parentId":"{parent}","timestamp":"{ts}","summary":"newest","firstKeptEntryId":"e500","tokensBefore":9}}"#
+            ),
+            1500 => format!(
+                r#"{{"type":"compaction","id":"{id}","parentId":"{parent}","timestamp":"{ts}","summary":"older","firstKeptEntryId":"e0","tokensBefore":5}}"#
+            ),
+            4500 => format!(
+                r#"{{"type":"context_edit","id":"{id}","parentId":"{parent}","timestamp":"{ts}","targetId":"e777","replacement":{{"content":"edited kept"}}}}"#
+            ),
+            5500 => format!(
+                r#"{{"type":"context_edit","id":"{id}","parentId":"{parent}","timestamp":"{ts}","targetId":"e4000","replacement":{{"content":"edited later"}}}}"#
+            ),
+            i if i % 97 == 0 => format!(
+                r#"{{"type":"message","id":"{id}","parentId":"{parent}","timestamp":"{ts}","message":{{"role":"system","content":"system {i}","timestamp":3}}}}"#
+            ),
+            _ => user_line(&id, Some(&parent), &format!("text {i}")),
+        });
+    }
+    rt().block_on(async {
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_session(dir.path(), &lines);
+        let repo = JsonlRepository::flat(dir.path());
+        let storage = repo.open_read_only(path.to_str().unwrap()).await.unwrap();
+        let memory = in_memory(&path).await.expect("v3 log in order");
+        let leaf = Some("e5999");
+        let want = whole(&storage, leaf).await;
+        let text = String::from_utf8(want.clone()).unwrap();
+        assert!(
+            text.contains("newest") && !text.contains("\"older\""),
+            "summaries"
+        );
+        assert!(text.contains("edited kept") && text.contains("edited later"));
+        assert!(!text.contains("\"text 777\"") && !text.contains("\"text 400\""));
+        assert!(!text.contains("\"system 582\"") && text.contains("\"system 3104\""));
+        let got = streamed(&storage, leaf).await;
+        if got != want {
+            let at = got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(0);
+            panic!(
+                "JSONL differs at byte {at}: {:?} against {:?}",
+                String::from_utf8_lossy(&got[at.saturating_sub(150)..(at + 150).min(got.len())]),
+                String::from_utf8_lossy(&want[at.saturating_sub(150)..(at + 150).min(want.len())])
+            );
+        }
+        assert_eq!(streamed(&memory, leaf).await, want, "memory");
+        assert_eq!(by_default_plan(&storage, leaf).await, want, "default plan");
+
+        // Break e5800's payload (the open reads only its envelope).
+        let broken = lines[5800].replace(r#""content":"text 5800""#, r#""content":[oops]"#);
+        assert_ne!(broken, lines[5800]);
+        let mut lines = lines.clone();
+        lines[5800] = broken;
+        let dir = tempfile::tempdir().unwrap();
+        let path = write_session(dir.path(), &lines);
+        let repo = JsonlRepository::flat(dir.path());
+        let storage = repo.open_read_only(path.to_str().unwrap()).await.unwrap();
+        let mut out = Vec::new();
+        let err = write_context_json(&storage, None, &mut out)
+            .await
+            .expect_err("e5800 is broken");
+        assert!(err.to_string().contains("e5800"), "{err}");
+        // Exactly the messages of the context at e5799 (its head names another leaf), without
+        // its closing `]}` and newline.
+        let before = whole(&storage, Some("e5799")).await;
+        let messages = |b: &[u8]| {
+            let text = String::from_utf8_lossy(b).into_owned();
+            let at = text.find("\"llm\":[").map_or(0, |p| p + 7);
+            text[at..].to_owned()
+        };
+        let (got, want) = (messages(&out), messages(&before[..before.len() - 3]));
+        assert!(got.len() > 200_000, "{} bytes of messages", got.len());
+        assert!(
+            got == want,
+            "{} bytes against {}: {:?} / {:?}",
+            got.len(),
+            want.len(),
+            &got[got.len() - 60..],
+            &want[want.len() - 60..]
+        );
+    });
+}

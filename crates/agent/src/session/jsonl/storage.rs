@@ -941,6 +941,22 @@ impl SessionStorage for JsonlStorage {
             .await
     }
 
+    async fn render_context_entries(
+        &self,
+        leaf: Option<&str>,
+        renderer: &mut (dyn crate::session::storage::EntryRenderer + Send + Sync),
+        out: &mut (dyn for<'b> FnMut(&'b [u8]) -> Result<()> + Send),
+    ) -> Result<()> {
+        let st = self.state.read().await;
+        common::render_context_entries(
+            &st.index,
+            &|| FileSource::new(&st.file, &self.location),
+            leaf,
+            renderer,
+            out,
+        )
+    }
+
     async fn visit_row_summaries(
         &self,
         caps: RowCaps,
