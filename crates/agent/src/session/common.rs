@@ -203,13 +203,48 @@ fn ordered_rows_on<S: LineSource, T: Send>(
         return Ok(());
     }
     let chunks = n.div_ceil(chunk);
+    in_chunk_order(
+        workers,
+        chunks,
+        make_src,
+        &|src, c| {
+            let lines = c * chunk..((c + 1) * chunk).min(n);
+            let rows = lines.map(|ix| one(src, ix)).collect::<Result<Vec<_>>>();
+            let failed = rows.is_err();
+            (rows, failed)
+        },
+        &mut |rows| {
+            for row in rows? {
+                visit(row);
+            }
+            Ok(())
+        },
+        "reading row summaries",
+    )
+}
+
+/// The worker pool of [`ordered_rows_on`] and [`ordered_chunks_on`]: chunk `c` of `0..chunks`
+/// is made by `make(src, c)` on one of `workers` scoped threads, each with its own source from
+/// `make_src`, and `take` gets the results on the calling thread in chunk order. A result
+/// `make` marks as failed stops the workers from starting more chunks; an error from `take`
+/// stops everything and is returned. Workers run at most a few chunks ahead (a bounded
+/// channel), and the receiver lives in the scope, so returning early also frees a worker
+/// waiting on a full channel before the scope waits for it.
+fn in_chunk_order<S, T: Send>(
+    workers: usize,
+    chunks: usize,
+    make_src: &(dyn Fn() -> S + Sync),
+    make: &(dyn Fn(&S, usize) -> (T, bool) + Sync),
+    take: &mut dyn FnMut(T) -> Result<()>,
+    what: &str,
+) -> Result<()> {
     let next = std::sync::atomic::AtomicUsize::new(0);
-    // Bounded: workers run at most a few chunks ahead of the visitor.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Result<Vec<T>>)>(workers * 2);
+    let stop = || next.store(chunks, std::sync::atomic::Ordering::Relaxed);
     std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, T)>(workers * 2);
         for _ in 0..workers {
             let tx = tx.clone();
-            let next = &next;
+            let (next, stop) = (&next, &stop);
             scope.spawn(move || {
                 let src = make_src();
                 loop {
@@ -217,38 +252,37 @@ fn ordered_rows_on<S: LineSource, T: Send>(
                     if c >= chunks {
                         return;
                     }
-                    let lines = c * chunk..((c + 1) * chunk).min(n);
-                    let rows = lines.map(|ix| one(&src, ix)).collect::<Result<Vec<_>>>();
-                    let failed = rows.is_err();
-                    // A closed channel means the visitor stopped at an earlier error.
-                    if tx.send((c, rows)).is_err() || failed {
+                    let (made, failed) = make(&src, c);
+                    // A closed channel means the caller stopped at an earlier chunk.
+                    if tx.send((c, made)).is_err() || failed {
                         // No later chunk matters once one failed.
-                        next.store(chunks, std::sync::atomic::Ordering::Relaxed);
+                        stop();
                         return;
                     }
                 }
             });
         }
         drop(tx);
-        let mut waiting: std::collections::BTreeMap<usize, Result<Vec<T>>> = Default::default();
+        let mut waiting: std::collections::BTreeMap<usize, T> = Default::default();
         for want in 0..chunks {
-            let rows = loop {
-                if let Some(r) = waiting.remove(&want) {
-                    break r;
+            let made = loop {
+                if let Some(made) = waiting.remove(&want) {
+                    break made;
                 }
                 match rx.recv() {
-                    Ok((c, r)) => {
-                        waiting.insert(c, r);
+                    Ok((c, made)) => {
+                        waiting.insert(c, made);
                     }
                     Err(_) => {
                         return Err(SessionError::Storage(format!(
-                            "reading row summaries: chunk {want} of {chunks} was never read"
+                            "{what}: chunk {want} of {chunks} was never made"
                         )))
                     }
                 }
             };
-            for row in rows? {
-                visit(row);
+            if let Err(e) = take(made) {
+                stop();
+                return Err(e);
             }
         }
         Ok(())
@@ -500,58 +534,19 @@ fn ordered_chunks_on<S: LineSource>(
         }
         return Ok(());
     }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        // Made here, so returning early drops the receiver and a worker blocked on a full
-        // channel stops before the scope waits for it.
-        let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<u8>, Result<()>)>(workers * 2);
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let next = &next;
-            scope.spawn(move || {
-                let src = make_src();
-                loop {
-                    let c = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    if c >= chunks {
-                        return;
-                    }
-                    let mut buf = Vec::new();
-                    let ran = run(&src, range(c), &mut buf);
-                    let failed = ran.is_err();
-                    if tx.send((c, buf, ran)).is_err() || failed {
-                        next.store(chunks, std::sync::atomic::Ordering::Relaxed);
-                        return;
-                    }
-                }
-            });
-        }
-        drop(tx);
-        let stop = || next.store(chunks, std::sync::atomic::Ordering::Relaxed);
-        let mut waiting: std::collections::BTreeMap<usize, (Vec<u8>, Result<()>)> =
-            Default::default();
-        for want in 0..chunks {
-            let (buf, ran) = loop {
-                if let Some(done) = waiting.remove(&want) {
-                    break done;
-                }
-                match rx.recv() {
-                    Ok((c, buf, ran)) => {
-                        waiting.insert(c, (buf, ran));
-                    }
-                    Err(_) => {
-                        return Err(SessionError::Storage(format!(
-                            "rendering the context: chunk {want} of {chunks} was never made"
-                        )))
-                    }
-                }
-            };
-            if let Err(e) = out(&buf).and(ran) {
-                stop();
-                return Err(e);
-            }
-        }
-        Ok(())
-    })
+    in_chunk_order(
+        workers,
+        chunks,
+        make_src,
+        &|src, c| {
+            let mut buf = Vec::new();
+            let ran = run(src, range(c), &mut buf);
+            let failed = ran.is_err();
+            ((buf, ran), failed)
+        },
+        &mut |(buf, ran)| out(&buf).and(ran),
+        "rendering the context",
+    )
 }
 
 /// `None` = the current leaf; an id must exist (`not_found`).
@@ -846,5 +841,39 @@ mod tests {
             assert_eq!(err.as_deref(), Some("storage error: out"), "cores {cores}");
             assert_eq!((got.len(), calls), (20, 6), "cores {cores}");
         }
+    }
+
+    /// A visitor slower than the workers keeps the channel full; a failing chunk behind it
+    /// still ends the walk, with the rows before it visited.
+    #[test]
+    fn a_failure_behind_a_slow_visitor_ends_the_walk() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut seen = 0usize;
+            let r = ordered_rows_on(
+                2,
+                7,
+                2_000,
+                &|| MemSource,
+                &|_, i| {
+                    if i == 300 {
+                        Err(SessionError::Storage(format!("line {i}")))
+                    } else {
+                        Ok(i)
+                    }
+                },
+                &mut |_| {
+                    seen += 1;
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                },
+            );
+            let _ = tx.send((seen, r.err().map(|e| e.to_string())));
+        });
+        let got = rx.recv_timeout(std::time::Duration::from_secs(60));
+        assert_eq!(
+            got.ok(),
+            Some((294, Some("storage error: line 300".to_owned()))),
+            "the walk must end with the first failure"
+        );
     }
 }

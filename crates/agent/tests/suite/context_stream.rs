@@ -9,7 +9,7 @@ use arbor_agent::context::projection::{build_session_context, visit_context_list
 use arbor_agent::context::{
     write_context_json, write_expected_json, ContextJsonWriter, ContextOptions, DerivedState,
 };
-use arbor_agent::session::jsonl::JsonlRepository;
+use arbor_agent::session::jsonl::{JsonlRepository, JsonlStorage};
 use arbor_agent::session::{MemoryStorage, SessionEntry, SessionStorage};
 use arbor_agent::SessionError;
 
@@ -153,6 +153,15 @@ fn write_session(dir: &Path, lines: &[String]) -> PathBuf {
     path
 }
 
+/// `lines` written after the header into a new folder and opened read-only (keep the folder).
+async fn opened(lines: &[String]) -> (tempfile::TempDir, PathBuf, JsonlStorage) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_session(dir.path(), lines);
+    let repo = JsonlRepository::flat(dir.path());
+    let storage = repo.open_read_only(path.to_str().unwrap()).await.unwrap();
+    (dir, path, storage)
+}
+
 #[test]
 fn a_broken_entry_late_on_the_path_fails_after_earlier_messages_were_written() {
     rt().block_on(async {
@@ -247,10 +256,7 @@ fn the_kept_range_drops_system_messages_keeps_older_compactions_silent_and_takes
         ),
     ];
     rt().block_on(async {
-        let dir = tempfile::tempdir().unwrap();
-        let path = write_session(dir.path(), &lines);
-        let repo = JsonlRepository::flat(dir.path());
-        let storage = repo.open_read_only(path.to_str().unwrap()).await.unwrap();
+        let (_dir, path, storage) = opened(&lines).await;
         let memory = in_memory(&path).await.expect("v3 log in order");
         let leaf = Some("x");
         let want = whole(&storage, leaf).await;
@@ -303,10 +309,7 @@ fn a_long_context_rendered_on_several_threads_is_the_whole_projection() {
         });
     }
     rt().block_on(async {
-        let dir = tempfile::tempdir().unwrap();
-        let path = write_session(dir.path(), &lines);
-        let repo = JsonlRepository::flat(dir.path());
-        let storage = repo.open_read_only(path.to_str().unwrap()).await.unwrap();
+        let (_dir, path, storage) = opened(&lines).await;
         let memory = in_memory(&path).await.expect("v3 log in order");
         let leaf = Some("e5999");
         let want = whole(&storage, leaf).await;
@@ -335,10 +338,7 @@ fn a_long_context_rendered_on_several_threads_is_the_whole_projection() {
         assert_ne!(broken, lines[5800]);
         let mut lines = lines.clone();
         lines[5800] = broken;
-        let dir = tempfile::tempdir().unwrap();
-        let path = write_session(dir.path(), &lines);
-        let repo = JsonlRepository::flat(dir.path());
-        let storage = repo.open_read_only(path.to_str().unwrap()).await.unwrap();
+        let (_broken_dir, _, storage) = opened(&lines).await;
         let mut out = Vec::new();
         let err = write_context_json(&storage, None, &mut out)
             .await
