@@ -71,17 +71,11 @@ impl<W: Write> ContextJsonWriter<W> {
             return Ok(());
         }
         let edit = self.edits.remove(&entry.id);
-        let messages = entry_messages_owned(entry, self.projected, &HashMap::new());
+        let position = self.projected;
         self.projected += 1;
-        let messages = match edit {
-            Some(replacement) => apply_edit(messages, &replacement),
-            None => messages,
-        };
-        for m in messages {
-            if let Some(llm) = convert_into(m) {
-                write_message(&mut self.out, &llm, self.written == 0)?;
-                self.written += 1;
-            }
+        for llm in llm_messages(entry, position, edit.as_ref()) {
+            write_message(&mut self.out, &llm, self.written == 0)?;
+            self.written += 1;
         }
         Ok(())
     }
@@ -160,18 +154,26 @@ impl EntryRenderer for MessagesJson {
     fn render(&self, entry: SessionEntry, opens: bool, out: &mut Vec<u8>) -> Result<()> {
         let edit = self.edits.get(&entry.id);
         // Only a compaction reads its position, and only whether it is the first.
-        let messages = entry_messages_owned(entry, usize::from(!opens), &HashMap::new());
-        let messages = match edit {
-            Some(replacement) => apply_edit(messages, replacement),
-            None => messages,
-        };
-        for m in messages {
-            if let Some(llm) = convert_into(m) {
-                write_message(out, &llm, false).map_err(output_error)?;
-            }
+        for llm in llm_messages(entry, usize::from(!opens), edit) {
+            write_message(out, &llm, false).map_err(output_error)?;
         }
         Ok(())
     }
+}
+
+/// What one entry of the list puts in the context: its projected messages at `position`, the
+/// list's edit of it applied, converted for the model (both writers' step).
+fn llm_messages(
+    entry: SessionEntry,
+    position: usize,
+    edit: Option<&Value>,
+) -> impl Iterator<Item = arbor_ai::Message> {
+    let messages = entry_messages_owned(entry, position, &HashMap::new());
+    let messages = match edit {
+        Some(replacement) => apply_edit(messages, replacement),
+        None => messages,
+    };
+    messages.into_iter().filter_map(convert_into)
 }
 
 /// Where [`write_context_json`]'s write errors say they happened.

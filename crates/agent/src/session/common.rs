@@ -411,12 +411,16 @@ impl ContextList {
 
     /// The `context_edit` entries of the list, in list order.
     fn edits<'a>(&'a self, index: &'a Index) -> impl Iterator<Item = u32> + 'a {
-        let all = self.edit.is_some();
-        self.window[self.kept.clone()]
+        // A log without edits is not walked for them.
+        let (kept, rest) = match self.edit {
+            Some(_) => (self.kept.clone(), self.rest.clone()),
+            None => (0..0, 0..0),
+        };
+        self.window[kept]
             .iter()
-            .chain(&self.window[self.rest.clone()])
+            .chain(&self.window[rest])
             .copied()
-            .filter(move |&ix| all && self.is_edit(index, ix))
+            .filter(move |&ix| self.is_edit(index, ix))
     }
 
     /// The entries after the opening that are not edits, each with whether it is dropped when

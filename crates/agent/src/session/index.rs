@@ -530,8 +530,8 @@ impl Index {
             fold_usage(stats, env);
         }
         let facts = Facts::of(env);
-        let hash = self.tag_of(facts.id);
-        self.push(&facts, hash, Some(env), raw, line, parent);
+        let tag = self.tag_of(facts.id);
+        self.push(&facts, tag, Some(env), raw, line, parent);
     }
 
     fn push(

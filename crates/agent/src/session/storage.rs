@@ -103,7 +103,6 @@ impl DerivedSettings {
     }
 }
 
-/// One open session.
 /// Turns the entries of a context list into bytes for
 /// [`SessionStorage::render_context_entries`]. `edit` sees every `context_edit` of the list
 /// before any `render` call; `render` may then run on several threads at once, so it reads only
@@ -116,6 +115,7 @@ pub trait EntryRenderer {
     fn render(&self, entry: SessionEntry, opens: bool, out: &mut Vec<u8>) -> Result<()>;
 }
 
+/// One open session.
 #[async_trait]
 pub trait SessionStorage: Send + Sync {
     async fn header(&self) -> Result<SessionHeader>;

@@ -130,8 +130,8 @@ fn load_on(origin: &str, file: &File, file_len: u64, threaded: bool) -> Result<L
             let (rx, back_tx) = (rx, back_tx);
             let mut flow = Flow::More;
             while let Ok(batch) = rx.recv() {
-                let mut batch = batch.map_err(io)?;
-                flow = built.take(&mut batch)?;
+                let batch = batch.map_err(io)?;
+                flow = built.take(&batch)?;
                 if flow != Flow::More {
                     break;
                 }
@@ -144,7 +144,7 @@ fn load_on(origin: &str, file: &File, file_len: u64, threaded: bool) -> Result<L
         let mut batch = Batch::default();
         loop {
             let more = skimmer.next(&mut batch).map_err(io)?;
-            let flow = built.take(&mut batch)?;
+            let flow = built.take(&batch)?;
             if flow != Flow::More || !more {
                 break flow;
             }
@@ -360,7 +360,7 @@ struct Building<'o> {
 }
 
 impl Building<'_> {
-    fn take(&mut self, batch: &mut Batch) -> Result<Flow> {
+    fn take(&mut self, batch: &Batch) -> Result<Flow> {
         let origin = self.origin;
         for seen in &batch.seen {
             if let Seen::BadUtf8 { at } = seen {
