@@ -18,9 +18,9 @@ mod parity;
 mod plans;
 mod tidy;
 
-use arbor_agent::session::conformance::{process, run_all, CaseOutcome, Fixture, CASES};
-use arbor_agent::session::jsonl::JsonlRepository;
-use arbor_agent::session::MemoryRepository;
+use arbor_session::conformance::{process, run_all, CaseOutcome, Fixture, CASES};
+use arbor_session::jsonl::JsonlRepository;
+use arbor_session::MemoryRepository;
 use arbor_session_postgres::scratch::ScratchSchema;
 use arbor_session_postgres::PostgresRepository;
 use arbor_session_sqlite::SqliteRepository;

@@ -15,7 +15,7 @@ use arbor_agent::branch_summary::plan::branch_plan_json;
 use arbor_agent::branch_summary::{collect_branch_entries, prepare_branch_entries};
 use arbor_agent::compaction::plan::compaction_plan_json;
 use arbor_agent::compaction::{prepare_compaction, CompactionSettings};
-use arbor_agent::session::{JsonlRepository, Session};
+use arbor_session::{JsonlRepository, Session};
 use serde_json::Value;
 
 struct Args {

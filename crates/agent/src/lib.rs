@@ -1,20 +1,16 @@
-//! `arbor-agent`: sessions as append-only entry trees, their storage, context projection,
-//! compaction and the agent loop.
+//! `arbor-agent`: the agent loop, the harness that runs it over a session, compaction and
+//! branch summaries.
 //!
-//! Layering: depends on `arbor-ai` for message types only; storage, projection and compaction
-//! hold no provider or terminal details.
+//! Sessions themselves (entries, storage, projection) live in `arbor-session`, re-exported here
+//! as [`session`] so a harness user needs one dependency. Layering: depends on `arbor-ai` for
+//! messages and streaming and on `arbor-session` for the log; no HTTP client or terminal detail.
 
 pub mod agent;
 pub mod branch_summary;
 pub mod compaction;
-pub mod context;
-pub mod error;
 pub mod harness;
-pub mod ids;
-pub mod message;
-pub mod session;
-/// Timestamps (re-exported from `arbor-ai`, where message timestamps live).
-pub use arbor_ai::time;
 
-pub use error::{Result, SessionError};
-pub use message::AgentMessage;
+/// The session crate, whole: entries, storage backends, repositories, projection.
+pub use arbor_session as session;
+pub use arbor_session::{context, error, ids, message, time};
+pub use arbor_session::{AgentMessage, Result, SessionError};

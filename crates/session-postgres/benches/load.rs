@@ -24,12 +24,10 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use arbor_agent::context::projection::build_session_context_from_window;
-use arbor_agent::context::{ContextOptions, DerivedState};
-use arbor_agent::session::{
-    CreateOptions, EntryDraft, EntryKind, SessionRepository, SessionStorage,
-};
 use arbor_ai::types::{Content, Message, UserMessage};
+use arbor_session::context::projection::build_session_context_from_window;
+use arbor_session::context::{ContextOptions, DerivedState};
+use arbor_session::{CreateOptions, EntryDraft, EntryKind, SessionRepository, SessionStorage};
 use arbor_session_postgres::scratch::ScratchSchema;
 use arbor_session_postgres::{ListQuery, PostgresOptions, PostgresRepository, Synchronous};
 
@@ -342,7 +340,7 @@ async fn worker(spec: String) -> Result<(), BoxError> {
                     };
                 }
             }
-            Ok::<_, arbor_agent::SessionError>((lat, service, late))
+            Ok::<_, arbor_session::SessionError>((lat, service, late))
         }));
     }
     let (mut all, mut all_service, mut all_late) = (Vec::new(), Vec::new(), 0);

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use arbor_agent::error::SessionError;
+use arbor_session::error::SessionError;
 
 type Result<T> = std::result::Result<T, SessionError>;
 

@@ -8,7 +8,7 @@ use tokio_postgres::config::SslMode;
 use tokio_postgres::{Client, Config};
 
 use crate::config::{PostgresOptions, Target};
-use arbor_agent::error::SessionError;
+use arbor_session::error::SessionError;
 
 /// The TLS setup of one repository, shared by its pool and its writers' connections.
 #[derive(Clone)]

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use arbor_agent::error::SessionError;
+use arbor_session::error::SessionError;
 use deadpool_postgres::{ManagerConfig, Object, Pool, RecyclingMethod};
 use tokio_postgres::error::SqlState;
 use tokio_postgres::Client;

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use arbor_agent::error::SessionError;
+use arbor_session::error::SessionError;
 
 use crate::ops::{Ctx, Sid};
 

@@ -9,8 +9,8 @@
 //! advisory lock held on the writer's own connection (DECISIONS §24). See docs/ARCHITECTURE.md.
 //!
 //! ```no_run
-//! # async fn demo() -> arbor_agent::Result<()> {
-//! use arbor_agent::session::{CreateOptions, SessionRepository, SessionStorage};
+//! # async fn demo() -> arbor_session::Result<()> {
+//! use arbor_session::{CreateOptions, SessionRepository, SessionStorage};
 //! use arbor_session_postgres::PostgresRepository;
 //!
 //! let repo = PostgresRepository::connect("postgres://arbor@db.internal/agents").await?;

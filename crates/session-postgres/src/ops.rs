@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
-use arbor_agent::error::SessionError;
-use arbor_agent::session::{
+use arbor_session::error::SessionError;
+use arbor_session::{
     DerivedSettings, EntryKind, EntryPage, ForkPosition, ListResult, SessionEntry, SessionHeader,
     SessionInfo,
 };
@@ -14,7 +14,7 @@ use tokio_postgres::Row;
 
 use crate::db::Db;
 use crate::envelopes::{runs, Envelope, Envelopes, Mark};
-use arbor_agent::session::MaterializedState;
+use arbor_session::MaterializedState;
 
 type Result<T> = std::result::Result<T, SessionError>;
 
@@ -40,7 +40,7 @@ pub(crate) fn state_from_row(r: &Row) -> MaterializedState {
         leaf_id: r.get(0),
         name: r.get(1),
         entry_count: count(2),
-        stats: arbor_agent::session::SessionStats {
+        stats: arbor_session::SessionStats {
             message_count: count(3),
             cached_tokens: count(4),
             uncached_tokens: count(5),

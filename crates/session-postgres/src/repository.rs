@@ -2,17 +2,15 @@
 
 use std::sync::Arc;
 
-use arbor_agent::error::{Result, SessionError};
-use arbor_agent::session::{
-    CreateOptions, ForkOptions, ListResult, SessionHeader, SessionRepository,
-};
+use arbor_session::error::{Result, SessionError};
+use arbor_session::{CreateOptions, ForkOptions, ListResult, SessionHeader, SessionRepository};
 use async_trait::async_trait;
 
 use crate::config::PostgresOptions;
 use crate::db::Db;
 use crate::ops::{gone, Ctx, Sid};
 use crate::storage::{location, PostgresStorage};
-use arbor_agent::session::MaterializedState;
+use arbor_session::MaterializedState;
 
 /// Sessions stored in PostgreSQL. Cloning shares the connection pool. `create`, `open` and
 /// `fork` return writable handles (each holds the session's writer lock on its own connection);

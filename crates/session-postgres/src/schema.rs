@@ -6,7 +6,7 @@
 //! migration changes nothing and two processes opening an old store migrate it once. A shipped
 //! migration is never edited; changes go into a new one.
 
-use arbor_agent::error::SessionError;
+use arbor_session::error::SessionError;
 use deadpool_postgres::Object;
 
 use crate::db::Db;

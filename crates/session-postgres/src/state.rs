@@ -1,7 +1,7 @@
-//! Writing the materialized state (the fold is shared: `arbor_agent::session::MaterializedState`)
+//! Writing the materialized state (the fold is shared: `arbor_session::MaterializedState`)
 //! into the state columns of a `sessions` row.
 
-use arbor_agent::session::MaterializedState;
+use arbor_session::MaterializedState;
 
 /// Writes the state columns of a session row (fork and import of a whole session).
 pub(crate) async fn write(

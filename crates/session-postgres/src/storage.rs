@@ -2,13 +2,13 @@
 
 use std::sync::Arc;
 
-use arbor_agent::error::{Result, SessionError};
-use arbor_agent::ids;
-use arbor_agent::session::{
+use arbor_session::error::{Result, SessionError};
+use arbor_session::ids;
+use arbor_session::time;
+use arbor_session::{
     rules, DerivedSettings, EntryDraft, EntryKind, EntryPage, LeafEntry, SessionEntry,
     SessionHeader, SessionStats, SessionStorage,
 };
-use arbor_agent::time;
 use async_trait::async_trait;
 use serde_json::Value;
 
@@ -17,7 +17,7 @@ use crate::db::Db;
 use crate::envelopes::Envelopes;
 use crate::ops::{Ctx, Sid};
 use crate::writer::{Outcome, Writer};
-use arbor_agent::session::MaterializedState;
+use arbor_session::MaterializedState;
 
 /// Runs `$body` with a pooled connection's context `$c` and the session `$s` (and, in the
 /// second form, the handle's envelope index `$e`, locked).

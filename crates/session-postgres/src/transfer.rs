@@ -6,13 +6,13 @@ use std::collections::HashSet;
 use std::io::{BufRead, Write};
 use std::path::Path;
 
-use arbor_agent::error::{Result, SessionError};
-use arbor_agent::session::{SessionEntry, SessionHeader};
+use arbor_session::error::{Result, SessionError};
+use arbor_session::{SessionEntry, SessionHeader};
 
 use crate::ops::to_i64;
 use crate::repository::insert_session_row;
 use crate::repository::PostgresRepository;
-use arbor_agent::session::MaterializedState;
+use arbor_session::MaterializedState;
 
 /// Rows sent per insert statement during import.
 const IMPORT_BATCH: usize = 1000;
@@ -165,7 +165,7 @@ impl PostgresRepository {
             let types: Vec<&str> = chunk.iter().map(|r| r.entry.entry_type()).collect();
             let roles: Vec<Option<&str>> = chunk
                 .iter()
-                .map(|r| r.entry.message().map(arbor_agent::AgentMessage::role))
+                .map(|r| r.entry.message().map(arbor_session::AgentMessage::role))
                 .collect();
             let targets: Vec<Option<&str>> =
                 chunk.iter().map(|r| r.entry.kind.target_id()).collect();

@@ -9,14 +9,14 @@
 
 use std::time::{Duration, Instant};
 
-use arbor_agent::error::SessionError;
-use arbor_agent::session::SessionEntry;
+use arbor_session::error::SessionError;
+use arbor_session::SessionEntry;
 use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, Statement};
 
 use crate::db::{describe, is_connection_loss, Db};
 use crate::ops::{gone, state_from_row, to_i64, Sid, STATE_COLUMNS};
-use arbor_agent::session::MaterializedState;
+use arbor_session::MaterializedState;
 
 type Result<T> = std::result::Result<T, SessionError>;
 
@@ -162,7 +162,7 @@ impl Writer {
         let mut next = live.state.clone();
         next.apply(entry);
         let st = &next.stats;
-        let role = entry.message().map(arbor_agent::AgentMessage::role);
+        let role = entry.message().map(arbor_session::AgentMessage::role);
         let ty = entry.entry_type();
         let result = live
             .client

@@ -11,12 +11,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arbor_agent::session::{
-    CompactionEntry, CreateOptions, CustomEntry, EntryDraft, EntryKind, ForkOptions, ForkPosition,
-    SessionRepository, SessionStorage, ThinkingLevelChangeEntry,
-};
 use arbor_ai::types::{
     AssistantMessage, Content, ContentBlock, Message, StopReason, TextContent, UserMessage,
+};
+use arbor_session::{
+    CompactionEntry, CreateOptions, CustomEntry, EntryDraft, EntryKind, ForkOptions, ForkPosition,
+    SessionRepository, SessionStorage, ThinkingLevelChangeEntry,
 };
 use arbor_session_sqlite::{SqliteOptions, SqliteRepository, Synchronous};
 
@@ -156,7 +156,7 @@ async fn concurrent_rate(n: usize, tasks: usize, runs: usize) -> Result<f64, Box
                 for i in 0..n / tasks {
                     s.append(custom(k * n + i)).await?;
                 }
-                Ok::<_, arbor_agent::SessionError>(())
+                Ok::<_, arbor_session::SessionError>(())
             }));
         }
         for h in handles {

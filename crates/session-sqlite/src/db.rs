@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use arbor_agent::error::SessionError;
+use arbor_session::error::SessionError;
 use rusqlite::{Connection, OpenFlags};
 
 use crate::error::sql_error;

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use arbor_agent::error::SessionError;
+use arbor_session::error::SessionError;
 use rusqlite::ErrorCode;
 
 /// Maps a rusqlite error to the session error model; lock contention gets its own message

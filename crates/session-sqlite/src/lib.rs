@@ -5,21 +5,21 @@
 //! the leaf, name, counts, statistics and latest compaction and is updated in the same
 //! transaction as the entry (one transaction per append, WAL journal). See docs/ARCHITECTURE.md.
 //!
-//! Kept in its own crate so users of `arbor-agent` who do not want a C build don't pay for it.
+//! Kept in its own crate so users of `arbor-session` who do not want a C build don't pay for it.
 //!
 //! ```no_run
-//! # async fn demo() -> arbor_agent::Result<()> {
-//! use arbor_agent::session::{CreateOptions, EntryKind, SessionRepository, SessionStorage};
+//! # async fn demo() -> arbor_session::Result<()> {
+//! use arbor_session::{CreateOptions, EntryKind, SessionRepository, SessionStorage};
 //! use arbor_session_sqlite::SqliteRepository;
 //!
 //! let repo = SqliteRepository::open("sessions.db").await?;
 //! let session = repo
 //!     .create(CreateOptions { cwd: "/work/project".into(), ..Default::default() })
 //!     .await?;
-//! let user: arbor_agent::AgentMessage = serde_json::from_value(serde_json::json!(
+//! let user: arbor_session::AgentMessage = serde_json::from_value(serde_json::json!(
 //!     {"role": "user", "content": "hello", "timestamp": 1}
 //! ))
-//! .map_err(|e| arbor_agent::SessionError::InvalidEntry(e.to_string()))?;
+//! .map_err(|e| arbor_session::SessionError::InvalidEntry(e.to_string()))?;
 //! let entry = session.append(EntryKind::message(user).into()).await?;
 //! session.save_point().await?; // turn end: everything so far is durable
 //! let reopened = repo.open(&session.location()).await?;

@@ -4,23 +4,23 @@
 
 use std::path::Path;
 
-use arbor_agent::error::SessionError;
-use arbor_agent::ids;
-use arbor_agent::message::AgentMessage;
-use arbor_agent::session::{
+use arbor_ai::types::Message;
+use arbor_session::error::SessionError;
+use arbor_session::ids;
+use arbor_session::message::AgentMessage;
+use arbor_session::time;
+use arbor_session::{
     DerivedSettings, EntryDraft, EntryKind, EntryPage, ListResult, SessionEntry, SessionHeader,
     SessionInfo,
 };
-use arbor_agent::time;
-use arbor_ai::types::Message;
 use rusqlite::{params, Connection, OptionalExtension, Row, Transaction, TransactionBehavior};
 
 use crate::db::Db;
 use crate::error::sql_error;
 use crate::keys;
 use crate::rows::decode_payload;
-use arbor_agent::session::rules;
-use arbor_agent::session::MaterializedState;
+use arbor_session::rules;
+use arbor_session::MaterializedState;
 use serde_json::Value;
 
 type Result<T> = std::result::Result<T, SessionError>;
@@ -876,9 +876,9 @@ impl<'a> Ctx<'a> {
         &self,
         s: &Sid,
         target_id: &str,
-        position: arbor_agent::session::ForkPosition,
+        position: arbor_session::ForkPosition,
     ) -> Result<Vec<(SessionEntry, String)>> {
-        use arbor_agent::session::ForkPosition;
+        use arbor_session::ForkPosition;
         let target = self.get_entry(s, target_id)?.ok_or_else(|| {
             SessionError::InvalidForkTarget(format!("Entry {target_id} not found"))
         })?;
@@ -945,7 +945,7 @@ fn state_from_row(r: &Row<'_>) -> rusqlite::Result<MaterializedState> {
         leaf_id: r.get(0)?,
         name: r.get(1)?,
         entry_count: count(2)?,
-        stats: arbor_agent::session::SessionStats {
+        stats: arbor_session::SessionStats {
             message_count: count(3)?,
             cached_tokens: count(4)?,
             uncached_tokens: count(5)?,

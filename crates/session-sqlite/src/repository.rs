@@ -3,10 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arbor_agent::error::{Result, SessionError};
-use arbor_agent::session::{
-    CreateOptions, ForkOptions, ListResult, SessionHeader, SessionRepository,
-};
+use arbor_session::error::{Result, SessionError};
+use arbor_session::{CreateOptions, ForkOptions, ListResult, SessionHeader, SessionRepository};
 use async_trait::async_trait;
 
 use crate::db::{Db, SqliteOptions};

@@ -1,8 +1,8 @@
 //! Decoding entry rows. The payload column is the entry's complete JSON line; the indexed
 //! columns are copies of its envelope, so a row whose payload disagrees with them is corrupt.
 
-use arbor_agent::error::SessionError;
-use arbor_agent::session::SessionEntry;
+use arbor_session::error::SessionError;
+use arbor_session::SessionEntry;
 
 use crate::keys;
 

@@ -7,11 +7,11 @@
 
 use std::path::Path;
 
-use arbor_agent::error::SessionError;
+use arbor_session::error::SessionError;
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use crate::error::sql_error;
-use arbor_agent::session::MaterializedState;
+use arbor_session::MaterializedState;
 
 type Result<T> = std::result::Result<T, SessionError>;
 

@@ -2,8 +2,8 @@
 
 use std::sync::Arc;
 
-use arbor_agent::error::{Result, SessionError};
-use arbor_agent::session::{
+use arbor_session::error::{Result, SessionError};
+use arbor_session::{
     DerivedSettings, EntryDraft, EntryKind, EntryPage, LeafEntry, SessionEntry, SessionHeader,
     SessionStats, SessionStorage,
 };

@@ -13,7 +13,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
-use arbor_agent::error::SessionError;
+use arbor_session::error::SessionError;
 
 type Result<T> = std::result::Result<T, SessionError>;
 

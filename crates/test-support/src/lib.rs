@@ -1,6 +1,7 @@
 //! Test support for Arbor crates.
 //!
-//! [`fixtures`] finds the shared fixture folder beside the checkout.
+//! [`fixtures`] finds the shared fixture folder beside the checkout; [`snapshot`] makes
+//! snapshot values stable.
 //!
 //! [`MockServer`] is a tiny hand-written HTTP/1.1 server on `127.0.0.1` for provider tests. It
 //! records every request (method, path, headers, body) and answers with scripted
@@ -11,6 +12,7 @@
 
 pub mod fixtures;
 pub mod scripts;
+pub mod snapshot;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;

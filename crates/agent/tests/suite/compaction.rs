@@ -25,7 +25,7 @@ use arbor_ai::{
 };
 use serde_json::{json, Value};
 
-use super::context_support::{msg, normalize, user};
+use super::message_support::{msg, normalize, user};
 
 /// What one summary request asked for, besides its context.
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //! payloads, search, read-only handles, deletion under a writer, durability points, and
 //! connection strings whose password never reaches a message.
 
-use arbor_agent::session::{CreateOptions, SessionRepository, SessionStorage};
+use arbor_session::{CreateOptions, SessionRepository, SessionStorage};
 use arbor_session_postgres::{ListQuery, PostgresRepository, Synchronous};
 
 use super::{raw, repo, repo_with, session, user};
@@ -185,16 +185,15 @@ async fn the_password_never_appears_in_errors_or_debug_output() {
 /// leaf back, and the derived settings of the new path.
 #[tokio::test]
 async fn a_reader_that_walked_once_follows_later_appends_and_branches() {
-    use arbor_agent::session::{EntryDraft, EntryKind, ThinkingLevelChangeEntry};
+    use arbor_session::{EntryDraft, EntryKind, ThinkingLevelChangeEntry};
     let url = crate::pg!();
     let (_schema, repo) = repo(&url).await;
     let w = session(&repo).await;
     let a = w.append(user("a")).await.unwrap();
     let b = w.append(user("b")).await.unwrap();
     let r = repo.open_read_only(w.id()).await.unwrap();
-    let ids = |path: Vec<arbor_agent::session::SessionEntry>| {
-        path.into_iter().map(|e| e.id).collect::<Vec<_>>()
-    };
+    let ids =
+        |path: Vec<arbor_session::SessionEntry>| path.into_iter().map(|e| e.id).collect::<Vec<_>>();
     assert_eq!(
         ids(r.ancestry(None).await.unwrap()),
         [a.id.clone(), b.id.clone()]

@@ -5,7 +5,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
-use arbor_agent::session::{SessionRepository, SessionStorage};
+use arbor_session::{SessionRepository, SessionStorage};
 use arbor_session_postgres::PostgresRepository;
 
 use super::{custom, repo, session, user};

@@ -1,7 +1,7 @@
-//! The shared storage conformance suite (`arbor_agent::session::conformance`) against
+//! The shared storage conformance suite (`arbor_session::conformance`) against
 //! PostgreSQL, each case in a fresh schema, on a multi-thread and a current-thread runtime.
 
-use arbor_agent::session::conformance::{run_all, Fixture};
+use arbor_session::conformance::{run_all, Fixture};
 use arbor_session_postgres::PostgresRepository;
 
 use super::Schema;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use arbor_agent::session::{SessionRepository, SessionStorage};
+use arbor_session::{SessionRepository, SessionStorage};
 use arbor_session_postgres::PostgresRepository;
 
 use super::{admin, custom, raw, repo, repo_with, session, user, Schema};

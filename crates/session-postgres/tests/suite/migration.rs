@@ -1,7 +1,7 @@
 //! Forward migration from a store written by an older build: the data stays, the new schema is
 //! in place and the store works as a fresh one does.
 
-use arbor_agent::session::{SessionRepository, SessionStorage};
+use arbor_session::{SessionRepository, SessionStorage};
 use arbor_session_postgres::schema::{migration_sql, CURRENT_VERSION};
 use arbor_session_postgres::PostgresRepository;
 
@@ -122,7 +122,7 @@ async fn a_version_1_store_is_migrated_and_keeps_its_sessions() {
 
     // And it takes appends and lists newest first like a new one.
     let other = repo
-        .create(arbor_agent::session::CreateOptions {
+        .create(arbor_session::CreateOptions {
             cwd: "/old".into(),
             ..Default::default()
         })
@@ -209,7 +209,7 @@ async fn a_version_2_store_is_migrated_and_every_read_path_still_works() {
     let s = repo.open("v1-session").await.unwrap();
     let branch = s
         .append_entry(
-            arbor_agent::session::SessionEntry::from_json(
+            arbor_session::SessionEntry::from_json(
                 r#"{"type":"message","id":"aaaa0003","parentId":"aaaa0001","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"a sibling","timestamp":3}}"#,
             )
             .unwrap(),
@@ -220,7 +220,7 @@ async fn a_version_2_store_is_migrated_and_every_read_path_still_works() {
         .append(super::custom("marker", serde_json::json!({"n": 1})))
         .await
         .unwrap();
-    let ids = |v: Vec<arbor_agent::session::SessionEntry>| -> Vec<String> {
+    let ids = |v: Vec<arbor_session::SessionEntry>| -> Vec<String> {
         v.into_iter().map(|e| e.id).collect()
     };
     assert_eq!(

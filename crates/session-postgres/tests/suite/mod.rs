@@ -10,8 +10,8 @@ mod restart;
 mod tls;
 mod transfer;
 
-use arbor_agent::session::{CreateOptions, CustomEntry, EntryDraft, EntryKind, SessionRepository};
 use arbor_ai::types::{Content, Message, UserMessage};
+use arbor_session::{CreateOptions, CustomEntry, EntryDraft, EntryKind, SessionRepository};
 use arbor_session_postgres::{PostgresOptions, PostgresRepository, PostgresStorage};
 
 /// The test server's URL, or `None` after printing a visible skip line. With
@@ -112,16 +112,14 @@ pub fn custom(kind: &str, data: serde_json::Value) -> EntryDraft {
 }
 
 pub fn name_draft(text: &str) -> EntryDraft {
-    EntryDraft::new(EntryKind::SessionInfo(
-        arbor_agent::session::SessionInfoEntry {
-            name: arbor_ai::json::Nullable::Value(text.into()),
-            extra: Default::default(),
-        },
-    ))
+    EntryDraft::new(EntryKind::SessionInfo(arbor_session::SessionInfoEntry {
+        name: arbor_ai::json::Nullable::Value(text.into()),
+        extra: Default::default(),
+    }))
 }
 
 pub fn label_draft(target: &str, text: &str) -> EntryDraft {
-    EntryDraft::new(EntryKind::Label(arbor_agent::session::LabelEntry {
+    EntryDraft::new(EntryKind::Label(arbor_session::LabelEntry {
         target_id: target.into(),
         label: arbor_ai::json::Nullable::Value(text.into()),
         extra: Default::default(),

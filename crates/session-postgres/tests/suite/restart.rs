@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use arbor_agent::session::{SessionRepository, SessionStorage};
+use arbor_session::{SessionRepository, SessionStorage};
 use arbor_session_postgres::PostgresRepository;
 
 use super::cluster::Cluster;

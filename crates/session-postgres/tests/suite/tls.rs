@@ -5,7 +5,7 @@
 
 #[cfg(feature = "tls-rustls")]
 mod with_rustls {
-    use arbor_agent::session::SessionStorage;
+    use arbor_session::SessionStorage;
     use arbor_session_postgres::PostgresRepository;
 
     use super::super::cluster::Cluster;

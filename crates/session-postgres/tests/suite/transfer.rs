@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use arbor_agent::session::{JsonlRepository, SessionRepository, SessionStorage};
+use arbor_session::{JsonlRepository, SessionRepository, SessionStorage};
 use arbor_test_support::fixtures::fixture_files;
 
 use super::{repo, session, user};
@@ -27,7 +27,7 @@ fn without_blank_lines(bytes: &[u8]) -> Vec<u8> {
     out.into_bytes()
 }
 
-async fn jsonl(path: &Path) -> arbor_agent::session::JsonlStorage {
+async fn jsonl(path: &Path) -> arbor_session::JsonlStorage {
     JsonlRepository::flat(path.parent().unwrap().to_path_buf())
         .open_read_only(&path.display().to_string())
         .await

@@ -1,6 +1,6 @@
 //! Repository and storage behaviour on well-formed input.
 
-use arbor_agent::session::{CreateOptions, EntryKind, SessionRepository, SessionStorage};
+use arbor_session::{CreateOptions, EntryKind, SessionRepository, SessionStorage};
 use arbor_session_sqlite::{SqliteOptions, SqliteRepository, Synchronous};
 
 use super::*;

@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use arbor_agent::session::{SessionRepository, SessionStorage};
+use arbor_session::{SessionRepository, SessionStorage};
 use arbor_session_sqlite::{SqliteRepository, SqliteStorage};
 
 use super::*;

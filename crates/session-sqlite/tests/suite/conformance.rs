@@ -1,8 +1,8 @@
-//! The shared storage conformance suite (`arbor_agent::session::conformance`) against SQLite:
+//! The shared storage conformance suite (`arbor_session::conformance`) against SQLite:
 //! one named test per case (current-thread runtime, so calls go through `spawn_blocking`), plus
 //! the whole suite once on a multi-thread runtime (calls run in place under `block_in_place`).
 
-use arbor_agent::session::conformance::{run_all, Fixture};
+use arbor_session::conformance::{run_all, Fixture};
 use arbor_session_sqlite::SqliteRepository;
 
 async fn fixture() -> Fixture<SqliteRepository> {
@@ -14,7 +14,7 @@ async fn fixture() -> Fixture<SqliteRepository> {
 }
 
 /// The same database file, opened by another process.
-async fn reopen(location: String) -> arbor_agent::Result<SqliteRepository> {
+async fn reopen(location: String) -> arbor_session::Result<SqliteRepository> {
     let db = location
         .rsplit_once('#')
         .map_or(location.as_str(), |(db, _)| db);
@@ -22,7 +22,7 @@ async fn reopen(location: String) -> arbor_agent::Result<SqliteRepository> {
 }
 
 mod cases {
-    arbor_agent::session_conformance_tests!(super::fixture, second_process: super::reopen);
+    arbor_session::session_conformance_tests!(super::fixture, second_process: super::reopen);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

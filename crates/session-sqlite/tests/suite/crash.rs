@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use arbor_agent::session::{CreateOptions, SessionRepository, SessionStorage};
+use arbor_session::{CreateOptions, SessionRepository, SessionStorage};
 use arbor_session_sqlite::{SqliteOptions, SqliteRepository, Synchronous};
 
 use super::custom;

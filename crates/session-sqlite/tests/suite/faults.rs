@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use arbor_agent::session::{SessionRepository, SessionStorage};
+use arbor_session::{SessionRepository, SessionStorage};
 use arbor_session_sqlite::{SqliteOptions, SqliteRepository};
 
 use super::*;

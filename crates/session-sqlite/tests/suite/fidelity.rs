@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use arbor_agent::session::{DerivedSettings, SessionEntry, SessionRepository, SessionStorage};
+use arbor_session::{DerivedSettings, SessionEntry, SessionRepository, SessionStorage};
 use serde_json::Value;
 
 use super::*;

@@ -1,6 +1,6 @@
 //! Forks per DECISIONS §5: whole tree, before a user message, at an entry; source untouched.
 
-use arbor_agent::session::{ForkOptions, ForkPosition, SessionRepository, SessionStorage};
+use arbor_session::{ForkOptions, ForkPosition, SessionRepository, SessionStorage};
 
 use super::*;
 

@@ -1,6 +1,6 @@
 //! Forward migration from a version-1 database written by an earlier build.
 
-use arbor_agent::session::{SessionRepository, SessionStorage};
+use arbor_session::{SessionRepository, SessionStorage};
 use arbor_session_sqlite::{schema, SqliteRepository};
 
 use super::*;

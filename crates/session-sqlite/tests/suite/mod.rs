@@ -11,12 +11,12 @@ mod migration;
 
 use std::path::Path;
 
-use arbor_agent::session::{
+use arbor_ai::json::Nullable;
+use arbor_ai::types::{AssistantMessage, Content, Cost, Message, Usage, UserMessage};
+use arbor_session::{
     CompactionEntry, CreateOptions, CustomEntry, EntryDraft, EntryKind, LabelEntry,
     SessionInfoEntry, SessionRepository,
 };
-use arbor_ai::json::Nullable;
-use arbor_ai::types::{AssistantMessage, Content, Cost, Message, Usage, UserMessage};
 use arbor_session_sqlite::{SqliteOptions, SqliteRepository, SqliteStorage};
 use tempfile::TempDir;
 
@@ -125,6 +125,6 @@ pub fn compaction(first_kept: Option<&str>, retained_tail: bool) -> EntryDraft {
     })))
 }
 
-pub fn ids(entries: &[arbor_agent::session::SessionEntry]) -> Vec<&str> {
+pub fn ids(entries: &[arbor_session::SessionEntry]) -> Vec<&str> {
     entries.iter().map(|e| e.id.as_str()).collect()
 }

@@ -1,0 +1,337 @@
+//! The storage contract every session backend implements.
+//!
+//! One [`SessionStorage`] is one open session: an append-only log of entries forming a tree, plus
+//! the current leaf. Backends keep the invariants below; the conformance suite checks them:
+//! - appends are serialized per session, and each append's parent is the leaf at that moment, so
+//!   concurrent callers never create accidental siblings;
+//! - a failed append changes nothing (no entry, no leaf move, no id taken) and later appends work;
+//! - the leaf after reopening equals the leaf before closing (log-order leaf recovery).
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::entry::{EntryKind, SessionEntry, SessionHeader};
+use crate::error::Result;
+use crate::rows::{EntryRows, RowCaps, RowSourceRef, RowSummary};
+use crate::tree_text::TreeRow;
+
+/// What [`SessionStorage::append`] turns into an entry. Id and timestamp are assigned by the
+/// storage unless given; the parent is always the current leaf.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryDraft {
+    pub kind: EntryKind,
+    pub id: Option<String>,
+    pub timestamp: Option<String>,
+}
+
+impl EntryDraft {
+    pub fn new(kind: EntryKind) -> Self {
+        Self {
+            kind,
+            id: None,
+            timestamp: None,
+        }
+    }
+}
+
+impl From<EntryKind> for EntryDraft {
+    fn from(kind: EntryKind) -> Self {
+        Self::new(kind)
+    }
+}
+
+/// One page of the log, in log order. `seq` numbers are positions in the log (1-based).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryPage {
+    pub entries: Vec<(u64, SessionEntry)>,
+    /// Pass as `after_seq` to get the next page; `None` at the end.
+    pub next_after_seq: Option<u64>,
+}
+
+/// Session totals (pi's `SessionStats`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct SessionStats {
+    pub message_count: u64,
+    pub cached_tokens: u64,
+    pub uncached_tokens: u64,
+    pub total_tokens: u64,
+    pub cost_total: f64,
+}
+
+/// The settings that replaying the full ancestry of a leaf yields (DECISIONS §3.2).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DerivedSettings {
+    /// `(provider, model id)` from the latest `model_change` or assistant message.
+    pub model: Option<(String, String)>,
+    /// The latest `thinking_level_change`; `None` means the default, `"off"`.
+    pub thinking_level: Option<String>,
+    /// The latest `active_tools_change` (`None`: never set, or set to `null`).
+    pub active_tool_names: Option<Vec<String>>,
+}
+
+impl DerivedSettings {
+    /// Replays `entries` (root to leaf).
+    pub fn from_entries(entries: &[SessionEntry]) -> Self {
+        let mut out = DerivedSettings::default();
+        for e in entries {
+            out.apply(e);
+        }
+        out
+    }
+
+    /// Applies one entry as a replay step (later entries win). Returns whether it mattered.
+    pub fn apply(&mut self, entry: &SessionEntry) -> bool {
+        match &entry.kind {
+            EntryKind::ModelChange(m) => {
+                self.model = Some((m.provider.clone(), m.model_id.clone()));
+            }
+            EntryKind::ThinkingLevelChange(t) => {
+                self.thinking_level = Some(t.thinking_level.clone());
+            }
+            EntryKind::ActiveToolsChange(a) => {
+                self.active_tool_names = a.active_tool_names.get().cloned();
+            }
+            EntryKind::Message(m) => match m.message.as_llm() {
+                Some(arbor_ai::types::Message::Assistant(a)) => {
+                    self.model = Some((a.provider.clone(), a.model.clone()));
+                }
+                _ => return false,
+            },
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// Turns the entries of a context list into bytes for
+/// [`SessionStorage::render_context_entries`]. `edit` sees every `context_edit` of the list
+/// before any `render` call; `render` may then run on several threads at once, so it reads only
+/// what `edit` left behind.
+pub trait EntryRenderer {
+    /// Takes a `context_edit` entry of the list.
+    fn edit(&mut self, entry: SessionEntry) -> Result<()>;
+    /// Appends what `entry` contributes to `out`; `opens` for the list's first entry after the
+    /// edits (the newest compaction, when the list has one).
+    fn render(&self, entry: SessionEntry, opens: bool, out: &mut Vec<u8>) -> Result<()>;
+}
+
+/// One open session.
+#[async_trait]
+pub trait SessionStorage: Send + Sync {
+    async fn header(&self) -> Result<SessionHeader>;
+    /// Where the session lives (a file path, or a database path plus id), used as the
+    /// `parentSession` of forks.
+    fn location(&self) -> String;
+    async fn leaf_id(&self) -> Result<Option<String>>;
+    /// Checks that `target` exists (`not_found` otherwise), appends a `leaf` entry and moves the
+    /// leaf there; `None` moves it before the first entry.
+    async fn set_leaf(&self, target: Option<&str>) -> Result<SessionEntry>;
+    /// A fresh id unused in this session.
+    async fn create_entry_id(&self) -> Result<String>;
+    /// Appends under the session's append lock: parent = current leaf, id and timestamp assigned
+    /// unless the draft gives them; then moves the leaf (to the new entry, or for a `leaf` entry
+    /// to its target). A duplicate id is `invalid_entry` and changes nothing.
+    async fn append(&self, draft: EntryDraft) -> Result<SessionEntry>;
+    /// Appends a complete entry verbatim (fork, import): the id must be new and the parent must
+    /// exist; moves the leaf by the log-order recovery rule.
+    async fn append_entry(&self, entry: SessionEntry) -> Result<()>;
+    async fn get_entry(&self, id: &str) -> Result<Option<SessionEntry>>;
+    /// All entries of one `type`, in log order.
+    async fn find_entries(&self, entry_type: &str) -> Result<Vec<SessionEntry>>;
+    /// The current label of an entry (the latest `label` entry for it; cleared labels are None).
+    async fn get_label(&self, id: &str) -> Result<Option<String>>;
+    /// The latest `session_info` name (None when never set or cleared).
+    async fn session_name(&self) -> Result<Option<String>>;
+    async fn stats(&self) -> Result<SessionStats>;
+    /// From the root (or the newest compaction boundary on the way up) to `leaf` (default: the
+    /// current leaf), in root-to-leaf order. See DECISIONS §3.1.
+    async fn path_to_root_or_compaction(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>>;
+    /// The full ancestry root..=leaf (default: the current leaf), in root-to-leaf order.
+    async fn ancestry(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>>;
+    /// A page of the log: entries with `seq > after_seq`, at most `limit` of them.
+    async fn entries(&self, after_seq: Option<u64>, limit: Option<usize>) -> Result<EntryPage>;
+    /// Children of `id` (roots for `None`), in log order.
+    async fn children(&self, id: Option<&str>) -> Result<Vec<SessionEntry>>;
+    async fn entry_count(&self) -> Result<u64>;
+    /// Model, thinking level and active tools from the full ancestry of `leaf` (default: the
+    /// current leaf). Backends with an index override this to avoid parsing the whole path.
+    async fn derived_settings(&self, leaf: Option<&str>) -> Result<DerivedSettings> {
+        Ok(DerivedSettings::from_entries(&self.ancestry(leaf).await?))
+    }
+    /// The last `max_entries` entries of the root..=leaf path (default: the current leaf), in
+    /// path order and ending at the leaf. Lets a UI draw the end of a long session before the
+    /// whole context is built; backends with an index override it to read only those entries.
+    async fn path_tail(&self, leaf: Option<&str>, max_entries: usize) -> Result<Vec<SessionEntry>> {
+        let mut path = self.ancestry(leaf).await?;
+        let cut = path.len().saturating_sub(max_entries);
+        path.drain(..cut);
+        Ok(path)
+    }
+    /// The entries the default context at `leaf` (default: the current leaf) is projected
+    /// from — DECISIONS §3.3's list over [`Self::path_to_root_or_compaction`] — handed to
+    /// `visit` one at a time: first every `context_edit` of the list (so edits are known before
+    /// their targets), then every other entry in list order, the newest compaction first when
+    /// there is one. Lets a caller write a long context without holding it (the streamed
+    /// `session context --json`, DECISIONS §25.100). The default reads the whole window first;
+    /// JSONL and memory plan the list from their index and parse one entry at a time. A failed
+    /// read or a failing `visit` stops the walk with that error.
+    async fn visit_context_entries(
+        &self,
+        leaf: Option<&str>,
+        visit: &mut (dyn FnMut(SessionEntry) -> Result<()> + Send),
+    ) -> Result<()> {
+        let window = self.path_to_root_or_compaction(leaf).await?;
+        crate::context::projection::visit_context_list(window, visit)
+    }
+    /// [`Self::visit_context_entries`]'s list turned into bytes: every `context_edit` goes to
+    /// [`EntryRenderer::edit`] first, then each other entry to [`EntryRenderer::render`] (told
+    /// whether it opens the list), and `out` receives what the entries rendered, in list order.
+    /// JSONL and memory read, parse and render a long list on several threads, each entry
+    /// freed where it was made (DECISIONS §25.120); the default renders on the caller's thread.
+    /// A failed read, render or `out` stops the walk with that error; everything before it in
+    /// list order has reached `out`.
+    async fn render_context_entries(
+        &self,
+        leaf: Option<&str>,
+        renderer: &mut (dyn EntryRenderer + Send + Sync),
+        out: &mut (dyn for<'b> FnMut(&'b [u8]) -> Result<()> + Send),
+    ) -> Result<()> {
+        let mut opens = true;
+        let mut buf = Vec::new();
+        self.visit_context_entries(leaf, &mut |entry| {
+            if matches!(entry.kind, EntryKind::ContextEdit(_)) {
+                return renderer.edit(entry);
+            }
+            buf.clear();
+            renderer.render(entry, std::mem::replace(&mut opens, false), &mut buf)?;
+            out(&buf)
+        })
+        .await
+    }
+    /// Every entry's [`RowSummary`], in log order, handed to `visit` one at a time: what tree
+    /// views draw (DECISIONS §25.80). The default parses each entry a page at a time; JSONL and
+    /// memory read only what a row shows from the stored lines.
+    async fn visit_row_summaries(
+        &self,
+        caps: RowCaps,
+        visit: &mut (dyn FnMut(RowSummary) + Send),
+    ) -> Result<()> {
+        let mut after = None;
+        loop {
+            let page = self.entries(after, Some(ROW_PAGE)).await?;
+            for (_, entry) in &page.entries {
+                visit(RowSummary::from_entry(entry, caps));
+            }
+            match page.next_after_seq {
+                Some(next) if Some(next) != after && !page.entries.is_empty() => after = Some(next),
+                _ => break,
+            }
+        }
+        Ok(())
+    }
+    /// [`SessionStorage::visit_row_summaries`] turned into [`TreeRow`]s where the rows are
+    /// read: JSONL and memory read rows on several threads (DECISIONS §25.112), so the text
+    /// of each row is made there too instead of on the caller's thread (§25.114).
+    async fn visit_tree_rows(
+        &self,
+        caps: RowCaps,
+        visit: &mut (dyn FnMut(TreeRow) + Send),
+    ) -> Result<()> {
+        self.visit_row_summaries(caps, &mut |row| visit(TreeRow::of(row)))
+            .await
+    }
+    /// The log as it is now, to summarize later without this storage (DECISIONS §25.82). The
+    /// default keeps every parsed entry; JSONL and memory keep only where each line is.
+    async fn row_source(&self) -> Result<RowSourceRef> {
+        let mut entries = Vec::new();
+        let mut after = None;
+        loop {
+            let page = self.entries(after, Some(ROW_PAGE)).await?;
+            let empty = page.entries.is_empty();
+            entries.extend(page.entries.into_iter().map(|(_, e)| e));
+            match page.next_after_seq {
+                Some(next) if Some(next) != after && !empty => after = Some(next),
+                _ => break,
+            }
+        }
+        Ok(std::sync::Arc::new(EntryRows(entries)))
+    }
+    /// A durability point (turn end): flushes to stable storage under the `save_point` policy.
+    async fn save_point(&self) -> Result<()>;
+}
+
+/// Entries per page when the default row methods read the log.
+const ROW_PAGE: usize = 4096;
+
+/// Options for [`SessionRepository::create`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CreateOptions {
+    /// A caller-chosen session id (validated); a UUIDv7 otherwise.
+    pub id: Option<String>,
+    pub cwd: String,
+    pub parent_session: Option<String>,
+    pub metadata: Option<Value>,
+}
+
+/// Which part of the source a fork copies (DECISIONS §5).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ForkPosition {
+    /// Root up to the target's parent; the target must be a user message.
+    #[default]
+    Before,
+    /// Root up to and including the target.
+    At,
+}
+
+/// Options for [`SessionRepository::fork`]. No `entry_id` copies the whole tree.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ForkOptions {
+    pub entry_id: Option<String>,
+    pub position: ForkPosition,
+    /// The new session's working directory (default: the source's).
+    pub cwd: Option<String>,
+    /// A caller-chosen id for the new session (validated); a UUIDv7 otherwise.
+    pub id: Option<String>,
+}
+
+/// What listings show about a session.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SessionInfo {
+    pub id: String,
+    /// File path or backend location.
+    pub location: String,
+    pub cwd: String,
+    pub name: Option<String>,
+    /// ISO creation time from the header.
+    pub created: String,
+    /// Unix ms of the last modification.
+    pub modified_ms: i64,
+    /// Number of entries, when the backend knows it without reading the whole session (JSONL
+    /// listings count only files small enough to read cheaply).
+    pub entry_count: Option<u64>,
+    pub first_message: Option<String>,
+    pub parent_session: Option<String>,
+}
+
+/// A listing; sessions that could not be read are reported, not fatal.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ListResult {
+    /// Newest first.
+    pub sessions: Vec<SessionInfo>,
+    /// `(location, reason)` of each skipped session.
+    pub skipped: Vec<(String, String)>,
+}
+
+/// Creates, finds and removes sessions of one backend.
+#[async_trait]
+pub trait SessionRepository: Send + Sync {
+    type Storage: SessionStorage;
+    async fn create(&self, opts: CreateOptions) -> Result<Self::Storage>;
+    /// Opens by id or location; `not_found` when absent.
+    async fn open(&self, id_or_location: &str) -> Result<Self::Storage>;
+    async fn list(&self) -> Result<ListResult>;
+    /// Removes a session; deleting a missing one is not an error.
+    async fn delete(&self, id_or_location: &str) -> Result<()>;
+    /// Copies (part of) a session into a new one; the source is never modified.
+    async fn fork(&self, source: &str, opts: ForkOptions) -> Result<Self::Storage>;
+}
