@@ -59,6 +59,38 @@ struct StatCache {
     files: HashMap<String, (u64, u64, u64, String)>,
 }
 
+/// What a walk of the directory found.
+enum Scan {
+    Complete(Manifest),
+    /// A limit was exceeded: no snapshot is taken.
+    OverLimit(OverLimit),
+}
+
+/// The limit a directory exceeds; its text is the notice the user is shown.
+struct OverLimit {
+    root: PathBuf,
+    /// The file count was reached (else the byte total was passed).
+    by_files: bool,
+    limits: SnapshotLimits,
+}
+
+impl std::fmt::Display for OverLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let held = if self.by_files {
+            format!("{} files", self.limits.max_files)
+        } else {
+            format!("{} bytes", self.limits.max_bytes)
+        };
+        write!(
+            f,
+            "workspace checkpoint skipped: {} holds more than {held} (the limit is {} files and {} bytes; settings.json checkpoints.maxSnapshotBytes)",
+            self.root.display(),
+            self.limits.max_files,
+            self.limits.max_bytes
+        )
+    }
+}
+
 /// The snapshot store of one session for one directory.
 #[derive(Debug)]
 pub struct SnapshotStore {
@@ -133,8 +165,8 @@ impl SnapshotStore {
     }
 
     /// Walks the directory (ignore rules applied) into a manifest, hashing and storing what the
-    /// stat cache cannot vouch for. `Err(notice)` inside `Ok` when a limit is exceeded.
-    fn scan(&mut self) -> Result<std::result::Result<Manifest, String>> {
+    /// stat cache cannot vouch for; [`Scan::OverLimit`] when a limit is exceeded.
+    fn scan(&mut self) -> Result<Scan> {
         let started = now_nanos();
         let old = self.load_cache();
         let mut fresh = StatCache {
@@ -181,17 +213,11 @@ impl SnapshotStore {
             total += meta.len();
             if files.len() >= self.limits.max_files || total > self.limits.max_bytes {
                 self.cache = Some(old);
-                return Ok(Err(format!(
-                    "workspace checkpoint skipped: {} holds more than {} (the limit is {} files and {} bytes; settings.json checkpoints.maxSnapshotBytes)",
-                    self.root.display(),
-                    if files.len() >= self.limits.max_files {
-                        format!("{} files", self.limits.max_files)
-                    } else {
-                        format!("{} bytes", self.limits.max_bytes)
-                    },
-                    self.limits.max_files,
-                    self.limits.max_bytes
-                )));
+                return Ok(Scan::OverLimit(OverLimit {
+                    root: self.root.clone(),
+                    by_files: files.len() >= self.limits.max_files,
+                    limits: self.limits,
+                }));
             }
             let rel = relative(&self.root, path)?;
             let stat = (meta.len(), mtime_nanos(&meta), inode(&meta));
@@ -227,7 +253,7 @@ impl SnapshotStore {
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
         self.cache = Some(fresh);
-        Ok(Ok(Manifest { version: 1, files }))
+        Ok(Scan::Complete(Manifest { version: 1, files }))
     }
 
     fn store_object(&self, bytes: &[u8]) -> Result<String> {
@@ -272,8 +298,12 @@ impl SnapshotStore {
     /// Captures the directory; see [`crate::GitStore::capture`] for `previous`.
     pub fn capture(&mut self, previous: Option<&Checkpoint>) -> Result<Captured> {
         let manifest = match self.scan()? {
-            Ok(m) => m,
-            Err(notice) => return Ok(Captured::Skipped { notice }),
+            Scan::Complete(m) => m,
+            Scan::OverLimit(over) => {
+                return Ok(Captured::Skipped {
+                    notice: over.to_string(),
+                })
+            }
         };
         let bytes = serde_json::to_vec(&manifest)
             .map_err(|e| CheckpointError::invalid("snapshot manifest", e.to_string()))?;
@@ -720,4 +750,32 @@ fn read_dir_names(dir: &Path) -> Result<Vec<String>> {
     }
     names.sort();
     Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{OverLimit, SnapshotLimits};
+    use std::path::PathBuf;
+
+    #[test]
+    fn the_over_limit_notice_names_the_limit_reached() {
+        let over = |by_files| OverLimit {
+            root: PathBuf::from("/w"),
+            by_files,
+            limits: SnapshotLimits {
+                max_bytes: 100,
+                max_files: 3,
+            },
+        };
+        assert_eq!(
+            over(true).to_string(),
+            "workspace checkpoint skipped: /w holds more than 3 files (the limit is 3 files and \
+             100 bytes; settings.json checkpoints.maxSnapshotBytes)"
+        );
+        assert_eq!(
+            over(false).to_string(),
+            "workspace checkpoint skipped: /w holds more than 100 bytes (the limit is 3 files and \
+             100 bytes; settings.json checkpoints.maxSnapshotBytes)"
+        );
+    }
 }
