@@ -103,7 +103,7 @@ pub struct SnapshotStore {
 
 /// Grace before an unreferenced store file is deleted: a capture in another process writes its
 /// objects before its ref.
-pub const DEFAULT_GRACE: Duration = Duration::from_secs(3600);
+pub(crate) const DEFAULT_GRACE: Duration = Duration::from_secs(3600);
 
 impl SnapshotStore {
     pub(crate) fn new(
