@@ -162,8 +162,8 @@ fn inline(braces: &[Option<String>]) -> Vec<String> {
     braces.iter().flatten().cloned().collect()
 }
 
-/// Reads the use tree starting at `at` under `prefix`, pushing each full path (a glob names
-/// the prefix itself); returns the index after the tree.
+/// Reads the use tree starting at `at` under `prefix`, pushing each full path (a glob ends in
+/// `*`); returns the index after the tree.
 fn use_tree(
     tokens: &[Token<'_>],
     at: usize,
@@ -198,6 +198,7 @@ fn use_tree(
                 break;
             }
             "*" => {
+                path.push("*".to_string());
                 out.push(path.clone());
                 i += 1;
                 break;
@@ -242,7 +243,7 @@ mod tests {
             [
                 "1::crate::a::self",
                 "1::crate::a::B",
-                "1::crate::d",
+                "1::crate::d::*",
                 "5::std::fmt",
                 "8::self::h::I"
             ]

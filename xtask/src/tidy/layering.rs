@@ -239,6 +239,19 @@ mod tests {
     }
 
     #[test]
+    fn a_crate_missing_from_the_workspace_is_reported_not_fatal() {
+        let dir = match tempfile::tempdir() {
+            Ok(dir) => dir,
+            Err(e) => panic!("tempdir: {e}"),
+        };
+        let problems = check(dir.path());
+        assert_eq!(problems.len(), LAYERS.len(), "{problems:?}");
+        assert!(problems.iter().any(|p| p.starts_with(
+            "arbor-session is not a crate of this workspace (no crates/*/Cargo.toml names it)"
+        )));
+    }
+
+    #[test]
     fn package_names_come_from_the_package_table() {
         let manifest = "[package]\nname = \"arbor-session\"\n\n[dependencies]\nname = \"no\"\n";
         assert_eq!(package_name(manifest).as_deref(), Some("arbor-session"));
