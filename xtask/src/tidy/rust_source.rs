@@ -333,6 +333,22 @@ fn item_end(tokens: &[Token<'_>], start: usize) -> usize {
     tokens.len()
 }
 
+/// The index of the bracket that closes the block `at` lies in (the end for the file).
+fn block_end(tokens: &[Token<'_>], at: usize) -> usize {
+    let mut depth = 0usize;
+    for (i, t) in tokens.iter().enumerate().skip(at) {
+        match t.text {
+            "(" | "[" | "{" if t.kind == Kind::Punct => depth += 1,
+            ")" | "]" | "}" if t.kind == Kind::Punct => match depth.checked_sub(1) {
+                Some(d) => depth = d,
+                None => return i,
+            },
+            _ => {}
+        }
+    }
+    tokens.len()
+}
+
 /// The tokens of non-test code: every item (module, function, `use`, impl, static…) under a
 /// `#[cfg(test)]` attribute is left out with its attributes.
 pub fn without_test_items<'a>(tokens: &[Token<'a>]) -> Vec<Token<'a>> {
@@ -344,6 +360,11 @@ pub fn without_test_items<'a>(tokens: &[Token<'a>]) -> Vec<Token<'a>> {
             i += 1;
             continue;
         };
+        if is_test_cfg(inner) && tokens.get(i + 1).is_some_and(|t| t.is("!")) {
+            // `#![cfg(test)]`: the whole enclosing module is test code.
+            i = block_end(tokens, after);
+            continue;
+        }
         let mut test = is_test_cfg(inner);
         // The item's other attributes belong to it too.
         while let Some((next, inner)) = attribute_at(tokens, after) {
@@ -468,5 +489,11 @@ mod tests {
             "use a :: b ; fn keep ( ) { } # [ cfg ( not ( test ) ) ] fn also ( ) { }"
         );
         assert_eq!(test_module_line(&lexed.tokens), Some(12));
+        let lexed = lex("mod a {\n    #![cfg(test)]\n    use x;\n}\nfn b() {}\n");
+        let kept: Vec<&str> = without_test_items(&lexed.tokens)
+            .iter()
+            .map(|t| t.text)
+            .collect();
+        assert_eq!(kept.join(" "), "mod a { } fn b ( ) { }");
     }
 }
