@@ -8,7 +8,8 @@
 //!   error when `postgres` was named or `ARBOR_TEST_POSTGRES_REQUIRE` is set (CI). Every
 //!   backend but memory also runs the two-process case (a second writer from another process is
 //!   refused): xtask re-runs itself as `conformance-child BACKEND LOCATION [SCHEMA]`.
-//! - `tidy`: structural checks (crate layering); see [`tidy`].
+//! - `tidy`: structural checks (crate layering, module circles, file length, typed errors,
+//!   citations); see [`tidy`].
 //! - `plans [--count N] [--seed S] [--dir DIR]`: compaction / branch-summary preparation
 //!   against pi 1.6.0 on freshly generated sessions (see `plans.rs`).
 //! - `parity requests|streams N [SEED] [--golden FILE K] [--show N]`: differential tests of the
@@ -54,15 +55,28 @@ fn tidy_check() -> ExitCode {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .unwrap_or(std::path::Path::new("."));
-    let problems = tidy::run(root);
-    for problem in &problems {
-        eprintln!("tidy: {problem}");
+    let reports = tidy::run(root);
+    let mut total = 0;
+    for report in &reports {
+        if report.problems.is_empty() {
+            println!("tidy: {}: ok", report.check);
+            continue;
+        }
+        total += report.problems.len();
+        eprintln!(
+            "tidy: {}: {} problem(s)",
+            report.check,
+            report.problems.len()
+        );
+        for problem in &report.problems {
+            eprintln!("  {}: {problem}", report.check);
+        }
     }
-    if problems.is_empty() {
+    if total == 0 {
         println!("tidy: ok");
         ExitCode::SUCCESS
     } else {
-        eprintln!("tidy: {} problem(s)", problems.len());
+        eprintln!("tidy: {total} problem(s)");
         ExitCode::FAILURE
     }
 }

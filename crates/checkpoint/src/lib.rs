@@ -8,22 +8,27 @@
 //! The crate knows nothing of sessions' entries or of terminals: the coding agent records each
 //! capture in the session and decides when to restore.
 
-pub mod checkpoint;
-pub mod error;
+// The modules are private: the crate's surface is the list below, so a file can move or split
+// without changing what users of the crate name.
+mod checkpoint;
+mod error;
 mod git;
-pub mod git_store;
+mod git_store;
 mod notify;
-pub mod settings;
-pub mod snapshot;
+mod settings;
+mod snapshot;
 mod stat_watch;
-pub mod workspace;
+mod workspace;
 
+// What a checkpoint is and what capturing, restoring and pruning report.
 pub use checkpoint::{
     Captured, Change, ChangeStatus, Checkpoint, Pruned, RestoreOptions, Restored, StoreKind,
     StoredCheckpoint,
 };
 pub use error::{CheckpointError, Result};
+// The two stores: git objects inside a work tree, content-addressed snapshots elsewhere.
 pub use git_store::{GitStore, WatchStats, REF_PREFIX};
 pub use settings::CheckpointSettings;
 pub use snapshot::{SnapshotLimits, SnapshotStore};
+// The entry point: opens the right store for a directory.
 pub use workspace::{PrunePolicy, Workspace};
