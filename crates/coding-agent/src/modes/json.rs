@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use super::events::PiEvents;
-use super::Prompt;
 use crate::error::CliError;
+use crate::initial_prompts::Prompt;
 use crate::startup::App;
 
 /// Writes one JSON value as a line to stdout, flushed so readers see it at once.
@@ -61,8 +61,8 @@ pub async fn run(app: App, prompts: Vec<Prompt>) -> Result<ExitCode, CliError> {
     });
     tokio::select! {
         r = &mut work => r.map_err(|e| CliError::Startup(format!("Error: the run failed: {e}")))??,
-        code = super::shutdown_signal() => {
-            super::stop(&app.harness, work).await;
+        code = crate::shutdown::shutdown_signal() => {
+            crate::shutdown::stop(&app.harness, work).await;
             return Ok(ExitCode::from(code));
         }
     }

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 
 use arbor_ai::{AssistantMessage, StopReason};
 
-use super::Prompt;
 use crate::error::CliError;
+use crate::initial_prompts::Prompt;
 use crate::startup::App;
 
 /// What print mode reports for the final answer: stdout text, stderr text, exit code.
@@ -63,8 +63,8 @@ pub async fn run(app: App, prompts: Vec<Prompt>) -> Result<ExitCode, CliError> {
     });
     let last = tokio::select! {
         r = &mut work => r.map_err(|e| CliError::Startup(format!("Error: the run failed: {e}")))??,
-        code = super::shutdown_signal() => {
-            super::stop(&app.harness, work).await;
+        code = crate::shutdown::shutdown_signal() => {
+            crate::shutdown::stop(&app.harness, work).await;
             return Ok(ExitCode::from(code));
         }
     };

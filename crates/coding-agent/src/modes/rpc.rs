@@ -878,7 +878,7 @@ pub async fn run(
     });
     rpc.attach(&rpc.app());
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
-    let signal = super::shutdown_signal();
+    let signal = crate::shutdown::shutdown_signal();
     tokio::pin!(signal);
     // Every command is answered concurrently, as pi does (DECISIONS §22.31): a long one
     // (`compact`, `abort` waiting for idle, `bash`) does not hold up the next. Polling the
@@ -907,6 +907,6 @@ pub async fn run(
     };
     tokio::select! {
         () = drain => Ok(ExitCode::from(code)),
-        again = super::shutdown_signal() => Ok(ExitCode::from(again)),
+        again = crate::shutdown::shutdown_signal() => Ok(ExitCode::from(again)),
     }
 }

@@ -13,6 +13,7 @@
 //!   the screen layout.
 //! - [`driver`]: carries out effects against the harness (async, still no terminal).
 //! - [`terminal`]: the real terminal and its restoration; [`run`] is the loop tying them up.
+//! - [`loading`]: a resumed session's first frame and the rest loaded behind it.
 //! - [`list`]: the selection and scroll position every list overlay shares.
 //! - [`tree`]: the `/tree` navigator; [`summarize`]: the prompt after a choice there
 //!   (restore mode, "Summarize branch?") and the summary's progress.
@@ -28,6 +29,7 @@ pub mod footer;
 pub mod fork_picker;
 pub mod image_label;
 pub mod list;
+pub mod loading;
 pub mod picker;
 pub mod query;
 pub mod slash;
@@ -89,7 +91,7 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
     }
     // Messages on the command line (and @files) are sent at start: the first as the prompt,
     // the rest as follow-ups (DECISIONS §23.22).
-    let prompts = crate::modes::collect_prompts(&args, None, &driver.ctx.cwd)?;
+    let prompts = crate::initial_prompts::collect_prompts(&args, None, &driver.ctx.cwd)?;
     let mut prompts = prompts.into_iter();
     if let Some(first) = prompts.next() {
         // Waits for a large session to finish loading (DECISIONS §23.102).
@@ -105,7 +107,7 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
     let mut events = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let signal = crate::modes::shutdown_signal();
+    let signal = crate::shutdown::shutdown_signal();
     tokio::pin!(signal);
     // In raw mode Ctrl+C is a key; a SIGINT can only come from outside (`kill -INT`), and it
     // ends the UI in order like SIGTERM (DECISIONS §23.127).

@@ -73,7 +73,7 @@ pub enum Outcome {
     Files(Vec<String>),
     /// A large resumed session finished loading behind the first frame: the full transcript
     /// (the driver swaps it in) and the totals of every answer (DECISIONS §23.102).
-    Loaded(Box<super::driver::LoadedSession>),
+    Loaded(Box<super::loading::LoadedSession>),
 }
 
 /// What the driver must do.
