@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
-use crate::commands;
 use crate::error::{report, CliError};
+use crate::session_commands;
 
 /// Parses the arguments, runs the command and turns failures into one stderr line.
 pub fn main() -> ExitCode {
@@ -47,7 +47,8 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
     let outcome = runtime.block_on(async move {
         match cli.command {
             Some(Command::Session(cmd)) => {
-                commands::session(cli.session_dir.as_deref(), cli.store.as_deref(), cmd).await
+                session_commands::session(cli.session_dir.as_deref(), cli.store.as_deref(), cmd)
+                    .await
             }
             None => crate::modes::run(cli.agent, cli.session_dir.as_deref()).await,
         }

@@ -444,7 +444,7 @@ impl Driver {
                     let observer = Observer(tx.clone());
                     let r = crate::policy::prompt(&h, &settings, &text, &[], &observer).await;
                     let _ = tx.send(AppEvent::Done(Outcome::PromptFinished(
-                        r.map(|_| ()).map_err(|e| e.to_string()),
+                        r.map(|_| ()).map_err(std::sync::Arc::new),
                     )));
                 });
             }
@@ -570,7 +570,7 @@ impl Driver {
                             Outcome::Navigated(Ok(None))
                         }
                         Ok(r) => Outcome::Navigated(Ok(r.editor_text)),
-                        Err(e) => Outcome::Navigated(Err(e.to_string())),
+                        Err(e) => Outcome::Navigated(Err(std::sync::Arc::new(e.into()))),
                     };
                     let _ = tx.send(AppEvent::Done(o));
                 });
@@ -625,7 +625,7 @@ impl Driver {
             Effect::SetModel(spec) => match spec {
                 Some(spec) => match self.find_model(&spec) {
                     Ok(m) => self.switch_model(&m.provider, &m.id).await,
-                    Err(e) => self.done(Outcome::Error(e)),
+                    Err(e) => self.done(Outcome::Error(e.to_string())),
                 },
                 None => {
                     let models: Vec<&arbor_ai::Model> = self
@@ -840,7 +840,7 @@ impl Driver {
                     let _ = tx.send(AppEvent::Done(moved));
                     Outcome::Notice(text)
                 }
-                Err(e) => Outcome::Navigated(Err(e.to_string())),
+                Err(e) => Outcome::Navigated(Err(std::sync::Arc::new(e))),
             };
             let _ = tx.send(AppEvent::Done(o));
         });
@@ -945,17 +945,13 @@ impl Driver {
         }
     }
 
-    fn find_model(&self, spec: &str) -> Result<arbor_ai::Model, String> {
+    fn find_model(&self, spec: &str) -> Result<arbor_ai::Model, arbor_ai::AiError> {
         if let Some((p, id)) = spec.split_once('/') {
             if let Some(m) = self.ctx.registry.get(p, id) {
                 return Ok(m.clone());
             }
         }
-        self.ctx
-            .registry
-            .find(spec)
-            .cloned()
-            .map_err(|e| e.to_string())
+        self.ctx.registry.find(spec).cloned()
     }
 
     async fn switch_model(&mut self, provider: &str, id: &str) {

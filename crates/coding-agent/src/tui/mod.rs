@@ -9,6 +9,7 @@
 //! - [`theme`]: the styles, with `NO_COLOR` honoured in one place.
 //! - [`component`]: the contract overlays share (what a key did to them).
 //! - [`state`]: the app's state machine (events in, effects out).
+//! - [`external_editor`]: Ctrl+G's round trip through `$VISUAL` / `$EDITOR`.
 //! - [`editor`], [`footer`], [`slash`], [`view`]: the editor, the footer, slash commands and
 //!   the screen layout.
 //! - [`driver`]: carries out effects against the harness (async, still no terminal).
@@ -25,6 +26,7 @@
 pub mod component;
 pub mod driver;
 pub mod editor;
+pub mod external_editor;
 pub mod footer;
 pub mod fork_picker;
 pub mod image_label;
@@ -42,7 +44,7 @@ pub mod tree;
 pub mod view;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -153,7 +155,7 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
                 Effect::Quit => driver.state.quit = true,
                 Effect::ExternalEditor(text) => {
                     let edited = guard
-                        .suspended(|| external_editor(&text))
+                        .suspended(|| external_editor::edit(&text))
                         .map_err(|e| CliError::io("terminal", e))?;
                     match edited {
                         Ok(t) => {
@@ -161,7 +163,11 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
                                 .dispatch(AppEvent::Done(Outcome::EditorText(t)))
                                 .await
                         }
-                        Err(e) => driver.dispatch(AppEvent::Done(Outcome::Error(e))).await,
+                        Err(e) => {
+                            driver
+                                .dispatch(AppEvent::Done(Outcome::Error(e.to_string())))
+                                .await
+                        }
                     }
                 }
                 Effect::Copy => {
@@ -273,36 +279,6 @@ async fn switch(
         _ => return Ok(None),
     }
     Ok(Some(crate::startup::start(&next, session_dir).await?))
-}
-
-/// Edits `text` in `$VISUAL` / `$EDITOR` (default `vi`) through a temporary file.
-fn external_editor(text: &str) -> Result<String, String> {
-    let editor = std::env::var("VISUAL")
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-        .or_else(|| {
-            std::env::var("EDITOR")
-                .ok()
-                .filter(|v| !v.trim().is_empty())
-        })
-        .unwrap_or_else(|| "vi".into());
-    let dir = std::env::temp_dir();
-    let path: PathBuf = dir.join(format!("arbor-edit-{}.md", std::process::id()));
-    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-    // `$EDITOR` may carry arguments ("code --wait"): run it through the shell.
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("{editor} \"$1\""))
-        .arg("sh")
-        .arg(&path)
-        .status()
-        .map_err(|e| format!("Could not start the editor {editor}: {e}"))?;
-    let out = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()));
-    let _ = std::fs::remove_file(&path);
-    if !status.success() {
-        return Err(format!("The editor {editor} exited with {status}"));
-    }
-    Ok(out?.trim_end_matches('\n').to_owned())
 }
 
 /// Puts `text` on the clipboard with OSC 52 (works over SSH and in tmux with `set-clipboard`).

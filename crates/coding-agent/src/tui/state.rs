@@ -45,9 +45,9 @@ pub enum AppEvent {
 /// The result of an effect the driver ran.
 #[derive(Debug, Clone)]
 pub enum Outcome {
-    /// The prompt (with its retries and compactions) finished; `Err` holds the error text.
-    PromptFinished(Result<(), String>),
-    Navigated(Result<Option<String>, String>),
+    /// The prompt (with its retries and compactions) finished.
+    PromptFinished(Result<(), TaskError>),
+    Navigated(Result<Option<String>, TaskError>),
     /// Text for the editor (the external editor, `/fork`).
     EditorText(String),
     /// A line for the transcript.
@@ -75,6 +75,10 @@ pub enum Outcome {
     /// (the driver swaps it in) and the totals of every answer (DECISIONS §23.102).
     Loaded(Box<super::loading::LoadedSession>),
 }
+
+/// Why a background task failed. Shared, so an [`Outcome`] stays cloneable and the error
+/// keeps its type and sources on the way to the transcript.
+pub type TaskError = std::sync::Arc<crate::error::CliError>;
 
 /// What the driver must do.
 #[derive(Debug, Clone, PartialEq)]
@@ -401,7 +405,7 @@ impl AppState {
                 self.follow_ups.clear();
                 match r {
                     Err(e) => {
-                        self.error(e);
+                        self.error(e.to_string());
                         self.pending_prompts.clear();
                     }
                     Ok(()) => {
@@ -422,7 +426,7 @@ impl AppState {
                 match r {
                     Ok(Some(text)) => self.editor.set_text(&text),
                     Ok(None) => {}
-                    Err(e) => self.error(e),
+                    Err(e) => self.error(e.to_string()),
                 }
             }
             Outcome::EditorText(t) => self.editor.set_text(&t),
