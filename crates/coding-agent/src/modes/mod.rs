@@ -96,9 +96,7 @@ fn list_models(args: &AgentArgs, search: &str) -> Result<ExitCode, CliError> {
     let mut out = String::from("provider\tmodel\tcontext\tmax-out\tthinking\timages\n");
     let mut any = false;
     for m in registry.models() {
-        let keyed = provider.api_key(&m.provider).is_some()
-            || m.base_url.contains("://localhost")
-            || m.base_url.contains("://127.0.0.1");
+        let keyed = crate::command::models::usable(&provider, m);
         let hay = format!("{}/{} {}", m.provider, m.id, m.name).to_lowercase();
         if !keyed || (!needle.is_empty() && !hay.contains(&needle)) {
             continue;

@@ -35,6 +35,8 @@ use super::theme::Theme;
 use super::transcript::{NoticeKind, Transcript};
 use super::tree::{TreeFilter, TreeNavigator};
 use crate::checkpoints::RestoreMode;
+use crate::command::models::{next_in_pool, next_level, usable};
+use crate::command::session_stats::SessionCounts;
 use crate::config::Settings;
 use crate::error::CliError;
 use crate::policy::PolicyObserver;
@@ -65,11 +67,7 @@ impl Ctx {
         let cycle_models = if app.scope.is_empty() {
             app.registry
                 .models()
-                .filter(|m| {
-                    app.provider.api_key(&m.provider).is_some()
-                        || m.base_url.contains("://127.0.0.1")
-                        || m.base_url.contains("://localhost")
-                })
+                .filter(|m| usable(&app.provider, m))
                 .map(|m| (m.provider.clone(), m.id.clone()))
                 .collect()
         } else {
@@ -615,12 +613,10 @@ impl Driver {
                     return;
                 }
                 let cur = h.model();
-                let i = list
-                    .iter()
-                    .position(|(p, id)| *p == cur.provider && *id == cur.id)
-                    .map_or(0, |i| (i + 1) % list.len());
-                let (p, id) = list[i].clone();
-                self.switch_model(&p, &id).await;
+                let next = next_in_pool(list, |(p, id)| *p == cur.provider && *id == cur.id);
+                if let Some((p, id)) = next.cloned() {
+                    self.switch_model(&p, &id).await;
+                }
             }
             Effect::SetModel(spec) => match spec {
                 Some(spec) => match self.find_model(&spec) {
@@ -653,13 +649,6 @@ impl Driver {
                     )));
                     return;
                 }
-                let levels = [
-                    ThinkingLevel::Off,
-                    ThinkingLevel::Minimal,
-                    ThinkingLevel::Low,
-                    ThinkingLevel::Medium,
-                    ThinkingLevel::High,
-                ];
                 let next = match effect {
                     Effect::SetThinking(Some(l)) => match ThinkingLevel::parse(&l) {
                         Some(l) => l,
@@ -677,14 +666,8 @@ impl Driver {
                         )));
                         return;
                     }
-                    _ => {
-                        let cur = h.thinking_level();
-                        let i = levels
-                            .iter()
-                            .position(|l| *l == cur)
-                            .map_or(0, |i| (i + 1) % levels.len());
-                        levels[i]
-                    }
+                    // A reasoning model always has a next level.
+                    _ => next_level(&model, h.thinking_level()).unwrap_or(ThinkingLevel::Off),
                 };
                 match h.set_thinking_level(next).await {
                     Ok(()) => self.done(self.model_outcome()),
@@ -986,24 +969,13 @@ impl Driver {
             Ok(e) => e,
             Err(e) => return e.to_string(),
         };
-        let (mut users, mut assistants, mut calls, mut results) = (0u64, 0u64, 0u64, 0u64);
-        for e in &entries {
-            if let EntryKind::Message(m) = &e.kind {
-                match &m.message {
-                    AgentMessage::Llm(Message::User(_)) => users += 1,
-                    AgentMessage::Llm(Message::Assistant(a)) => {
-                        assistants += 1;
-                        calls += a
-                            .content
-                            .iter()
-                            .filter(|b| matches!(b, arbor_ai::ContentBlock::ToolCall(_)))
-                            .count() as u64;
-                    }
-                    AgentMessage::Llm(Message::ToolResult(_)) => results += 1,
-                    _ => {}
-                }
-            }
-        }
+        let c = SessionCounts::of(&entries);
+        let (users, assistants, calls, results) = (
+            c.user_messages,
+            c.assistant_messages,
+            c.tool_calls,
+            c.tool_results,
+        );
         let f = &self.state.footer;
         let name = f.session_name.as_deref().unwrap_or("(none)");
         let file = self

@@ -3,10 +3,10 @@
 //! totals. The state machine and the driver both use these, so they live apart from either.
 
 use arbor_agent::message::AgentMessage;
-use arbor_agent::session::EntryKind;
 use arbor_ai::Message;
 
 use super::transcript::Transcript;
+use crate::command::session_stats::SessionCounts;
 
 /// Entries of the active path read for the first frame of a resumed session: enough rows for
 /// two screens of the tallest terminal, a fixed cost whatever the session's size (DECISIONS
@@ -25,19 +25,14 @@ pub struct Totals {
 
 impl Totals {
     pub(super) fn of(entries: &[arbor_agent::session::SessionEntry]) -> Self {
-        let mut t = Totals::default();
-        for e in entries {
-            if let EntryKind::Message(m) = &e.kind {
-                if let AgentMessage::Llm(Message::Assistant(a)) = &m.message {
-                    t.input += a.usage.input;
-                    t.output += a.usage.output;
-                    t.cache_read += a.usage.cache_read;
-                    t.cache_write += a.usage.cache_write;
-                    t.cost += a.usage.cost.total.get();
-                }
-            }
+        let c = SessionCounts::of(entries);
+        Totals {
+            input: c.tokens.input,
+            output: c.tokens.output,
+            cache_read: c.tokens.cache_read,
+            cache_write: c.tokens.cache_write,
+            cost: c.cost,
         }
-        t
     }
 }
 
