@@ -33,6 +33,7 @@ pub mod image_label;
 pub mod list;
 pub mod loading;
 pub mod picker;
+pub mod project_files;
 pub mod query;
 pub mod slash;
 pub mod state;
