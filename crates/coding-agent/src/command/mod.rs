@@ -15,4 +15,4 @@ pub mod session_stats;
 pub use error::CommandError;
 pub use execute::{execute, CommandHost};
 pub use reply::*;
-pub use request::{required, Command, Gate};
+pub use request::{Command, Gate};

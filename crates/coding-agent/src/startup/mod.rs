@@ -27,7 +27,6 @@ mod model_choice;
 mod session_lookup;
 
 pub use flags::{active_tools, check_conflicts};
-pub use model_choice::split_thinking;
 use model_choice::{choose_model, is_local};
 use session_lookup::{
     find_in_project, find_session, fork_point_state, missing_cwd, newest_in, session_location,

@@ -38,7 +38,7 @@ use crate::config::Settings;
 use crate::policy::PolicyObserver;
 pub use restore_report::{restore_notice, undo_notice, ForkRestorePlan};
 
-/// What the driver works on: the parts of [`crate::startup::App`] the UI needs.
+/// What the driver works on: the parts of the started app (`startup::App`) the UI needs.
 #[derive(Clone)]
 pub struct Ctx {
     pub harness: AgentHarness,
