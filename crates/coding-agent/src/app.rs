@@ -92,9 +92,9 @@ fn session_flags_after_session(argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::O
     out
 }
 
-/// Agent-flag errors in pi's words and with its exit code 1 (coding-agent.md §10.1;
-/// DECISIONS §22.14): "Error: Unknown option: -x" (every unknown `--long` flag listed, as pi
-/// lists the flags no extension claimed), "Error: Invalid mode "xml". Valid values: text, json,
+/// Agent-flag errors in pi's words and with its exit code 1 (DECISIONS §22.14): "Error:
+/// Unknown option: -x" (every unknown `--long` flag listed, as pi lists the flags no extension
+/// claimed), "Error: Invalid mode "xml". Valid values: text, json,
 /// rpc", "Error: --mode requires text, json, or rpc". `arbor session …` keeps clap's texts and
 /// exit 2; help and version print as usual.
 fn parse_failure(e: &clap::Error, argv: &[std::ffi::OsString]) -> ExitCode {

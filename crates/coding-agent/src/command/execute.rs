@@ -18,8 +18,8 @@ use super::models::{cycle_pool, levels, next_in_pool, next_level, usable};
 use super::reply::*;
 use super::request::{required, Command};
 use super::session_stats::{ContextUsage, SessionCounts, SessionStatsReply};
-use crate::policy::PolicyControl;
 use crate::startup::{App, SessionChoice};
+use arbor_agent::harness::PolicyControl;
 
 /// What a client provides for commands to act on.
 #[async_trait::async_trait(?Send)]

@@ -1,4 +1,4 @@
-//! Run modes (coding-agent.md §10): [`print`] (`-p`, or any run without a terminal), [`json`]
+//! Run modes: [`print`] (`-p`, or any run without a terminal), [`json`]
 //! (`--mode json`: the session header, then one JSON event per line) and [`rpc`] (`--mode rpc`:
 //! commands on stdin, responses and events on stdout). The interactive TUI plugs in here as
 //! one more mode ([`crate::tui::run`]).

@@ -1,4 +1,4 @@
-//! Print mode (coding-agent.md §10.3): run every prompt, then print each text block of the last
+//! Print mode: run every prompt, then print each text block of the last
 //! assistant message followed by a newline. An `error`/`aborted` answer goes to stderr (exit
 //! 1); a `length` stop prints the text, warns on stderr and exits 1. SIGTERM aborts the run and
 //! exits 143 (SIGHUP 129) after the session is flushed.

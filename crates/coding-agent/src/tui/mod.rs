@@ -1,4 +1,4 @@
-//! The interactive terminal UI (coding-agent.md §6, §8): ratatui + crossterm on top of the
+//! The interactive terminal UI: ratatui + crossterm on top of the
 //! [`AgentHarness`](arbor_agent::harness::AgentHarness) and its events only — no session or
 //! provider logic lives here.
 //!

@@ -14,8 +14,8 @@ use super::super::events::PiEvents;
 use super::super::json::emit_line;
 use crate::cli::AgentArgs;
 use crate::command::{CommandError, CommandHost};
-use crate::policy::PolicyControl;
 use crate::startup::{App, Restart, SessionChoice};
+use arbor_agent::harness::PolicyControl;
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -1,4 +1,4 @@
-//! RPC mode (coding-agent.md §10.5): one JSON command per line on stdin (LF framing, a CR before
+//! RPC mode: one JSON command per line on stdin (LF framing, a CR before
 //! the LF dropped), responses `{id?, type:"response", command, success, data?|error}` and the
 //! JSON-mode events on stdout. `prompt` answers once the run has started; the run continues as
 //! events. stdin EOF or SIGTERM/SIGHUP shut down in order (abort, answer what is in flight,
@@ -23,7 +23,7 @@ use super::json::emit_line;
 use crate::cli::AgentArgs;
 use crate::command::{execute, Command, CommandError, Gate, Reply};
 use crate::error::CliError;
-use crate::policy::PolicyControl;
+
 use crate::startup::App;
 use host::{Call, Rpc};
 
@@ -154,7 +154,7 @@ pub async fn run(
     args: AgentArgs,
     session_dir: Option<PathBuf>,
 ) -> Result<ExitCode, CliError> {
-    let control = Arc::new(PolicyControl::new(&app.settings));
+    let control = Arc::new(crate::policy::control(&app.settings));
     let rpc = Arc::new(Rpc {
         args,
         session_dir,

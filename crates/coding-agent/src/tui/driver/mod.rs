@@ -35,7 +35,7 @@ use super::theme::Theme;
 use super::transcript::{NoticeKind, Transcript};
 use crate::command::models::usable;
 use crate::config::Settings;
-use crate::policy::PolicyObserver;
+use arbor_agent::harness::PolicyObserver;
 pub use restore_report::{restore_notice, undo_notice, ForkRestorePlan};
 
 /// What the driver works on: the parts of the started app (`startup::App`) the UI needs.
@@ -110,6 +110,9 @@ impl PolicyObserver for Observer {
         let _ = self.0.send(AppEvent::Done(Outcome::Notice(format!(
             "Compacting the session ({reason})"
         ))));
+    }
+    fn compaction_failed(&self, error: &arbor_agent::agent::AgentError) {
+        crate::policy::report_compaction_failure(error);
     }
 }
 
