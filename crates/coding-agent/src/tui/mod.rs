@@ -9,40 +9,41 @@
 //! - [`theme`]: the styles, with `NO_COLOR` honoured in one place.
 //! - [`component`]: the contract overlays share (what a key did to them).
 //! - [`state`]: the app's state machine (events in, effects out).
-//! - [`external_editor`]: Ctrl+G's round trip through `$VISUAL` / `$EDITOR`.
-//! - [`editor`], [`footer`], [`slash`], [`view`]: the editor, the footer, slash commands and
+//! - `external_editor`: Ctrl+G's round trip through `$VISUAL` / `$EDITOR`.
+//! - `editor`, [`footer`], `slash`, `view`: the editor, the footer, slash commands and
 //!   the screen layout.
 //! - [`driver`]: carries out effects against the harness (async, still no terminal).
-//! - [`terminal`]: the real terminal and its restoration; [`run`] is the loop tying them up.
-//! - [`loading`]: a resumed session's first frame and the rest loaded behind it.
-//! - [`list`]: the selection and scroll position every list overlay shares.
+//! - `terminal`: the real terminal and its restoration; [`run`] is the loop tying them up.
+//! - `loading`: a resumed session's first frame and the rest loaded behind it.
+//! - `list`: the selection and scroll position every list overlay shares.
 //! - [`tree`]: the `/tree` navigator; [`summarize`]: the prompt after a choice there
 //!   (restore mode, "Summarize branch?") and the summary's progress.
 //! - [`picker`]: the session picker (`/resume`, `-r`) and the model picker (`/model`);
-//!   [`query`]: the search line they share.
-//! - [`fork_picker`]: `/fork`'s list (its "Restore what?" is a [`summarize`] prompt).
-//! - [`image_label`]: how an image block reads in the transcript.
+//!   `query`: the search line they share.
+//! - `fork_picker`: `/fork`'s list (its "Restore what?" is a [`summarize`] prompt).
+//! - `image_label`: how an image block reads in the transcript.
+//! - `project_files`: the files offered for `@` completion.
 
 pub mod component;
 pub mod driver;
-pub mod editor;
-pub mod external_editor;
+pub(crate) mod editor;
+pub(crate) mod external_editor;
 pub mod footer;
-pub mod fork_picker;
-pub mod image_label;
-pub mod list;
-pub mod loading;
+pub(crate) mod fork_picker;
+pub(crate) mod image_label;
+pub(crate) mod list;
+pub(crate) mod loading;
 pub mod picker;
-pub mod project_files;
-pub mod query;
-pub mod slash;
+pub(crate) mod project_files;
+pub(crate) mod query;
+pub(crate) mod slash;
 pub mod state;
 pub mod summarize;
-pub mod terminal;
+pub(crate) mod terminal;
 pub mod theme;
 pub mod transcript;
 pub mod tree;
-pub mod view;
+pub(crate) mod view;
 
 use std::io::Write;
 use std::path::Path;
