@@ -3,9 +3,8 @@
 //! announcements on stderr that print mode uses.
 
 use arbor_agent::agent::AgentError;
-use arbor_agent::compaction::CompactionSettings;
 use arbor_agent::harness::{
-    AgentHarness, PolicyControl, PolicyObserver, PromptPolicy, RetryPolicy,
+    AgentHarness, PolicyControl, PolicyObserver, PromptPolicy, PromptRetry,
 };
 use arbor_ai::{AssistantMessage, ImageContent};
 
@@ -17,17 +16,14 @@ pub fn prompt_policy(settings: &Settings) -> PromptPolicy {
     let retry = settings.retry();
     let compaction = settings.compaction();
     PromptPolicy {
-        retry: RetryPolicy {
+        retry: PromptRetry {
             enabled: retry.enabled,
             max_retries: retry.max_retries,
             base_delay_ms: retry.base_delay_ms,
             max_agent_delay_ms: retry.max_agent_delay_ms,
         },
-        compaction: CompactionSettings {
-            enabled: compaction.enabled,
-            reserve_tokens: compaction.reserve_tokens,
-            keep_recent_tokens: compaction.keep_recent_tokens,
-        },
+        auto_compaction: compaction.enabled,
+        reserve_tokens: compaction.reserve_tokens,
     }
 }
 

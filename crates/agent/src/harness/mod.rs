@@ -39,7 +39,7 @@ pub use hooks::{
 pub use navigate::{NavigateOptions, NavigateResult};
 pub use pending::PendingWrite;
 pub use prompt_policy::{
-    PolicyControl, PolicyObserver, PromptPolicy, PromptPolicyError, RetryPolicy, RETRY_CANCELLED,
+    PolicyControl, PolicyObserver, PromptPolicy, PromptPolicyError, PromptRetry, RETRY_CANCELLED,
 };
 
 /// pi's default system prompt when none is given.

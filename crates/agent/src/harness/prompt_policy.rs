@@ -1,4 +1,4 @@
-//! The prompt policy: what happens around one prompt (DECISIONS §21.5, §22.12). A transient
+//! The prompt policy: what happens around one prompt (DECISIONS §22.12). A transient
 //! provider error is retried with exponential backoff, a context overflow compacts the session
 //! and retries once, and a turn that leaves the context above `contextWindow − reserveTokens`
 //! compacts afterwards. A failed attempt is hidden from the model with `context_edit` entries
@@ -18,14 +18,13 @@ use std::time::Duration;
 use arbor_ai::{AssistantMessage, ImageContent, StopReason};
 
 use crate::agent::AgentError;
-use crate::compaction::CompactionSettings;
 use crate::SessionError;
 
 use super::AgentHarness;
 
 /// Retries of a failed first answer (`retry.*` settings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RetryPolicy {
+pub struct PromptRetry {
     pub enabled: bool,
     pub max_retries: u32,
     /// The first delay; each retry doubles it.
@@ -37,9 +36,12 @@ pub struct RetryPolicy {
 /// The settings the policy runs with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PromptPolicy {
-    pub retry: RetryPolicy,
-    /// `enabled` and `reserve_tokens` decide automatic compaction.
-    pub compaction: CompactionSettings,
+    pub retry: PromptRetry,
+    /// Whether contexts are compacted automatically (on overflow and above the threshold).
+    pub auto_compaction: bool,
+    /// Head-room kept free in the context window: a run that leaves less compacts after it.
+    /// (How much a compaction keeps is the harness's own `compaction` option.)
+    pub reserve_tokens: u64,
 }
 
 /// Announcements of the policy's work (stderr, JSON events, transcript lines: the client
@@ -65,7 +67,7 @@ impl PolicyControl {
     pub fn new(policy: &PromptPolicy) -> PolicyControl {
         PolicyControl {
             auto_retry: AtomicBool::new(policy.retry.enabled),
-            auto_compaction: AtomicBool::new(policy.compaction.enabled),
+            auto_compaction: AtomicBool::new(policy.auto_compaction),
             retry_wait: tokio::sync::Notify::new(),
         }
     }
@@ -173,7 +175,7 @@ impl AgentHarness {
             let window = self.model().context_window;
             if control.auto_compaction()
                 && answer.stop_reason != StopReason::Aborted
-                && context_tokens(&answer) > window.saturating_sub(policy.compaction.reserve_tokens)
+                && context_tokens(&answer) > window.saturating_sub(policy.reserve_tokens)
             {
                 observer.compacting("context above the threshold");
                 if let Err(e) = self.compact(None).await {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use arbor_agent::agent::{AgentEvent, ToolRef};
 use arbor_agent::compaction::CompactionSettings;
 use arbor_agent::harness::{
-    AgentHarness, HarnessOptions, PolicyControl, PolicyObserver, PromptPolicy, RetryPolicy,
+    AgentHarness, HarnessOptions, PolicyControl, PolicyObserver, PromptPolicy, PromptRetry,
 };
 use arbor_agent::session::{MemoryStorage, Session};
 use arbor_ai::event::{AssistantMessageEvent, AssistantMessageEventStream};
@@ -136,13 +136,14 @@ async fn window(h: &AgentHarness, how: Send, policy: &PromptPolicy, n: u32) -> T
 async fn assert_constant_per_turn(how: Send) {
     let h = harness();
     let policy = PromptPolicy {
-        retry: RetryPolicy {
+        retry: PromptRetry {
             enabled: true,
             max_retries: 3,
             base_delay_ms: 2000,
             max_agent_delay_ms: 60_000,
         },
-        compaction: CompactionSettings::default(),
+        auto_compaction: true,
+        reserve_tokens: CompactionSettings::default().reserve_tokens,
     };
     for _ in 0..100 {
         send(&h, how, &policy).await;

@@ -1,4 +1,4 @@
-//! The prompt policy through the harness (`prompt_with_policy`, DECISIONS §21.5, §22.12): a
+//! The prompt policy through the harness (`prompt_with_policy`, DECISIONS §22.12): a
 //! compaction after a run that crossed the threshold, one compaction and one retry of the
 //! prompt on a context-overflow error (a second overflow is reported as is), retries of a
 //! transient error with the failed attempts hidden, and the switches a client flips.
@@ -9,7 +9,7 @@ use arbor_agent::agent::AgentError;
 use arbor_agent::compaction::CompactionSettings;
 use arbor_agent::context::ContextOptions;
 use arbor_agent::harness::{
-    HarnessOptions, PolicyControl, PolicyObserver, PromptPolicy, RetryPolicy, RETRY_CANCELLED,
+    HarnessOptions, PolicyControl, PolicyObserver, PromptPolicy, PromptRetry, RETRY_CANCELLED,
 };
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::{EntryKind, MemoryStorage, Session};
@@ -21,17 +21,14 @@ use super::harness_support::*;
 
 fn policy() -> PromptPolicy {
     PromptPolicy {
-        retry: RetryPolicy {
+        retry: PromptRetry {
             enabled: true,
             max_retries: 2,
             base_delay_ms: 1,
             max_agent_delay_ms: 5,
         },
-        compaction: CompactionSettings {
-            enabled: true,
-            reserve_tokens: 16_384,
-            keep_recent_tokens: 5,
-        },
+        auto_compaction: true,
+        reserve_tokens: 16_384,
     }
 }
 
@@ -41,7 +38,11 @@ fn rig() -> Rig {
     let faux = faux();
     let session = Arc::new(Session::new(Arc::new(MemoryStorage::new("/work/p"))));
     let opts = HarnessOptions {
-        compaction: policy().compaction,
+        compaction: CompactionSettings {
+            enabled: true,
+            reserve_tokens: 16_384,
+            keep_recent_tokens: 5,
+        },
         ..options(&faux)
     };
     rig_on(faux, session, Some(opts))
