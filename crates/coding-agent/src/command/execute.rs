@@ -8,7 +8,7 @@ use std::sync::Arc;
 use arbor_agent::context::projection::ContextOptions;
 use arbor_agent::harness::{Phase, QueueMode};
 use arbor_agent::message::AgentMessage;
-use arbor_agent::session::{ForkPosition, SessionEntry, SessionTree};
+use arbor_agent::session::{ForkPosition, Session, SessionEntry, SessionTree};
 use arbor_ai::{ImageContent, Message, ThinkingLevel};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -303,12 +303,7 @@ pub async fn execute(
             Ok(Some(Reply::ForkMessages(ForkMessagesReply { messages })))
         }
         Command::SetSessionName { name } => {
-            let name = required(name, "name")?;
-            let name = name.trim();
-            if name.is_empty() {
-                return Err(CommandError::EmptySessionName);
-            }
-            app.session.append_session_name(name).await?;
+            set_session_name(&app.session, &required(name, "name")?).await?;
             Ok(None)
         }
         Command::GetCommands => Ok(Some(Reply::Commands(CommandsReply {
@@ -345,6 +340,17 @@ pub async fn execute(
         }
         Command::Unknown => Err(CommandError::Unknown(raw_type.to_owned())),
     }
+}
+
+/// Names the session (`set_session_name`, the TUI's `/name`): the name trimmed, never empty;
+/// returns the name written.
+pub async fn set_session_name(session: &Session, name: &str) -> Result<String, CommandError> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err(CommandError::EmptySessionName);
+    }
+    session.append_session_name(name).await?;
+    Ok(name.to_owned())
 }
 
 fn stored_file(app: &App, what: &'static str) -> Result<PathBuf, CommandError> {

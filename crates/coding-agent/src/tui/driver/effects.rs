@@ -265,9 +265,8 @@ impl Driver {
                 }
             }
             Effect::SetName(name) => {
-                let name = name.trim().to_owned();
-                match self.ctx.session.append_session_name(&name).await {
-                    Ok(_) => {
+                match crate::command::set_session_name(&self.ctx.session, &name).await {
+                    Ok(name) => {
                         self.done(Outcome::SessionName(Some(name.clone())));
                         self.done(Outcome::Notice(format!("Session name: {name}")));
                     }
