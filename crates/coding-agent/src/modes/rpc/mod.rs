@@ -1,8 +1,8 @@
-//! RPC mode: one JSON command per line on stdin (LF framing, a CR before
-//! the LF dropped), responses `{id?, type:"response", command, success, data?|error}` and the
-//! JSON-mode events on stdout. `prompt` answers once the run has started; the run continues as
-//! events. stdin EOF or SIGTERM/SIGHUP shut down in order (abort, answer what is in flight,
-//! exit).
+//! RPC mode: one JSON command per line on stdin (LF framing, a CR before the LF dropped),
+//! parsed into a typed [`Command`], run by [`execute`] and answered on stdout as
+//! `{id?, type:"response", command, success, data?|error}`, between the JSON-mode events.
+//! `prompt` answers once the run has started; the run continues as events. stdin EOF or
+//! SIGTERM/SIGHUP shut down in order (abort, answer what is in flight, exit).
 //!
 //! Every command is answered concurrently, as in pi, so `abort`, `abort_bash`, `get_state` or
 //! `steer` reach a `compact`, `bash` or run in progress. Session commands (`new_session`,
@@ -23,7 +23,6 @@ use super::json::emit_line;
 use crate::cli::AgentArgs;
 use crate::command::{execute, Command, CommandError, Gate, Reply};
 use crate::error::CliError;
-
 use crate::startup::App;
 use host::{Call, Rpc};
 
@@ -116,21 +115,16 @@ async fn answer_line(rpc: &Rpc, line: &str) -> Option<Value> {
         }
     };
     let id = value.get("id").cloned();
-    let command = match Command::from_value(&value) {
-        Ok(Some(c)) => c,
-        Ok(None) => return Some(respond(id.as_ref(), "unknown", Err(CommandError::NoType))),
-        Err(e) => {
-            let kind = value
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or("unknown");
-            return Some(respond(id.as_ref(), kind, Err(e)));
-        }
-    };
+    // The response names the `type` as sent (an unknown one too).
     let kind = value
         .get("type")
         .and_then(Value::as_str)
         .unwrap_or("unknown");
+    let command = match Command::from_value(&value) {
+        Ok(Some(c)) => c,
+        Ok(None) => return Some(respond(id.as_ref(), "unknown", Err(CommandError::NoType))),
+        Err(e) => return Some(respond(id.as_ref(), kind, Err(e))),
+    };
     let call = Call {
         rpc,
         id: id.clone(),
