@@ -55,7 +55,7 @@ use futures::StreamExt;
 
 use crate::cli::AgentArgs;
 use crate::error::CliError;
-use driver::{Ctx, Driver};
+use driver::{Driver, TuiApp};
 use state::{AppEvent, Effect, Outcome};
 use terminal::TerminalGuard;
 use theme::Theme;
@@ -89,13 +89,13 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
     };
     let app = crate::startup::start(&first, session_dir).await?;
     let theme = Theme::from_env();
-    let mut driver = Driver::new(Ctx::from_app(app), theme).await?;
+    let mut driver = Driver::new(TuiApp::from_app(app), theme).await?;
     if pick_at_start {
         driver.dispatch_effect(Effect::Resume).await;
     }
     // Messages on the command line (and @files) are sent at start: the first as the prompt,
     // the rest as follow-ups (DECISIONS §23.22).
-    let prompts = crate::initial_prompts::collect_prompts(&args, None, &driver.ctx.cwd)?;
+    let prompts = crate::initial_prompts::collect_prompts(&args, None, &driver.app.cwd)?;
     let mut prompts = prompts.into_iter();
     if let Some(first) = prompts.next() {
         // Waits for a large session to finish loading (DECISIONS §23.102).
@@ -181,7 +181,7 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
                     match switch(&args, session_dir, &driver, &effect).await {
                         Ok(Some(next)) => {
                             let plan = driver.take_fork_restore();
-                            driver = Driver::new(Ctx::from_app(next), theme).await?;
+                            driver = Driver::new(TuiApp::from_app(next), theme).await?;
                             if matches!(effect, Effect::ForkAt { .. } | Effect::Clone) {
                                 driver.finish_fork_restore(plan).await;
                             }
@@ -210,7 +210,7 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
     }
     // Orderly end: stop a running turn so its last entries are written.
     if driver.busy() {
-        driver.ctx.harness.abort().await;
+        driver.app.harness.abort().await;
         driver.settle().await;
     }
     drop(guard);

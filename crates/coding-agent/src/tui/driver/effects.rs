@@ -23,11 +23,11 @@ use super::{Driver, Observer};
 
 impl Driver {
     pub(super) async fn execute(&mut self, effect: Effect) {
-        let h = self.ctx.harness.clone();
+        let h = self.app.harness.clone();
         let tx = self.tx.clone();
         match effect {
             Effect::Prompt(text) => {
-                let settings = self.ctx.settings.clone();
+                let settings = self.app.settings.clone();
                 self.tasks.spawn(async move {
                     let observer = Observer(tx.clone());
                     let r = crate::policy::prompt(&h, &settings, &text, &[], &observer).await;
@@ -64,10 +64,10 @@ impl Driver {
             Effect::Bash { command, include } => {
                 let cancel = CancellationToken::new();
                 self.bash_cancel = Some(cancel.clone());
-                let cwd = self.ctx.cwd.clone();
+                let cwd = self.app.cwd.clone();
                 let settings = crate::tools::ToolSettings {
-                    shell_path: self.ctx.settings.shell_path(),
-                    shell_command_prefix: self.ctx.settings.shell_command_prefix(),
+                    shell_path: self.app.settings.shell_path(),
+                    shell_command_prefix: self.app.settings.shell_command_prefix(),
                     ..Default::default()
                 };
                 self.tasks.spawn(async move {
@@ -83,7 +83,7 @@ impl Driver {
                     }));
                 });
             }
-            Effect::OpenTree => match self.ctx.session.tree().await {
+            Effect::OpenTree => match self.app.session.tree().await {
                 Ok(tree) => {
                     let nav = TreeNavigator::new(tree, TreeFilter::default(), self.theme);
                     self.state.overlay = Some(Overlay::Tree(Box::new(nav)));
@@ -91,25 +91,25 @@ impl Driver {
                 Err(e) => self.done(Outcome::Error(e.to_string())),
             },
             Effect::SetLabel { id, label } => {
-                if let Err(e) = self.ctx.session.append_label(&id, label.as_deref()).await {
+                if let Err(e) = self.app.session.append_label(&id, label.as_deref()).await {
                     self.done(Outcome::Error(e.to_string()));
                 }
             }
             Effect::Resume => {
-                let Some(repo) = &self.ctx.repo else {
+                let Some(repo) = &self.app.repo else {
                     self.done(Outcome::Error("No session store to resume from".into()));
                     return;
                 };
                 match arbor_agent::session::SessionRepository::list(repo).await {
                     Ok(list) => {
                         let current = self
-                            .ctx
+                            .app
                             .session_file
                             .as_ref()
                             .map(|p| p.display().to_string());
                         let picker = SessionPicker::new(
                             list.sessions,
-                            &self.ctx.cwd.display().to_string(),
+                            &self.app.cwd.display().to_string(),
                             current.as_deref(),
                             arbor_ai::time::now_ms(),
                             self.theme,
@@ -120,7 +120,7 @@ impl Driver {
                 }
             }
             Effect::DeleteSession(location) => {
-                if let Some(repo) = &self.ctx.repo {
+                if let Some(repo) = &self.app.repo {
                     if let Err(e) =
                         arbor_agent::session::SessionRepository::delete(repo, &location).await
                     {
@@ -164,7 +164,7 @@ impl Driver {
                 });
             }
             Effect::UndoRestore => {
-                let Some(hook) = self.ctx.checkpoints.clone() else {
+                let Some(hook) = self.app.checkpoints.clone() else {
                     self.done(Outcome::Error(
                         "Workspace checkpoints are off for this run: there is no restore to undo"
                             .into(),
@@ -172,7 +172,7 @@ impl Driver {
                     self.done(Outcome::Idle);
                     return;
                 };
-                let session = self.ctx.session.clone();
+                let session = self.app.session.clone();
                 self.tasks.spawn(async move {
                     let o = match hook.recorder().undo_restore(&session).await {
                         Ok(report) => Outcome::Notice(undo_notice(&report)),
@@ -197,7 +197,7 @@ impl Driver {
                 });
             }
             Effect::CycleModel => {
-                let list = &self.ctx.cycle_models;
+                let list = &self.app.cycle_models;
                 if list.len() < 2 {
                     self.done(Outcome::Notice("No other model to switch to".into()));
                     return;
@@ -215,10 +215,10 @@ impl Driver {
                 },
                 None => {
                     let models: Vec<&arbor_ai::Model> = self
-                        .ctx
+                        .app
                         .cycle_models
                         .iter()
-                        .filter_map(|(p, id)| self.ctx.registry.get(p, id))
+                        .filter_map(|(p, id)| self.app.registry.get(p, id))
                         .collect();
                     let cur = h.model();
                     let picker = ModelPicker::from_models(
@@ -265,7 +265,7 @@ impl Driver {
                 }
             }
             Effect::SetName(name) => {
-                match crate::command::set_session_name(&self.ctx.session, &name).await {
+                match crate::command::set_session_name(&self.app.session, &name).await {
                     Ok(name) => {
                         self.done(Outcome::SessionName(Some(name.clone())));
                         self.done(Outcome::Notice(format!("Session name: {name}")));
@@ -274,7 +274,7 @@ impl Driver {
                 }
             }
             Effect::ShowName => {
-                let text = match self.ctx.session.name().await {
+                let text = match self.app.session.name().await {
                     Ok(Some(n)) => format!("Session name: {n}"),
                     Ok(None) => "The session has no name (set one with /name <name>)".into(),
                     Err(e) => e.to_string(),
@@ -286,13 +286,13 @@ impl Driver {
                 self.done(Outcome::Notice(text));
             }
             Effect::Export(path) => {
-                let Some(file) = self.ctx.session_file.clone() else {
+                let Some(file) = self.app.session_file.clone() else {
                     self.done(Outcome::Error(
                         "Cannot export: the session is not stored (--no-session)".into(),
                     ));
                     return;
                 };
-                let out = path.map(|p| crate::tools::path::resolve(&p, &self.ctx.cwd));
+                let out = path.map(|p| crate::tools::path::resolve(&p, &self.app.cwd));
                 match crate::export::export(&file, out.as_deref()).await {
                     Ok(p) => self.done(Outcome::Notice(format!("Exported to: {}", p.display()))),
                     Err(e) => self.done(Outcome::Error(e.to_string())),
@@ -308,7 +308,7 @@ impl Driver {
                 }
                 None => self.done(Outcome::Error("No assistant message to copy".into())),
             },
-            Effect::Fork => match self.ctx.session.branch(None).await {
+            Effect::Fork => match self.app.session.branch(None).await {
                 Ok(entries) => {
                     // A fork point can restore the code when a checkpoint lies above it.
                     let mut seen_marker = false;
@@ -379,19 +379,19 @@ impl Driver {
 
     fn find_model(&self, spec: &str) -> Result<arbor_ai::Model, arbor_ai::AiError> {
         if let Some((p, id)) = spec.split_once('/') {
-            if let Some(m) = self.ctx.registry.get(p, id) {
+            if let Some(m) = self.app.registry.get(p, id) {
                 return Ok(m.clone());
             }
         }
-        self.ctx.registry.find(spec).cloned()
+        self.app.registry.find(spec).cloned()
     }
 
     async fn switch_model(&mut self, provider: &str, id: &str) {
-        let Some(model) = self.ctx.registry.get(provider, id).cloned() else {
+        let Some(model) = self.app.registry.get(provider, id).cloned() else {
             self.done(Outcome::Error(format!("Model not found: {provider}/{id}")));
             return;
         };
-        match self.ctx.harness.set_model(model).await {
+        match self.app.harness.set_model(model).await {
             Ok(()) => {
                 self.done(self.model_outcome());
                 self.done(Outcome::Notice(format!("Model: {provider}/{id}")));
@@ -402,7 +402,7 @@ impl Driver {
 
     async fn last_assistant_text(&self) -> Option<String> {
         let ctx = self
-            .ctx
+            .app
             .session
             .build_context(&ContextOptions::default())
             .await
@@ -414,7 +414,7 @@ impl Driver {
     }
 
     async fn stats(&self) -> String {
-        let entries = match self.ctx.session.entries().await {
+        let entries = match self.app.session.entries().await {
             Ok(e) => e,
             Err(e) => return e.to_string(),
         };
@@ -428,14 +428,14 @@ impl Driver {
         let f = &self.state.footer;
         let name = f.session_name.as_deref().unwrap_or("(none)");
         let file = self
-            .ctx
+            .app
             .session_file
             .as_ref()
             .map_or("In-memory".to_owned(), |p| p.display().to_string());
         let model = format!("{}/{}", f.provider, f.model);
         format!(
             "Session {name}\nFile: {file}\nID: {}\nModel: {model}\nMessages: {users} user, {assistants} assistant, {calls} tool calls, {results} tool results\nTokens: {} input ({} cache read, {} cache write), {} output\nCost: ${:.4}",
-            self.ctx.session_id,
+            self.app.session_id,
             f.input + f.cache_read + f.cache_write,
             f.cache_read,
             f.cache_write,

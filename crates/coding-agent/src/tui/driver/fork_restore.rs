@@ -22,8 +22,8 @@ impl Driver {
         if summarize {
             self.state.footer.compacting = Some("summarizing branch…".into());
         }
-        let (h, tx) = (self.ctx.harness.clone(), self.tx.clone());
-        let hook = self.ctx.checkpoints.clone();
+        let (h, tx) = (self.app.harness.clone(), self.tx.clone());
+        let hook = self.app.checkpoints.clone();
         self.tasks.spawn(async move {
             let opts = Effect::navigate_options(summarize, custom_instructions);
             let r =
@@ -56,13 +56,13 @@ impl Driver {
         &self,
         entry_id: &str,
     ) -> Result<ForkRestorePlan, CliError> {
-        let Some(hook) = &self.ctx.checkpoints else {
+        let Some(hook) = &self.app.checkpoints else {
             return Err(CliError::Workspace(
                 "workspace checkpoints are off for this run; only the conversation can be forked"
                     .into(),
             ));
         };
-        let session = &self.ctx.session;
+        let session = &self.app.session;
         let point = session
             .get_entry(entry_id)
             .await?
@@ -91,14 +91,14 @@ impl Driver {
         use arbor_agent::session::{
             ForkOptions, ForkPosition, JsonlRepository, SessionRepository, SessionStorage,
         };
-        let Some(file) = &self.ctx.session_file else {
+        let Some(file) = &self.app.session_file else {
             return Err(CliError::Startup(
                 "This session is not stored (--no-session): there is nothing to copy".into(),
             ));
         };
         let (entry_id, position) = match before {
             Some(id) => (Some(id.to_owned()), ForkPosition::Before),
-            None => (self.ctx.session.leaf_id().await?, ForkPosition::At),
+            None => (self.app.session.leaf_id().await?, ForkPosition::At),
         };
         let dir = file
             .parent()
@@ -124,7 +124,7 @@ impl Driver {
     /// path (so pruning the source cannot take them away), then carries out the code restore a
     /// `/fork` with "both" asked for, saying how to undo it.
     pub async fn finish_fork_restore(&mut self, plan: Option<ForkRestorePlan>) {
-        let Some(hook) = self.ctx.checkpoints.clone() else {
+        let Some(hook) = self.app.checkpoints.clone() else {
             if plan.is_some() {
                 self.done(Outcome::Error(
                     "The forked session records no checkpoints: the files were not restored".into(),
@@ -132,7 +132,7 @@ impl Driver {
             }
             return;
         };
-        let session = self.ctx.session.clone();
+        let session = self.app.session.clone();
         if let Err(e) = hook.recorder().adopt_path(&session).await {
             self.done(Outcome::Error(format!(
                 "The fork could not adopt its checkpoints: {e}"

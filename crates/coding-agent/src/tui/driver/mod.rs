@@ -38,9 +38,9 @@ use crate::config::Settings;
 use arbor_agent::harness::PolicyObserver;
 pub use restore_report::{restore_notice, undo_notice, ForkRestorePlan};
 
-/// What the driver works on: the parts of the started app (`startup::App`) the UI needs.
+/// The app as the TUI drives it: the parts of the started app (`startup::App`) the UI needs.
 #[derive(Clone)]
-pub struct Ctx {
+pub struct TuiApp {
     pub harness: AgentHarness,
     pub session: Arc<Session>,
     pub session_file: Option<PathBuf>,
@@ -57,7 +57,7 @@ pub struct Ctx {
     pub checkpoints: Option<Arc<crate::checkpoints::CheckpointHook>>,
 }
 
-impl Ctx {
+impl TuiApp {
     pub fn from_app(app: crate::startup::App) -> Self {
         // Ctrl+P cycles the `--models` / `enabledModels` scope when one is set, else every
         // model with credentials or a local URL (DECISIONS §23.18).
@@ -73,7 +73,7 @@ impl Ctx {
                 .map(|s| (s.model.provider.clone(), s.model.id.clone()))
                 .collect()
         };
-        Ctx {
+        TuiApp {
             harness: app.harness,
             session: app.session,
             session_file: app.session_file,
@@ -118,7 +118,7 @@ impl PolicyObserver for Observer {
 
 /// The app minus the terminal.
 pub struct Driver {
-    pub ctx: Ctx,
+    pub app: TuiApp,
     pub state: AppState,
     pub transcript: Transcript,
     pub theme: Theme,
@@ -137,16 +137,16 @@ pub struct Driver {
 
 impl Driver {
     /// Subscribes to the harness and loads the session's current branch.
-    pub async fn new(ctx: Ctx, theme: Theme) -> Result<Self, crate::error::CliError> {
+    pub async fn new(app: TuiApp, theme: Theme) -> Result<Self, crate::error::CliError> {
         let (tx, rx) = mpsc::unbounded_channel();
         let sink = tx.clone();
-        ctx.harness.subscribe(move |e| {
+        app.harness.subscribe(move |e| {
             let _ = sink.send(AppEvent::Agent(Box::new(e.clone())));
         });
         let mut d = Driver {
             state: AppState::new(FooterInfo::default(), theme)
-                .with_code_restore(ctx.checkpoints.is_some())
-                .with_skip_summary_prompt(ctx.settings.branch_summary_skip_prompt()),
+                .with_code_restore(app.checkpoints.is_some())
+                .with_skip_summary_prompt(app.settings.branch_summary_skip_prompt()),
             transcript: Transcript::new(theme),
             theme,
             tx,
@@ -157,11 +157,11 @@ impl Driver {
             fork_restore: None,
             clipboard: None,
             generation: 0,
-            ctx,
+            app,
         };
         d.start().await?;
         // The walk runs off the UI thread so a large project does not delay the first frame.
-        let (cwd, files_tx) = (d.ctx.cwd.clone(), d.tx.clone());
+        let (cwd, files_tx) = (d.app.cwd.clone(), d.tx.clone());
         d.tasks.spawn(async move {
             if let Ok(files) = tokio::task::spawn_blocking(move || {
                 super::project_files::project_files(&cwd, 20_000)
@@ -179,7 +179,7 @@ impl Driver {
     /// §23.102): the full context (which also warms the session's projection cache for the
     /// first turn), the whole transcript and the footer's totals, off the UI thread.
     async fn start(&mut self) -> Result<(), crate::error::CliError> {
-        let session = &self.ctx.session;
+        let session = &self.app.session;
         let leaf = session.leaf_id().await?;
         let tail = session
             .storage()
@@ -203,8 +203,8 @@ impl Driver {
         self.transcript.load(messages.iter());
         self.state.editor.set_history(user_texts(messages));
         let mut f = FooterInfo {
-            cwd: self.ctx.cwd.display().to_string(),
-            session_name: self.ctx.session.name().await?,
+            cwd: self.app.cwd.display().to_string(),
+            session_name: self.app.session.name().await?,
             ..FooterInfo::default()
         };
         self.model_fields(&mut f);
@@ -218,7 +218,7 @@ impl Driver {
     /// Spawns the rest of [`Self::start`]: a blocking thread drives the session reads, so the
     /// UI thread keeps reading keys and drawing frames meanwhile.
     fn load_behind(&mut self) {
-        let session = self.ctx.session.clone();
+        let session = self.app.session.clone();
         let (theme, tx, generation) = (self.theme, self.tx.clone(), self.generation);
         let handle = tokio::runtime::Handle::current();
         self.tasks.spawn(async move {
@@ -257,7 +257,7 @@ impl Driver {
     pub async fn reload(&mut self) -> Result<(), crate::error::CliError> {
         self.generation += 1;
         let ctx = self
-            .ctx
+            .app
             .session
             .build_context(&ContextOptions::default())
             .await?;
@@ -265,8 +265,8 @@ impl Driver {
         self.transcript.load(ctx.messages.iter());
         self.state.editor.set_history(user_texts(&ctx.messages));
         let mut f = FooterInfo {
-            cwd: self.ctx.cwd.display().to_string(),
-            session_name: self.ctx.session.name().await?,
+            cwd: self.app.cwd.display().to_string(),
+            session_name: self.app.session.name().await?,
             ..FooterInfo::default()
         };
         self.model_fields(&mut f);
@@ -284,7 +284,7 @@ impl Driver {
             );
         }
         if first && !self.state.is_loading() {
-            let t = Totals::of(&self.ctx.session.entries().await?);
+            let t = Totals::of(&self.app.session.entries().await?);
             (f.input, f.output, f.cache_read, f.cache_write, f.cost) =
                 (t.input, t.output, t.cache_read, t.cache_write, t.cost);
         }
@@ -296,13 +296,13 @@ impl Driver {
     }
 
     fn model_fields(&self, f: &mut FooterInfo) {
-        let m = self.ctx.harness.model();
+        let m = self.app.harness.model();
         f.provider = m.provider.clone();
         f.model = m.id.clone();
         f.context_window = m.context_window;
         f.thinking = m
             .reasoning
-            .then(|| self.ctx.harness.thinking_level().as_str().to_owned());
+            .then(|| self.app.harness.thinking_level().as_str().to_owned());
     }
 
     fn model_outcome(&self) -> Outcome {
@@ -348,7 +348,7 @@ impl Driver {
         let effects = self.state.handle(event, Instant::now());
         if prompt_ended {
             // Skipped snapshots and failed captures never fail a turn; they are shown here.
-            if let Some(hook) = &self.ctx.checkpoints {
+            if let Some(hook) = &self.app.checkpoints {
                 for n in hook.take_notices() {
                     self.transcript.push_notice(NoticeKind::Info, n);
                 }
@@ -436,6 +436,6 @@ impl Driver {
 
     /// Whether the harness or one of the driver's tasks is still working.
     pub fn busy(&self) -> bool {
-        !self.tasks.is_empty() || self.ctx.harness.phase() != Phase::Idle
+        !self.tasks.is_empty() || self.app.harness.phase() != Phase::Idle
     }
 }
