@@ -206,3 +206,46 @@ pub struct BashReply {
 pub struct Exported {
     pub path: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_serialize_as_pis_data() {
+        let s = |r: Reply| serde_json::to_string(&r).unwrap();
+        assert_eq!(s(Reply::Null), "null");
+        assert_eq!(
+            s(Reply::Disposition(Disposition::QUEUED)),
+            r#"{"disposition":"queued"}"#
+        );
+        assert_eq!(
+            s(Reply::Queues(Queues {
+                steering: vec!["a".into()],
+                follow_up: Vec::new()
+            })),
+            r#"{"steering":["a"],"followUp":[]}"#
+        );
+        assert_eq!(
+            s(Reply::Bash(Box::new(BashReply {
+                output: "x".into(),
+                exit_code: Some(0),
+                cancelled: false,
+                truncated: false,
+                full_output_path: None
+            }))),
+            r#"{"output":"x","exitCode":0,"cancelled":false,"truncated":false}"#
+        );
+        assert_eq!(
+            s(Reply::Tree(TreeReply {
+                tree: vec![TreeNode {
+                    entry: None,
+                    children: Vec::new(),
+                    label: Some("l".into())
+                }],
+                leaf_id: None
+            })),
+            r#"{"tree":[{"entry":null,"children":[],"label":"l"}],"leafId":null}"#
+        );
+    }
+}

@@ -154,3 +154,103 @@ impl ContextUsage {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_serialize_in_pis_order() {
+        let c = SessionCounts {
+            user_messages: 1,
+            assistant_messages: 2,
+            tool_calls: 3,
+            tool_results: 3,
+            total_messages: 6,
+            tokens: TokenTotals {
+                input: 10,
+                output: 5,
+                cache_read: 1,
+                cache_write: 0,
+            },
+            cost: 0.5,
+        };
+        let usage = ContextUsage {
+            tokens: None,
+            context_window: 100,
+            percent: None,
+        };
+        let r = SessionStatsReply::new(None, "s".into(), &c, Some(usage));
+        assert_eq!(
+            serde_json::to_string(&r).unwrap(),
+            r#"{"sessionFile":null,"sessionId":"s","userMessages":1,"assistantMessages":2,"toolCalls":3,"toolResults":3,"totalMessages":6,"tokens":{"input":10,"output":5,"cacheRead":1,"cacheWrite":0,"total":16},"cost":0.5,"contextUsage":{"tokens":null,"contextWindow":100,"percent":null}}"#
+        );
+        assert!(ContextUsage::of(&[], 0).is_none());
+    }
+
+    /// The counts `get_session_stats` made before, by re-serialising every entry to JSON.
+    fn counted_as_json(entries: &[SessionEntry]) -> SessionCounts {
+        use serde_json::Value;
+        let mut c = SessionCounts::default();
+        for e in entries {
+            let v = serde_json::to_value(e).unwrap();
+            let Some(m) = v.get("message").filter(|_| v["type"] == "message") else {
+                continue;
+            };
+            c.total_messages += 1;
+            match m.get("role").and_then(Value::as_str) {
+                Some("user") => c.user_messages += 1,
+                Some("assistant") => {
+                    c.assistant_messages += 1;
+                    c.tool_calls += m["content"].as_array().map_or(0, |b| {
+                        b.iter().filter(|x| x["type"] == "toolCall").count() as u64
+                    });
+                    let u = |k: &str| {
+                        m.pointer(&format!("/usage/{k}"))
+                            .and_then(Value::as_u64)
+                            .unwrap_or(0)
+                    };
+                    c.tokens.input += u("input");
+                    c.tokens.output += u("output");
+                    c.tokens.cache_read += u("cacheRead");
+                    c.tokens.cache_write += u("cacheWrite");
+                    c.cost += m
+                        .pointer("/usage/cost/total")
+                        .and_then(Value::as_f64)
+                        .unwrap_or(0.0);
+                }
+                Some("toolResult") => c.tool_results += 1,
+                _ => {}
+            }
+        }
+        c
+    }
+
+    #[tokio::test]
+    async fn the_typed_walk_counts_what_the_json_walk_counted() {
+        use arbor_agent::session::{JsonlRepository, Session};
+        let mut seen = 0;
+        for path in arbor_test_support::fixtures::fixture_files("pi-sessions") {
+            if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+                continue;
+            }
+            let dir = path.parent().unwrap().to_path_buf();
+            let Ok(storage) = JsonlRepository::flat(dir)
+                .open_read_only(&path.display().to_string())
+                .await
+            else {
+                continue;
+            };
+            let session = Session::new(std::sync::Arc::new(storage));
+            let entries = session.entries().await.unwrap();
+            assert_eq!(
+                SessionCounts::of(&entries),
+                counted_as_json(&entries),
+                "{}",
+                path.display()
+            );
+            seen += 1;
+        }
+        assert!(seen >= 5, "{seen} fixture sessions");
+    }
+}
