@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use arbor_agent::context::projection::ContextOptions;
-use arbor_agent::harness::{Phase, QueueMode};
+use arbor_agent::harness::{Phase, PolicyControl, QueueMode};
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::{ForkPosition, Session, SessionEntry, SessionTree};
 use arbor_ai::{ImageContent, Message, ThinkingLevel};
@@ -19,7 +19,6 @@ use super::reply::*;
 use super::request::{required, Command};
 use super::session_stats::{ContextUsage, SessionCounts, SessionStatsReply};
 use crate::startup::{App, SessionChoice};
-use arbor_agent::harness::PolicyControl;
 
 /// What a client provides for commands to act on.
 #[async_trait::async_trait(?Send)]

@@ -5,17 +5,16 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
-use arbor_agent::harness::{Phase, SubscriptionId};
+use arbor_agent::harness::{Phase, PolicyControl, SubscriptionId};
 use arbor_ai::ImageContent;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::super::events::PiEvents;
-use super::super::json::emit_line;
 use crate::cli::AgentArgs;
 use crate::command::{CommandError, CommandHost};
+use crate::modes::events::PiEvents;
+use crate::modes::json::emit_line;
 use crate::startup::{App, Restart, SessionChoice};
-use arbor_agent::harness::PolicyControl;
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -143,7 +142,7 @@ impl CommandHost for Call<'_> {
         let settings = app.settings.clone();
         let control = self.rpc.control.clone();
         let task = tokio::spawn(async move {
-            let observer = super::super::json::EventObserver;
+            let observer = crate::modes::json::EventObserver;
             if let Err(e) = crate::policy::prompt_controlled(
                 &harness, &settings, &message, &images, &observer, &control,
             )

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use arbor_agent::context::projection::ContextOptions;
-use arbor_agent::harness::{AgentHarness, Phase};
+use arbor_agent::harness::{AgentHarness, Phase, PolicyObserver};
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::Session;
 use arbor_ai::models::ModelRegistry;
@@ -35,7 +35,6 @@ use super::theme::Theme;
 use super::transcript::{NoticeKind, Transcript};
 use crate::command::models::usable;
 use crate::config::Settings;
-use arbor_agent::harness::PolicyObserver;
 pub use restore_report::{restore_notice, undo_notice, ForkRestorePlan};
 
 /// The app as the TUI drives it: the parts of the started app (`startup::App`) the UI needs.
