@@ -24,7 +24,7 @@ use arbor_agent::session::{JsonlRepository, MemoryStorage, Session, SessionRepos
 use arbor_ai::faux::FauxProvider;
 use arbor_ai::{AssistantMessage, AssistantMessageEvent, Message};
 use arbor_coding_agent::config::Settings;
-use arbor_coding_agent::tui::driver::{Ctx, Driver};
+use arbor_coding_agent::tui::driver::{Driver, TuiApp};
 use arbor_coding_agent::tui::state::AppEvent;
 use arbor_coding_agent::tui::theme::Theme;
 use ratatui::buffer::Buffer;
@@ -46,9 +46,9 @@ fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
-fn ctx(faux: &FauxProvider, session: Arc<Session>, harness: AgentHarness) -> Ctx {
+fn ctx(faux: &FauxProvider, session: Arc<Session>, harness: AgentHarness) -> TuiApp {
     let _ = faux;
-    Ctx {
+    TuiApp {
         harness,
         session,
         session_file: None,

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
-use crate::commands;
 use crate::error::{report, CliError};
+use crate::session_commands;
 
 /// Parses the arguments, runs the command and turns failures into one stderr line.
 pub fn main() -> ExitCode {
@@ -47,7 +47,8 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
     let outcome = runtime.block_on(async move {
         match cli.command {
             Some(Command::Session(cmd)) => {
-                commands::session(cli.session_dir.as_deref(), cli.store.as_deref(), cmd).await
+                session_commands::session(cli.session_dir.as_deref(), cli.store.as_deref(), cmd)
+                    .await
             }
             None => crate::modes::run(cli.agent, cli.session_dir.as_deref()).await,
         }
@@ -91,9 +92,9 @@ fn session_flags_after_session(argv: Vec<std::ffi::OsString>) -> Vec<std::ffi::O
     out
 }
 
-/// Agent-flag errors in pi's words and with its exit code 1 (coding-agent.md §10.1;
-/// DECISIONS §22.14): "Error: Unknown option: -x" (every unknown `--long` flag listed, as pi
-/// lists the flags no extension claimed), "Error: Invalid mode "xml". Valid values: text, json,
+/// Agent-flag errors in pi's words and with its exit code 1 (DECISIONS §22.14): "Error:
+/// Unknown option: -x" (every unknown `--long` flag listed, as pi lists the flags no extension
+/// claimed), "Error: Invalid mode "xml". Valid values: text, json,
 /// rpc", "Error: --mode requires text, json, or rpc". `arbor session …` keeps clap's texts and
 /// exit 2; help and version print as usual.
 fn parse_failure(e: &clap::Error, argv: &[std::ffi::OsString]) -> ExitCode {

@@ -57,6 +57,16 @@ pub enum CliError {
     Internal(String),
 }
 
+/// A prompt under the harness's policy keeps its error's kind (and so its text).
+impl From<arbor_agent::harness::PromptPolicyError> for CliError {
+    fn from(e: arbor_agent::harness::PromptPolicyError) -> Self {
+        match e {
+            arbor_agent::harness::PromptPolicyError::Agent(e) => CliError::Agent(e),
+            arbor_agent::harness::PromptPolicyError::Session(e) => CliError::Session(e),
+        }
+    }
+}
+
 /// Exit code for errors that are not about a broken session file.
 pub const EXIT_FAILURE: u8 = 1;
 /// Exit code for a session file that is refused as invalid (and for usage errors, as clap does).

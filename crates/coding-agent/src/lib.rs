@@ -1,27 +1,47 @@
-//! `arbor-coding-agent`: the `arbor` command-line app. For now its commands inspect and manage
-//! sessions (`arbor session ...`); the interactive agent builds on the same parts.
+//! `arbor-coding-agent`: the `arbor` app — an interactive coding agent over `arbor-agent`'s
+//! harness and a session store, with the same agent reachable four ways: the terminal UI
+//! ([`tui`]), print mode (`-p`), JSON events (`--mode json`) and an RPC protocol on stdin and
+//! stdout (`--mode rpc`), plus the `arbor session …` commands that inspect and manage stored
+//! sessions.
+//!
+//! Where things are:
+//! - [`app`]: the entry point (`main`): arguments, then a run mode or a session command.
+//! - `startup`: builds what every mode drives (settings, credentials, model, session, tools,
+//!   system prompt, harness); `modes`: print, JSON and RPC; [`tui`]: the terminal UI.
+//! - `command`: the one command layer (typed commands, replies and errors) RPC runs and whose
+//!   rules (session stats, model and thinking cycling) the TUI shares; `policy`: retries and
+//!   automatic compaction around a prompt.
+//! - [`tools`]: the agent's tools (read, write, edit, bash, grep, find, ls);
+//!   [`checkpoints`]: workspace checkpoints beside the session.
+//! - `session_commands`, [`store`], `render`: the `arbor session` commands, opening stores
+//!   and rendering sessions as text; [`config`]: settings files.
+//!
+//! Only what the tests and benches use is public; everything else is `pub(crate)`.
 
 pub mod app;
-pub mod auth;
+pub(crate) mod auth;
 pub mod checkpoints;
-pub mod cli;
-pub mod commands;
+pub(crate) mod cli;
+pub(crate) mod command;
 pub mod config;
 pub mod error;
-pub mod export;
-pub mod lookup;
-pub mod modes;
-pub mod pgstore;
-pub mod policy;
-pub mod prompt;
-pub mod provider;
-pub mod render;
-pub mod scope;
-pub mod startup;
+pub(crate) mod export;
+pub(crate) mod initial_prompts;
+pub(crate) mod lookup;
+pub(crate) mod modes;
+pub(crate) mod pgstore;
+pub(crate) mod policy;
+pub(crate) mod prompt;
+pub(crate) mod provider;
+pub(crate) mod render;
+pub(crate) mod scope;
+pub(crate) mod session_commands;
+pub(crate) mod shutdown;
+pub(crate) mod startup;
 pub mod store;
-pub mod summaries;
+pub(crate) mod summaries;
 pub mod tools;
 pub mod tui;
-pub mod user_bash;
+pub(crate) mod user_bash;
 
 pub use error::{CliError, Result};

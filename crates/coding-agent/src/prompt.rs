@@ -1,4 +1,4 @@
-//! The system prompt (coding-agent.md §11.5): named sections in pi's order, the preamble as
+//! The system prompt: named sections in pi's order, the preamble as
 //! plain text and every other section wrapped as `<name>…</name>`, joined by blank lines. The
 //! wording is Arbor's own. Context files follow §11.4: the global one first, then each
 //! directory from the filesystem root down to the cwd; in each directory the first of

@@ -7,11 +7,11 @@
 //! The harness holds no terminal or provider-HTTP details: the caller hands it an
 //! `Arc<dyn ApiProvider>` and the models it may use.
 
-mod auto_compact;
 mod compact;
 pub mod hooks;
 mod navigate;
 pub mod pending;
+mod prompt_policy;
 mod request;
 mod run;
 
@@ -38,6 +38,9 @@ pub use hooks::{
 };
 pub use navigate::{NavigateOptions, NavigateResult};
 pub use pending::PendingWrite;
+pub use prompt_policy::{
+    PolicyControl, PolicyObserver, PromptPolicy, PromptPolicyError, PromptRetry, RETRY_CANCELLED,
+};
 
 /// pi's default system prompt when none is given.
 pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a helpful assistant.";

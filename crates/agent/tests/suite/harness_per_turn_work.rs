@@ -9,9 +9,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use arbor_agent::agent::{AgentEvent, ToolRef};
-use arbor_agent::compaction::auto::AutoCompaction;
 use arbor_agent::compaction::CompactionSettings;
-use arbor_agent::harness::{AgentHarness, HarnessOptions};
+use arbor_agent::harness::{
+    AgentHarness, HarnessOptions, PolicyControl, PolicyObserver, PromptPolicy, PromptRetry,
+};
 use arbor_agent::session::{MemoryStorage, Session};
 use arbor_ai::event::{AssistantMessageEvent, AssistantMessageEventStream};
 use arbor_ai::stream::{ApiProvider, StreamOptions};
@@ -97,21 +98,34 @@ fn harness() -> AgentHarness {
 #[derive(Clone, Copy)]
 enum Send {
     Prompt,
-    /// The app's path: automatic-compaction checks before and after (never triggered here).
-    AutoCompaction,
+    /// The app's path: the prompt policy's checks after each run (never triggered here).
+    Policy,
 }
 
-async fn send(h: &AgentHarness, how: Send, policy: &mut AutoCompaction) {
+/// Says nothing: no retry or compaction happens in these runs.
+struct Silent;
+
+impl PolicyObserver for Silent {
+    fn retry_scheduled(&self, _: u32, _: u32, _: u64, _: &str) {}
+    fn retry_finished(&self, _: bool, _: u32, _: Option<&str>) {}
+    fn compacting(&self, _: &str) {}
+    fn compaction_failed(&self, _: &arbor_agent::agent::AgentError) {}
+}
+
+async fn send(h: &AgentHarness, how: Send, policy: &PromptPolicy) {
     let reply = match how {
-        Send::Prompt => h.prompt("hi", &[]).await,
-        Send::AutoCompaction => h.prompt_with_auto_compaction("hi", &[], policy).await,
+        Send::Prompt => h.prompt("hi", &[]).await.map_err(|e| e.to_string()),
+        Send::Policy => h
+            .prompt_with_policy("hi", &[], policy, &Silent, &PolicyControl::new(policy))
+            .await
+            .map_err(|e| e.to_string()),
     }
     .unwrap();
     assert_eq!(reply.stop_reason, StopReason::Stop);
 }
 
 /// The work tallied over `n` prompts.
-async fn window(h: &AgentHarness, how: Send, policy: &mut AutoCompaction, n: u32) -> Tally {
+async fn window(h: &AgentHarness, how: Send, policy: &PromptPolicy, n: u32) -> Tally {
     let before = Tally::now();
     for _ in 0..n {
         send(h, how, policy).await;
@@ -121,15 +135,24 @@ async fn window(h: &AgentHarness, how: Send, policy: &mut AutoCompaction, n: u32
 
 async fn assert_constant_per_turn(how: Send) {
     let h = harness();
-    let mut policy = AutoCompaction::new(CompactionSettings::default());
+    let policy = PromptPolicy {
+        retry: PromptRetry {
+            enabled: true,
+            max_retries: 3,
+            base_delay_ms: 2000,
+            max_agent_delay_ms: 60_000,
+        },
+        auto_compaction: true,
+        reserve_tokens: CompactionSettings::default().reserve_tokens,
+    };
     for _ in 0..100 {
-        send(&h, how, &mut policy).await;
+        send(&h, how, &policy).await;
     }
-    let early = window(&h, how, &mut policy, 20).await;
+    let early = window(&h, how, &policy, 20).await;
     for _ in 0..1880 {
-        send(&h, how, &mut policy).await;
+        send(&h, how, &policy).await;
     }
-    let late = window(&h, how, &mut policy, 20).await;
+    let late = window(&h, how, &policy, 20).await;
     // Four messages per prompt (user, tool call, tool result, reply), over 8,000 in the end.
     let context = h
         .session()
@@ -168,6 +191,6 @@ async fn per_turn_work_of_prompt_is_the_same_at_prompt_100_and_2000() {
 }
 
 #[tokio::test]
-async fn per_turn_work_with_auto_compaction_checks_is_the_same_at_prompt_100_and_2000() {
-    assert_constant_per_turn(Send::AutoCompaction).await;
+async fn per_turn_work_with_the_prompt_policy_is_the_same_at_prompt_100_and_2000() {
+    assert_constant_per_turn(Send::Policy).await;
 }

@@ -2,11 +2,11 @@
 
 mod compaction;
 mod harness;
-mod harness_auto_compaction;
 mod harness_crash;
 mod harness_fsyncs;
 mod harness_incremental;
 mod harness_per_turn_work;
+mod harness_prompt_policy;
 mod harness_support;
 mod harness_tree;
 mod message_support;

@@ -1,7 +1,7 @@
 //! Workspace checkpoints on the entry tree (DECISIONS §27): the glue between a session and
 //! `arbor-checkpoint`. [`Recorder`] captures at turn starts and after tool batches that may
 //! have written, and records each capture as a `custom` entry; [`RestoreMode`] decides what a
-//! navigation moves and [`navigate`] is the one call that moves conversation and/or code (for
+//! navigation moves and [`navigate()`] is the one call that moves conversation and/or code (for
 //! `/tree`, `/fork` and `--fork`); [`inspect`] serves `arbor session checkpoints` and `arbor session diff`.
 
 pub mod hook;

@@ -1,4 +1,4 @@
-//! Harness events as pi's JSON and RPC modes write them (coding-agent.md §10.4): the loop's
+//! Harness events as pi's JSON and RPC modes write them: the loop's
 //! events keep their names; `message_update` carries the latest `usage` and drops the
 //! cumulative `partial`; `tool_execution_end` gains `durationMs` and `result.isError`;
 //! `agent_end` gains `willRetry`; the harness's `settled` becomes `agent_settled{aborted}`.

@@ -1,4 +1,4 @@
-//! JSON mode (coding-agent.md §10.4): line 1 is the session header as stored, then one event
+//! JSON mode: line 1 is the session header as stored, then one event
 //! per line in pi's shapes ([`super::events`]). The exit status is 0 even when the model failed
 //! (the events say so); SIGTERM aborts and exits 143.
 
@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
 use super::events::PiEvents;
-use super::Prompt;
 use crate::error::CliError;
+use crate::initial_prompts::Prompt;
 use crate::startup::App;
 
 /// Writes one JSON value as a line to stdout, flushed so readers see it at once.
@@ -22,7 +22,7 @@ pub fn emit_line(v: &serde_json::Value) {
 /// Announces retries and compaction as pi's JSON events.
 pub struct EventObserver;
 
-impl crate::policy::PolicyObserver for EventObserver {
+impl arbor_agent::harness::PolicyObserver for EventObserver {
     fn retry_scheduled(&self, attempt: u32, max_attempts: u32, delay_ms: u64, error: &str) {
         emit_line(
             &serde_json::json!({"type": "auto_retry_start", "attempt": attempt, "maxAttempts": max_attempts, "delayMs": delay_ms, "errorMessage": error}),
@@ -37,6 +37,9 @@ impl crate::policy::PolicyObserver for EventObserver {
         emit_line(&v);
     }
     fn compacting(&self, _reason: &str) {}
+    fn compaction_failed(&self, error: &arbor_agent::agent::AgentError) {
+        crate::policy::report_compaction_failure(error);
+    }
 }
 
 pub async fn run(app: App, prompts: Vec<Prompt>) -> Result<ExitCode, CliError> {
@@ -61,8 +64,8 @@ pub async fn run(app: App, prompts: Vec<Prompt>) -> Result<ExitCode, CliError> {
     });
     tokio::select! {
         r = &mut work => r.map_err(|e| CliError::Startup(format!("Error: the run failed: {e}")))??,
-        code = super::shutdown_signal() => {
-            super::stop(&app.harness, work).await;
+        code = crate::shutdown::shutdown_signal() => {
+            crate::shutdown::stop(&app.harness, work).await;
             return Ok(ExitCode::from(code));
         }
     }

@@ -1,4 +1,4 @@
-//! Run modes (coding-agent.md §10): [`print`] (`-p`, or any run without a terminal), [`json`]
+//! Run modes: [`print`] (`-p`, or any run without a terminal), [`json`]
 //! (`--mode json`: the session header, then one JSON event per line) and [`rpc`] (`--mode rpc`:
 //! commands on stdin, responses and events on stdout). The interactive TUI plugs in here as
 //! one more mode ([`crate::tui::run`]).
@@ -11,8 +11,6 @@ pub mod rpc;
 use std::io::{IsTerminal, Read};
 use std::path::Path;
 use std::process::ExitCode;
-
-use arbor_ai::ImageContent;
 
 use crate::cli::AgentArgs;
 use crate::error::CliError;
@@ -35,71 +33,6 @@ pub fn select(args: &AgentArgs, stdin_tty: bool, stdout_tty: bool) -> Mode {
         _ if args.print || !stdin_tty || !stdout_tty => Mode::Print,
         _ => Mode::Interactive,
     }
-}
-
-/// One prompt: text plus attached images.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Prompt {
-    pub text: String,
-    pub images: Vec<ImageContent>,
-}
-
-/// Builds the prompts: piped stdin, then `@file` texts, then the first message make the first
-/// prompt (concatenated as they are); later messages follow one by one.
-pub fn collect_prompts(
-    args: &AgentArgs,
-    stdin: Option<String>,
-    cwd: &Path,
-) -> Result<Vec<Prompt>, CliError> {
-    let mut first = Prompt {
-        text: stdin.unwrap_or_default(),
-        images: Vec::new(),
-    };
-    let mut messages = Vec::new();
-    for m in &args.messages {
-        if let Some(raw) = m.strip_prefix('@') {
-            let abs = crate::tools::path::resolve_for_read(raw, cwd);
-            let bytes = std::fs::read(&abs).map_err(|_| {
-                CliError::Startup(format!("Error: File not found: {}", abs.display()))
-            })?;
-            if bytes.is_empty() {
-                continue;
-            }
-            if let Some(mime) = crate::tools::image::sniff(&bytes[..bytes.len().min(64)]) {
-                first
-                    .text
-                    .push_str(&format!("<file name=\"{}\"></file>\n", abs.display()));
-                if let Ok(p) = crate::tools::image::prepare(&bytes, mime, true) {
-                    first.images.push(ImageContent {
-                        data: p.data,
-                        mime_type: p.mime_type.to_owned(),
-                        ..Default::default()
-                    });
-                }
-            } else {
-                let text = String::from_utf8_lossy(&bytes);
-                first.text.push_str(&format!(
-                    "<file name=\"{}\">\n{text}\n</file>\n",
-                    abs.display()
-                ));
-            }
-        } else {
-            messages.push(m.clone());
-        }
-    }
-    let mut rest = messages.into_iter();
-    if let Some(m) = rest.next() {
-        first.text.push_str(&m);
-    }
-    let mut out = Vec::new();
-    if !first.text.is_empty() || !first.images.is_empty() {
-        out.push(first);
-    }
-    out.extend(rest.map(|text| Prompt {
-        text,
-        images: Vec::new(),
-    }));
-    Ok(out)
 }
 
 /// Runs the agent per the flags.
@@ -130,7 +63,7 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
     } else {
         None
     };
-    let prompts = collect_prompts(&args, stdin, &cwd)?;
+    let prompts = crate::initial_prompts::collect_prompts(&args, stdin, &cwd)?;
     if mode != Mode::Rpc && prompts.is_empty() {
         // Checked before anything is opened, so no empty session file is left behind.
         return Err(CliError::Startup(
@@ -163,9 +96,7 @@ fn list_models(args: &AgentArgs, search: &str) -> Result<ExitCode, CliError> {
     let mut out = String::from("provider\tmodel\tcontext\tmax-out\tthinking\timages\n");
     let mut any = false;
     for m in registry.models() {
-        let keyed = provider.api_key(&m.provider).is_some()
-            || m.base_url.contains("://localhost")
-            || m.base_url.contains("://127.0.0.1");
+        let keyed = crate::command::models::usable(&provider, m);
         let hay = format!("{}/{} {}", m.provider, m.id, m.name).to_lowercase();
         if !keyed || (!needle.is_empty() && !hay.contains(&needle)) {
             continue;
@@ -192,37 +123,6 @@ fn list_models(args: &AgentArgs, search: &str) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Aborts the run (tools are cancelled, bash process groups killed) and waits for it to write
-/// its last entries; a second signal exits at once.
-pub async fn stop<T>(
-    harness: &arbor_agent::harness::AgentHarness,
-    work: tokio::task::JoinHandle<T>,
-) {
-    let wind_down = async {
-        harness.abort().await;
-        let _ = work.await;
-    };
-    tokio::select! {
-        _ = wind_down => {}
-        code = shutdown_signal() => std::process::exit(i32::from(code)),
-    }
-}
-
-/// Resolves on SIGTERM (143) or SIGHUP (129) with the exit code.
-pub async fn shutdown_signal() -> u8 {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = term.recv() => 143,
-        _ = hup.recv() => 129,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,45 +139,5 @@ mod tests {
         assert_eq!(select(&a, true, true), Mode::Print);
         a.mode = Some("rpc".into());
         assert_eq!(select(&a, true, true), Mode::Rpc);
-    }
-
-    #[test]
-    fn stdin_files_and_messages_make_the_prompts() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("a.txt"), "alpha").unwrap();
-        std::fs::write(dir.path().join("empty.txt"), "").unwrap();
-        let a = AgentArgs {
-            messages: vec![
-                "@a.txt".into(),
-                "@empty.txt".into(),
-                "first".into(),
-                "second".into(),
-            ],
-            ..Default::default()
-        };
-        let p = collect_prompts(&a, Some("piped\n".into()), dir.path()).unwrap();
-        let abs = dir.path().join("a.txt");
-        assert_eq!(
-            p[0].text,
-            format!(
-                "piped\n<file name=\"{}\">\nalpha\n</file>\nfirst",
-                abs.display()
-            )
-        );
-        assert_eq!(p[1].text, "second");
-        let missing = AgentArgs {
-            messages: vec!["@nope.txt".into()],
-            ..Default::default()
-        };
-        let e = collect_prompts(&missing, None, dir.path())
-            .unwrap_err()
-            .to_string();
-        assert_eq!(
-            e,
-            format!(
-                "Error: File not found: {}",
-                dir.path().join("nope.txt").display()
-            )
-        );
     }
 }

@@ -1,4 +1,4 @@
-//! Print mode (coding-agent.md §10.3): run every prompt, then print each text block of the last
+//! Print mode: run every prompt, then print each text block of the last
 //! assistant message followed by a newline. An `error`/`aborted` answer goes to stderr (exit
 //! 1); a `length` stop prints the text, warns on stderr and exits 1. SIGTERM aborts the run and
 //! exits 143 (SIGHUP 129) after the session is flushed.
@@ -8,8 +8,8 @@ use std::process::ExitCode;
 
 use arbor_ai::{AssistantMessage, StopReason};
 
-use super::Prompt;
 use crate::error::CliError;
+use crate::initial_prompts::Prompt;
 use crate::startup::App;
 
 /// What print mode reports for the final answer: stdout text, stderr text, exit code.
@@ -63,8 +63,8 @@ pub async fn run(app: App, prompts: Vec<Prompt>) -> Result<ExitCode, CliError> {
     });
     let last = tokio::select! {
         r = &mut work => r.map_err(|e| CliError::Startup(format!("Error: the run failed: {e}")))??,
-        code = super::shutdown_signal() => {
-            super::stop(&app.harness, work).await;
+        code = crate::shutdown::shutdown_signal() => {
+            crate::shutdown::stop(&app.harness, work).await;
             return Ok(ExitCode::from(code));
         }
     };

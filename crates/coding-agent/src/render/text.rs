@@ -1,32 +1,9 @@
 //! Small text helpers shared by the renderers: one-line previews and times.
 
-use arbor_ai::types::{Content, ContentBlock};
-
 /// `text` squeezed onto one line (every run of whitespace or control characters becomes one
 /// space) and cut to at most `max` characters, ending in `…` when cut. The rule lives beside
 /// the row summaries it must agree with (DECISIONS §25.81).
 pub use arbor_agent::session::rows::preview;
-
-/// The text blocks of a content value joined with a space (pi's `firstMessage` rule).
-pub fn content_text(content: &Content) -> String {
-    match content {
-        Content::Text(s) => s.clone(),
-        Content::Blocks(blocks) => blocks_text(blocks),
-    }
-}
-
-pub fn blocks_text(blocks: &[ContentBlock]) -> String {
-    let mut out = String::new();
-    for block in blocks {
-        if let ContentBlock::Text(t) = block {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(&t.text);
-        }
-    }
-    out
-}
 
 /// Unix ms as `2026-11-30 12:35` (UTC, minutes): stable and sortable for listings.
 pub fn short_time(ms: i64) -> String {

@@ -2,4 +2,4 @@
 //! [`arbor_agent::session::tree_text`], beside the row summaries it is built from, so the store
 //! bench runs the command's exact code (DECISIONS §25.90).
 
-pub use arbor_agent::session::tree_text::{describe, plural, write, RowText, TreeView, ROW_CAPS};
+pub use arbor_agent::session::tree_text::{plural, write, TreeView};

@@ -1,5 +1,5 @@
 //! `ls`: one directory's entries, dotfiles included, sorted case-insensitively, `/` after
-//! directories (coding-agent.md §9).
+//! directories.
 
 use serde::Deserialize;
 use serde_json::{json, Value};

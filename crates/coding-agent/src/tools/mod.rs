@@ -1,5 +1,5 @@
 //! The built-in tools the model calls: `read`, `write`, `edit`, `bash`, `grep`, `find`, `ls`
-//! (coding-agent.md §9). Each module holds one tool's schema and behaviour; they share output
+//!. Each module holds one tool's schema and behaviour; they share output
 //! limits ([`truncate`]), path handling ([`path`]), the per-file write queue ([`mutation`]) and
 //! image preparation ([`image`]).
 //!
@@ -64,7 +64,7 @@ pub type ToolResult = Result<ToolOutput, ToolError>;
 /// Receives partial results while a tool runs (bash output as it arrives).
 pub type Progress = Arc<dyn Fn(ToolOutput) + Send + Sync>;
 
-/// Settings the tools read (coding-agent.md §11.1 keys that apply to them).
+/// Settings the tools read (the `settings.json` keys that apply to them).
 #[derive(Debug, Clone, Default)]
 pub struct ToolSettings {
     /// `shellPath`: the shell bash runs commands with.

@@ -1,4 +1,4 @@
-//! Writes and edits to one file run one at a time (coding-agent.md §9): two parallel `edit` calls
+//! Writes and edits to one file run one at a time: two parallel `edit` calls
 //! on the same file would otherwise both read the old text and the second would undo the first.
 //! The key is the file's real path, so symlinks and `./x` vs `x` share one queue.
 

@@ -1,4 +1,4 @@
-//! Path arguments as models write them (coding-agent.md §9): one leading `@` dropped, Unicode
+//! Path arguments as models write them: one leading `@` dropped, Unicode
 //! spaces made plain, `~` expanded, `file://` URLs accepted, relative paths taken from the
 //! session cwd. Reads also try the macOS spellings of a path that does not exist.
 

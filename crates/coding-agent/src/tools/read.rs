@@ -1,4 +1,4 @@
-//! `read`: a text file's lines (with pi's continuation notes) or an image (coding-agent.md §9).
+//! `read`: a text file's lines (with pi's continuation notes) or an image.
 //! The file is streamed: only the selected lines up to the limits are kept in memory, so a
 //! multi-gigabyte log costs no more than a small file.
 

@@ -1,6 +1,6 @@
 //! Output limits shared by the file tools: head truncation (keep the start, whole lines only) for
 //! reads and searches, tail truncation (keep the end) for command output. The limits and the
-//! record's field names are pi's, so `details.truncation` reads the same (coding-agent.md §9).
+//! record's field names are pi's, so `details.truncation` reads the same.
 
 use serde::Serialize;
 

@@ -1,4 +1,4 @@
-//! `write`: creates or overwrites a file, making parent directories (coding-agent.md §9).
+//! `write`: creates or overwrites a file, making parent directories.
 
 use serde::Deserialize;
 use serde_json::{json, Value};

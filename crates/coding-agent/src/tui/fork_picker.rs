@@ -1,4 +1,4 @@
-//! The `/fork` overlay (coding-agent.md §6): the user messages of the current branch, newest
+//! The `/fork` overlay: the user messages of the current branch, newest
 //! first; the chosen one becomes the fork point (the new session ends before it and the text
 //! goes into the editor).
 

@@ -1,4 +1,4 @@
-//! The interactive terminal UI (coding-agent.md §6, §8): ratatui + crossterm on top of the
+//! The interactive terminal UI: ratatui + crossterm on top of the
 //! [`AgentHarness`](arbor_agent::harness::AgentHarness) and its events only — no session or
 //! provider logic lives here.
 //!
@@ -9,38 +9,44 @@
 //! - [`theme`]: the styles, with `NO_COLOR` honoured in one place.
 //! - [`component`]: the contract overlays share (what a key did to them).
 //! - [`state`]: the app's state machine (events in, effects out).
-//! - [`editor`], [`footer`], [`slash`], [`view`]: the editor, the footer, slash commands and
+//! - `external_editor`: Ctrl+G's round trip through `$VISUAL` / `$EDITOR`.
+//! - `editor`, [`footer`], `slash`, `view`: the editor, the footer, slash commands and
 //!   the screen layout.
 //! - [`driver`]: carries out effects against the harness (async, still no terminal).
-//! - [`terminal`]: the real terminal and its restoration; [`run`] is the loop tying them up.
-//! - [`list`]: the selection and scroll position every list overlay shares.
+//! - `terminal`: the real terminal and its restoration; [`run`] is the loop tying them up.
+//! - `loading`: a resumed session's first frame and the rest loaded behind it.
+//! - `list`: the selection and scroll position every list overlay shares.
 //! - [`tree`]: the `/tree` navigator; [`summarize`]: the prompt after a choice there
 //!   (restore mode, "Summarize branch?") and the summary's progress.
 //! - [`picker`]: the session picker (`/resume`, `-r`) and the model picker (`/model`);
-//!   [`query`]: the search line they share.
-//! - [`fork_picker`]: `/fork`'s list (its "Restore what?" is a [`summarize`] prompt).
-//! - [`image_label`]: how an image block reads in the transcript.
+//!   `query`: the search line they share.
+//! - `fork_picker`: `/fork`'s list (its "Restore what?" is a [`summarize`] prompt).
+//! - `image_label`: how an image block reads in the transcript.
+//! - `project_files`: the files offered for `@` completion.
 
 pub mod component;
 pub mod driver;
-pub mod editor;
+pub(crate) mod editor;
+pub(crate) mod external_editor;
 pub mod footer;
-pub mod fork_picker;
-pub mod image_label;
-pub mod list;
+pub(crate) mod fork_picker;
+pub(crate) mod image_label;
+pub(crate) mod list;
+pub(crate) mod loading;
 pub mod picker;
-pub mod query;
-pub mod slash;
+pub(crate) mod project_files;
+pub(crate) mod query;
+pub(crate) mod slash;
 pub mod state;
 pub mod summarize;
-pub mod terminal;
+pub(crate) mod terminal;
 pub mod theme;
 pub mod transcript;
 pub mod tree;
-pub mod view;
+pub(crate) mod view;
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -49,7 +55,7 @@ use futures::StreamExt;
 
 use crate::cli::AgentArgs;
 use crate::error::CliError;
-use driver::{Ctx, Driver};
+use driver::{Driver, TuiApp};
 use state::{AppEvent, Effect, Outcome};
 use terminal::TerminalGuard;
 use theme::Theme;
@@ -83,13 +89,13 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
     };
     let app = crate::startup::start(&first, session_dir).await?;
     let theme = Theme::from_env();
-    let mut driver = Driver::new(Ctx::from_app(app), theme).await?;
+    let mut driver = Driver::new(TuiApp::from_app(app), theme).await?;
     if pick_at_start {
         driver.dispatch_effect(Effect::Resume).await;
     }
     // Messages on the command line (and @files) are sent at start: the first as the prompt,
     // the rest as follow-ups (DECISIONS §23.22).
-    let prompts = crate::modes::collect_prompts(&args, None, &driver.ctx.cwd)?;
+    let prompts = crate::initial_prompts::collect_prompts(&args, None, &driver.app.cwd)?;
     let mut prompts = prompts.into_iter();
     if let Some(first) = prompts.next() {
         // Waits for a large session to finish loading (DECISIONS §23.102).
@@ -105,7 +111,7 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
     let mut events = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let signal = crate::modes::shutdown_signal();
+    let signal = crate::shutdown::shutdown_signal();
     tokio::pin!(signal);
     // In raw mode Ctrl+C is a key; a SIGINT can only come from outside (`kill -INT`), and it
     // ends the UI in order like SIGTERM (DECISIONS §23.127).
@@ -151,7 +157,7 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
                 Effect::Quit => driver.state.quit = true,
                 Effect::ExternalEditor(text) => {
                     let edited = guard
-                        .suspended(|| external_editor(&text))
+                        .suspended(|| external_editor::edit(&text))
                         .map_err(|e| CliError::io("terminal", e))?;
                     match edited {
                         Ok(t) => {
@@ -159,7 +165,11 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
                                 .dispatch(AppEvent::Done(Outcome::EditorText(t)))
                                 .await
                         }
-                        Err(e) => driver.dispatch(AppEvent::Done(Outcome::Error(e))).await,
+                        Err(e) => {
+                            driver
+                                .dispatch(AppEvent::Done(Outcome::Error(e.to_string())))
+                                .await
+                        }
                     }
                 }
                 Effect::Copy => {
@@ -171,7 +181,7 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
                     match switch(&args, session_dir, &driver, &effect).await {
                         Ok(Some(next)) => {
                             let plan = driver.take_fork_restore();
-                            driver = Driver::new(Ctx::from_app(next), theme).await?;
+                            driver = Driver::new(TuiApp::from_app(next), theme).await?;
                             if matches!(effect, Effect::ForkAt { .. } | Effect::Clone) {
                                 driver.finish_fork_restore(plan).await;
                             }
@@ -200,7 +210,7 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
     }
     // Orderly end: stop a running turn so its last entries are written.
     if driver.busy() {
-        driver.ctx.harness.abort().await;
+        driver.app.harness.abort().await;
         driver.settle().await;
     }
     drop(guard);
@@ -271,36 +281,6 @@ async fn switch(
         _ => return Ok(None),
     }
     Ok(Some(crate::startup::start(&next, session_dir).await?))
-}
-
-/// Edits `text` in `$VISUAL` / `$EDITOR` (default `vi`) through a temporary file.
-fn external_editor(text: &str) -> Result<String, String> {
-    let editor = std::env::var("VISUAL")
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-        .or_else(|| {
-            std::env::var("EDITOR")
-                .ok()
-                .filter(|v| !v.trim().is_empty())
-        })
-        .unwrap_or_else(|| "vi".into());
-    let dir = std::env::temp_dir();
-    let path: PathBuf = dir.join(format!("arbor-edit-{}.md", std::process::id()));
-    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-    // `$EDITOR` may carry arguments ("code --wait"): run it through the shell.
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("{editor} \"$1\""))
-        .arg("sh")
-        .arg(&path)
-        .status()
-        .map_err(|e| format!("Could not start the editor {editor}: {e}"))?;
-    let out = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()));
-    let _ = std::fs::remove_file(&path);
-    if !status.success() {
-        return Err(format!("The editor {editor} exited with {status}"));
-    }
-    Ok(out?.trim_end_matches('\n').to_owned())
 }
 
 /// Puts `text` on the clipboard with OSC 52 (works over SSH and in tmux with `set-clipboard`).

@@ -1,4 +1,4 @@
-//! Slash commands (coding-agent.md §8): the table, parsing an editor line into a [`Slash`], and
+//! Slash commands: the table, parsing an editor line into a [`Slash`], and
 //! the completion popup's candidates.
 
 use ratatui::buffer::Buffer;

@@ -469,3 +469,67 @@ async fn the_models_scope_picks_the_first_model_and_warns_about_bad_patterns() {
     let req = server.single_request();
     assert_eq!(req.json()["model"], "claude-mock");
 }
+
+/// Refusals answer in the same words and the same key order as before the typed command
+/// layer: the whole response line is compared, not only its shape.
+#[tokio::test]
+async fn refusals_keep_their_exact_response_lines() {
+    let server = MockServer::start().await.unwrap();
+    let lab = lab(&server);
+    let mut rpc = Rpc::start(&lab, &[]);
+    let cases = [
+        (
+            r#"{"id":"a","type":"foo"}"#,
+            r#"{"id":"a","type":"response","command":"foo","success":false,"error":"Unknown command: foo"}"#,
+        ),
+        (
+            r#"{"id":"b","type":7}"#,
+            r#"{"id":"b","type":"response","command":"unknown","success":false,"error":"Command has no type"}"#,
+        ),
+        (
+            r#"{"id":"c","type":"prompt","message":5}"#,
+            r#"{"id":"c","type":"response","command":"prompt","success":false,"error":"Missing required field: message"}"#,
+        ),
+        (
+            r#"{"id":"d","type":"set_steering_mode","mode":"x"}"#,
+            r#"{"id":"d","type":"response","command":"set_steering_mode","success":false,"error":"Invalid mode: x"}"#,
+        ),
+        (
+            r#"{"id":"e","type":"set_thinking_level","level":"ultra"}"#,
+            r#"{"id":"e","type":"response","command":"set_thinking_level","success":false,"error":"Invalid thinking level: ultra"}"#,
+        ),
+        (
+            r#"{"id":"f","type":"set_session_name","name":"  "}"#,
+            r#"{"id":"f","type":"response","command":"set_session_name","success":false,"error":"Session name cannot be empty"}"#,
+        ),
+        (
+            r#"{"id":"g","type":"set_model","provider":"nope","modelId":"x"}"#,
+            r#"{"id":"g","type":"response","command":"set_model","success":false,"error":"Model not found: nope/x"}"#,
+        ),
+        (
+            r#"{"id":"h","type":"get_entries","since":"zzz"}"#,
+            r#"{"id":"h","type":"response","command":"get_entries","success":false,"error":"Entry not found: zzz"}"#,
+        ),
+        (
+            r#"{"id":"i","type":"switch_session"}"#,
+            r#"{"id":"i","type":"response","command":"switch_session","success":false,"error":"Missing required field: sessionPath"}"#,
+        ),
+        (
+            r#"{"id":"k","type":"get_commands"}"#,
+            r#"{"id":"k","type":"response","command":"get_commands","success":true,"data":{"commands":[]}}"#,
+        ),
+        (
+            r#"{"id":"l","type":"set_follow_up_mode","mode":"all"}"#,
+            r#"{"id":"l","type":"response","command":"set_follow_up_mode","success":true}"#,
+        ),
+    ];
+    for (sent, want) in cases {
+        assert_eq!(rpc.call(sent).await.to_string(), want, "{sent}");
+    }
+    rpc.write("[1]").await;
+    assert_eq!(
+        rpc.next().await.to_string(),
+        r#"{"type":"response","command":"parse","success":false,"error":"Failed to parse command: expected a JSON object"}"#
+    );
+    rpc.finish().await;
+}

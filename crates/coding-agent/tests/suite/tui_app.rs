@@ -13,7 +13,7 @@ use arbor_ai::faux::{FauxProvider, FauxResponse};
 use arbor_ai::Message;
 use arbor_coding_agent::config::Settings;
 use arbor_coding_agent::tools::{self, ToolEnv, ToolSettings};
-use arbor_coding_agent::tui::driver::{Ctx, Driver};
+use arbor_coding_agent::tui::driver::{Driver, TuiApp};
 use arbor_coding_agent::tui::footer::FooterInfo;
 use arbor_coding_agent::tui::state::{AppEvent, AppState, Effect, Overlay};
 use arbor_coding_agent::tui::theme::Theme;
@@ -64,7 +64,7 @@ pub(crate) async fn rig_with_settings(settings: serde_json::Value) -> Rig {
         },
     )
     .unwrap();
-    let ctx = Ctx {
+    let ctx = TuiApp {
         harness,
         session,
         session_file: None,
@@ -100,7 +100,7 @@ impl Rig {
     /// Lets spawned tasks run until the harness is in a turn.
     pub(crate) async fn until_running(&mut self) {
         for _ in 0..2000 {
-            if self.driver.ctx.harness.phase() == Phase::Turn {
+            if self.driver.app.harness.phase() == Phase::Turn {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
@@ -116,7 +116,7 @@ impl Rig {
 
     pub(crate) async fn user_texts(&self) -> Vec<String> {
         let mut out = Vec::new();
-        for e in self.driver.ctx.session.entries().await.unwrap() {
+        for e in self.driver.app.session.entries().await.unwrap() {
             if let EntryKind::Message(m) = &e.kind {
                 if let AgentMessage::Llm(Message::User(u)) = &m.message {
                     out.push(u.content.joined_text(""));
@@ -127,7 +127,7 @@ impl Rig {
     }
 
     pub(crate) async fn entry_with_text(&self, text: &str) -> String {
-        for e in self.driver.ctx.session.entries().await.unwrap() {
+        for e in self.driver.app.session.entries().await.unwrap() {
             if let EntryKind::Message(m) = &e.kind {
                 let t = match &m.message {
                     AgentMessage::Llm(Message::User(u)) => u.content.joined_text(""),
@@ -228,7 +228,7 @@ async fn esc_aborts_a_slow_stream_within_200ms() {
     let took = t.elapsed();
     assert!(took < Duration::from_millis(200), "abort took {took:?}");
     assert!(!r.driver.state.is_running());
-    assert_eq!(r.driver.ctx.harness.phase(), Phase::Idle);
+    assert_eq!(r.driver.app.harness.phase(), Phase::Idle);
 }
 
 #[tokio::test]
@@ -430,17 +430,17 @@ async fn tree_to_a_user_message_puts_it_in_the_editor_and_moves_to_its_parent() 
     assert_eq!(r.driver.state.editor.text(), "plan A");
     let parent = r
         .driver
-        .ctx
+        .app
         .session
         .get_entry(&target)
         .await
         .unwrap()
         .unwrap()
         .parent_id;
-    assert_eq!(r.driver.ctx.session.leaf_id().await.unwrap(), parent);
+    assert_eq!(r.driver.app.session.leaf_id().await.unwrap(), parent);
     assert_eq!(parent, Some(r.entry_with_text("hi").await));
     // No summary entry.
-    let entries = r.driver.ctx.session.entries().await.unwrap();
+    let entries = r.driver.app.session.entries().await.unwrap();
     assert!(!entries
         .iter()
         .any(|e| matches!(e.kind, EntryKind::BranchSummary(_))));
@@ -495,7 +495,7 @@ pub(crate) async fn rig_over(
     .unwrap();
     let hook = Arc::new(CheckpointHook::new(Arc::new(recorder), session.clone()));
     harness.add_hook(hook.clone());
-    let ctx = Ctx {
+    let ctx = TuiApp {
         harness,
         session,
         session_file: Some(file),
@@ -606,7 +606,7 @@ async fn tree_with_a_summary_appends_a_branch_summary() {
     r.driver.settle().await;
     assert!(r.driver.state.overlay.is_none());
     assert_eq!(r.driver.state.editor.text(), "plan A");
-    let entries = r.driver.ctx.session.entries().await.unwrap();
+    let entries = r.driver.app.session.entries().await.unwrap();
     let summary = entries
         .iter()
         .find_map(|e| match &e.kind {
@@ -621,7 +621,7 @@ async fn tree_with_a_summary_appends_a_branch_summary() {
         "the summary hangs under the new position"
     );
     assert_eq!(
-        r.driver.ctx.session.leaf_id().await.unwrap(),
+        r.driver.app.session.leaf_id().await.unwrap(),
         Some(summary.0.id.clone())
     );
 }
@@ -629,13 +629,13 @@ async fn tree_with_a_summary_appends_a_branch_summary() {
 #[tokio::test]
 async fn bang_commands_record_bash_executions() {
     let mut r = rig().await;
-    r.driver.ctx.cwd = r._dir.path().to_path_buf();
+    r.driver.app.cwd = r._dir.path().to_path_buf();
     r.send("!echo in-context").await;
     r.driver.settle().await;
     r.send("!!echo not-in-context").await;
     r.driver.settle().await;
     let mut seen = Vec::new();
-    for e in r.driver.ctx.session.entries().await.unwrap() {
+    for e in r.driver.app.session.entries().await.unwrap() {
         if let EntryKind::Message(m) = &e.kind {
             if let AgentMessage::BashExecution(b) = &m.message {
                 seen.push((
@@ -761,7 +761,7 @@ async fn slash_commands_name_stats_compact_and_refusals() {
         Some("my work")
     );
     assert_eq!(
-        r.driver.ctx.session.name().await.unwrap().as_deref(),
+        r.driver.app.session.name().await.unwrap().as_deref(),
         Some("my work")
     );
     r.faux.push(FauxResponse::text("hi again"));
@@ -787,7 +787,7 @@ async fn slash_commands_name_stats_compact_and_refusals() {
     assert!(r.driver.state.footer.compacting.is_some());
     r.driver.settle().await;
     assert!(r.driver.state.footer.compacting.is_none());
-    let entries = r.driver.ctx.session.entries().await.unwrap();
+    let entries = r.driver.app.session.entries().await.unwrap();
     assert!(
         entries
             .iter()

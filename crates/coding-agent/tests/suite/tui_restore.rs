@@ -119,7 +119,7 @@ async fn fork_with_both_restores_the_code_in_the_fork_and_undo_restore_puts_it_b
     );
     assert!(screen.contains("/undo-restore puts them back"), "{screen}");
     // The fork holds the restore; its conversation ends before "plan B".
-    let entries = fork.driver.ctx.session.entries().await.unwrap();
+    let entries = fork.driver.app.session.entries().await.unwrap();
     assert!(entries.iter().any(|e| matches!(&e.kind,
         EntryKind::Custom(c) if c.custom_type == arbor_coding_agent::checkpoints::RESTORE_TYPE)));
     assert_eq!(fork.user_texts().await, vec!["plan A".to_owned()]);
@@ -140,7 +140,7 @@ async fn fork_with_code_only_restores_the_files_in_place_and_keeps_the_conversat
     let (_dir, root, home) = repo();
     let mut r = stored_rig(&root, &home, settings()).await;
     plan_a_then_b(&mut r, &root).await;
-    let before = r.driver.ctx.session.entries().await.unwrap().len();
+    let before = r.driver.app.session.entries().await.unwrap().len();
     fork_before_plan_b(&mut r).await;
     r.driver.dispatch(key(KeyCode::Down)).await;
     r.driver.dispatch(key(KeyCode::Enter)).await;
@@ -156,7 +156,7 @@ async fn fork_with_code_only_restores_the_files_in_place_and_keeps_the_conversat
         vec!["plan A".to_owned(), "plan B".to_owned()]
     );
     // Only checkpoint bookkeeping was appended (the capture before and the restore).
-    let entries = r.driver.ctx.session.entries().await.unwrap();
+    let entries = r.driver.app.session.entries().await.unwrap();
     assert!(entries[before..]
         .iter()
         .all(|e| matches!(e.kind, EntryKind::Custom(_))));
@@ -222,7 +222,7 @@ async fn skip_prompt_setting_moves_without_asking_for_a_summary() {
     r.driver.settle().await;
     assert!(r.driver.state.overlay.is_none());
     assert_eq!(r.driver.state.editor.text(), "plan A");
-    let entries = r.driver.ctx.session.entries().await.unwrap();
+    let entries = r.driver.app.session.entries().await.unwrap();
     assert!(!entries
         .iter()
         .any(|e| matches!(e.kind, EntryKind::BranchSummary(_))));
@@ -279,7 +279,7 @@ async fn resume_lists_this_folder_then_every_folder_on_tab() {
     let home = tempfile::tempdir().unwrap();
     let repo = JsonlRepository::new(home.path().join("sessions"));
     let mut r = rig_with_settings(settings()).await;
-    let here = r.driver.ctx.cwd.display().to_string();
+    let here = r.driver.app.cwd.display().to_string();
     let mut locations = Vec::new();
     for (cwd, first) in [
         (here.as_str(), "fix the parser here"),
@@ -317,7 +317,7 @@ async fn resume_lists_this_folder_then_every_folder_on_tab() {
         .unwrap()
         .id;
     drop(fork);
-    r.driver.ctx.repo = Some(repo);
+    r.driver.app.repo = Some(repo);
     r.send("/resume").await;
     let Some(Overlay::Sessions(p)) = &r.driver.state.overlay else {
         panic!("no picker: {:?}", r.driver.state.overlay)

@@ -11,7 +11,7 @@ use arbor_agent::session::{EntryKind, MemoryStorage, Session};
 use arbor_ai::faux::{FauxProvider, FauxResponse};
 use arbor_ai::Message;
 use arbor_coding_agent::config::Settings;
-use arbor_coding_agent::tui::driver::{Ctx, Driver, FIRST_FRAME_ENTRIES};
+use arbor_coding_agent::tui::driver::{Driver, TuiApp, FIRST_FRAME_ENTRIES};
 use arbor_coding_agent::tui::state::AppEvent;
 use arbor_coding_agent::tui::theme::Theme;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -68,7 +68,7 @@ async fn resumed() -> (FauxProvider, Driver) {
     )
     .await
     .unwrap();
-    let ctx = Ctx {
+    let ctx = TuiApp {
         harness,
         session,
         session_file: None,
@@ -117,7 +117,7 @@ async fn until_loaded(d: &mut Driver) {
 
 async fn user_texts(d: &Driver) -> Vec<String> {
     let mut out = Vec::new();
-    for e in d.ctx.session.entries().await.unwrap() {
+    for e in d.app.session.entries().await.unwrap() {
         if let EntryKind::Message(m) = &e.kind {
             if let AgentMessage::Llm(Message::User(u)) = &m.message {
                 out.push(u.content.joined_text(""));
@@ -149,7 +149,7 @@ async fn first_frame_from_the_tail_then_the_waiting_prompt_goes_out() {
     }
     d.dispatch(key(KeyCode::Enter)).await;
     assert_eq!(d.state.waiting_prompt(), Some("next question"));
-    assert_eq!(d.ctx.harness.phase(), Phase::Idle);
+    assert_eq!(d.app.harness.phase(), Phase::Idle);
     assert!(faux.requests().is_empty());
     let waiting = screen(&mut d, 70, 14);
     insta::assert_snapshot!("tui_resume_prompt_waits", waiting);
@@ -183,7 +183,7 @@ async fn first_frame_from_the_tail_then_the_waiting_prompt_goes_out() {
 
 /// The input tokens the session's last answer reports (the faux provider's own count).
 async fn last_answer_input(d: &Driver) -> u64 {
-    let entries = d.ctx.session.entries().await.unwrap();
+    let entries = d.app.session.entries().await.unwrap();
     entries
         .iter()
         .rev()
@@ -235,7 +235,7 @@ async fn a_short_session_loads_at_once() {
         },
     )
     .unwrap();
-    let ctx = Ctx {
+    let ctx = TuiApp {
         harness,
         session,
         session_file: None,

@@ -1,5 +1,5 @@
 //! Starting the agent (`startup`): settings, credentials and models, the session the flags ask for
-//! (coding-agent.md §5.2), the tools, the system prompt and the harness. The modes in
+//!, the tools, the system prompt and the harness. The modes in
 //! [`crate::modes`] only drive what this builds.
 
 use std::path::{Path, PathBuf};
@@ -18,10 +18,20 @@ use crate::checkpoints::{housekeeping, CheckpointHook, Recorder, RestoreMode};
 use crate::cli::AgentArgs;
 use crate::config::{arbor_home, Settings};
 use crate::error::CliError;
-use crate::lookup::{looks_like_path, SessionDirs};
 use crate::prompt::{self, PromptParts};
 use crate::provider::AppProvider;
 use crate::tools::{self, ToolEnv, ToolSettings};
+
+mod flags;
+mod model_choice;
+mod session_lookup;
+
+pub use flags::{active_tools, check_conflicts};
+use model_choice::{choose_model, is_local};
+use session_lookup::{
+    find_in_project, find_session, fork_point_state, missing_cwd, newest_in, session_location,
+    session_store_url,
+};
 
 /// Everything a mode needs.
 pub struct App {
@@ -41,264 +51,6 @@ pub struct App {
     /// The workspace checkpoint hook added to the harness (`None`: checkpoints off, or
     /// `--no-session`). Pass it to [`crate::checkpoints::navigate`] for `/tree` and `/fork`.
     pub checkpoints: Option<Arc<CheckpointHook>>,
-}
-
-/// Checks flag combinations pi refuses (exit 1 with its texts).
-pub fn check_conflicts(a: &AgentArgs) -> Result<(), CliError> {
-    let u = |m: &str| Err(CliError::Startup(format!("Error: {m}")));
-    if a.fork.is_some() {
-        if a.session.is_some() {
-            return u("--fork cannot be combined with --session");
-        }
-        if a.continue_ {
-            return u("--fork cannot be combined with --continue");
-        }
-        if a.resume {
-            return u("--fork cannot be combined with --resume");
-        }
-        if a.no_session {
-            return u("--fork cannot be combined with --no-session");
-        }
-    }
-    if a.session_id.is_some() {
-        if a.continue_ {
-            return u("--session-id cannot be combined with --continue");
-        }
-        if a.session.is_some() {
-            return u("--session-id cannot be combined with --session");
-        }
-        if a.resume {
-            return u("--session-id cannot be combined with --resume");
-        }
-    }
-    if let Some(name) = &a.name {
-        if name.trim().is_empty() {
-            return u("--name requires a non-empty value");
-        }
-    }
-    Ok(())
-}
-
-/// The directory sessions go to and whether it is a per-cwd layout (`false` for an override,
-/// whose files sit directly in it).
-fn session_location(
-    a: &AgentArgs,
-    global_dir: Option<&Path>,
-    settings: &Settings,
-    cwd: &Path,
-    home: &Path,
-) -> (PathBuf, bool) {
-    if let Some(d) = global_dir {
-        return (d.to_path_buf(), false);
-    }
-    if let Some(d) = std::env::var_os("ARBOR_SESSION_DIR").filter(|v| !v.is_empty()) {
-        return (
-            PathBuf::from(tools::path::expand(&d.to_string_lossy())),
-            false,
-        );
-    }
-    if let Some(d) = settings.session_dir(cwd) {
-        return (d, false);
-    }
-    let _ = a;
-    (home.join("sessions"), true)
-}
-
-/// The PostgreSQL store for the agent's session, if any (DECISIONS §24.13): `--session-store`,
-/// else the `sessionStore` setting unless a session folder was named explicitly
-/// (`--session-dir` or `ARBOR_SESSION_DIR`), which wins over a setting.
-fn session_store_url(
-    a: &AgentArgs,
-    global_dir: Option<&Path>,
-    settings: &Settings,
-) -> Option<String> {
-    if let Some(url) = &a.session_store {
-        return Some(url.clone());
-    }
-    let dir_named = global_dir.is_some()
-        || std::env::var_os("ARBOR_SESSION_DIR").is_some_and(|v| !v.is_empty());
-    if dir_named {
-        return None;
-    }
-    settings.session_store()
-}
-
-/// The newest session file (by mtime) of `dir` whose header cwd is `cwd`.
-fn newest_in(dir: &Path, cwd: &str, check_cwd: bool) -> Option<PathBuf> {
-    let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
-    for e in std::fs::read_dir(dir).ok()?.flatten() {
-        let p = e.path();
-        if p.extension().is_none_or(|x| x != "jsonl") {
-            continue;
-        }
-        let Ok(meta) = e.metadata() else { continue };
-        let Ok(mtime) = meta.modified() else { continue };
-        if check_cwd
-            && crate::lookup::read_header(&p)
-                .map(|h| h.cwd != cwd)
-                .unwrap_or(true)
-        {
-            continue;
-        }
-        if best.as_ref().is_none_or(|(t, _)| mtime > *t) {
-            best = Some((mtime, p));
-        }
-    }
-    best.map(|(_, p)| p)
-}
-
-fn missing_cwd(header: &SessionHeader, file: &Path, cwd: &Path) -> Result<(), CliError> {
-    if !header.cwd.is_empty() && !Path::new(&header.cwd).is_dir() {
-        return Err(CliError::Startup(format!(
-            "Stored session working directory does not exist: {}\nSession file: {}\nCurrent working directory: {}",
-            header.cwd,
-            file.display(),
-            cwd.display()
-        )));
-    }
-    Ok(())
-}
-
-/// Parses `provider/id[:thinking]` or `id[:thinking]`.
-pub fn split_thinking(spec: &str) -> (&str, Option<ThinkingLevel>) {
-    if let Some((m, t)) = spec.rsplit_once(':') {
-        if let Some(level) = ThinkingLevel::parse(t) {
-            return (m, Some(level));
-        }
-    }
-    (spec, None)
-}
-
-/// Picks the model: flags, then settings, then the first model whose provider has a key.
-fn choose_model(
-    a: &AgentArgs,
-    settings: &Settings,
-    registry: &ModelRegistry,
-    provider: &AppProvider,
-) -> Result<(Model, Option<ThinkingLevel>), CliError> {
-    let unknown = |e: arbor_ai::AiError| CliError::Startup(format!("Error: {e}"));
-    if let Some(spec) = &a.model {
-        let (m, level) = split_thinking(spec);
-        let model = match &a.provider {
-            Some(p) if !m.contains('/') => registry
-                .get(p, m)
-                .cloned()
-                .ok_or_else(|| CliError::Startup(format!("Error: Model not found: {p}/{m}")))?,
-            _ => registry.find(m).map_err(unknown)?.clone(),
-        };
-        return Ok((model, level));
-    }
-    let wanted_provider = a.provider.clone().or_else(|| settings.default_provider());
-    if let Some(id) = settings.default_model() {
-        let found = match &wanted_provider {
-            Some(p) => registry.get(p, &id).cloned(),
-            None => registry.find(&id).ok().cloned(),
-        };
-        if let Some(m) = found {
-            return Ok((m, None));
-        }
-    }
-    if let Some(p) = &wanted_provider {
-        return registry
-            .provider_models(p)
-            .first()
-            .cloned()
-            .map(|m| (m, None))
-            .ok_or_else(|| CliError::Startup(format!("Error: Unknown provider: {p}")));
-    }
-    for pid in registry.provider_ids() {
-        let models = registry.provider_models(pid);
-        let Some(first) = models.first() else {
-            continue;
-        };
-        if provider.api_key(pid).is_some() || is_local(&first.base_url) {
-            return Ok((first.clone(), None));
-        }
-    }
-    Err(CliError::Config(
-        "No model available: set a provider's API key (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY), pass \
-         --api-key, or add a provider to models.json in the Arbor home directory"
-            .into(),
-    ))
-}
-
-fn is_local(url: &str) -> bool {
-    url.contains("://localhost") || url.contains("://127.0.0.1") || url.contains("://[::1]")
-}
-
-/// The active tool names per `--tools`, `--no-tools`, `--exclude-tools` and `defaultTools`.
-pub fn active_tools(a: &AgentArgs, settings: &Settings) -> Result<Vec<String>, CliError> {
-    let base: Vec<String> = settings.default_tools().unwrap_or_else(|| {
-        tools::DEFAULT_TOOLS
-            .iter()
-            .map(std::string::ToString::to_string)
-            .collect()
-    });
-    let mut names: Vec<String> = if a.no_tools {
-        Vec::new()
-    } else if let Some(list) = &a.tools {
-        let items: Vec<&str> = list
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .collect();
-        let signed = items
-            .iter()
-            .filter(|s| s.starts_with('+') || s.starts_with('-'))
-            .count();
-        if signed > 0 && signed != items.len() {
-            return Err(CliError::Startup(
-                "Error: --tools cannot mix plain names with +name/-name changes".into(),
-            ));
-        }
-        if signed > 0 {
-            let mut set = base;
-            for item in items {
-                let name = &item[1..];
-                if item.starts_with('+') {
-                    if !set.iter().any(|n| n == name) {
-                        set.push(name.to_owned());
-                    }
-                } else {
-                    set.retain(|n| n != name);
-                }
-            }
-            set
-        } else {
-            let mut out = Vec::new();
-            let mut globs = Vec::new();
-            for item in &items {
-                let glob = globset::Glob::new(item)
-                    .map_err(|e| {
-                        CliError::Startup(format!("Error: bad --tools pattern '{item}': {e}"))
-                    })?
-                    .compile_matcher();
-                if !tools::ALL_TOOLS.iter().any(|t| glob.is_match(t)) {
-                    return Err(CliError::Startup(format!("Error: Unknown tool: {item}")));
-                }
-                globs.push(glob);
-            }
-            // The built-in order, so the request does not depend on how the flag was written.
-            for t in tools::ALL_TOOLS {
-                if globs.iter().any(|g| g.is_match(t)) {
-                    out.push(t.to_owned());
-                }
-            }
-            out
-        }
-    } else {
-        base
-    };
-    if let Some(ex) = &a.exclude_tools {
-        let ex: Vec<&str> = ex.split(',').map(str::trim).collect();
-        names.retain(|n| !ex.contains(&n.as_str()));
-    }
-    for n in &names {
-        if tools::spec(n).is_none() {
-            return Err(CliError::Startup(format!("Error: Unknown tool: {n}")));
-        }
-    }
-    Ok(names)
 }
 
 fn queue_mode(v: Option<String>) -> QueueMode {
@@ -755,75 +507,6 @@ async fn start_with(
     })
 }
 
-/// The code state of the fork point (the source session's leaf) for `--fork --restore`,
-/// checked restorable: errors when checkpoints are off, when no checkpoint is at or above the
-/// leaf, when the repository is mid-merge/rebase or the objects are gone.
-async fn fork_point_state(
-    repo: &JsonlRepository,
-    source: &Path,
-    cwd: &Path,
-    settings: &arbor_checkpoint::CheckpointSettings,
-    home: &Path,
-) -> Result<(Option<String>, arbor_checkpoint::Checkpoint), CliError> {
-    let storage = repo.open(&source.display().to_string()).await?;
-    let source_id = storage.header().await?.id;
-    let session = Session::new(Arc::new(storage));
-    let leaf = session.leaf_id().await?;
-    let Some((entry, state)) = crate::checkpoints::state_of(&session, leaf.as_deref()).await?
-    else {
-        return Err(CliError::Workspace(format!(
-            "--restore: {} has no workspace checkpoint at or above its leaf {}; only the conversation can be forked",
-            source.display(),
-            leaf.as_deref().unwrap_or("(empty session)")
-        )));
-    };
-    let Some(recorder) = Recorder::open(cwd, &source_id, settings, home)? else {
-        return Err(CliError::Workspace(
-            "--restore needs workspace checkpoints, and settings.json checkpoints.enabled is false"
-                .into(),
-        ));
-    };
-    recorder.check_restorable(&state).await?;
-    Ok((Some(entry), state))
-}
-
 fn read_optional(p: &Path) -> Option<String> {
     std::fs::read_to_string(p).ok()
-}
-
-/// A session by path, id or id prefix: the project's sessions first, then every project.
-fn find_session(arg: &str, dir: &Path, layout: bool, cwd: &Path) -> Result<PathBuf, CliError> {
-    if looks_like_path(arg) {
-        let p = tools::path::resolve(arg, cwd);
-        return if p.is_file() {
-            Ok(p)
-        } else {
-            Err(CliError::Startup(format!(
-                "No session found matching '{arg}'"
-            )))
-        };
-    }
-    let dirs = if layout {
-        SessionDirs::Layout {
-            root: dir.to_path_buf(),
-        }
-    } else {
-        SessionDirs::Flat {
-            dir: dir.to_path_buf(),
-        }
-    };
-    dirs.find(arg, None).map_err(|e| match e {
-        CliError::NotFound(_) => CliError::Startup(format!("No session found matching '{arg}'")),
-        other => other,
-    })
-}
-
-fn find_in_project(project_dir: &Path, id: &str) -> Option<PathBuf> {
-    let entries = std::fs::read_dir(project_dir).ok()?;
-    entries.flatten().map(|e| e.path()).find(|p| {
-        crate::lookup::session_id_of(p).as_deref() == Some(id)
-            || crate::lookup::read_header(p)
-                .map(|h| h.id == id)
-                .unwrap_or(false)
-    })
 }

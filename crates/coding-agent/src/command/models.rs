@@ -1,0 +1,71 @@
+//! Which models a run may switch to and the thinking levels a model offers: one rule for
+//! `get_available_models`, `cycle_model`, `--list-models`, the TUI's Ctrl+P and Shift+Tab.
+
+use arbor_ai::{Model, ThinkingLevel};
+
+use crate::provider::AppProvider;
+use crate::scope::ScopedModel;
+
+/// Whether a model can be used now: its provider has credentials, or it is a local server.
+pub fn usable(provider: &AppProvider, m: &Model) -> bool {
+    provider.api_key(&m.provider).is_some()
+        || m.base_url.contains("://127.0.0.1")
+        || m.base_url.contains("://localhost")
+}
+
+/// The thinking levels a model can be set to, in cycling order.
+pub fn levels(model: &Model) -> Vec<&'static str> {
+    if model.reasoning {
+        vec!["off", "minimal", "low", "medium", "high"]
+    } else {
+        vec!["off"]
+    }
+}
+
+/// The level after `current` for `model`, wrapping around (from the first when `current` is
+/// not one of them); `None` when the model has a single level (no reasoning).
+pub fn next_level(model: &Model, current: ThinkingLevel) -> Option<ThinkingLevel> {
+    let all = levels(model);
+    if all.len() <= 1 {
+        return None;
+    }
+    let cur = current.as_str();
+    let i = all
+        .iter()
+        .position(|l| *l == cur)
+        .map_or(0, |i| (i + 1) % all.len());
+    Some(ThinkingLevel::parse(all[i]).unwrap_or(ThinkingLevel::Off))
+}
+
+/// pi's `cycle_model` pool: the `--models` scope entries that are usable (with their thinking
+/// levels), or else every usable model.
+pub fn cycle_pool<'m>(
+    usable_models: impl Iterator<Item = &'m Model>,
+    scope: &[ScopedModel],
+) -> Vec<(Model, Option<ThinkingLevel>)> {
+    let available: Vec<&Model> = usable_models.collect();
+    if scope.is_empty() {
+        return available.into_iter().map(|m| (m.clone(), None)).collect();
+    }
+    scope
+        .iter()
+        .filter(|s| {
+            available
+                .iter()
+                .any(|m| m.provider == s.model.provider && m.id == s.model.id)
+        })
+        .map(|s| (s.model.clone(), s.thinking))
+        .collect()
+}
+
+/// The entry of `pool` after the `current` model (the first when `current` is not in it);
+/// `None` when there is nothing to switch to.
+pub fn next_in_pool<T>(pool: &[T], is_current: impl Fn(&T) -> bool) -> Option<&T> {
+    let at = pool.iter().position(is_current);
+    let next = match (at, pool.len()) {
+        (_, 0) | (Some(_), 1) => return None,
+        (None, _) => 0,
+        (Some(i), n) => (i + 1) % n,
+    };
+    pool.get(next)
+}

@@ -1,0 +1,446 @@
+//! Carrying out the state machine's [`Effect`]s against the harness and the session: quick
+//! ones at once, long ones (a prompt, a compaction, a navigation, `!cmd`) as tasks whose
+//! outcome comes back as an event.
+
+use arbor_agent::agent::ErrorCode;
+use arbor_agent::context::projection::ContextOptions;
+use arbor_agent::message::AgentMessage;
+use arbor_agent::session::EntryKind;
+use arbor_ai::{Message, ThinkingLevel};
+use tokio_util::sync::CancellationToken;
+
+use crate::checkpoints::RestoreMode;
+use crate::command::models::{next_in_pool, next_level};
+use crate::command::session_stats::SessionCounts;
+use crate::tui::fork_picker::{ForkPicker, ForkPoint};
+use crate::tui::picker::model::ModelPicker;
+use crate::tui::picker::session::SessionPicker;
+use crate::tui::state::{AppEvent, Effect, Outcome, Overlay};
+use crate::tui::tree::{TreeFilter, TreeNavigator};
+
+use super::restore_report::undo_notice;
+use super::{Driver, Observer};
+
+impl Driver {
+    pub(super) async fn execute(&mut self, effect: Effect) {
+        let h = self.app.harness.clone();
+        let tx = self.tx.clone();
+        match effect {
+            Effect::Prompt(text) => {
+                let settings = self.app.settings.clone();
+                self.tasks.spawn(async move {
+                    let observer = Observer(tx.clone());
+                    let r = crate::policy::prompt(&h, &settings, &text, &[], &observer).await;
+                    let _ = tx.send(AppEvent::Done(Outcome::PromptFinished(
+                        r.map(|_| ()).map_err(std::sync::Arc::new),
+                    )));
+                });
+            }
+            Effect::Steer(ref text) | Effect::FollowUp(ref text) => {
+                let steer = matches!(effect, Effect::Steer(_));
+                let r = if steer {
+                    h.steer(text, &[])
+                } else {
+                    h.follow_up(text, &[])
+                };
+                match r {
+                    Ok(()) => {}
+                    // The prompt task has not begun its turn yet: the message goes in with it
+                    // (DECISIONS §23.10).
+                    Err(e) if e.code() == ErrorCode::InvalidState && self.state.is_running() => {
+                        h.next_turn(text, &[]);
+                    }
+                    Err(e) => self.done(Outcome::Error(e.to_string())),
+                }
+            }
+            Effect::Abort => {
+                if let Some(c) = self.bash_cancel.take() {
+                    c.cancel();
+                }
+                self.tasks.spawn(async move {
+                    h.abort().await;
+                });
+            }
+            Effect::Bash { command, include } => {
+                let cancel = CancellationToken::new();
+                self.bash_cancel = Some(cancel.clone());
+                let cwd = self.app.cwd.clone();
+                let settings = crate::tools::ToolSettings {
+                    shell_path: self.app.settings.shell_path(),
+                    shell_command_prefix: self.app.settings.shell_command_prefix(),
+                    ..Default::default()
+                };
+                self.tasks.spawn(async move {
+                    let run = crate::user_bash::run(cwd, settings, &command, cancel, None).await;
+                    let message = run.message(&command, include);
+                    if let Err(e) = h.append_message(AgentMessage::BashExecution(message)).await {
+                        let _ = tx.send(AppEvent::Done(Outcome::Error(e.to_string())));
+                    }
+                    let _ = tx.send(AppEvent::Done(Outcome::Bash {
+                        command,
+                        output: run.output,
+                        exit_code: run.exit_code,
+                    }));
+                });
+            }
+            Effect::OpenTree => match self.app.session.tree().await {
+                Ok(tree) => {
+                    let nav = TreeNavigator::new(tree, TreeFilter::default(), self.theme);
+                    self.state.overlay = Some(Overlay::Tree(Box::new(nav)));
+                }
+                Err(e) => self.done(Outcome::Error(e.to_string())),
+            },
+            Effect::SetLabel { id, label } => {
+                if let Err(e) = self.app.session.append_label(&id, label.as_deref()).await {
+                    self.done(Outcome::Error(e.to_string()));
+                }
+            }
+            Effect::Resume => {
+                let Some(repo) = &self.app.repo else {
+                    self.done(Outcome::Error("No session store to resume from".into()));
+                    return;
+                };
+                match arbor_agent::session::SessionRepository::list(repo).await {
+                    Ok(list) => {
+                        let current = self
+                            .app
+                            .session_file
+                            .as_ref()
+                            .map(|p| p.display().to_string());
+                        let picker = SessionPicker::new(
+                            list.sessions,
+                            &self.app.cwd.display().to_string(),
+                            current.as_deref(),
+                            arbor_ai::time::now_ms(),
+                            self.theme,
+                        );
+                        self.state.overlay = Some(Overlay::Sessions(Box::new(picker)));
+                    }
+                    Err(e) => self.done(Outcome::Error(e.to_string())),
+                }
+            }
+            Effect::DeleteSession(location) => {
+                if let Some(repo) = &self.app.repo {
+                    if let Err(e) =
+                        arbor_agent::session::SessionRepository::delete(repo, &location).await
+                    {
+                        self.done(Outcome::Error(e.to_string()));
+                    }
+                }
+            }
+            Effect::OpenSession(_) => self.terminal_effects.push(effect),
+            Effect::NavigateTree {
+                target,
+                summarize,
+                custom_instructions,
+                restore,
+            } if restore != RestoreMode::ConversationOnly => {
+                self.code_navigation(target, summarize, custom_instructions, restore);
+            }
+            Effect::NavigateTree {
+                target,
+                summarize,
+                custom_instructions,
+                ..
+            } => {
+                self.state.background = Some("navigating".into());
+                if summarize {
+                    self.state.footer.compacting = Some("summarizing branch…".into());
+                }
+                self.tasks.spawn(async move {
+                    let opts = Effect::navigate_options(summarize, custom_instructions);
+                    let r = h.navigate_tree(target.as_deref(), opts).await;
+                    let o = match r {
+                        Ok(r) if r.cancelled => {
+                            let _ = tx.send(AppEvent::Done(Outcome::Notice(
+                                "Navigation cancelled".into(),
+                            )));
+                            Outcome::Navigated(Ok(None))
+                        }
+                        Ok(r) => Outcome::Navigated(Ok(r.editor_text)),
+                        Err(e) => Outcome::Navigated(Err(std::sync::Arc::new(e.into()))),
+                    };
+                    let _ = tx.send(AppEvent::Done(o));
+                });
+            }
+            Effect::UndoRestore => {
+                let Some(hook) = self.app.checkpoints.clone() else {
+                    self.done(Outcome::Error(
+                        "Workspace checkpoints are off for this run: there is no restore to undo"
+                            .into(),
+                    ));
+                    self.done(Outcome::Idle);
+                    return;
+                };
+                let session = self.app.session.clone();
+                self.tasks.spawn(async move {
+                    let o = match hook.recorder().undo_restore(&session).await {
+                        Ok(report) => Outcome::Notice(undo_notice(&report)),
+                        Err(e) => Outcome::Error(e.to_string()),
+                    };
+                    let _ = tx.send(AppEvent::Done(o));
+                    let _ = tx.send(AppEvent::Done(Outcome::Idle));
+                });
+            }
+            Effect::Compact(instructions) => {
+                self.tasks.spawn(async move {
+                    let r = h.compact(instructions.as_deref()).await;
+                    // A compaction that ran reports its failure in its `compaction_end` event
+                    // (the transcript shows it); only "nothing to compact" never starts one.
+                    if let Err(e) = r {
+                        if e.message() == arbor_agent::harness::NOTHING_TO_COMPACT {
+                            let _ =
+                                tx.send(AppEvent::Done(Outcome::Notice(e.message().to_owned())));
+                        }
+                    }
+                    let _ = tx.send(AppEvent::Done(Outcome::Idle));
+                });
+            }
+            Effect::CycleModel => {
+                let list = &self.app.cycle_models;
+                if list.len() < 2 {
+                    self.done(Outcome::Notice("No other model to switch to".into()));
+                    return;
+                }
+                let cur = h.model();
+                let next = next_in_pool(list, |(p, id)| *p == cur.provider && *id == cur.id);
+                if let Some((p, id)) = next.cloned() {
+                    self.switch_model(&p, &id).await;
+                }
+            }
+            Effect::SetModel(spec) => match spec {
+                Some(spec) => match self.find_model(&spec) {
+                    Ok(m) => self.switch_model(&m.provider, &m.id).await,
+                    Err(e) => self.done(Outcome::Error(e.to_string())),
+                },
+                None => {
+                    let models: Vec<&arbor_ai::Model> = self
+                        .app
+                        .cycle_models
+                        .iter()
+                        .filter_map(|(p, id)| self.app.registry.get(p, id))
+                        .collect();
+                    let cur = h.model();
+                    let picker = ModelPicker::from_models(
+                        models,
+                        Some((&cur.provider, &cur.id)),
+                        "",
+                        self.theme,
+                    );
+                    self.state.overlay = Some(Overlay::Models(Box::new(picker)));
+                }
+            },
+            Effect::CycleThinking | Effect::SetThinking(_) => {
+                let model = h.model();
+                if !model.reasoning {
+                    self.done(Outcome::Notice(format!(
+                        "{}/{} does not support thinking",
+                        model.provider, model.id
+                    )));
+                    return;
+                }
+                let next = match effect {
+                    Effect::SetThinking(Some(l)) => match ThinkingLevel::parse(&l) {
+                        Some(l) => l,
+                        None => {
+                            self.done(Outcome::Error(format!(
+                                "Invalid thinking level: {l} (off, minimal, low, medium, high, xhigh)"
+                            )));
+                            return;
+                        }
+                    },
+                    Effect::SetThinking(None) => {
+                        self.done(Outcome::Notice(format!(
+                            "Thinking level: {}",
+                            h.thinking_level()
+                        )));
+                        return;
+                    }
+                    // A reasoning model always has a next level.
+                    _ => next_level(&model, h.thinking_level()).unwrap_or(ThinkingLevel::Off),
+                };
+                match h.set_thinking_level(next).await {
+                    Ok(()) => self.done(self.model_outcome()),
+                    Err(e) => self.done(Outcome::Error(e.to_string())),
+                }
+            }
+            Effect::SetName(name) => {
+                match crate::command::set_session_name(&self.app.session, &name).await {
+                    Ok(name) => {
+                        self.done(Outcome::SessionName(Some(name.clone())));
+                        self.done(Outcome::Notice(format!("Session name: {name}")));
+                    }
+                    Err(e) => self.done(Outcome::Error(e.to_string())),
+                }
+            }
+            Effect::ShowName => {
+                let text = match self.app.session.name().await {
+                    Ok(Some(n)) => format!("Session name: {n}"),
+                    Ok(None) => "The session has no name (set one with /name <name>)".into(),
+                    Err(e) => e.to_string(),
+                };
+                self.done(Outcome::Notice(text));
+            }
+            Effect::SessionStats => {
+                let text = self.stats().await;
+                self.done(Outcome::Notice(text));
+            }
+            Effect::Export(path) => {
+                let Some(file) = self.app.session_file.clone() else {
+                    self.done(Outcome::Error(
+                        "Cannot export: the session is not stored (--no-session)".into(),
+                    ));
+                    return;
+                };
+                let out = path.map(|p| crate::tools::path::resolve(&p, &self.app.cwd));
+                match crate::export::export(&file, out.as_deref()).await {
+                    Ok(p) => self.done(Outcome::Notice(format!("Exported to: {}", p.display()))),
+                    Err(e) => self.done(Outcome::Error(e.to_string())),
+                }
+            }
+            Effect::Copy => match self.last_assistant_text().await {
+                Some(t) => {
+                    self.clipboard = Some(t);
+                    self.terminal_effects.push(Effect::Copy);
+                    self.done(Outcome::Notice(
+                        "Copied the last assistant message to the clipboard".into(),
+                    ));
+                }
+                None => self.done(Outcome::Error("No assistant message to copy".into())),
+            },
+            Effect::Fork => match self.app.session.branch(None).await {
+                Ok(entries) => {
+                    // A fork point can restore the code when a checkpoint lies above it.
+                    let mut seen_marker = false;
+                    let points: Vec<ForkPoint> = entries
+                        .iter()
+                        .filter_map(|e| match &e.kind {
+                            EntryKind::Custom(c)
+                                if c.custom_type == crate::checkpoints::CHECKPOINT_TYPE
+                                    || c.custom_type == crate::checkpoints::RESTORE_TYPE =>
+                            {
+                                seen_marker = true;
+                                None
+                            }
+                            EntryKind::Message(m) => match &m.message {
+                                AgentMessage::Llm(Message::User(u)) => Some(ForkPoint {
+                                    entry_id: e.id.clone(),
+                                    text: u.content.joined_text(""),
+                                    has_checkpoint: seen_marker,
+                                }),
+                                _ => None,
+                            },
+                            _ => None,
+                        })
+                        .collect();
+                    if points.is_empty() {
+                        self.done(Outcome::Error("No user message to fork from".into()));
+                    } else {
+                        let picker = ForkPicker::new(points, self.theme);
+                        self.state.overlay = Some(Overlay::Fork(Box::new(picker)));
+                    }
+                }
+                Err(e) => self.done(Outcome::Error(e.to_string())),
+            },
+            Effect::ForkAt {
+                entry_id,
+                restore: RestoreMode::CodeOnly,
+                ..
+            } => {
+                // Code only forks nothing: the files go to the fork point's state (the user
+                // message's parent) and the conversation stays (DECISIONS §27.20).
+                self.code_navigation(Some(entry_id), false, None, RestoreMode::CodeOnly);
+            }
+            Effect::ForkAt {
+                ref entry_id,
+                restore: RestoreMode::Both,
+                ..
+            } => match self.plan_fork_restore(entry_id).await {
+                Ok(plan) => {
+                    self.fork_restore = Some(plan);
+                    self.terminal_effects.push(effect);
+                }
+                Err(e) => self.done(Outcome::Error(e.to_string())),
+            },
+            Effect::ForkAt { .. } | Effect::Clone | Effect::New => {
+                self.fork_restore = None;
+                self.terminal_effects.push(effect);
+            }
+            Effect::ExternalEditor(_) | Effect::Quit => self.terminal_effects.push(effect),
+            Effect::ToggleThinking => self.transcript.toggle_thinking(),
+            Effect::ToggleTools => self.transcript.toggle_tools(),
+            Effect::ScrollPage(n) if n < 0 => self.transcript.scroll_page_up(),
+            Effect::ScrollPage(_) => self.transcript.scroll_page_down(),
+            Effect::ScrollLines(n) if n < 0 => self.transcript.scroll_up(n.unsigned_abs() as usize),
+            Effect::ScrollLines(n) => self.transcript.scroll_down(n as usize),
+            Effect::ScrollBottom => self.transcript.scroll_to_bottom(),
+        }
+    }
+
+    fn find_model(&self, spec: &str) -> Result<arbor_ai::Model, arbor_ai::AiError> {
+        if let Some((p, id)) = spec.split_once('/') {
+            if let Some(m) = self.app.registry.get(p, id) {
+                return Ok(m.clone());
+            }
+        }
+        self.app.registry.find(spec).cloned()
+    }
+
+    async fn switch_model(&mut self, provider: &str, id: &str) {
+        let Some(model) = self.app.registry.get(provider, id).cloned() else {
+            self.done(Outcome::Error(format!("Model not found: {provider}/{id}")));
+            return;
+        };
+        match self.app.harness.set_model(model).await {
+            Ok(()) => {
+                self.done(self.model_outcome());
+                self.done(Outcome::Notice(format!("Model: {provider}/{id}")));
+            }
+            Err(e) => self.done(Outcome::Error(e.to_string())),
+        }
+    }
+
+    async fn last_assistant_text(&self) -> Option<String> {
+        let ctx = self
+            .app
+            .session
+            .build_context(&ContextOptions::default())
+            .await
+            .ok()?;
+        ctx.messages.iter().rev().find_map(|m| match m {
+            AgentMessage::Llm(Message::Assistant(a)) if !a.text().is_empty() => Some(a.text()),
+            _ => None,
+        })
+    }
+
+    async fn stats(&self) -> String {
+        let entries = match self.app.session.entries().await {
+            Ok(e) => e,
+            Err(e) => return e.to_string(),
+        };
+        let c = SessionCounts::of(&entries);
+        let (users, assistants, calls, results) = (
+            c.user_messages,
+            c.assistant_messages,
+            c.tool_calls,
+            c.tool_results,
+        );
+        let f = &self.state.footer;
+        let name = f.session_name.as_deref().unwrap_or("(none)");
+        let file = self
+            .app
+            .session_file
+            .as_ref()
+            .map_or("In-memory".to_owned(), |p| p.display().to_string());
+        let model = format!("{}/{}", f.provider, f.model);
+        format!(
+            "Session {name}\nFile: {file}\nID: {}\nModel: {model}\nMessages: {users} user, {assistants} assistant, {calls} tool calls, {results} tool results\nTokens: {} input ({} cache read, {} cache write), {} output\nCost: ${:.4}",
+            self.app.session_id,
+            f.input + f.cache_read + f.cache_write,
+            f.cache_read,
+            f.cache_write,
+            f.output,
+            f.cost
+        )
+    }
+}
