@@ -1,4 +1,4 @@
-//! `auth.json`: stored provider credentials. The file is written mode
+//! `auth.json`: stored provider credentials (DECISIONS §22.6). The file is written mode
 //! 0600 inside a 0700 directory, always under an exclusive lock on `auth.json.lock` and by
 //! write-temp-then-rename, so two `arbor` processes never interleave writes or leave half a
 //! file. A key never appears in `Debug` output or error texts.

@@ -39,7 +39,7 @@ pub struct Cli {
     pub agent: AgentArgs,
 }
 
-/// The agent's flags (pi's names).
+/// The agent's flags (pi's names; DECISIONS §22.24).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct AgentArgs {
     /// Messages to send, in order; `@file` attaches a file's contents to the first one.

@@ -1,5 +1,5 @@
 //! Settings: `<ARBOR_HOME>/settings.json` (global) and `<cwd>/.arbor/settings.json` (project),
-//! merged key by key with the project winning. Only the keys Arbor
+//! merged key by key with the project winning (DECISIONS §22.22). Only the keys Arbor
 //! uses are read; unknown keys are kept in the merged value and ignored.
 //!
 //! Keys that run programs or reach outside the project (`shellPath`, `shellCommandPrefix`, and
@@ -193,7 +193,7 @@ impl Settings {
         }
     }
     /// `branchSummary.skipPrompt`: `/tree` moves without asking "Summarize branch?" (no
-    /// summary), as pi does.
+    /// summary), as pi does (DECISIONS §23.120).
     pub fn branch_summary_skip_prompt(&self) -> bool {
         self.bool_or(&["branchSummary", "skipPrompt"], false)
     }

@@ -1,6 +1,6 @@
 //! The app's side of the prompt policy, which lives in the harness
 //! ([`AgentHarness::prompt_with_policy`]): the policy built from the settings, and the
-//! announcements on stderr that print mode uses.
+//! announcements on stderr that print mode uses (DECISIONS §22.12).
 
 use arbor_agent::agent::AgentError;
 use arbor_agent::harness::{

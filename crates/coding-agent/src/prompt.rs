@@ -1,5 +1,5 @@
 //! The system prompt: named sections in pi's order, the preamble as
-//! plain text and every other section wrapped as `<name>…</name>`, joined by blank lines. The
+//! plain text and every other section wrapped as `<name>…</name>`, joined by blank lines (DECISIONS §22.23). The
 //! wording is Arbor's own. Context files follow §11.4: the global one first, then each
 //! directory from the filesystem root down to the cwd; in each directory the first of
 //! `AGENTS.override.md`, `AGENTS.md`, `AGENTS.MD`, `CLAUDE.md`, `CLAUDE.MD` that is a regular

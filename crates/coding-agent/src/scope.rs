@@ -1,6 +1,6 @@
 //! The model scope (`--models`, settings `enabledModels`): the models `cycle_model` steps
-//! through, each with an optional thinking level. Patterns follow pi's resolver
-//!: `provider/id` or `id`, exact first, else a case-insensitive substring of
+//! through, each with an optional thinking level. Patterns follow pi's resolver (DECISIONS §22.15):
+//! `provider/id` or `id`, exact first, else a case-insensitive substring of
 //! the id or name (aliases before dated ids, then the highest id); globs (`*`, `?`, `[`) match
 //! `provider/id` or the bare id; a `:level` suffix sets the thinking level.
 

@@ -1,5 +1,5 @@
 //! A shell command the user runs themselves — the TUI's `!cmd` / `!!cmd` and RPC's `bash`
-//!: the `bash` tool's machinery (shell, output cap, full-output
+//! (DECISIONS §23.126): the `bash` tool's machinery (shell, output cap, full-output
 //! file, process-group kill on cancel), its result read back into what a `bashExecution`
 //! message records. One place, so both front ends agree on exit codes and cancellation
 //! (DECISIONS §23.126).

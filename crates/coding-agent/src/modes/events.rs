@@ -1,7 +1,7 @@
 //! Harness events as pi's JSON and RPC modes write them: the loop's
 //! events keep their names; `message_update` carries the latest `usage` and drops the
 //! cumulative `partial`; `tool_execution_end` gains `durationMs` and `result.isError`;
-//! `agent_end` gains `willRetry`; the harness's `settled` becomes `agent_settled{aborted}`.
+//! `agent_end` gains `willRetry`; the harness's `settled` becomes `agent_settled{aborted}` (DECISIONS §22.9).
 //! Harness-internal notifications (`save_point`, `abort`) are not part of pi's stream.
 
 use std::collections::HashMap;

@@ -1,5 +1,5 @@
 //! JSON mode: line 1 is the session header as stored, then one event
-//! per line in pi's shapes ([`super::events`]). The exit status is 0 even when the model failed
+//! per line in pi's shapes ([`super::events`]) (DECISIONS §22.20). The exit status is 0 even when the model failed
 //! (the events say so); SIGTERM aborts and exits 143.
 
 use std::io::Write as _;

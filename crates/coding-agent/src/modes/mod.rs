@@ -1,6 +1,6 @@
 //! Run modes: [`print`] (`-p`, or any run without a terminal), [`json`]
 //! (`--mode json`: the session header, then one JSON event per line) and [`rpc`] (`--mode rpc`:
-//! commands on stdin, responses and events on stdout). The interactive TUI plugs in here as
+//! commands on stdin, responses and events on stdout) (DECISIONS §22.8). The interactive TUI plugs in here as
 //! one more mode ([`crate::tui::run`]).
 
 pub mod events;

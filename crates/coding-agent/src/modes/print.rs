@@ -1,5 +1,5 @@
 //! Print mode: run every prompt, then print each text block of the last
-//! assistant message followed by a newline. An `error`/`aborted` answer goes to stderr (exit
+//! assistant message followed by a newline (DECISIONS §22.19). An `error`/`aborted` answer goes to stderr (exit
 //! 1); a `length` stop prints the text, warns on stderr and exits 1. SIGTERM aborts the run and
 //! exits 143 (SIGHUP 129) after the session is flushed.
 

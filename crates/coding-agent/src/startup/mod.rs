@@ -1,5 +1,5 @@
-//! Starting the agent (`startup`): settings, credentials and models, the session the flags ask for
-//!, the tools, the system prompt and the harness. The modes in
+//! Starting the agent (`startup`): settings, credentials and models, the session the flags ask for (DECISIONS §22.24),
+//! the tools, the system prompt and the harness. The modes in
 //! [`crate::modes`] only drive what this builds.
 
 use std::path::{Path, PathBuf};

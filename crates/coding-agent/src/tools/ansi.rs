@@ -1,5 +1,5 @@
 //! Cleaning the output of a user's own shell command (RPC `bash`, the TUI's `!`) the way pi's
-//! bash executor does: terminal escape sequences removed, control
+//! bash executor does (DECISIONS §22.30): terminal escape sequences removed, control
 //! characters other than tab and newline dropped, `\r` removed. The model's `bash` tool keeps
 //! its output as it is. DECISIONS §22.30.
 //!

@@ -1,4 +1,4 @@
-//! `bash`: runs a command with the user's shell in its own process group.
+//! `bash`: runs a command with the user's shell in its own process group (DECISIONS §22.44).
 //! stdout and stderr merge in arrival order; the model sees the tail (2000 lines / 50 KiB) and,
 //! once output outgrows that, the whole of it goes to a 0600 temp file named in the notice.
 //! Abort and timeout kill the whole group, so `make` and the compilers it started all stop.

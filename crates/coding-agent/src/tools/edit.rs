@@ -1,4 +1,4 @@
-//! `edit`: exact-text replacements in one file. Every `oldText` is matched
+//! `edit`: exact-text replacements in one file (DECISIONS §22.41). Every `oldText` is matched
 //! against the original content; when any needs it, all of them match in "fuzzy space"
 //! (NFKC, trailing blanks dropped, typographic quotes/dashes/spaces made ASCII) and only the
 //! touched lines are rewritten. Line endings (CRLF, CR) and a UTF-8 BOM survive the edit.

@@ -1,5 +1,5 @@
 //! `find`: files (and directories) whose name or relative path matches a glob, with
-//! `.gitignore` honoured and hidden files included. Built on `ignore` and
+//! `.gitignore` honoured and hidden files included (DECISIONS §22.2). Built on `ignore` and
 //! `globset`; no `fd` binary needed.
 
 use std::path::Path;

@@ -1,5 +1,5 @@
 //! `grep`: searches file contents with ripgrep's own crates (no `rg` binary needed), honouring
-//! `.gitignore`, hidden files included, pi's limits and line format.
+//! `.gitignore`, hidden files included, pi's limits and line format (DECISIONS §22.2).
 //! Files are searched in path order so results are stable between runs.
 
 use std::path::{Path, PathBuf};

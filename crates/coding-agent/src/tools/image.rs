@@ -1,5 +1,5 @@
 //! Images for `read`: detected by magic bytes, converted to a format every provider accepts,
-//! and shrunk to fit 2000×2000 pixels and 4.5 MB of base64.
+//! and shrunk to fit 2000×2000 pixels and 4.5 MB of base64 (DECISIONS §22.43).
 
 use std::io::Cursor;
 

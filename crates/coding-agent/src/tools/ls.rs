@@ -1,5 +1,5 @@
 //! `ls`: one directory's entries, dotfiles included, sorted case-insensitively, `/` after
-//! directories.
+//! directories (DECISIONS §22.2).
 
 use serde::Deserialize;
 use serde_json::{json, Value};

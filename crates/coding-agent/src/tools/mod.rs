@@ -1,5 +1,5 @@
-//! The built-in tools the model calls: `read`, `write`, `edit`, `bash`, `grep`, `find`, `ls`
-//!. Each module holds one tool's schema and behaviour; they share output
+//! The built-in tools the model calls: `read`, `write`, `edit`, `bash`, `grep`, `find`, `ls` (DECISIONS §22.1).
+//! Each module holds one tool's schema and behaviour; they share output
 //! limits ([`truncate`]), path handling ([`path`]), the per-file write queue ([`mutation`]) and
 //! image preparation ([`image`]).
 //!

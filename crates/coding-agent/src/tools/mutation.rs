@@ -1,5 +1,5 @@
 //! Writes and edits to one file run one at a time: two parallel `edit` calls
-//! on the same file would otherwise both read the old text and the second would undo the first.
+//! on the same file would otherwise both read the old text and the second would undo the first (DECISIONS §22.42).
 //! The key is the file's real path, so symlinks and `./x` vs `x` share one queue.
 
 use std::collections::HashMap;

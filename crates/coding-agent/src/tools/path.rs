@@ -1,6 +1,6 @@
 //! Path arguments as models write them: one leading `@` dropped, Unicode
 //! spaces made plain, `~` expanded, `file://` URLs accepted, relative paths taken from the
-//! session cwd. Reads also try the macOS spellings of a path that does not exist.
+//! session cwd (DECISIONS §22.40). Reads also try the macOS spellings of a path that does not exist.
 
 use std::path::{Component, Path, PathBuf};
 

@@ -1,4 +1,4 @@
-//! `read`: a text file's lines (with pi's continuation notes) or an image.
+//! `read`: a text file's lines (with pi's continuation notes) or an image (DECISIONS §22.43).
 //! The file is streamed: only the selected lines up to the limits are kept in memory, so a
 //! multi-gigabyte log costs no more than a small file.
 

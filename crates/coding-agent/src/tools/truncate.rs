@@ -1,5 +1,5 @@
 //! Output limits shared by the file tools: head truncation (keep the start, whole lines only) for
-//! reads and searches, tail truncation (keep the end) for command output. The limits and the
+//! reads and searches, tail truncation (keep the end) for command output (DECISIONS §22.1). The limits and the
 //! record's field names are pi's, so `details.truncation` reads the same.
 
 use serde::Serialize;

@@ -1,4 +1,4 @@
-//! `write`: creates or overwrites a file, making parent directories.
+//! `write`: creates or overwrites a file, making parent directories (DECISIONS §22.41).
 
 use serde::Deserialize;
 use serde_json::{json, Value};

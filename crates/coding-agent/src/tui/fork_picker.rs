@@ -1,6 +1,6 @@
 //! The `/fork` overlay: the user messages of the current branch, newest
 //! first; the chosen one becomes the fork point (the new session ends before it and the text
-//! goes into the editor).
+//! goes into the editor) (DECISIONS §23.14).
 
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::buffer::Buffer;

@@ -1,6 +1,6 @@
 //! The interactive terminal UI: ratatui + crossterm on top of the
 //! [`AgentHarness`](arbor_agent::harness::AgentHarness) and its events only — no session or
-//! provider logic lives here.
+//! provider logic lives here (DECISIONS §23.1, §23.24).
 //!
 //! The UI is split into parts that know nothing of the terminal: each one is a plain state
 //! machine (`handle_key` → outcome) plus a `render` into a ratatui `Buffer`, so every frame and

@@ -1,5 +1,5 @@
 //! Slash commands: the table, parsing an editor line into a [`Slash`], and
-//! the completion popup's candidates.
+//! the completion popup's candidates (DECISIONS §23.24).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
