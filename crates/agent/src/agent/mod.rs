@@ -4,19 +4,23 @@
 
 pub mod error;
 pub mod event;
+mod loop_hooks;
 pub mod run;
 pub mod tool;
+mod tool_execution;
 pub mod validate;
 
 pub use error::{AgentError, AgentHarnessError, ErrorCode};
 pub use event::{AgentEvent, ChangeSource, ModelInfo, RetryOperation};
+pub use loop_hooks::{
+    LoopHooks, NextTurn, ToolCallDecision, ToolCallRequest, ToolCallResult, ToolResultPatch,
+};
 pub use run::{
-    check_continuable, run_agent_loop, run_agent_loop_continue, AgentLoopConfig, LoopHooks,
-    NextTurn, ToolCallDecision, ToolCallRequest, ToolCallResult, ToolResultPatch,
-    OPERATION_ABORTED, REQUEST_ABORTED, TOOL_BLOCKED,
+    check_continuable, run_agent_loop, run_agent_loop_continue, AgentLoopConfig, REQUEST_ABORTED,
 };
 pub use tool::{
     llm_tool, AgentTool, ToolError, ToolExecutionMode, ToolInvocation, ToolOutput, ToolProgress,
     ToolRef,
 };
+pub use tool_execution::{OPERATION_ABORTED, TOOL_BLOCKED};
 pub use validate::ToolSet;

@@ -13,8 +13,9 @@ use crate::compaction::{
 use crate::context::projection::ContextOptions;
 use crate::session::SessionEntry;
 
+use super::handle::AgentHarness;
 use super::hooks::BeforeCompact;
-use super::{AgentHarness, Phase};
+use super::state::Phase;
 
 /// "Compaction cancelled": a hook declined, or [`AgentHarness::abort`] stopped the summary.
 pub const COMPACTION_CANCELLED: &str = "Compaction cancelled";

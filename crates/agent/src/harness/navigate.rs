@@ -12,8 +12,9 @@ use crate::compaction::SummaryOptions;
 use crate::message::AgentMessage;
 use crate::session::{BranchSummaryDraft, EntryKind, SessionEntry};
 
+use super::handle::AgentHarness;
 use super::hooks::TreePreparation;
-use super::{AgentHarness, Phase};
+use super::state::Phase;
 
 /// Options of [`AgentHarness::navigate_tree`].
 #[derive(Debug, Clone, Default)]

@@ -20,8 +20,11 @@ use crate::agent::{
 use crate::context::convert::convert_one;
 use crate::message::AgentMessage;
 
+use super::handle::AgentHarness;
 use super::hooks::{BeforeAgentStart, BeforeAgentStartResult};
-use super::{user_message, AgentHarness, Phase, SystemPromptInput};
+use super::queues::user_message;
+use super::state::Phase;
+use super::system_prompt::SystemPromptInput;
 
 /// The loop's host for one run.
 pub(super) struct RunHooks<'a> {
