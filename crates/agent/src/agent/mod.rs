@@ -2,13 +2,13 @@
 //! §D). Provider access comes in as an `Arc<dyn ApiProvider>` from the caller; the loop knows
 //! nothing of sessions (the harness persists what the loop emits).
 
-pub mod error;
-pub mod event;
+mod error;
+mod event;
 mod loop_hooks;
-pub mod run;
-pub mod tool;
+mod run;
+mod tool;
 mod tool_execution;
-pub mod validate;
+mod validate;
 
 pub use error::{AgentError, AgentHarnessError, ErrorCode};
 pub use event::{AgentEvent, ChangeSource, ModelInfo, RetryOperation};

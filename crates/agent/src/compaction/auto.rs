@@ -3,8 +3,6 @@
 //! context-overflow error (compact, then retry the failed turn). The harness runs the
 //! compaction and emits the events defined here; this module only decides.
 
-use std::borrow::Borrow;
-
 use arbor_ai::overflow::is_context_overflow;
 use arbor_ai::{AssistantMessage, Model, StopReason, Usage};
 use serde::{Deserialize, Serialize};
@@ -17,7 +15,6 @@ use crate::compaction::tokens::{
 };
 use crate::compaction::CompactionSettings;
 use crate::message::AgentMessage;
-use crate::session::entry::{EntryKind, SessionEntry};
 
 /// Why a compaction ran (`compaction_start.reason`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -257,15 +254,4 @@ impl AutoCompaction {
             AutoDecision::Skip
         }
     }
-}
-
-/// Epoch ms of the newest compaction on a path (`None` without one).
-pub fn latest_compaction_ms<E: Borrow<SessionEntry>>(path: &[E]) -> Option<i64> {
-    path.iter().rev().find_map(|e| {
-        let e = e.borrow();
-        match e.kind {
-            EntryKind::Compaction(_) => crate::time::iso_to_ms(&e.timestamp),
-            _ => None,
-        }
-    })
 }

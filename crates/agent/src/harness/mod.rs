@@ -10,16 +10,16 @@
 //! Where things are: `handle` (the shared handle, construction, subscribers, phase), `state`
 //! (what changes under its lock), `options` and `system_prompt` (what it is built from),
 //! `queues`, `settings`, `run` (`prompt`), `compact`, `auto_compact` and `navigate` (the
-//! operations), `request` (request messages kept across turns), [`hooks`] and [`pending`].
+//! operations), `request` (request messages kept across turns), `hooks` and `pending`.
 
 mod active_tools;
 mod auto_compact;
 mod compact;
 mod handle;
-pub mod hooks;
+mod hooks;
 mod navigate;
 mod options;
-pub mod pending;
+mod pending;
 mod queues;
 mod request;
 mod run;

@@ -2,7 +2,7 @@
 //! harness.md §E): on the threshold after a run, and on a context-overflow error with one
 //! compaction and one retry of the turn (a second overflow reports that recovery failed).
 
-use arbor_agent::compaction::auto::OVERFLOW_RECOVERY_FAILED;
+use arbor_agent::compaction::OVERFLOW_RECOVERY_FAILED;
 use arbor_agent::compaction::{AutoCompaction, CompactionSettings};
 use arbor_agent::context::ContextOptions;
 use arbor_agent::message::AgentMessage;

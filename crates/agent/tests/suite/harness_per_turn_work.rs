@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use arbor_agent::agent::{AgentEvent, ToolRef};
-use arbor_agent::compaction::auto::AutoCompaction;
+use arbor_agent::compaction::AutoCompaction;
 use arbor_agent::compaction::CompactionSettings;
 use arbor_agent::harness::{AgentHarness, HarnessOptions};
 use arbor_agent::session::{MemoryStorage, Session};

@@ -543,9 +543,8 @@ impl Rpc {
                     .build_context(&ContextOptions::default())
                     .await
                     .map_err(|e| e.to_string())?;
-                data["estimatedTokensAfter"] = json!(
-                    arbor_agent::compaction::tokens::estimate_context_tokens(&ctx.messages).tokens
-                );
+                data["estimatedTokensAfter"] =
+                    json!(arbor_agent::compaction::estimate_context_tokens(&ctx.messages).tokens);
                 if let Some(u) = v.get("usage") {
                     data["usage"] = u.clone();
                 }
@@ -712,7 +711,7 @@ async fn context_usage(app: &App) -> Result<Value, String> {
         .build_context(&ContextOptions::default())
         .await
         .map_err(|e| e.to_string())?;
-    let est = arbor_agent::compaction::tokens::estimate_context_tokens(&ctx.messages);
+    let est = arbor_agent::compaction::estimate_context_tokens(&ctx.messages);
     let summary_at = ctx
         .messages
         .iter()
