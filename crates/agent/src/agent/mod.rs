@@ -1,6 +1,11 @@
-//! The agent loop: one run = turns until the model stops calling tools (compaction-and-harness.md
-//! §D). Provider access comes in as an `Arc<dyn ApiProvider>` from the caller; the loop knows
+//! The agent loop: one run = turns until the model stops calling tools (DECISIONS §20).
+//! Provider access comes in as an `Arc<dyn ApiProvider>` from the caller; the loop knows
 //! nothing of sessions (the harness persists what the loop emits).
+//!
+//! Where things are: `run` (a run and its turns, streaming one response), `loop_hooks` (the
+//! host interface [`LoopHooks`]), `tool_execution` (a batch of tool calls), `tool` (the tool
+//! contract [`AgentTool`]), `validate` (argument coercion and schema checks, [`ToolSet`]),
+//! `event` ([`AgentEvent`]) and `error` ([`AgentError`]).
 
 mod error;
 mod event;

@@ -1,4 +1,4 @@
-//! One agent run (compaction-and-harness.md §D.1–§D.4): stream an assistant response, run its
+//! One agent run (DECISIONS §20): stream an assistant response, run its
 //! tool calls, repeat while the model calls tools or messages are queued.
 //!
 //! The loop owns no state beyond one run and persists nothing: every event goes through

@@ -1,4 +1,4 @@
-//! When to compact without being asked (compaction-and-harness.md §E, DECISIONS §21.5): after a
+//! When to compact without being asked (DECISIONS §21.5): after a
 //! run whose context crossed the threshold, before a new prompt, and once per user message on a
 //! context-overflow error (compact, then retry the failed turn). The harness runs the
 //! compaction and emits the events defined here; this module only decides.
@@ -9,11 +9,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::compaction::error::CompactionError;
 use crate::compaction::file_ops::FileLists;
+use crate::compaction::settings::CompactionSettings;
 use crate::compaction::summarize::CompactionResult;
 use crate::compaction::tokens::{
     calculate_context_tokens, estimate_context_tokens, estimate_tokens, should_compact,
 };
-use crate::compaction::CompactionSettings;
 use crate::message::AgentMessage;
 
 /// Why a compaction ran (`compaction_start.reason`).
@@ -181,7 +181,7 @@ impl AutoCompaction {
         self.overflow_recovery_attempted
     }
 
-    /// Decides after a run or before a prompt (§E.2).
+    /// Decides after a run or before a prompt.
     pub fn decide(&mut self, check: &CompactionCheck<'_>) -> AutoDecision {
         let a = check.assistant;
         if !self.settings.enabled {

@@ -1,4 +1,4 @@
-//! `compact` (compaction-and-harness.md §C.10): summarize the older part of the active path into
+//! `compact` (DECISIONS §20.11, §21): summarize the older part of the active path into
 //! a `compaction` entry. The algorithms live in [`crate::compaction`]; this wires the phase, the
 //! `session_before_compact` hook, cancellation and the events.
 

@@ -103,7 +103,7 @@ impl AgentHarness {
     }
 
     /// A harness continuing a reopened session from its leaf: model, thinking level and active
-    /// tools come from the session's derived state (seed 001 §16). `options.models` maps the
+    /// tools come from the session's derived state. `options.models` maps the
     /// stored provider/model id to a model; when it does not know it, `options.model` is used
     /// and the report says so (nothing stored: `options.model`, no report). Writes nothing.
     pub async fn resume(

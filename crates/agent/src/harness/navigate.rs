@@ -1,4 +1,4 @@
-//! `navigate_tree` (compaction-and-harness.md §C.11, seed 001 §6–§14): move the leaf to another
+//! `navigate_tree` (DECISIONS §20.6–§20.7, §21): move the leaf to another
 //! entry, optionally leaving a summary of the abandoned branch under the new position.
 
 use arbor_ai::Message;

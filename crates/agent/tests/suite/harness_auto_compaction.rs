@@ -1,5 +1,5 @@
-//! Automatic compaction through the harness (`prompt_with_auto_compaction`, compaction-and-
-//! harness.md §E): on the threshold after a run, and on a context-overflow error with one
+//! Automatic compaction through the harness (`prompt_with_auto_compaction`, DECISIONS
+//! §20.22–§20.23): on the threshold after a run, and on a context-overflow error with one
 //! compaction and one retry of the turn (a second overflow reports that recovery failed).
 
 use arbor_agent::compaction::OVERFLOW_RECOVERY_FAILED;
