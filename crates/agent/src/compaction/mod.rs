@@ -28,8 +28,8 @@ pub(crate) mod summarize;
 pub(crate) mod tokens;
 
 pub use auto::{
-    AutoCompaction, CompactionEndEvent, CompactionReason, CompactionStartEvent,
-    OVERFLOW_RECOVERY_FAILED,
+    AutoCompaction, AutoDecision, CheckPoint, CompactionCheck, CompactionEndEvent,
+    CompactionEndResult, CompactionReason, CompactionStartEvent, OVERFLOW_RECOVERY_FAILED,
 };
 pub use error::{BranchSummaryError, CompactionError};
 pub use file_ops::{format_file_operations, FileLists, FileOperations};
