@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use arbor_agent::branch_summary::{collect_branch_entries, prepare_branch_entries};
-use arbor_agent::compaction::plan::compaction_plan_json;
+use arbor_agent::compaction::compaction_plan_json;
 use arbor_agent::compaction::{prepare_compaction, CompactionSettings};
 use arbor_agent::session::{JsonlRepository, Session, SessionEntry};
 use criterion::{criterion_group, criterion_main, Criterion};

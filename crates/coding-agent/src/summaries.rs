@@ -7,12 +7,12 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use arbor_agent::branch_summary::plan::branch_plan_json;
+use arbor_agent::branch_summary::branch_plan_json;
 use arbor_agent::branch_summary::{
     branch_token_budget, collect_branch_entries, generate_branch_summary, prepare_branch_entries,
     BranchSummaryOptions, BranchSummaryResult,
 };
-use arbor_agent::compaction::plan::compaction_plan_json;
+use arbor_agent::compaction::compaction_plan_json;
 use arbor_agent::compaction::{
     compact, prepare_compaction, CompactionSettings, SummaryEvent, SummaryOptions,
     DEFAULT_RESERVE_TOKENS,
@@ -163,7 +163,7 @@ fn summary_options(
 
 /// Shows the summary streaming in on stderr (a live character count on a terminal, one line
 /// per request otherwise) and every retry.
-fn progress_sink(model: String) -> arbor_agent::compaction::summarize::SummaryEventSink {
+fn progress_sink(model: String) -> arbor_agent::compaction::SummaryEventSink {
     let received = Arc::new(AtomicUsize::new(0));
     let tty = std::io::stderr().is_terminal();
     Arc::new(move |event: &SummaryEvent| {

@@ -1,5 +1,5 @@
 //! The error of the agent loop and the harness: pi's `AgentHarnessError` with its codes
-//! (compaction-and-harness.md §C.14). A struct with a code rather than another enum, so the
+//! (DECISIONS §20.10). A struct with a code rather than another enum, so the
 //! crate keeps one `thiserror` enum ([`crate::SessionError`]) and this one wraps it as `source`.
 
 use std::fmt;

@@ -51,8 +51,8 @@ impl From<&arbor_ai::Model> for ModelInfo {
     }
 }
 
-/// Every event a subscriber sees: the loop's events and the harness's own notifications
-/// (compaction-and-harness.md §C.13). Hook-style events are not here; they go to hooks only.
+/// Every event a subscriber sees: the loop's events and the harness's own notifications, with
+/// pi's names (DECISIONS §20.2). Hook-style events are not here; they go to hooks only.
 // Messages are built and matched far more often than moved; boxing would only add noise.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -1,22 +1,31 @@
-//! The agent loop: one run = turns until the model stops calling tools (compaction-and-harness.md
-//! §D). Provider access comes in as an `Arc<dyn ApiProvider>` from the caller; the loop knows
+//! The agent loop: one run = turns until the model stops calling tools (DECISIONS §20).
+//! Provider access comes in as an `Arc<dyn ApiProvider>` from the caller; the loop knows
 //! nothing of sessions (the harness persists what the loop emits).
+//!
+//! Where things are: `run` (a run and its turns, streaming one response), `loop_hooks` (the
+//! host interface [`LoopHooks`]), `tool_execution` (a batch of tool calls), `tool` (the tool
+//! contract [`AgentTool`]), `validate` (argument coercion and schema checks, [`ToolSet`]),
+//! `event` ([`AgentEvent`]) and `error` ([`AgentError`]).
 
-pub mod error;
-pub mod event;
-pub mod run;
-pub mod tool;
-pub mod validate;
+mod error;
+mod event;
+mod loop_hooks;
+mod run;
+mod tool;
+mod tool_execution;
+mod validate;
 
 pub use error::{AgentError, AgentHarnessError, ErrorCode};
 pub use event::{AgentEvent, ChangeSource, ModelInfo, RetryOperation};
+pub use loop_hooks::{
+    LoopHooks, NextTurn, ToolCallDecision, ToolCallRequest, ToolCallResult, ToolResultPatch,
+};
 pub use run::{
-    check_continuable, run_agent_loop, run_agent_loop_continue, AgentLoopConfig, LoopHooks,
-    NextTurn, ToolCallDecision, ToolCallRequest, ToolCallResult, ToolResultPatch,
-    OPERATION_ABORTED, REQUEST_ABORTED, TOOL_BLOCKED,
+    check_continuable, run_agent_loop, run_agent_loop_continue, AgentLoopConfig, REQUEST_ABORTED,
 };
 pub use tool::{
     llm_tool, AgentTool, ToolError, ToolExecutionMode, ToolInvocation, ToolOutput, ToolProgress,
     ToolRef,
 };
+pub use tool_execution::{OPERATION_ABORTED, TOOL_BLOCKED};
 pub use validate::ToolSet;

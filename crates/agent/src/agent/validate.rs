@@ -1,5 +1,5 @@
 //! Tool-argument validation: coerce what a model loosely typed, then check against the tool's
-//! JSON Schema with the `jsonschema` crate (ai-layer.md §1.5, pi's `validateToolArguments`).
+//! JSON Schema with the `jsonschema` crate (DECISIONS §20.4, pi's `validateToolArguments`).
 //!
 //! Coercions (a port of the rules pi applies, not of its code): an optional property sent as
 //! `null` whose schema rejects `null` is dropped; strings become numbers, integers (truncated)
@@ -20,7 +20,41 @@ use super::tool::{ToolError, ToolRef};
 #[derive(Clone, Default)]
 pub struct ToolSet {
     tools: Vec<ToolRef>,
-    validators: HashMap<String, Arc<Result<jsonschema::Validator, String>>>,
+    validators: HashMap<String, CompiledSchema>,
+}
+
+/// A tool's compiled parameter schema, or why it does not compile (reported on every call).
+type CompiledSchema = Result<Arc<jsonschema::Validator>, Arc<jsonschema::ValidationError<'static>>>;
+
+fn compile(tool: &ToolRef) -> CompiledSchema {
+    jsonschema::validator_for(tool.parameters())
+        .map(Arc::new)
+        .map_err(Arc::new)
+}
+
+/// Why the arguments of a call were not accepted. The text is pi's wording: it is what the
+/// model reads in the error result.
+#[derive(Debug, thiserror::Error)]
+enum ArgumentError {
+    /// The provider could not parse the streamed arguments as JSON.
+    #[error("Invalid arguments for tool \"{tool}\": {reason}")]
+    Unparsed { tool: String, reason: String },
+    #[error(
+        "Validation failed for tool \"{tool}\":\n  - root: the tool's parameter schema is invalid: {source}"
+    )]
+    InvalidSchema {
+        tool: String,
+        source: Arc<jsonschema::ValidationError<'static>>,
+    },
+    /// One line per schema failure, then the arguments as the model sent them.
+    #[error(
+        "Validation failed for tool \"{tool}\":\n{failures}\n\nReceived arguments:\n{received}"
+    )]
+    Rejected {
+        tool: String,
+        failures: String,
+        received: String,
+    },
 }
 
 impl std::fmt::Debug for ToolSet {
@@ -35,10 +69,7 @@ impl ToolSet {
     pub fn new(tools: Vec<ToolRef>) -> Self {
         let validators = tools
             .iter()
-            .map(|t| {
-                let compiled = jsonschema::validator_for(t.parameters()).map_err(|e| e.to_string());
-                (t.name().to_string(), Arc::new(compiled))
-            })
+            .map(|t| (t.name().to_string(), compile(t)))
             .collect();
         ToolSet { tools, validators }
     }
@@ -58,31 +89,25 @@ impl ToolSet {
     /// Validated, coerced arguments for a call of `tool`, or an error whose message is pi's
     /// text for the model.
     pub fn validate(&self, tool: &ToolRef, call: &arbor_ai::ToolCall) -> Result<Value, ToolError> {
-        self.check(tool, call).map_err(ToolError::new)
+        self.check(tool, call)
+            .map_err(|e| ToolError::new(e.to_string()).with_source(e))
     }
 
-    fn check(&self, tool: &ToolRef, call: &arbor_ai::ToolCall) -> Result<Value, String> {
+    fn check(&self, tool: &ToolRef, call: &arbor_ai::ToolCall) -> Result<Value, ArgumentError> {
         if let Some(err) = &call.arguments_error {
-            return Err(format!(
-                "Invalid arguments for tool \"{}\": {err}",
-                call.name
-            ));
+            return Err(ArgumentError::Unparsed {
+                tool: call.name.clone(),
+                reason: err.clone(),
+            });
         }
         let compiled = match self.validators.get(tool.name()) {
             Some(v) => v.clone(),
-            None => {
-                Arc::new(jsonschema::validator_for(tool.parameters()).map_err(|e| e.to_string()))
-            }
+            None => compile(tool),
         };
-        let validator = match compiled.as_ref() {
-            Ok(v) => v,
-            Err(e) => {
-                return Err(format!(
-                    "Validation failed for tool \"{}\":\n  - root: the tool's parameter schema is invalid: {e}",
-                    call.name
-                ))
-            }
-        };
+        let validator = compiled.map_err(|source| ArgumentError::InvalidSchema {
+            tool: call.name.clone(),
+            source,
+        })?;
         // The tool may first rewrite forms it still accepts (pi's `prepareArguments`).
         let prepared = tool.prepare_arguments(call.arguments.clone());
         let coerced = coerce(tool.parameters(), prepared);
@@ -96,11 +121,11 @@ impl ToolSet {
         }
         let received =
             serde_json::to_string_pretty(&call.arguments).unwrap_or_else(|_| "null".to_string());
-        Err(format!(
-            "Validation failed for tool \"{}\":\n{}\n\nReceived arguments:\n{received}",
-            call.name,
-            lines.join("\n")
-        ))
+        Err(ArgumentError::Rejected {
+            tool: call.name.clone(),
+            failures: lines.join("\n"),
+            received,
+        })
     }
 }
 
@@ -584,5 +609,82 @@ mod tests {
     fn dotted_paths() {
         assert_eq!(dotted(""), "root");
         assert_eq!(dotted("/edits/0/old~1Text"), "edits.0.old/Text");
+    }
+
+    struct SchemaTool(Value);
+
+    #[async_trait::async_trait]
+    impl crate::agent::AgentTool for SchemaTool {
+        fn name(&self) -> &str {
+            "t"
+        }
+        fn description(&self) -> &str {
+            ""
+        }
+        fn parameters(&self) -> &Value {
+            &self.0
+        }
+        async fn execute(
+            &self,
+            _call: crate::agent::ToolInvocation,
+        ) -> Result<crate::agent::ToolOutput, ToolError> {
+            Ok(crate::agent::ToolOutput::default())
+        }
+    }
+
+    fn call(arguments: Value, arguments_error: Option<&str>) -> arbor_ai::ToolCall {
+        serde_json::from_value(json!({"id": "c1", "name": "t", "arguments": arguments}))
+            .map(|c: arbor_ai::ToolCall| arbor_ai::ToolCall {
+                arguments_error: arguments_error.map(str::to_owned),
+                ..c
+            })
+            .unwrap_or_else(|e| panic!("tool call: {e}"))
+    }
+
+    /// The three rejections keep pi's text for the model; a schema that does not compile
+    /// keeps the compiler's error as the source.
+    #[test]
+    fn rejections_read_as_pi_words_them() {
+        let tool: ToolRef = Arc::new(SchemaTool(json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}},
+            "required": ["path"]
+        })));
+        let set = ToolSet::new(vec![tool.clone()]);
+        let unparsed = set
+            .validate(&tool, &call(json!({}), Some("bad JSON")))
+            .err()
+            .map(|e| e.message().to_owned());
+        assert_eq!(
+            unparsed.as_deref(),
+            Some("Invalid arguments for tool \"t\": bad JSON")
+        );
+        let rejected = set
+            .validate(&tool, &call(json!({}), None))
+            .err()
+            .map(|e| e.message().to_owned());
+        assert_eq!(
+            rejected.as_deref(),
+            Some("Validation failed for tool \"t\":\n  - path: missing\n\nReceived arguments:\n{}")
+        );
+
+        let broken: ToolRef = Arc::new(SchemaTool(json!({"type": 5})));
+        let set = ToolSet::new(vec![broken.clone()]);
+        let Err(e) = set.validate(&broken, &call(json!({}), None)) else {
+            panic!("a broken schema accepts nothing");
+        };
+        assert!(e.message().starts_with(
+            "Validation failed for tool \"t\":\n  - root: the tool's parameter schema is invalid: "
+        ));
+        let rejection = std::error::Error::source(&e);
+        assert_eq!(
+            rejection.map(ToString::to_string).as_deref(),
+            Some(e.message())
+        );
+        let compiler = rejection.and_then(std::error::Error::source);
+        assert_eq!(
+            compiler.map(ToString::to_string).as_deref(),
+            e.message().rsplit("is invalid: ").next()
+        );
     }
 }

@@ -9,8 +9,8 @@ use crate::compaction::error::CompactionError;
 use crate::compaction::file_ops::{format_file_operations, FileLists};
 use crate::compaction::prompts;
 use crate::compaction::serialize::serialize_conversation;
+use crate::compaction::settings::DEFAULT_RESERVE_TOKENS;
 use crate::compaction::summarize::{summary_request, SummaryOptions, SummaryRequestKind};
-use crate::compaction::DEFAULT_RESERVE_TOKENS;
 use crate::session::entry::SessionEntry;
 use crate::session::BranchSummaryDraft;
 

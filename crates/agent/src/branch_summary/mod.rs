@@ -2,15 +2,15 @@
 //! abandoned branch found is summarized into a `branch_summary` entry under the new position
 //! (DECISIONS §2.1–§2.2, §6.1, §21).
 //!
-//! - [`collect`]: the entries between the old leaf and the deepest common ancestor.
-//! - [`prepare`]: newest first within a token budget, file operations.
-//! - [`generate`]: the summary request.
-//! - [`plan`]: the dry-run JSON (`arbor session navigate --summarize --dry-run --json`).
+//! - `collect`: the entries between the old leaf and the deepest common ancestor.
+//! - `prepare`: newest first within a token budget, file operations.
+//! - `generate`: the summary request.
+//! - `plan`: the dry-run JSON (`arbor session navigate --summarize --dry-run --json`).
 
-pub mod collect;
-pub mod generate;
-pub mod plan;
-pub mod prepare;
+mod collect;
+mod generate;
+mod plan;
+mod prepare;
 
 pub use crate::compaction::error::BranchSummaryError;
 pub use collect::{
@@ -19,4 +19,5 @@ pub use collect::{
 pub use generate::{
     branch_token_budget, generate_branch_summary, BranchSummaryOptions, BranchSummaryResult,
 };
+pub use plan::branch_plan_json;
 pub use prepare::{prepare_branch_entries, BranchPreparation};

@@ -1,9 +1,7 @@
-//! When to compact without being asked (compaction-and-harness.md §E, DECISIONS §21.5): after a
+//! When to compact without being asked (DECISIONS §21.5): after a
 //! run whose context crossed the threshold, before a new prompt, and once per user message on a
 //! context-overflow error (compact, then retry the failed turn). The harness runs the
 //! compaction and emits the events defined here; this module only decides.
-
-use std::borrow::Borrow;
 
 use arbor_ai::overflow::is_context_overflow;
 use arbor_ai::{AssistantMessage, Model, StopReason, Usage};
@@ -11,13 +9,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::compaction::error::CompactionError;
 use crate::compaction::file_ops::FileLists;
+use crate::compaction::settings::CompactionSettings;
 use crate::compaction::summarize::CompactionResult;
 use crate::compaction::tokens::{
     calculate_context_tokens, estimate_context_tokens, estimate_tokens, should_compact,
 };
-use crate::compaction::CompactionSettings;
 use crate::message::AgentMessage;
-use crate::session::entry::{EntryKind, SessionEntry};
 
 /// Why a compaction ran (`compaction_start.reason`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -184,7 +181,7 @@ impl AutoCompaction {
         self.overflow_recovery_attempted
     }
 
-    /// Decides after a run or before a prompt (§E.2).
+    /// Decides after a run or before a prompt.
     pub fn decide(&mut self, check: &CompactionCheck<'_>) -> AutoDecision {
         let a = check.assistant;
         if !self.settings.enabled {
@@ -257,15 +254,4 @@ impl AutoCompaction {
             AutoDecision::Skip
         }
     }
-}
-
-/// Epoch ms of the newest compaction on a path (`None` without one).
-pub fn latest_compaction_ms<E: Borrow<SessionEntry>>(path: &[E]) -> Option<i64> {
-    path.iter().rev().find_map(|e| {
-        let e = e.borrow();
-        match e.kind {
-            EntryKind::Compaction(_) => crate::time::iso_to_ms(&e.timestamp),
-            _ => None,
-        }
-    })
 }

@@ -30,7 +30,7 @@ pub fn compaction_plan_json(preparation: Option<&CompactionPreparation>) -> Valu
 }
 
 /// Messages as pi writes them (integral numbers without a fraction).
-pub fn messages_json(messages: &[AgentMessage]) -> Value {
+pub(crate) fn messages_json(messages: &[AgentMessage]) -> Value {
     let mut v = serde_json::to_value(messages).unwrap_or(Value::Null);
     crate::context::js_numbers(&mut v);
     v

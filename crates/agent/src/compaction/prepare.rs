@@ -1,6 +1,5 @@
 //! Where to cut the active path and what the summary must cover: pi 1.6.0's
-//! `prepareCompaction` over the projected path (DECISIONS §6.1, compaction-and-harness.md
-//! §A.15). `shared/fixtures/plans/` holds pi's own answers; the tests hold these equal.
+//! `prepareCompaction` over the projected path (DECISIONS §6.1, §21.2). `shared/fixtures/plans/` holds pi's own answers; the tests hold these equal.
 
 use std::borrow::Borrow;
 use std::collections::{HashMap, HashSet};
@@ -10,10 +9,10 @@ use arbor_ai::Message;
 use crate::compaction::error::CompactionError;
 use crate::compaction::file_ops::FileOperations;
 use crate::compaction::projected::{intrinsically_visible, project_path, ProjectedEntry};
+use crate::compaction::settings::CompactionSettings;
 use crate::compaction::tokens::{
     calculate_context_tokens, current_system_tokens, estimate_tokens, valid_usage,
 };
-use crate::compaction::CompactionSettings;
 use crate::context::projection::CustomProjector;
 use crate::message::AgentMessage;
 use crate::session::entry::{EntryKind, SessionEntry};

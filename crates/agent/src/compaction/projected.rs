@@ -1,5 +1,5 @@
 //! The projected active path with provenance: each context entry beside the messages it
-//! projects to (pi 1.6.0's `buildSessionProjection`, compaction-and-harness.md §A.15).
+//! projects to (pi 1.6.0's `buildSessionProjection`, DECISIONS §6.1).
 //! Compaction preparation cuts over this list, so context edits and the newest compaction's
 //! kept range are already applied.
 

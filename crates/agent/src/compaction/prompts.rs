@@ -1,5 +1,5 @@
 //! The summarizer's instructions. The wording is Arbor's; the section headings, tags and
-//! joiners are the reference's (compaction-and-harness.md §A.9, §A.14, §G) so summaries read
+//! joiners are the reference's (DECISIONS §6.2) so summaries read
 //! the same to a model resuming a pi session.
 
 /// System prompt of every summary request.

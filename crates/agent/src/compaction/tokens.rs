@@ -1,5 +1,5 @@
 //! Token accounting: the reference's chars/4 estimate and the context size anchored on the
-//! last provider-reported usage (compaction-and-harness.md §A.2, §A.15).
+//! last provider-reported usage (DECISIONS §6.2, §20.20).
 //!
 //! Lengths are JavaScript string lengths (UTF-16 code units, DECISIONS §6.2c) so thresholds and
 //! cut points land where pi's do.
@@ -13,7 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::compaction::js::{stringify_len, utf16_len};
-use crate::compaction::CompactionSettings;
+use crate::compaction::settings::CompactionSettings;
 use crate::message::AgentMessage;
 
 /// Characters an image counts as (1,200 tokens).

@@ -1,4 +1,4 @@
-//! `compact` (compaction-and-harness.md §C.10): summarize the older part of the active path into
+//! `compact` (DECISIONS §20.11, §21): summarize the older part of the active path into
 //! a `compaction` entry. The algorithms live in [`crate::compaction`]; this wires the phase, the
 //! `session_before_compact` hook, cancellation and the events.
 
@@ -13,8 +13,9 @@ use crate::compaction::{
 use crate::context::projection::ContextOptions;
 use crate::session::SessionEntry;
 
+use super::handle::AgentHarness;
 use super::hooks::BeforeCompact;
-use super::{AgentHarness, Phase};
+use super::state::Phase;
 
 /// "Compaction cancelled": a hook declined, or [`AgentHarness::abort`] stopped the summary.
 pub const COMPACTION_CANCELLED: &str = "Compaction cancelled";

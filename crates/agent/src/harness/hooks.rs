@@ -2,7 +2,7 @@
 //! to subscribers, which only observe. Several hooks may be registered; for hooks with results
 //! they run in registration order and the **last** `Some` wins, except
 //! `before_provider_request`, where each hook edits the options the previous one left
-//! (compaction-and-harness.md §C.13).
+//! (DECISIONS §20.9).
 
 use arbor_ai::stream::SimpleStreamOptions;
 use arbor_ai::{ImageContent, Model};

@@ -1,4 +1,4 @@
-//! `navigate_tree` (compaction-and-harness.md §C.11, seed 001 §6–§14): move the leaf to another
+//! `navigate_tree` (DECISIONS §20.6–§20.7, §21): move the leaf to another
 //! entry, optionally leaving a summary of the abandoned branch under the new position.
 
 use arbor_ai::Message;
@@ -12,8 +12,9 @@ use crate::compaction::SummaryOptions;
 use crate::message::AgentMessage;
 use crate::session::{BranchSummaryDraft, EntryKind, SessionEntry};
 
+use super::handle::AgentHarness;
 use super::hooks::TreePreparation;
-use super::{AgentHarness, Phase};
+use super::state::Phase;
 
 /// Options of [`AgentHarness::navigate_tree`].
 #[derive(Debug, Clone, Default)]

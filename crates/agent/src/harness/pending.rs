@@ -1,6 +1,6 @@
 //! Pending session writes: mutations made while the harness is busy are queued and written at
 //! the next flush point (turn end, before the next request, agent end, error paths), so a turn
-//! lands in the log as a unit (seed 000, "pendingSessionWrites").
+//! lands in the log as a unit (pi's `pendingSessionWrites`; DECISIONS §20.5).
 
 use crate::message::AgentMessage;
 use crate::session::Session;

@@ -1,4 +1,4 @@
-//! `prompt`: one agent run under the harness (compaction-and-harness.md §C.4–§C.7).
+//! `prompt`: one agent run under the harness (DECISIONS §20.5, §20.8, §20.13).
 //!
 //! The harness is the loop's [`LoopHooks`]: it persists every `message_end` before subscribers
 //! see it, flushes pending writes and makes a save point at every `turn_end`, rebuilds the
@@ -20,8 +20,11 @@ use crate::agent::{
 use crate::context::convert::convert_one;
 use crate::message::AgentMessage;
 
+use super::handle::AgentHarness;
 use super::hooks::{BeforeAgentStart, BeforeAgentStartResult};
-use super::{user_message, AgentHarness, Phase, SystemPromptInput};
+use super::queues::user_message;
+use super::state::Phase;
+use super::system_prompt::SystemPromptInput;
 
 /// The loop's host for one run.
 pub(super) struct RunHooks<'a> {

@@ -1,5 +1,5 @@
 //! The agent loop and `AgentHarness` on the faux provider: one reviewed event-stream snapshot
-//! per scenario of compaction-and-harness.md §F / issue 9, and after each scenario the check that
+//! per scenario of issue 9, and after each scenario the check that
 //! the session projects to exactly what the model is sent on the next turn.
 
 use std::sync::Arc;

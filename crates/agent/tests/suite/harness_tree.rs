@@ -1,5 +1,5 @@
-//! `navigate_tree`, `compact` and resuming on the faux provider (compaction-and-harness.md
-//! §C.10–§C.11, seed 001 §6–§16), each with a reviewed event snapshot and the check that the
+//! `navigate_tree`, `compact` and resuming on the faux provider (DECISIONS §20.6–§20.7,
+//! §20.11), each with a reviewed event snapshot and the check that the
 //! session projects to what the model is sent next.
 
 use std::sync::Arc;

@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arbor_agent::branch_summary::plan::branch_plan_json;
+use arbor_agent::branch_summary::branch_plan_json;
 use arbor_agent::branch_summary::{collect_branch_entries, prepare_branch_entries};
-use arbor_agent::compaction::plan::compaction_plan_json;
+use arbor_agent::compaction::compaction_plan_json;
 use arbor_agent::compaction::{prepare_compaction, CompactionSettings};
 use arbor_agent::session::{JsonlRepository, Session};
 use serde_json::Value;

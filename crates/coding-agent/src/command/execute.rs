@@ -490,10 +490,8 @@ async fn compacted(app: &App, entry: &SessionEntry) -> Result<Option<Reply>, Com
         summary: v.get("summary").cloned(),
         first_kept_entry_id: v.get("firstKeptEntryId").cloned(),
         tokens_before: v.get("tokensBefore").cloned(),
-        estimated_tokens_after: arbor_agent::compaction::tokens::estimate_context_tokens(
-            &ctx.messages,
-        )
-        .tokens,
+        estimated_tokens_after: arbor_agent::compaction::estimate_context_tokens(&ctx.messages)
+            .tokens,
         usage: v.get("usage").cloned(),
         details: v.get("details").cloned().unwrap_or(Value::Null),
     }))))

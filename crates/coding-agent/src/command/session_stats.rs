@@ -3,7 +3,7 @@
 //! session list (message count, cached and uncached tokens including summaries); these are the
 //! per-role counts and per-kind tokens of the messages, so they walk the typed entries once.
 
-use arbor_agent::compaction::tokens::estimate_context_tokens;
+use arbor_agent::compaction::estimate_context_tokens;
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::{EntryKind, SessionEntry};
 use arbor_ai::{ContentBlock, Message};

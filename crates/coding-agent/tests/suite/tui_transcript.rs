@@ -1,8 +1,8 @@
 //! The transcript widget rendered through ratatui's `TestBackend`: every message kind, live
 //! streaming, the two toggles, narrow and colourless terminals, and incremental layout.
 
-use arbor_agent::agent::tool::ToolOutput;
 use arbor_agent::agent::AgentEvent;
+use arbor_agent::agent::ToolOutput;
 use arbor_agent::message::AgentMessage;
 use arbor_ai::types::{AssistantMessage, StopReason, ToolCall};
 use arbor_ai::AssistantMessageEvent as Ev;

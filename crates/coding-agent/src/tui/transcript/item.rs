@@ -1,7 +1,7 @@
 //! What the transcript shows, one item per visible thing: the UI's own model, built from
 //! harness data (agent messages and events) and holding only what it draws.
 
-use arbor_agent::agent::tool::ToolOutput;
+use arbor_agent::agent::ToolOutput;
 use arbor_agent::message::AgentMessage;
 use arbor_ai::types::{AssistantMessage, Content, ContentBlock, Message, StopReason, ToolCall};
 use ratatui::text::Line;

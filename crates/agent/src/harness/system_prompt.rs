@@ -1,0 +1,56 @@
+//! The system prompt of each request: fixed text or a callback over the turn's model, thinking
+//! level and active tools. Never stored as an entry, so it is part of the harness's settings
+//! rather than of the session.
+
+use std::sync::Arc;
+
+use arbor_ai::{Model, ThinkingLevel};
+
+use crate::agent::ToolRef;
+
+/// pi's default system prompt when none is given.
+pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a helpful assistant.";
+
+/// What a system-prompt callback sees (per turn).
+pub struct SystemPromptInput<'a> {
+    pub model: &'a Model,
+    pub thinking_level: ThinkingLevel,
+    pub active_tools: &'a [ToolRef],
+}
+
+type PromptFn = dyn Fn(&SystemPromptInput<'_>) -> String + Send + Sync;
+
+/// The system prompt: fixed, or computed for every turn. Never stored as an entry.
+#[derive(Clone)]
+pub enum SystemPrompt {
+    Text(String),
+    Callback(Arc<PromptFn>),
+}
+
+impl Default for SystemPrompt {
+    fn default() -> Self {
+        SystemPrompt::Text(DEFAULT_SYSTEM_PROMPT.to_string())
+    }
+}
+
+impl std::fmt::Debug for SystemPrompt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SystemPrompt::Text(t) => f.debug_tuple("Text").field(t).finish(),
+            SystemPrompt::Callback(_) => f.write_str("Callback(..)"),
+        }
+    }
+}
+
+impl SystemPrompt {
+    pub fn callback(f: impl Fn(&SystemPromptInput<'_>) -> String + Send + Sync + 'static) -> Self {
+        SystemPrompt::Callback(Arc::new(f))
+    }
+
+    pub(super) fn render(&self, input: &SystemPromptInput<'_>) -> String {
+        match self {
+            SystemPrompt::Text(t) => t.clone(),
+            SystemPrompt::Callback(f) => f(input),
+        }
+    }
+}
