@@ -19,6 +19,7 @@ use crate::db::Db;
 use crate::error::sql_error;
 use crate::keys;
 use crate::rows::decode_payload;
+use arbor_session::append::DraftEntry;
 use arbor_session::rules;
 use arbor_session::MaterializedState;
 use serde_json::Value;
@@ -321,47 +322,25 @@ impl<'a> Ctx<'a> {
     /// The body of `SessionStorage::append` (run inside a transaction).
     pub(crate) fn append(&self, s: &Sid, draft: EntryDraft) -> Result<SessionEntry> {
         let mut state = self.state(s)?;
-        let mut kind = draft.kind;
-        rules::normalize_draft(&mut kind);
-        self.check_target(s, &kind)?;
-        if let EntryKind::ContextEdit(edit) = &kind {
+        let draft = DraftEntry::new(draft);
+        self.check_target(s, draft.kind())?;
+        if let EntryKind::ContextEdit(edit) = draft.kind() {
             self.check_context_edit(s, &state, &edit.target_id, &edit.replacement)?;
         }
-        let given = match draft.id {
-            Some(id) if id.is_empty() => {
-                return Err(SessionError::InvalidEntry(
-                    "entry id must not be empty".to_owned(),
-                ))
-            }
-            other => other,
-        };
-        let generated = given.is_none();
-        let mut entry = SessionEntry {
-            id: given.unwrap_or_else(ids::random_entry_id),
-            parent_id: state.leaf_id.clone(),
-            timestamp: draft.timestamp.unwrap_or_else(time::now_iso),
-            kind,
-        };
+        draft.check_given_id()?;
+        let mut pending = draft.place(state.leaf_id.clone(), ids::random_entry_id);
         // The (sid, id) UNIQUE index is the existence check: a duplicate given id fails the
         // insert (`invalid_entry`, the transaction rolls back); a generated id that collides is
-        // drawn again, falling back to a UUID like `ids::new_entry_id`.
-        let mut collisions = 0;
+        // drawn again.
         loop {
-            match self.insert_entry(s, state.entry_count + 1, &entry, &entry.to_json()) {
+            let entry = pending.entry();
+            match self.insert_entry(s, state.entry_count + 1, entry, &entry.to_json()) {
                 Ok(()) => break,
-                Err(SessionError::InvalidEntry(_))
-                    if generated && collisions < ids::ENTRY_ID_TRIES =>
-                {
-                    collisions += 1;
-                    entry.id = if collisions < ids::ENTRY_ID_TRIES {
-                        ids::random_entry_id()
-                    } else {
-                        ids::fallback_entry_id()
-                    };
-                }
+                Err(SessionError::InvalidEntry(_)) if pending.redraw_id() => {}
                 Err(e) => return Err(e),
             }
         }
+        let entry = pending.into_entry();
         state.apply(&entry);
         self.write_state(s, &state)?;
         Ok(entry)
