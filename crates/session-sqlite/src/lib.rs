@@ -27,13 +27,17 @@
 //! # Ok(()) }
 //! ```
 
+mod append;
+mod conn;
 mod db;
 mod error;
 mod keys;
-mod ops;
+mod paths;
+mod reads;
 mod repository;
 mod rows;
 pub mod schema;
+mod sessions;
 mod storage;
 mod writer_lock;
 
