@@ -29,7 +29,10 @@ mod envelopes;
 mod listing;
 mod ops;
 mod repository;
+/// Public for the schema version, the migrations as shipped (tests build older stores from
+/// them) and the statements whose query plans tests check.
 pub mod schema;
+/// Throwaway schemas for tests, benchmarks and the conformance run.
 pub mod scratch;
 mod sid;
 mod state;
