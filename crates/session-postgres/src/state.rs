@@ -6,8 +6,6 @@ use tokio_postgres::Row;
 
 use crate::sid::Sid;
 
-/// The state columns, in the order [`state_from_row`] reads them.
-
 /// Writes the state columns of a session row (fork and import of a whole session).
 pub(crate) async fn write(
     client: &impl deadpool_postgres::GenericClient,
@@ -37,9 +35,11 @@ pub(crate) async fn write(
         .await
 }
 
+/// The state columns, in the order [`state_from_row`] reads them.
 pub(crate) const STATE_COLUMNS: &str = "leaf_id, name, entry_count, message_count, cached_tokens,
     uncached_tokens, total_tokens, cost_total, latest_compaction_id, first_message";
 
+/// The materialized state from a row that selected [`STATE_COLUMNS`].
 pub(crate) fn state_from_row(r: &Row) -> MaterializedState {
     let count = |i: usize| r.get::<_, i64>(i).max(0) as u64;
     MaterializedState {
