@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use arbor_session::append::DraftEntry;
+use arbor_session::append::{self, DraftEntry};
 use arbor_session::error::{Result, SessionError};
 use arbor_session::ids;
 use arbor_session::{
@@ -120,11 +120,7 @@ impl PostgresStorage {
         let mut w = self.writer()?.lock().await;
         let (db, s, loc) = (&self.inner.db, &self.inner.sid, &self.inner.location);
         w.state(db, s, loc).await?;
-        if entry.id.is_empty() {
-            return Err(SessionError::InvalidEntry(
-                "entry id must not be empty".to_owned(),
-            ));
-        }
+        append::check_entry_id(&entry.id)?;
         // Duplicate id, parent and target in one round trip.
         let conn = db.conn().await?;
         let (duplicate, parent_found, target_found) = Conn::new(&conn, db)

@@ -1,7 +1,7 @@
 //! Writing entries: `append` (a draft made an entry by `arbor_session::append`, checked and
 //! inserted), verbatim appends, and the copies a fork makes.
 
-use arbor_session::append::DraftEntry;
+use arbor_session::append::{self, DraftEntry};
 use arbor_session::error::SessionError;
 use arbor_session::ids;
 use arbor_session::rules;
@@ -163,11 +163,7 @@ impl Conn<'_> {
     /// The body of `SessionStorage::append_entry`: a complete entry, verbatim.
     pub(crate) fn append_entry(&self, s: &Sid, entry: &SessionEntry) -> Result<()> {
         let mut state = self.state(s)?;
-        if entry.id.is_empty() {
-            return Err(SessionError::InvalidEntry(
-                "entry id must not be empty".to_owned(),
-            ));
-        }
+        append::check_entry_id(&entry.id)?;
         if self.entry_exists(s, &entry.id)? {
             return Err(SessionError::InvalidEntry(format!(
                 "duplicate entry id {} in session {}",

@@ -29,7 +29,7 @@ pub struct DraftEntry {
 }
 
 impl DraftEntry {
-    /// Normalizes the draft (DECISIONS §3: the session name rule).
+    /// Normalizes the draft (today: the `session_info` name, see [`rules::normalize_draft`]).
     pub fn new(draft: EntryDraft) -> DraftEntry {
         let mut kind = draft.kind;
         rules::normalize_draft(&mut kind);
@@ -49,10 +49,8 @@ impl DraftEntry {
     /// unique index; memory and JSONL leave it to the envelope check of the written line.
     pub fn check_given_id(&self) -> Result<()> {
         match &self.id {
-            Some(id) if id.is_empty() => Err(SessionError::InvalidEntry(
-                "entry id must not be empty".to_owned(),
-            )),
-            _ => Ok(()),
+            Some(id) => check_entry_id(id),
+            None => Ok(()),
         }
     }
 
@@ -71,6 +69,17 @@ impl DraftEntry {
             redraws: 0,
         }
     }
+}
+
+/// Refuses an empty entry id: the database backends' check of a given id (a draft's or a
+/// verbatim entry's) before their unique index sees it.
+pub fn check_entry_id(id: &str) -> Result<()> {
+    if id.is_empty() {
+        return Err(SessionError::InvalidEntry(
+            "entry id must not be empty".to_owned(),
+        ));
+    }
+    Ok(())
 }
 
 /// A placed entry waiting to be stored. A backend whose unique index is the existence check
