@@ -41,15 +41,12 @@ impl Db {
                     target.display
                 ))
             })?;
-        let db = Arc::new(Db {
+        Ok(Arc::new(Db {
             target,
             options,
             connector,
             pool,
-        });
-        let mut conn = db.conn().await?;
-        crate::schema::migrate(&mut conn, &db).await?;
-        Ok(db)
+        }))
     }
 
     /// A pooled connection (reads, repository writes).

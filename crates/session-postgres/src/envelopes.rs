@@ -13,7 +13,9 @@ use std::collections::HashMap;
 
 use arbor_session::error::SessionError;
 
-use crate::ops::{Ctx, Sid};
+use tokio_postgres::Row;
+
+use crate::sid::Sid;
 
 type Result<T> = std::result::Result<T, SessionError>;
 
@@ -60,12 +62,16 @@ pub(crate) struct Envelopes {
 }
 
 impl Envelopes {
-    /// Reads the envelopes appended since the last call (all of them the first time).
-    pub(crate) async fn refresh(&mut self, c: &Ctx<'_>, s: &Sid) -> Result<()> {
-        let rows = c.envelope_rows(s, self.last_seq).await?;
+    /// The highest log position read so far: the next read asks only for rows after it.
+    pub(crate) fn last_seq(&self) -> i64 {
+        self.last_seq
+    }
+
+    /// Adds the `(seq, id, parent_id, type, role)` rows read after [`Envelopes::last_seq`].
+    pub(crate) fn extend(&mut self, s: &Sid, rows: &[Row]) -> Result<()> {
         self.rows.reserve(rows.len());
         self.by_id.reserve(rows.len());
-        for r in &rows {
+        for r in rows {
             let seq: i64 = r.get(0);
             let id: &str = r.get(1);
             let parent: Option<&str> = r.get(2);

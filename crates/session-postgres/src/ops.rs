@@ -14,46 +14,18 @@ use tokio_postgres::Row;
 
 use crate::db::Db;
 use crate::envelopes::{runs, Envelope, Envelopes, Mark};
+use crate::listing::{ListCursor, ListQuery};
+use crate::sid::{gone, Sid};
+use crate::state::{state_from_row, to_i64, STATE_COLUMNS};
 use arbor_session::MaterializedState;
 
 type Result<T> = std::result::Result<T, SessionError>;
 
-/// The identity of one session inside the store.
-#[derive(Debug, Clone)]
-pub(crate) struct Sid {
-    pub sid: i32,
-    pub id: String,
-}
-
-/// A pooled connection bound to its repository, for error messages.
-pub(crate) struct Ctx<'a> {
+/// A pooled connection bound to its repository (whose server its error messages name); the
+/// SQL of every read and repository operation is a method on it.
+pub(crate) struct Conn<'a> {
     pub conn: &'a Object,
     pub db: &'a Db,
-}
-
-pub(crate) const STATE_COLUMNS: &str = "leaf_id, name, entry_count, message_count, cached_tokens,
-    uncached_tokens, total_tokens, cost_total, latest_compaction_id, first_message";
-
-pub(crate) fn state_from_row(r: &Row) -> MaterializedState {
-    let count = |i: usize| r.get::<_, i64>(i).max(0) as u64;
-    MaterializedState {
-        leaf_id: r.get(0),
-        name: r.get(1),
-        entry_count: count(2),
-        stats: arbor_session::SessionStats {
-            message_count: count(3),
-            cached_tokens: count(4),
-            uncached_tokens: count(5),
-            total_tokens: count(6),
-            cost_total: r.get(7),
-        },
-        latest_compaction_id: r.get(8),
-        first_message: r.get(9),
-    }
-}
-
-pub(crate) fn gone(s: &Sid) -> SessionError {
-    SessionError::NotFound(format!("Session not found: {} (it was deleted)", s.id))
 }
 
 /// Decodes `(seq, id, payload)` rows, keyed by seq. Large batches are split over the blocking
@@ -119,7 +91,7 @@ pub(crate) fn decode(s: &Sid, seq: i64, id: &str, payload: &str) -> Result<Sessi
     Ok(entry)
 }
 
-impl<'a> Ctx<'a> {
+impl<'a> Conn<'a> {
     pub(crate) fn new(conn: &'a Object, db: &'a Db) -> Self {
         Self { conn, db }
     }
@@ -411,7 +383,8 @@ impl<'a> Ctx<'a> {
                 None => return Ok(Vec::new()),
             },
         };
-        env.refresh(self, s).await?;
+        let rows = self.envelope_rows(s, env.last_seq()).await?;
+        env.extend(s, &rows)?;
         let env: &'e Envelopes = env;
         env.chain(s, &start, from.is_some())
     }
@@ -539,9 +512,9 @@ impl<'a> Ctx<'a> {
     /// One page of sessions, newest first, from the state columns only (no payload is read).
     pub(crate) async fn list(
         &self,
-        q: &crate::repository::ListQuery,
+        q: &ListQuery,
         location: impl Fn(&str) -> String,
-    ) -> Result<(ListResult, Option<crate::repository::ListCursor>)> {
+    ) -> Result<(ListResult, Option<ListCursor>)> {
         let limit = q
             .limit
             .map(|l| l.clamp(1, 100_000) as i64)
@@ -572,7 +545,7 @@ impl<'a> Ctx<'a> {
         for r in &rows {
             let id: String = r.get(0);
             let modified_us: i64 = r.get(4);
-            cursor = Some(crate::repository::ListCursor {
+            cursor = Some(ListCursor {
                 modified_us,
                 sid: r.get(6),
             });
@@ -657,8 +630,4 @@ fn like_pattern(text: &str) -> String {
     }
     out.push('%');
     out
-}
-
-pub(crate) fn to_i64(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
 }

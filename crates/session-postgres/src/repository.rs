@@ -8,7 +8,9 @@ use async_trait::async_trait;
 
 use crate::config::PostgresOptions;
 use crate::db::Db;
-use crate::ops::{gone, Ctx, Sid};
+use crate::listing::{ListPage, ListQuery};
+use crate::ops::Conn;
+use crate::sid::{gone, Sid};
 use crate::storage::{location, PostgresStorage};
 use arbor_session::MaterializedState;
 
@@ -29,33 +31,6 @@ impl std::fmt::Debug for PostgresRepository {
     }
 }
 
-/// Which sessions [`PostgresRepository::list_page`] returns.
-#[derive(Debug, Clone, Default)]
-pub struct ListQuery {
-    /// Only sessions of this working directory.
-    pub cwd: Option<String>,
-    /// Only sessions whose name or first message contains this text (case-insensitive).
-    pub search: Option<String>,
-    /// Page size (`None`: everything).
-    pub limit: Option<usize>,
-    /// Continue after the last session of a previous page.
-    pub after: Option<ListCursor>,
-}
-
-/// Where a listing page ended (newest-first order is `(modified, sid)` descending).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ListCursor {
-    pub(crate) modified_us: i64,
-    pub(crate) sid: i32,
-}
-
-/// One listing page and the cursor of the next (`None` at the end).
-#[derive(Debug, Clone)]
-pub struct ListPage {
-    pub result: ListResult,
-    pub next: Option<ListCursor>,
-}
-
 impl PostgresRepository {
     /// Connects with default options and migrates the schema to the current version.
     pub async fn connect(url: &str) -> Result<Self> {
@@ -64,7 +39,7 @@ impl PostgresRepository {
 
     pub async fn connect_with(url: &str, options: PostgresOptions) -> Result<Self> {
         Ok(Self {
-            db: Db::open(url, options).await?,
+            db: connect(url, options).await?,
         })
     }
 
@@ -99,7 +74,7 @@ impl PostgresRepository {
         let id = self.session_id(id_or_location)?;
         let (sid, header) = {
             let conn = self.db.conn().await?;
-            Ctx::new(&conn, &self.db).require_session(id).await?
+            Conn::new(&conn, &self.db).require_session(id).await?
         };
         PostgresStorage::open(Arc::clone(&self.db), sid, header, writable).await
     }
@@ -108,7 +83,7 @@ impl PostgresRepository {
     /// payload is read): per cwd or all, optionally filtered by name / first message.
     pub async fn list_page(&self, query: &ListQuery) -> Result<ListPage> {
         let conn = self.db.conn().await?;
-        let (result, next) = Ctx::new(&conn, &self.db)
+        let (result, next) = Conn::new(&conn, &self.db)
             .list(query, |id| location(&self.db, id))
             .await?;
         Ok(ListPage { result, next })
@@ -163,6 +138,15 @@ impl PostgresRepository {
     pub(crate) fn db(&self) -> &Arc<Db> {
         &self.db
     }
+}
+
+/// Opens the repository's connections and brings its schema to the current version.
+async fn connect(url: &str, options: PostgresOptions) -> Result<Arc<Db>> {
+    let db = Db::open(url, options).await?;
+    let mut conn = db.conn().await?;
+    crate::schema::migrate(&mut conn, &db).await?;
+    drop(conn);
+    Ok(db)
 }
 
 /// Inserts the `sessions` row of `header` (kept as `header_line`, verbatim); `None` when a
@@ -261,10 +245,12 @@ impl SessionRepository for PostgresRepository {
         let source_id = self.session_id(source)?;
         let mut conn = self.db.conn().await?;
         let err = |ctx: &'static str| move |e| self.db.err(ctx, e);
-        let (src, src_header) = Ctx::new(&conn, &self.db).require_session(source_id).await?;
+        let (src, src_header) = Conn::new(&conn, &self.db)
+            .require_session(source_id)
+            .await?;
         let path = match opts.entry_id.as_deref() {
             Some(target) => Some(
-                Ctx::new(&conn, &self.db)
+                Conn::new(&conn, &self.db)
                     .fork_path(&src, target, opts.position)
                     .await?,
             ),

@@ -2,9 +2,9 @@
 
 use std::sync::Arc;
 
+use arbor_session::append::{self, DraftEntry};
 use arbor_session::error::{Result, SessionError};
 use arbor_session::ids;
-use arbor_session::time;
 use arbor_session::{
     rules, DerivedSettings, EntryDraft, EntryKind, EntryPage, LeafEntry, SessionEntry,
     SessionHeader, SessionStats, SessionStorage,
@@ -15,16 +15,17 @@ use serde_json::Value;
 use crate::config::Synchronous;
 use crate::db::Db;
 use crate::envelopes::Envelopes;
-use crate::ops::{Ctx, Sid};
+use crate::ops::Conn;
+use crate::sid::Sid;
 use crate::writer::{Outcome, Writer};
 use arbor_session::MaterializedState;
 
-/// Runs `$body` with a pooled connection's context `$c` and the session `$s` (and, in the
+/// Runs `$body` with a pooled connection `$c` and the session `$s` (and, in the
 /// second form, the handle's envelope index `$e`, locked).
 macro_rules! read {
     ($self:ident, |$c:ident, $s:ident| $body:expr) => {{
         let conn = $self.inner.db.conn().await?;
-        let $c = Ctx::new(&conn, &$self.inner.db);
+        let $c = Conn::new(&conn, &$self.inner.db);
         let $s = &$self.inner.sid;
         $body
     }};
@@ -119,14 +120,10 @@ impl PostgresStorage {
         let mut w = self.writer()?.lock().await;
         let (db, s, loc) = (&self.inner.db, &self.inner.sid, &self.inner.location);
         w.state(db, s, loc).await?;
-        if entry.id.is_empty() {
-            return Err(SessionError::InvalidEntry(
-                "entry id must not be empty".to_owned(),
-            ));
-        }
+        append::check_entry_id(&entry.id)?;
         // Duplicate id, parent and target in one round trip.
         let conn = db.conn().await?;
-        let (duplicate, parent_found, target_found) = Ctx::new(&conn, db)
+        let (duplicate, parent_found, target_found) = Conn::new(&conn, db)
             .verbatim_checks(
                 s,
                 &entry.id,
@@ -158,7 +155,7 @@ impl PostgresStorage {
 }
 
 /// Targets of `leaf`, `label` and `context_edit` must exist (`not_found`, like pi).
-async fn check_target(c: &Ctx<'_>, s: &Sid, kind: &EntryKind) -> Result<()> {
+async fn check_target(c: &Conn<'_>, s: &Sid, kind: &EntryKind) -> Result<()> {
     match kind.target_id() {
         Some(t) if !c.entry_exists(s, t).await? => {
             Err(SessionError::NotFound(format!("Entry not found: {t}")))
@@ -170,7 +167,7 @@ async fn check_target(c: &Ctx<'_>, s: &Sid, kind: &EntryKind) -> Result<()> {
 /// DECISIONS §3.5: the replacement is `null` or `{content}`, and the target is a user,
 /// assistant or toolResult message or a custom_message on the active branch.
 async fn check_context_edit(
-    c: &Ctx<'_>,
+    c: &Conn<'_>,
     s: &Sid,
     env: &mut Envelopes,
     state: &MaterializedState,
@@ -216,7 +213,7 @@ impl SessionStorage for PostgresStorage {
 
     async fn create_entry_id(&self) -> Result<String> {
         let conn = self.inner.db.conn().await?;
-        let c = Ctx::new(&conn, &self.inner.db);
+        let c = Conn::new(&conn, &self.inner.db);
         for _ in 0..ids::ENTRY_ID_TRIES {
             let id = ids::random_entry_id();
             if !c.entry_exists(&self.inner.sid, &id).await? {
@@ -230,50 +227,26 @@ impl SessionStorage for PostgresStorage {
         let mut w = self.writer()?.lock().await;
         let (db, s, loc) = (&self.inner.db, &self.inner.sid, &self.inner.location);
         let state = w.state(db, s, loc).await?.clone();
-        let mut kind = draft.kind;
-        rules::normalize_draft(&mut kind);
-        if kind.target_id().is_some() {
+        let draft = DraftEntry::new(draft);
+        if draft.kind().target_id().is_some() {
             let conn = db.conn().await?;
-            let c = Ctx::new(&conn, db);
-            check_target(&c, s, &kind).await?;
-            if let EntryKind::ContextEdit(edit) = &kind {
+            let c = Conn::new(&conn, db);
+            check_target(&c, s, draft.kind()).await?;
+            if let EntryKind::ContextEdit(edit) = draft.kind() {
                 let mut env = self.inner.envelopes.lock().await;
                 check_context_edit(&c, s, &mut env, &state, &edit.target_id, &edit.replacement)
                     .await?;
             }
         }
-        let given = match draft.id {
-            Some(id) if id.is_empty() => {
-                return Err(SessionError::InvalidEntry(
-                    "entry id must not be empty".to_owned(),
-                ))
-            }
-            other => other,
-        };
-        let generated = given.is_none();
-        let mut entry = SessionEntry {
-            id: given.unwrap_or_else(ids::random_entry_id),
-            parent_id: state.leaf_id.clone(),
-            timestamp: draft.timestamp.unwrap_or_else(time::now_iso),
-            kind,
-        };
+        draft.check_given_id()?;
+        let mut pending = draft.place(state.leaf_id.clone(), ids::random_entry_id);
         // The (sid, id) unique index is the existence check: a duplicate given id is refused
         // (nothing changes); a generated id that collides is drawn again.
-        let mut collisions = 0;
         loop {
-            let line = entry.to_json();
-            match w.commit(db, s, loc, &entry, &line).await? {
-                Outcome::Stored => return Ok(entry),
-                Outcome::Refused(SessionError::InvalidEntry(_))
-                    if generated && collisions < ids::ENTRY_ID_TRIES =>
-                {
-                    collisions += 1;
-                    entry.id = if collisions < ids::ENTRY_ID_TRIES {
-                        ids::random_entry_id()
-                    } else {
-                        ids::fallback_entry_id()
-                    };
-                }
+            let line = pending.entry().to_json();
+            match w.commit(db, s, loc, pending.entry(), &line).await? {
+                Outcome::Stored => return Ok(pending.into_entry()),
+                Outcome::Refused(SessionError::InvalidEntry(_)) if pending.redraw_id() => {}
                 Outcome::Refused(e) => return Err(e),
             }
         }

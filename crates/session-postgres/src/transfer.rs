@@ -9,9 +9,9 @@ use std::path::Path;
 use arbor_session::error::{Result, SessionError};
 use arbor_session::{SessionEntry, SessionHeader};
 
-use crate::ops::to_i64;
 use crate::repository::insert_session_row;
 use crate::repository::PostgresRepository;
+use crate::state::to_i64;
 use arbor_session::MaterializedState;
 
 /// Rows sent per insert statement during import.

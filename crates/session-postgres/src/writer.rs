@@ -15,7 +15,8 @@ use tokio_postgres::error::SqlState;
 use tokio_postgres::{Client, Statement};
 
 use crate::db::{describe, is_connection_loss, Db};
-use crate::ops::{gone, state_from_row, to_i64, Sid, STATE_COLUMNS};
+use crate::sid::{gone, Sid};
+use crate::state::{state_from_row, to_i64, STATE_COLUMNS};
 use arbor_session::MaterializedState;
 
 type Result<T> = std::result::Result<T, SessionError>;
@@ -44,6 +45,12 @@ pub(crate) enum Outcome {
     /// The statement was refused; nothing changed.
     Refused(SessionError),
 }
+
+/// An attempt that lost its connection mid-statement: whether the entry was stored is unknown
+/// until the writer reconnects and looks. Displayed as the server's or client's description.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", describe(.0))]
+struct ConnectionLost(#[source] tokio_postgres::Error);
 
 struct Live {
     client: Client,
@@ -145,8 +152,8 @@ impl Writer {
         }
     }
 
-    /// One attempt. `Err` carries the description of a lost connection; every other failure is
-    /// an `Outcome::Refused` (nothing changed).
+    /// One attempt. `Err` is a lost connection; every other failure is an `Outcome::Refused`
+    /// (nothing changed).
     async fn run(
         &mut self,
         db: &Db,
@@ -154,7 +161,7 @@ impl Writer {
         location: &str,
         entry: &SessionEntry,
         line: &str,
-    ) -> std::result::Result<Outcome, String> {
+    ) -> std::result::Result<Outcome, ConnectionLost> {
         let live = match self.live(db, s, location).await {
             Ok(l) => l,
             Err(e) => return Ok(Outcome::Refused(e)),
@@ -201,7 +208,7 @@ impl Writer {
                 self.live = None;
                 Ok(Outcome::Refused(out_of_step(db, s).await))
             }
-            Err(e) if is_connection_loss(&e) => Err(describe(&e)),
+            Err(e) if is_connection_loss(&e) => Err(ConnectionLost(e)),
             Err(e) => Ok(Outcome::Refused(refusal(
                 db,
                 s,

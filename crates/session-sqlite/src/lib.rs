@@ -27,13 +27,19 @@
 //! # Ok(()) }
 //! ```
 
+mod append;
+mod conn;
 mod db;
 mod error;
 mod keys;
-mod ops;
+mod paths;
+mod reads;
 mod repository;
 mod rows;
+/// Public for the schema version a database is migrated to (tests and tools check stores
+/// against it); everything else is reached through the three types below.
 pub mod schema;
+mod sessions;
 mod storage;
 mod writer_lock;
 

@@ -7,8 +7,8 @@ use arbor_session::error::{Result, SessionError};
 use arbor_session::{CreateOptions, ForkOptions, ListResult, SessionHeader, SessionRepository};
 use async_trait::async_trait;
 
+use crate::conn::{commit, immediate, Conn};
 use crate::db::{Db, SqliteOptions};
-use crate::ops::{commit, immediate, Ctx};
 use crate::storage::{location, SqliteStorage};
 
 /// Sessions stored in one SQLite database file (created on first open). Handles returned by
@@ -54,7 +54,7 @@ impl SqliteRepository {
             .call(move |conn| {
                 let path: PathBuf = db.path().to_path_buf();
                 let tx = immediate(conn, &db)?;
-                let sid = Ctx::new(&tx, &path).insert_session(&header)?;
+                let sid = Conn::new(&tx, &path).insert_session(&header)?;
                 commit(tx, &path)?;
                 Ok((sid, header))
             })
@@ -78,7 +78,7 @@ impl SessionRepository for SqliteRepository {
         let (sid, header) = self
             .db
             .call(move |conn| {
-                let c = Ctx::new(conn, db.path());
+                let c = Conn::new(conn, db.path());
                 let sid = c.require_session(&id)?;
                 let header = c.header(&sid)?;
                 Ok((sid, header))
@@ -90,7 +90,7 @@ impl SessionRepository for SqliteRepository {
     async fn list(&self) -> Result<ListResult> {
         let db = Arc::clone(&self.db);
         self.db
-            .call(move |conn| Ctx::new(conn, db.path()).list(|id| location(&db, id)))
+            .call(move |conn| Conn::new(conn, db.path()).list(|id| location(&db, id)))
             .await
     }
 
@@ -105,7 +105,7 @@ impl SessionRepository for SqliteRepository {
         self.db
             .call(move |conn| {
                 let tx = immediate(conn, &db)?;
-                Ctx::new(&tx, db.path()).delete_session(&id)?;
+                Conn::new(&tx, db.path()).delete_session(&id)?;
                 commit(tx, db.path())
             })
             .await
@@ -121,7 +121,7 @@ impl SessionRepository for SqliteRepository {
             .call(move |conn| {
                 let path = db.path();
                 let tx = immediate(conn, &db)?;
-                let c = Ctx::new(&tx, path);
+                let c = Conn::new(&tx, path);
                 let src = c.require_session(&source_id)?;
                 let src_header = c.header(&src)?;
                 let rows = match opts.entry_id.as_deref() {

@@ -9,8 +9,8 @@ use arbor_session::{
 };
 use async_trait::async_trait;
 
+use crate::conn::{commit, immediate, Conn, Sid};
 use crate::db::{Db, Synchronous};
-use crate::ops::{commit, immediate, Ctx, Sid};
 use crate::writer_lock::WriterLock;
 
 /// One session in a SQLite database. Handles share the database's connection; nothing but the (immutable) header is cached, so several handles and other processes see
@@ -45,20 +45,20 @@ impl SqliteStorage {
     /// Runs a read with the connection held.
     async fn read<R, F>(&self, f: F) -> Result<R>
     where
-        F: FnOnce(&Ctx<'_>, &Sid) -> Result<R> + Send + 'static,
+        F: FnOnce(&Conn<'_>, &Sid) -> Result<R> + Send + 'static,
         R: Send + 'static,
     {
         let sid = Arc::clone(&self.sid);
         let db = Arc::clone(&self.db);
         self.db
-            .call(move |conn| f(&Ctx::new(conn, db.path()), &sid))
+            .call(move |conn| f(&Conn::new(conn, db.path()), &sid))
             .await
     }
 
     /// Runs a write in one IMMEDIATE transaction; any error rolls everything back.
     async fn write<R, F>(&self, f: F) -> Result<R>
     where
-        F: FnOnce(&Ctx<'_>, &Sid) -> Result<R> + Send + 'static,
+        F: FnOnce(&Conn<'_>, &Sid) -> Result<R> + Send + 'static,
         R: Send + 'static,
     {
         let sid = Arc::clone(&self.sid);
@@ -67,7 +67,7 @@ impl SqliteStorage {
             .call(move |conn| {
                 let path = db.path();
                 let tx = immediate(conn, &db)?;
-                let out = f(&Ctx::new(&tx, path), &sid)?;
+                let out = f(&Conn::new(&tx, path), &sid)?;
                 commit(tx, path)?;
                 Ok(out)
             })

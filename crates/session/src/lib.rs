@@ -5,6 +5,7 @@
 //! Layering: depends on `arbor-ai` for message types only; no provider, HTTP or terminal detail.
 //! The agent loop and harness (`arbor-agent`) and the SQLite and PostgreSQL backends build on it.
 
+pub mod append;
 mod common;
 pub mod context;
 pub mod entry;

@@ -2,6 +2,7 @@
 //! for `--no-session` runs. Entries are kept as their JSON lines, exactly as a file would hold
 //! them, so the memory and file backends share one index and one set of rules.
 
+use super::append;
 use super::common::{self, probe};
 use super::entry::{SessionEntry, SessionHeader};
 use super::index::{Index, MemSource, Raw};
@@ -144,8 +145,8 @@ impl SessionStorage for MemoryStorage {
 
     async fn append(&self, draft: EntryDraft) -> Result<SessionEntry> {
         let mut index = self.inner.index.write().await;
-        let prepared = common::prepare_draft(&index, &MemSource, draft)?;
-        let env = common::checked_probe(&index, &prepared.line)?;
+        let prepared = append::prepare_draft(&index, &MemSource, draft)?;
+        let env = append::checked_probe(&index, &prepared.line)?;
         index.append(&env, Raw::Mem(prepared.line.as_str().into()), 0);
         drop(index);
         self.touch();
@@ -154,8 +155,8 @@ impl SessionStorage for MemoryStorage {
 
     async fn append_entry(&self, entry: SessionEntry) -> Result<()> {
         let mut index = self.inner.index.write().await;
-        let prepared = common::prepare_entry(&index, entry)?;
-        let env = common::checked_probe(&index, &prepared.line)?;
+        let prepared = append::prepare_entry(entry)?;
+        let env = append::checked_probe(&index, &prepared.line)?;
         index.append(&env, Raw::Mem(prepared.line.as_str().into()), 0);
         drop(index);
         self.touch();

@@ -3,6 +3,7 @@
 use super::layout;
 use super::load::{self, Loaded, Tail};
 use super::writer::{SessionWriter, SyncPolicy, WriterFactory};
+use crate::append;
 use crate::common;
 use crate::entry::{EntryKind, LeafEntry, SessionEntry, SessionHeader};
 use crate::error::{Result, SessionError};
@@ -603,7 +604,7 @@ impl JsonlStorage {
         };
         let len = u32::try_from(line.len())
             .map_err(|_| SessionError::InvalidEntry("entry larger than 4 GiB".into()))?;
-        let env = common::checked_probe(&st.index, line)?;
+        let env = append::checked_probe(&st.index, line)?;
         check_identity(path, &st.file, ws)?;
         if ws.dirty_tail {
             ws.writer.truncate(ws.committed).map_err(io_err(path))?;
@@ -836,7 +837,7 @@ impl SessionStorage for JsonlStorage {
         }
         let prepared = {
             let src = FileSource::new(&st.file, &self.location);
-            common::prepare_draft(&st.index, &src, draft)?
+            append::prepare_draft(&st.index, &src, draft)?
         };
         self.write_line(st, &prepared.line)?;
         Ok(prepared.entry)
@@ -845,7 +846,7 @@ impl SessionStorage for JsonlStorage {
     async fn append_entry(&self, entry: SessionEntry) -> Result<()> {
         let mut guard = self.state.write().await;
         let st = &mut *guard;
-        let prepared = common::prepare_entry(&st.index, entry)?;
+        let prepared = append::prepare_entry(entry)?;
         self.write_line(st, &prepared.line)
     }
 
