@@ -10,7 +10,9 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::types::Tool;
+use crate::types::{Message, Model, Tool};
+
+use super::transcript::Transcript;
 
 /// Keywords no provider's strict mode accepts.
 const UNSUPPORTED_KEYS: [&str; 16] = [
@@ -504,4 +506,33 @@ impl GrammarInput {
         map.insert(self.property.clone(), Value::String(self.input.clone()));
         Value::Object(map)
     }
+}
+/// Input properties of the grammar tools among every tool the transcript declares (pi's
+/// `getDeclaredTools`: with system messages in place, earlier definitions count too).
+pub(crate) fn declared_grammar_inputs(
+    model: &Model,
+    transcript: &Transcript,
+) -> Result<Vec<(String, String)>, String> {
+    let supported = crate::models::compat_bool(model, "supportsOpenAIGrammarTools") == Some(true);
+    if !supported {
+        return Ok(Vec::new());
+    }
+    if !transcript.in_place {
+        return grammar_inputs(&transcript.tools, true);
+    }
+    let later = transcript.messages.iter().flat_map(|m| match m {
+        Message::System(s) => s.tools_added.as_deref().unwrap_or(&[]),
+        _ => &[],
+    });
+    // One definition per name, the latest, at the name's first position (pi's
+    // `getDeclaredTools`): a tool redefined without a grammar is no grammar tool, and an
+    // earlier, replaced definition is not validated (DECISIONS §26.56).
+    let mut declared: Vec<&Tool> = Vec::new();
+    for tool in transcript.initial_tools.iter().chain(later) {
+        match declared.iter_mut().find(|t| t.name == tool.name) {
+            Some(slot) => *slot = tool,
+            None => declared.push(tool),
+        }
+    }
+    grammar_inputs(declared, true)
 }

@@ -10,8 +10,8 @@ use crate::options::StreamOptions;
 use crate::retry::{is_retryable_request_failure, request_retry_delay, RetryAfterHeaders};
 use crate::types::{AssistantMessage, Model, StopReason};
 
-use super::dispatch::{new_parser, BuiltinApi};
-use super::http_error::{format_http_error, transport_error_text};
+use super::api_client::ApiClient;
+use super::http_error::transport_error_text;
 use super::keys::{PreparedRequest, Secrets};
 use super::output::{Halt, Output, StreamParser};
 use super::sse::{SseDecoder, SseEvent};
@@ -40,8 +40,8 @@ pub(crate) type StrictFallback = Box<dyn FnOnce() -> Option<PreparedRequest> + S
 
 /// Sends the request, retrying per ai-layer §6.3 when `max_retries > 0`.
 async fn send_with_retries(
-    client: &reqwest::Client,
-    api: BuiltinApi,
+    http: &reqwest::Client,
+    client: &dyn ApiClient,
     model: &Model,
     options: &StreamOptions,
     request: &PreparedRequest,
@@ -55,7 +55,7 @@ async fn send_with_retries(
     let cancel = options.cancel.clone().unwrap_or_default();
     let mut attempt: u32 = 0;
     loop {
-        let mut builder = client.post(&request.url).body(body.clone());
+        let mut builder = http.post(&request.url).body(body.clone());
         for (name, value) in &request.headers {
             builder = builder.header(name.as_str(), value.as_str());
         }
@@ -81,7 +81,7 @@ async fn send_with_retries(
                     _ = cancel.cancelled() => return SendOutcome::Aborted,
                     text = response.text() => text.unwrap_or_default(),
                 };
-                let message = format_http_error(api, model, status, content_type.as_deref(), &text);
+                let message = client.http_error(model, status, content_type.as_deref(), &text);
                 let should_retry = headers.get("x-should-retry").and_then(|v| v.to_str().ok());
                 let retryable = is_retryable_request_failure(Some(status), should_retry);
                 (message, retryable, Some(headers), Some((status, text)))
@@ -137,8 +137,8 @@ async fn with_timeout<F: std::future::Future>(
 /// thread. Returns the outcome and whether the request that produced it carried a thread.
 #[allow(clippy::too_many_arguments)]
 async fn send_request(
-    client: &reqwest::Client,
-    api: BuiltinApi,
+    http: &reqwest::Client,
+    client: &dyn ApiClient,
     model: &Model,
     options: &StreamOptions,
     full: &PreparedRequest,
@@ -148,12 +148,12 @@ async fn send_request(
 ) -> (SendOutcome, bool) {
     let Some(thread) = thread else {
         return (
-            send_with_retries(client, api, model, options, full).await,
+            send_with_retries(http, client, model, options, full).await,
             false,
         );
     };
     let (request, threaded) = threads::prepare(model, &thread.session, full);
-    let outcome = send_with_retries(client, api, model, options, &request).await;
+    let outcome = send_with_retries(http, client, model, options, &request).await;
     if !threaded {
         return (outcome, false);
     }
@@ -174,13 +174,13 @@ async fn send_request(
         Rejection::NewThread => {
             let created = threads::create(full);
             (
-                send_with_retries(client, api, model, options, &created).await,
+                send_with_retries(http, client, model, options, &created).await,
                 true,
             )
         }
         Rejection::Unsupported => {
             let plain = threads::unthreaded(full);
-            let outcome = send_with_retries(client, api, model, options, &plain).await;
+            let outcome = send_with_retries(http, client, model, options, &plain).await;
             if matches!(outcome, SendOutcome::Response(_)) {
                 threads::turn_off(&thread.session);
             }
@@ -197,7 +197,7 @@ pub(crate) async fn run(
     options: &StreamOptions,
     request: PreparedRequest,
     parser: &mut dyn StreamParser,
-    api: BuiltinApi,
+    client: &dyn ApiClient,
     strict_fallback: Option<StrictFallback>,
     thread: Option<ThreadSession>,
 ) {
@@ -209,11 +209,11 @@ pub(crate) async fn run(
     // Error texts may echo the request (DECISIONS §25.6): scrub what we sent before any of it
     // reaches `errorMessage`.
     let secrets = Secrets::of(&request);
-    let client = options.client.clone().unwrap_or_else(shared_client);
+    let http = options.client.clone().unwrap_or_else(shared_client);
     let mut full = request;
     let (mut outcome, mut threaded) = send_request(
-        &client,
-        api,
+        &http,
+        client,
         model,
         options,
         &full,
@@ -236,8 +236,8 @@ pub(crate) async fn run(
             if let Some(retry) = fallback() {
                 full = retry;
                 (outcome, threaded) = send_request(
-                    &client,
-                    api,
+                    &http,
+                    client,
                     model,
                     options,
                     &full,
@@ -368,18 +368,17 @@ fn drain(emitter: &mut Emitter, out: &mut Output) {
     }
 }
 
-/// Feeds a complete recorded body through the SSE decoder and a parser — the client's code
+/// Feeds a complete recorded body through the SSE decoder and `parser` — the client's code
 /// path without the network. Returns the final message (`stopReason` error on failure) and
-/// the number of events produced. Used by the benchmark.
-pub fn parse_recorded(
-    api: BuiltinApi,
+/// the number of events produced.
+pub(crate) fn parse_recorded_with(
+    parser: &mut dyn StreamParser,
     model: &Model,
     body: &[u8],
     chunk_size: usize,
 ) -> (AssistantMessage, usize) {
-    let mut parser = new_parser(api, model);
     let mut out = Output::new(model);
-    let mut decoder = new_decoder(parser.as_ref());
+    let mut decoder = new_decoder(parser);
     let mut events = 0usize;
     let mut result: Result<(), Halt> = Ok(());
     for chunk in body.chunks(chunk_size.max(1)) {

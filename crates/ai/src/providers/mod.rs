@@ -19,6 +19,7 @@ pub mod openai_completions;
 pub mod openai_responses;
 pub mod sse;
 
+mod api_client;
 mod constrained;
 mod dispatch;
 mod driver;
@@ -30,8 +31,7 @@ mod threads;
 mod transcript;
 
 pub use crate::thinking::native as simple;
-pub use dispatch::{build_request, new_parser, BuiltinApi, BuiltinProvider};
-pub use driver::parse_recorded;
+pub use dispatch::{build_request, parse_recorded, BuiltinProvider};
 pub use keys::PreparedRequest;
 pub(crate) use keys::{anthropic_auth_token, cache_key, final_headers, user_agent};
 pub(crate) use output::CowStr;

@@ -25,7 +25,7 @@ pub(crate) fn build_request(
 ) -> Result<PreparedRequest, String> {
     let compat = compat_for(model);
     let retention = options.resolved_cache_retention();
-    let grammar_inputs = crate::providers::openai_responses::grammar_inputs(model, transcript)?;
+    let grammar_inputs = crate::providers::constrained::declared_grammar_inputs(model, transcript)?;
     // Kimi-style tool additions: the request-level list stops at the last removal or
     // redefinition; later additions are announced in place (DECISIONS §26.51).
     let additions = (transcript.in_place

@@ -7,12 +7,17 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::sse::SseEvent;
-use super::{
+use crate::error::AiError;
+use crate::options::{CacheRetention, StreamOptions};
+use crate::providers::api_client::{ApiClient, BuiltRequest};
+use crate::providers::constrained::declared_grammar_inputs;
+use crate::providers::http_error::openai_error_text;
+use crate::providers::keys::resolve_api_key;
+use crate::providers::sse::SseEvent;
+use crate::providers::{
     cache_key, compat_bool, compat_str, final_headers, level_mapping, mapped_level, user_agent,
     CowStr, Halt, LevelMapping, Output, PreparedRequest, StreamParser, Transcript,
 };
-use crate::options::{CacheRetention, StreamOptions};
 use crate::types::{Content, ContentBlock, Message, Model, StopReason, Tool, Usage};
 
 const MIN_OUTPUT_TOKENS: u64 = 16;
@@ -56,6 +61,63 @@ fn configuration_update(effort: Value) -> Value {
 
 fn is_openrouter(model: &Model) -> bool {
     model.provider == "openrouter" || model.base_url.contains("openrouter.ai")
+}
+
+/// The OpenAI Responses client.
+pub(crate) struct OpenAiResponses;
+
+impl ApiClient for OpenAiResponses {
+    fn build_request(
+        &self,
+        model: &Model,
+        transcript: &Transcript,
+        options: &StreamOptions,
+        api_key: Option<&str>,
+        _disable_preferred: Option<bool>,
+    ) -> Result<BuiltRequest, AiError> {
+        build_request(model, transcript, options, api_key)
+            .map(BuiltRequest::from)
+            .map_err(AiError::InvalidRequest)
+    }
+
+    fn parser(&self, model: &Model) -> Box<dyn StreamParser> {
+        Box::new(Parser::new(model))
+    }
+
+    fn request_parser(
+        &self,
+        model: &Model,
+        options: &StreamOptions,
+        transcript: &Transcript,
+        _request: &PreparedRequest,
+    ) -> Box<dyn StreamParser> {
+        // Responses usage is priced with the requested tier when the response names none.
+        // Grammar tools' custom input maps to their one string property.
+        let api_key = resolve_api_key(model, options).ok().flatten();
+        Box::new(
+            Parser::new(model)
+                .with_thinking_level(configuration_effort(model, options, api_key.as_deref()))
+                .with_service_tier(options.openai.service_tier.clone())
+                .with_grammar_inputs(
+                    declared_grammar_inputs(model, transcript).unwrap_or_default(),
+                ),
+        )
+    }
+
+    fn http_error(
+        &self,
+        model: &Model,
+        status: u16,
+        _content_type: Option<&str>,
+        body: &str,
+    ) -> String {
+        let prefix = if model.provider == "openai" {
+            "OpenAI API error".to_string()
+        } else {
+            format!("{} API error", model.provider)
+        };
+        openai_error_text(status, body, Some(&prefix))
+    }
 }
 
 pub(crate) fn build_request(
@@ -192,7 +254,7 @@ pub(crate) fn build_request(
             }
         }
     }
-    super::simple::merge_sampling_params(
+    crate::providers::simple::merge_sampling_params(
         &mut body,
         model,
         options.openai.reasoning_effort.as_deref(),
@@ -213,7 +275,7 @@ fn convert_tools(model: &Model, tools: &[Tool], deferred: bool) -> Result<Vec<Va
     let supports_grammar = compat_bool(model, "supportsOpenAIGrammarTools") == Some(true);
     let mut out = Vec::with_capacity(tools.len());
     for tool in tools {
-        if let Some(g) = super::constrained::grammar(tool, supports_grammar)? {
+        if let Some(g) = crate::providers::constrained::grammar(tool, supports_grammar)? {
             let mut t = json!({"type": "custom", "name": tool.name, "description": tool.description,
                 "format": {"type": "grammar", "syntax": g.syntax, "definition": g.definition}});
             if deferred {
@@ -222,7 +284,7 @@ fn convert_tools(model: &Model, tools: &[Tool], deferred: bool) -> Result<Vec<Va
             out.push(t);
             continue;
         }
-        let strict = super::constrained::resolve(tool, supports_strict, None)?;
+        let strict = crate::providers::constrained::resolve(tool, supports_strict, None)?;
         let is_strict = strict.is_some();
         let mut t = Map::new();
         t.insert("type".into(), json!("function"));
@@ -241,36 +303,6 @@ fn convert_tools(model: &Model, tools: &[Tool], deferred: bool) -> Result<Vec<Va
         out.push(Value::Object(t));
     }
     Ok(out)
-}
-
-/// Input properties of the grammar tools among every tool the transcript declares (pi's
-/// `getDeclaredTools`: with system messages in place, earlier definitions count too).
-pub(crate) fn grammar_inputs(
-    model: &Model,
-    transcript: &Transcript,
-) -> Result<Vec<(String, String)>, String> {
-    let supported = compat_bool(model, "supportsOpenAIGrammarTools") == Some(true);
-    if !supported {
-        return Ok(Vec::new());
-    }
-    if !transcript.in_place {
-        return super::constrained::grammar_inputs(&transcript.tools, true);
-    }
-    let later = transcript.messages.iter().flat_map(|m| match m {
-        Message::System(s) => s.tools_added.as_deref().unwrap_or(&[]),
-        _ => &[],
-    });
-    // One definition per name, the latest, at the name's first position (pi's
-    // `getDeclaredTools`): a tool redefined without a grammar is no grammar tool, and an
-    // earlier, replaced definition is not validated (DECISIONS §26.56).
-    let mut declared: Vec<&Tool> = Vec::new();
-    for tool in transcript.initial_tools.iter().chain(later) {
-        match declared.iter_mut().find(|t| t.name == tool.name) {
-            Some(slot) => *slot = tool,
-            None => declared.push(tool),
-        }
-    }
-    super::constrained::grammar_inputs(declared, true)
 }
 
 /// How the request expresses the tool changes of later system messages.
@@ -429,7 +461,7 @@ fn convert_input(
         } else {
             "system"
         };
-    let grammar_inputs = grammar_inputs(model, transcript)?;
+    let grammar_inputs = crate::providers::constrained::declared_grammar_inputs(model, transcript)?;
     let grammar_property = |name: &str| {
         grammar_inputs
             .iter()
@@ -558,7 +590,7 @@ fn convert_input(
                             item.insert("name".into(), json!(call.name));
                             match grammar {
                                 Some(property) => {
-                                    let input = super::constrained::grammar_call_input(
+                                    let input = crate::providers::constrained::grammar_call_input(
                                         &call.name,
                                         &call.arguments,
                                         property,
@@ -633,7 +665,7 @@ fn convert_input(
             Message::System(system) => {
                 // Only kept here when sent in place (DECISIONS §26.20); pi numbers it even
                 // when it renders to nothing.
-                let mut text = super::transcript::system_update_text(system);
+                let mut text = crate::providers::transcript::system_update_text(system);
                 if searched_after.is_some_and(|folded| system_index >= folded) {
                     let added = system.tools_added.as_deref().unwrap_or(&[]);
                     push_tool_search(model, added, msg_index, &mut items)?;
@@ -699,7 +731,7 @@ enum SlotKind {
         arguments: String,
     },
     /// A grammar tool's free-form input (DECISIONS §26.26).
-    CustomCall(super::constrained::GrammarInput),
+    CustomCall(crate::providers::constrained::GrammarInput),
 }
 
 struct Slot {
@@ -793,7 +825,7 @@ impl Parser {
                     .iter()
                     .find(|(n, _)| n == s("name"))
                     .map_or("input", |(_, p)| p.as_str());
-                let input = super::constrained::GrammarInput::new(property, s("input"));
+                let input = crate::providers::constrained::GrammarInput::new(property, s("input"));
                 let index = out.toolcall_start(
                     format!("{}|{}", s("call_id"), s("id")),
                     s("name").to_string(),
@@ -822,7 +854,9 @@ impl Parser {
         &mut self,
         output_index: u64,
         out: &mut Output,
-        step: impl FnOnce(&mut super::constrained::GrammarInput) -> Result<Option<String>, String>,
+        step: impl FnOnce(
+            &mut crate::providers::constrained::GrammarInput,
+        ) -> Result<Option<String>, String>,
     ) -> Result<(), Halt> {
         let Some(Slot {
             kind: SlotKind::CustomCall(input),

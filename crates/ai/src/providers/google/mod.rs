@@ -6,11 +6,14 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::sse::SseEvent;
-use super::{
+use crate::error::AiError;
+use crate::options::StreamOptions;
+use crate::providers::api_client::{ApiClient, BuiltRequest};
+use crate::providers::http_error::google_error_text;
+use crate::providers::sse::SseEvent;
+use crate::providers::{
     final_headers, user_agent, CowStr, Halt, Output, PreparedRequest, StreamParser, Transcript,
 };
-use crate::options::StreamOptions;
 use crate::time::now_ms;
 use crate::types::{Content, ContentBlock, Message, Model, StopReason, Tool, Usage};
 
@@ -47,6 +50,38 @@ fn is_valid_signature(signature: Option<&str>) -> bool {
         && body
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+}
+
+/// The Google Generative AI client.
+pub(crate) struct GoogleGenerativeAi;
+
+impl ApiClient for GoogleGenerativeAi {
+    fn build_request(
+        &self,
+        model: &Model,
+        transcript: &Transcript,
+        options: &StreamOptions,
+        api_key: Option<&str>,
+        _disable_preferred: Option<bool>,
+    ) -> Result<BuiltRequest, AiError> {
+        build_request(model, transcript, options, api_key)
+            .map(BuiltRequest::from)
+            .map_err(AiError::InvalidRequest)
+    }
+
+    fn parser(&self, model: &Model) -> Box<dyn StreamParser> {
+        Box::new(Parser::new(model))
+    }
+
+    fn http_error(
+        &self,
+        _model: &Model,
+        status: u16,
+        content_type: Option<&str>,
+        body: &str,
+    ) -> String {
+        google_error_text(status, content_type, body)
+    }
 }
 
 pub(crate) fn build_request(
@@ -142,7 +177,7 @@ fn convert_tools(tools: &[Tool], supports_strict: bool) -> Result<(Vec<Value>, b
     let mut any_strict = false;
     let mut out = Vec::with_capacity(tools.len());
     for tool in tools {
-        let strict = super::constrained::resolve(tool, supports_strict, None)?;
+        let strict = crate::providers::constrained::resolve(tool, supports_strict, None)?;
         any_strict |= strict.is_some();
         let schema = strict.as_ref().unwrap_or(&tool.parameters);
         out.push(json!({

@@ -6,13 +6,17 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::sse::SseEvent;
-use super::{
+use crate::error::AiError;
+use crate::json_stream::repair_json;
+use crate::options::{CacheRetention, StreamOptions};
+use crate::providers::api_client::{ApiClient, BuiltRequest};
+use crate::providers::http_error::anthropic_error_text;
+use crate::providers::sse::SseEvent;
+use crate::providers::threads::ThreadSession;
+use crate::providers::{
     compat_bool, compat_str, final_headers, user_agent, CowStr, Halt, Output, PreparedRequest,
     StreamParser, Transcript,
 };
-use crate::json_stream::repair_json;
-use crate::options::{CacheRetention, StreamOptions};
 use crate::types::{
     AssistantMessage, Content, ContentBlock, ImageContent, Message, Model, StopReason, Tool,
     ToolResultMessage, Usage,
@@ -113,7 +117,7 @@ fn features(model: &Model, transcript: &Transcript, options: &StreamOptions) -> 
         );
     let threads = compat_bool(model, "supportsMessageThreads")
         .unwrap_or_else(|| model.base_url.contains("api.anthropic.com"));
-    let fallbacks = super::compat_value(model, "allowedFallbackModels")
+    let fallbacks = crate::providers::compat_value(model, "allowedFallbackModels")
         .and_then(Value::as_array)
         .map(|list| {
             list.iter()
@@ -154,14 +158,82 @@ pub(crate) fn managed_effort(model: &Model, options: &StreamOptions) -> Option<S
     })
 }
 
-pub(crate) fn build_request(
-    model: &Model,
-    transcript: &Transcript,
-    options: &StreamOptions,
-    api_key: Option<&str>,
-) -> Result<PreparedRequest, String> {
-    let disable = super::strict_limits::exceeded(options.session_id.as_deref());
-    build_request_with(model, transcript, options, api_key, disable).map(|(request, _)| request)
+/// The Anthropic Messages client.
+pub(crate) struct AnthropicMessages;
+
+impl ApiClient for AnthropicMessages {
+    fn build_request(
+        &self,
+        model: &Model,
+        transcript: &Transcript,
+        options: &StreamOptions,
+        api_key: Option<&str>,
+        disable_preferred: Option<bool>,
+    ) -> Result<BuiltRequest, AiError> {
+        let disable = disable_preferred.unwrap_or_else(|| {
+            crate::providers::strict_limits::exceeded(options.session_id.as_deref())
+        });
+        build_request_with(model, transcript, options, api_key, disable)
+            .map(|(request, strict_prefer)| BuiltRequest {
+                request,
+                strict_prefer,
+            })
+            .map_err(AiError::InvalidRequest)
+    }
+
+    fn parser(&self, model: &Model) -> Box<dyn StreamParser> {
+        Box::new(Parser::new(model))
+    }
+
+    fn request_parser(
+        &self,
+        model: &Model,
+        options: &StreamOptions,
+        transcript: &Transcript,
+        request: &PreparedRequest,
+    ) -> Box<dyn StreamParser> {
+        let parser = Parser::new(model);
+        // OAuth requests rename tools to Claude Code casing; map them back on the way in.
+        let parser = if sent_with_oauth(request) {
+            parser.with_oauth_tools(&transcript.tools)
+        } else {
+            parser
+        };
+        Box::new(parser.with_thinking_level(managed_effort(model, options)))
+    }
+
+    fn thread_session(
+        &self,
+        model: &Model,
+        options: &StreamOptions,
+        request: &PreparedRequest,
+    ) -> Option<ThreadSession> {
+        // A request built with `thread` belongs to a session that may continue its thread
+        // (DECISIONS §26.23, §26.40).
+        let session = options.session_id.as_ref()?;
+        request.body.get("thread")?;
+        Some(ThreadSession {
+            session: session.clone(),
+            oauth: model.provider != "github-copilot" && sent_with_oauth(request),
+        })
+    }
+
+    fn http_error(
+        &self,
+        _model: &Model,
+        status: u16,
+        _content_type: Option<&str>,
+        body: &str,
+    ) -> String {
+        anthropic_error_text(status, body)
+    }
+}
+
+/// The request went out with a Claude OAuth token.
+fn sent_with_oauth(request: &PreparedRequest) -> bool {
+    request
+        .header("authorization")
+        .is_some_and(|v| v.contains("sk-ant-oat"))
 }
 
 /// The request, and whether a `prefer` tool went out strict (then a strict-limits rejection
@@ -361,7 +433,7 @@ pub(crate) fn build_request_with(
     } else {
         if let Some(key) = api_key {
             headers.push(("x-api-key".into(), key.to_string()));
-        } else if let Some(token) = super::anthropic_auth_token(model) {
+        } else if let Some(token) = crate::providers::anthropic_auth_token(model) {
             headers.push(("authorization".into(), format!("Bearer {token}")));
         }
         headers.push(("user-agent".into(), user_agent()));
@@ -473,14 +545,14 @@ fn convert_tools(
     let last = tools.len().saturating_sub(1);
     let mut out_tools = Vec::with_capacity(tools.len());
     for (i, tool) in tools.iter().enumerate() {
-        let prefers = super::constrained::prefers_strict(tool);
+        let prefers = crate::providers::constrained::prefers_strict(tool);
         let strict = if mode.disable_preferred && prefers {
             None
         } else {
-            super::constrained::resolve(
+            crate::providers::constrained::resolve(
                 tool,
                 mode.supports_strict,
-                Some(super::constrained::anthropic_rule),
+                Some(crate::providers::constrained::anthropic_rule),
             )?
         };
         if strict.is_some() && prefers {
@@ -566,7 +638,7 @@ fn system_blocks(
     opts: &ConvertOptions<'_>,
 ) -> Result<Vec<Value>, String> {
     let mut blocks = Vec::new();
-    let text = super::transcript::system_update_text(system);
+    let text = crate::providers::transcript::system_update_text(system);
     if !text.is_empty() {
         blocks.push(json!({"type": "text", "text": text}));
     }
@@ -764,8 +836,10 @@ pub(crate) fn thread_reply(
     reply: &AssistantMessage,
     oauth: bool,
 ) -> Result<Vec<Value>, String> {
-    let messages =
-        super::transcript::prepare_messages(vec![Message::Assistant(reply.clone())], model);
+    let messages = crate::providers::transcript::prepare_messages(
+        vec![Message::Assistant(reply.clone())],
+        model,
+    );
     let converted = convert_messages(
         &messages,
         &ConvertOptions {
@@ -981,7 +1055,7 @@ pub struct Parser {
 
 impl Parser {
     pub fn new(model: &Model) -> Self {
-        let fallback_prices = super::compat_value(model, "allowedFallbackModels")
+        let fallback_prices = crate::providers::compat_value(model, "allowedFallbackModels")
             .and_then(Value::as_array)
             .map(|list| {
                 list.iter()
