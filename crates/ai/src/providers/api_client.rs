@@ -5,9 +5,9 @@ use crate::error::AiError;
 use crate::options::StreamOptions;
 use crate::types::Model;
 
+use super::anthropic::threads::ThreadSession;
 use super::keys::PreparedRequest;
 use super::output::StreamParser;
-use super::threads::ThreadSession;
 use super::transcript::Transcript;
 
 /// A request as built for sending, with what the driver needs to resend it.

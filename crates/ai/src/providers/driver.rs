@@ -10,12 +10,13 @@ use crate::options::StreamOptions;
 use crate::retry::{is_retryable_request_failure, request_retry_delay, RetryAfterHeaders};
 use crate::types::{AssistantMessage, Model, StopReason};
 
+use super::anthropic::strict_limits;
+use super::anthropic::threads::{self, Rejection, ThreadSession};
 use super::api_client::ApiClient;
 use super::http_error::transport_error_text;
 use super::keys::{PreparedRequest, Secrets};
 use super::output::{Halt, Output, StreamParser};
 use super::sse::{SseDecoder, SseEvent};
-use super::threads::{self, Rejection, ThreadSession};
 
 fn shared_client() -> reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
@@ -225,8 +226,8 @@ pub(crate) async fn run(
     if let (SendOutcome::Failed(message, Some((status, body))), Some(fallback)) =
         (&outcome, strict_fallback)
     {
-        if super::strict_limits::is_limit_rejection(*status, body) {
-            super::strict_limits::mark(options.session_id.as_deref());
+        if strict_limits::is_limit_rejection(*status, body) {
+            strict_limits::mark(options.session_id.as_deref());
             note_diagnostic(
                 &mut out,
                 "anthropic_strict_tools_fallback",

@@ -4,6 +4,7 @@
 //! through `model.compat`).
 
 mod compat;
+mod convert;
 mod parse;
 mod request;
 

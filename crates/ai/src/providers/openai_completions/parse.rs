@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::compat::compat_for;
-use super::request::is_reasoning_detail;
+use super::convert::is_reasoning_detail;
 use crate::providers::constrained::GrammarInput;
 use crate::providers::sse::SseEvent;
 use crate::providers::{CowStr, Halt, Output, StreamParser};
