@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::types::{Context, Message, Model, SystemMessage, Tool};
+use crate::types::{ContentBlock, Context, Message, Model, SystemMessage, Tool};
 
 /// The context as every built-in provider consumes it: one rendered system prompt, the current
 /// tools, and the conversation (system messages removed, transform applied).
@@ -296,4 +296,14 @@ pub(crate) fn system_update_text(system: &SystemMessage) -> String {
 /// normalized for `model.api`, orphaned calls answered (see [`crate::transform`]).
 pub(crate) fn prepare_messages(messages: Vec<Message>, model: &Model) -> Vec<Message> {
     crate::transform::transform_messages(&messages, model)
+}
+
+/// The text of a tool result's content as every API sends it: its text blocks joined by
+/// newlines (images and other blocks left out).
+pub(crate) fn tool_result_text<'a>(blocks: impl IntoIterator<Item = &'a ContentBlock>) -> String {
+    let texts: Vec<&str> = blocks
+        .into_iter()
+        .filter_map(ContentBlock::as_text)
+        .collect();
+    texts.join("\n")
 }

@@ -4,6 +4,7 @@
 use serde_json::{json, Value};
 
 use crate::providers::compat_bool;
+use crate::providers::transcript::tool_result_text;
 use crate::types::{
     AssistantMessage, Content, ContentBlock, ImageContent, Message, Model, Tool, ToolResultMessage,
 };
@@ -318,14 +319,7 @@ fn convert_tool_result(result: &ToolResultMessage, error_images: &mut Vec<Value>
         .iter()
         .any(|b| matches!(b, ContentBlock::Image(_)));
     let content = if !has_images {
-        let texts: Vec<&str> = texts_and_images
-            .iter()
-            .filter_map(|b| match b {
-                ContentBlock::Text(t) => Some(t.text.as_str()),
-                _ => None,
-            })
-            .collect();
-        Value::String(texts.join("\n"))
+        Value::String(tool_result_text(texts_and_images.iter().copied()))
     } else {
         let mut out: Vec<Value> = texts_and_images
             .iter()

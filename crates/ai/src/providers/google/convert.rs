@@ -3,6 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::providers::transcript::tool_result_text;
 use crate::providers::Transcript;
 use crate::types::{Content, ContentBlock, Message, Model};
 
@@ -137,14 +138,7 @@ pub(super) fn convert_messages(model: &Model, transcript: &Transcript) -> Vec<Va
             }
             Message::ToolResult(result) => {
                 let blocks = Content::to_blocks(&result.content);
-                let texts: Vec<&str> = blocks
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Text(t) => Some(t.text.as_str()),
-                        _ => None,
-                    })
-                    .collect();
-                let text = texts.join("\n");
+                let text = tool_result_text(&blocks);
                 let images: Vec<Value> = if supports_images {
                     blocks
                         .iter()

@@ -5,6 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use super::compat::Compat;
+use crate::providers::transcript::tool_result_text;
 use crate::providers::Transcript;
 use crate::types::{Content, ContentBlock, Message, Model, Tool};
 
@@ -282,14 +283,7 @@ pub(super) fn convert_messages(
                 let mut images = Vec::new();
                 while let Some(Message::ToolResult(result)) = messages.get(i) {
                     let blocks = Content::to_blocks(&result.content);
-                    let texts: Vec<&str> = blocks
-                        .iter()
-                        .filter_map(|b| match b {
-                            ContentBlock::Text(t) => Some(t.text.as_str()),
-                            _ => None,
-                        })
-                        .collect();
-                    let text = texts.join("\n");
+                    let text = tool_result_text(&blocks);
                     let has_images = blocks.iter().any(|b| matches!(b, ContentBlock::Image(_)));
                     let content = if !text.trim().is_empty() {
                         text

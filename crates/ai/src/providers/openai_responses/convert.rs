@@ -3,6 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::providers::transcript::tool_result_text;
 use crate::providers::{compat_bool, Transcript};
 use crate::transform::short_hash;
 use crate::types::{Content, ContentBlock, Message, Model};
@@ -211,14 +212,7 @@ pub(super) fn convert_input(
             Message::ToolResult(result) => {
                 let call_id = result.tool_call_id.split('|').next().unwrap_or("");
                 let blocks = Content::to_blocks(&result.content);
-                let texts: Vec<&str> = blocks
-                    .iter()
-                    .filter_map(|b| match b {
-                        ContentBlock::Text(t) => Some(t.text.as_str()),
-                        _ => None,
-                    })
-                    .collect();
-                let text = texts.join("\n");
+                let text = tool_result_text(&blocks);
                 let has_images = blocks.iter().any(|b| matches!(b, ContentBlock::Image(_)));
                 let output = if has_images && supports_images {
                     // pi's shape: the joined text first (when not blank), then every image.
