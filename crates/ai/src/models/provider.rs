@@ -16,7 +16,7 @@ pub struct ProviderConfig {
     /// Default API of the provider's models.
     pub api: Option<String>,
     /// Unresolved `apiKey` from `models.json` (literal, `$VAR` or `!command`); see
-    /// [`resolve_config_value`]. Kept unresolved so nothing secret sits in memory or logs early.
+    /// [`resolve_config_value`](super::resolve_config_value). Kept unresolved so nothing secret sits in memory or logs early.
     pub api_key_config: Option<SecretConfig>,
     /// Unresolved header values (resolved like the API key at request time).
     pub headers: Map<String, Value>,

@@ -1,7 +1,7 @@
 //! Anthropic Messages API (`anthropic-messages`): `POST {baseUrl}/v1/messages?beta=true` (the SDK endpoint pi uses), SSE response.
 //!
-//! Files: [`request`] builds the body and headers, [`convert`] turns the history into wire
-//! messages, [`parse`] reads the SSE reply; [`oauth`] holds what Claude OAuth requests change.
+//! Files: `request` builds the body and headers, `convert` turns the history into wire
+//! messages, `parse` reads the SSE reply; `oauth` holds what Claude OAuth requests change.
 
 mod convert;
 mod oauth;

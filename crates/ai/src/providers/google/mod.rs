@@ -1,7 +1,7 @@
 //! Google Generative AI (`google-generative-ai`):
 //! `POST {baseUrl}/models/{id}:streamGenerateContent?alt=sse`, SSE of `GenerateContentResponse`.
 //!
-//! Files: [`request`] builds the body, [`convert`] turns the history into `contents`, [`parse`]
+//! Files: `request` builds the body, `convert` turns the history into `contents`, `parse`
 //! reads the SSE reply.
 
 mod convert;

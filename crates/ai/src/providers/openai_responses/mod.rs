@@ -1,8 +1,8 @@
 //! OpenAI Responses API (`openai-responses`): `POST {baseUrl}/responses`, SSE of typed
 //! `response.*` events keyed by `output_index`.
 //!
-//! Files: [`request`] builds the body, [`tools`] declares the tools, [`convert`] turns the
-//! history into input items, [`parse`] reads the SSE reply.
+//! Files: `request` builds the body, `tools` declares the tools, `convert` turns the
+//! history into input items, `parse` reads the SSE reply.
 
 mod convert;
 mod parse;
