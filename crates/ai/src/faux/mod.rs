@@ -9,7 +9,7 @@
 //! token), including a simulated prompt cache per session, so cost and compaction thresholds
 //! can be exercised too. Chunk sizes come from a seeded generator: same seed, same events.
 //!
-//! Files: [`script`] (what a test queues), `playback` (events in chunks, aborts), `usage`
+//! Files: `script` (what a test queues), `playback` (events in chunks, aborts), `usage`
 //! (the prompt rendering and usage estimate).
 
 mod playback;

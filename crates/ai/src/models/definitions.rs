@@ -13,6 +13,23 @@ pub const DEFAULT_CONTEXT_WINDOW: u64 = 128_000;
 /// Output limit of a user model that does not state one.
 pub const DEFAULT_MAX_TOKENS: u64 = 16_384;
 
+/// A field of a `models.json` entry without the shape it needs; the text starts with the
+/// field's path (`providers.x.models[0].id: ...`).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(super) struct FieldError(String);
+
+impl From<FieldError> for String {
+    fn from(error: FieldError) -> Self {
+        error.0
+    }
+}
+
+/// A [`FieldError`] with a `format!` text.
+macro_rules! field_error {
+    ($($arg:tt)*) => { FieldError(format!($($arg)*)) };
+}
+
 pub(super) fn models_error(source: &str, message: String) -> AiError {
     AiError::ModelsConfig {
         source_name: source.to_string(),
@@ -25,7 +42,7 @@ pub(super) fn apply_provider(
     existing: Option<ProviderConfig>,
     config: &Map<String, Value>,
     path: &str,
-) -> Result<ProviderConfig, String> {
+) -> Result<ProviderConfig, FieldError> {
     let base_url = opt_string(config, "baseUrl", path)?;
     let api = opt_string(config, "api", path)?;
     let name = opt_string(config, "name", path)?;
@@ -35,18 +52,18 @@ pub(super) fn apply_provider(
     let auth_header = match config.get("authHeader") {
         None => None,
         Some(Value::Bool(b)) => Some(*b),
-        Some(_) => return Err(format!("{path}.authHeader: expected a boolean")),
+        Some(_) => return Err(field_error!("{path}.authHeader: expected a boolean")),
     };
     let model_defs = match config.get("models") {
         None => None,
         Some(Value::Array(a)) => Some(a),
-        Some(_) => return Err(format!("{path}.models: expected an array")),
+        Some(_) => return Err(field_error!("{path}.models: expected an array")),
     };
     let overrides = opt_object(config, "modelOverrides", path)?;
     if let Some(h) = headers {
         for (k, v) in h {
             if !v.is_string() {
-                return Err(format!("{path}.headers.{k}: expected a string"));
+                return Err(field_error!("{path}.headers.{k}: expected a string"));
             }
         }
     }
@@ -58,7 +75,7 @@ pub(super) fn apply_provider(
         || api_key.is_some()
         || auth_header.is_some();
     if !has_anything {
-        return Err(format!(
+        return Err(field_error!(
             "Provider {id}: must specify \"baseUrl\", \"headers\", \"compat\", \"modelOverrides\", or \"models\"."
         ));
     }
@@ -108,7 +125,7 @@ pub(super) fn apply_provider(
         let def_path = format!("{path}.models[{i}]");
         let def = def
             .as_object()
-            .ok_or_else(|| format!("{def_path}: expected an object"))?;
+            .ok_or_else(|| field_error!("{def_path}: expected an object"))?;
         let model = model_from_definition(id, def, &provider, compat, &def_path)?;
         match provider.models.iter().position(|m| m.id == model.id) {
             Some(existing) => provider.models[existing] = model,
@@ -120,7 +137,7 @@ pub(super) fn apply_provider(
         let patch_path = format!("{path}.modelOverrides.{model_id}");
         let patch = patch
             .as_object()
-            .ok_or_else(|| format!("{patch_path}: expected an object"))?;
+            .ok_or_else(|| field_error!("{patch_path}: expected an object"))?;
         if let Some(model) = provider.models.iter_mut().find(|m| &m.id == model_id) {
             *model = apply_override(model, patch, &patch_path)?;
         }
@@ -136,11 +153,11 @@ fn model_from_definition(
     provider: &ProviderConfig,
     provider_compat: Option<&Map<String, Value>>,
     path: &str,
-) -> Result<Model, String> {
+) -> Result<Model, FieldError> {
     let id = match def.get("id") {
         Some(Value::String(s)) if !s.is_empty() => s.clone(),
-        Some(_) => return Err(format!("{path}.id: expected a non-empty string")),
-        None => return Err(format!("{path}.id: required field is missing")),
+        Some(_) => return Err(field_error!("{path}.id: expected a non-empty string")),
+        None => return Err(field_error!("{path}.id: required field is missing")),
     };
     let api_override = opt_string(def, "api", path)?;
     let defaults = {
@@ -163,14 +180,16 @@ fn model_from_definition(
         .or_else(|| provider.api.clone())
         .or_else(|| defaults.map(|m| m.api.clone()))
         .ok_or_else(|| {
-            format!("Provider {provider_id}, model {id}: no \"api\" specified. Set at provider or model level.")
+            field_error!("Provider {provider_id}, model {id}: no \"api\" specified. Set at provider or model level.")
         })?;
     let base_url = opt_string(def, "baseUrl", path)?
         .map(str::to_string)
         .or_else(|| provider.base_url.clone())
         .or_else(|| defaults.map(|m| m.base_url.clone()))
         .ok_or_else(|| {
-            format!("Provider {provider_id}: \"baseUrl\" is required when defining custom models.")
+            field_error!(
+                "Provider {provider_id}: \"baseUrl\" is required when defining custom models."
+            )
         })?;
 
     let mut obj = Map::new();
@@ -241,14 +260,18 @@ fn model_from_definition(
             obj.insert(key.into(), v.clone());
         }
     }
-    serde_json::from_value(Value::Object(obj)).map_err(|e| format!("{path}: {e}"))
+    serde_json::from_value(Value::Object(obj)).map_err(|e| field_error!("{path}: {e}"))
 }
 
 /// Patches an existing model with a `modelOverrides` entry (objects merge, scalars replace).
-fn apply_override(model: &Model, patch: &Map<String, Value>, path: &str) -> Result<Model, String> {
-    let mut value = serde_json::to_value(model).map_err(|e| format!("{path}: {e}"))?;
+fn apply_override(
+    model: &Model,
+    patch: &Map<String, Value>,
+    path: &str,
+) -> Result<Model, FieldError> {
+    let mut value = serde_json::to_value(model).map_err(|e| field_error!("{path}: {e}"))?;
     let Some(obj) = value.as_object_mut() else {
-        return Err(format!("{path}: model is not an object"));
+        return Err(field_error!("{path}: model is not an object"));
     };
     for (key, v) in patch {
         match key.as_str() {
@@ -278,7 +301,7 @@ fn apply_override(model: &Model, patch: &Map<String, Value>, path: &str) -> Resu
             }
             "compat" => {
                 let Value::Object(c) = v else {
-                    return Err(format!("{path}.compat: expected an object"));
+                    return Err(field_error!("{path}.compat: expected an object"));
                 };
                 let merged = merge_compat(obj.remove("compat"), c);
                 if let Some(m) = merged {
@@ -293,7 +316,7 @@ fn apply_override(model: &Model, patch: &Map<String, Value>, path: &str) -> Resu
             _ => {}
         }
     }
-    serde_json::from_value(value).map_err(|e| format!("{path}: {e}"))
+    serde_json::from_value(value).map_err(|e| field_error!("{path}: {e}"))
 }
 
 /// Shallow merge of `v` into `obj[key]` when both are objects; otherwise replace.
@@ -341,19 +364,19 @@ fn opt_string<'a>(
     obj: &'a Map<String, Value>,
     key: &str,
     path: &str,
-) -> Result<Option<&'a str>, String> {
+) -> Result<Option<&'a str>, FieldError> {
     match obj.get(key) {
         None => Ok(None),
         Some(Value::String(s)) if !s.is_empty() => Ok(Some(s)),
-        Some(_) => Err(format!("{path}.{key}: expected a non-empty string")),
+        Some(_) => Err(field_error!("{path}.{key}: expected a non-empty string")),
     }
 }
 
-fn opt_bool(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bool>, String> {
+fn opt_bool(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bool>, FieldError> {
     match obj.get(key) {
         None => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(_) => Err(format!("{path}.{key}: expected a boolean")),
+        Some(_) => Err(field_error!("{path}.{key}: expected a boolean")),
     }
 }
 
@@ -361,36 +384,44 @@ fn opt_object<'a>(
     obj: &'a Map<String, Value>,
     key: &str,
     path: &str,
-) -> Result<Option<&'a Map<String, Value>>, String> {
+) -> Result<Option<&'a Map<String, Value>>, FieldError> {
     match obj.get(key) {
         None => Ok(None),
         Some(Value::Object(o)) => Ok(Some(o)),
-        Some(_) => Err(format!("{path}.{key}: expected an object")),
+        Some(_) => Err(field_error!("{path}.{key}: expected an object")),
     }
 }
 
-fn opt_positive(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Option<u64>, String> {
+fn opt_positive(
+    obj: &Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<Option<u64>, FieldError> {
     match obj.get(key) {
         None => Ok(None),
         Some(Value::Number(n)) => match n.as_f64() {
             Some(f) if f > 0.0 && f.fract() == 0.0 && f <= u64::MAX as f64 => Ok(Some(f as u64)),
-            _ => Err(format!(
+            _ => Err(field_error!(
                 "{path}.{key}: expected a positive whole number, got {n}"
             )),
         },
-        Some(_) => Err(format!("{path}.{key}: expected a positive whole number")),
+        Some(_) => Err(field_error!(
+            "{path}.{key}: expected a positive whole number"
+        )),
     }
 }
 
-fn check_input(v: &Value, path: &str) -> Result<(), String> {
+fn check_input(v: &Value, path: &str) -> Result<(), FieldError> {
     let Value::Array(items) = v else {
-        return Err(format!("{path}: expected an array of \"text\" / \"image\""));
+        return Err(field_error!(
+            "{path}: expected an array of \"text\" / \"image\""
+        ));
     };
     for (i, item) in items.iter().enumerate() {
         match item.as_str() {
             Some("text") | Some("image") => {}
             _ => {
-                return Err(format!(
+                return Err(field_error!(
                     "{path}[{i}]: expected \"text\" or \"image\", got {item}"
                 ))
             }
@@ -399,17 +430,17 @@ fn check_input(v: &Value, path: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn check_cost(v: &Value, path: &str, all_required: bool) -> Result<(), String> {
+fn check_cost(v: &Value, path: &str, all_required: bool) -> Result<(), FieldError> {
     let Value::Object(cost) = v else {
-        return Err(format!("{path}: expected an object"));
+        return Err(field_error!("{path}: expected an object"));
     };
     for key in ["input", "output", "cacheRead", "cacheWrite"] {
         match cost.get(key) {
             Some(Value::Number(n)) if n.as_f64().is_some_and(|f| f >= 0.0) => {}
             None if !all_required => {}
-            None => return Err(format!("{path}.{key}: required field is missing")),
+            None => return Err(field_error!("{path}.{key}: required field is missing")),
             Some(other) => {
-                return Err(format!(
+                return Err(field_error!(
                     "{path}.{key}: expected a non-negative number, got {other}"
                 ))
             }
@@ -417,7 +448,7 @@ fn check_cost(v: &Value, path: &str, all_required: bool) -> Result<(), String> {
     }
     if let Some(tiers) = cost.get("tiers") {
         let Value::Array(tiers) = tiers else {
-            return Err(format!("{path}.tiers: expected an array"));
+            return Err(field_error!("{path}.tiers: expected an array"));
         };
         for (i, tier) in tiers.iter().enumerate() {
             let tier_path = format!("{path}.tiers[{i}]");
@@ -426,7 +457,7 @@ fn check_cost(v: &Value, path: &str, all_required: bool) -> Result<(), String> {
                 .get("inputTokensAbove")
                 .is_none_or(|n| n.as_u64().is_none())
             {
-                return Err(format!(
+                return Err(field_error!(
                     "{tier_path}.inputTokensAbove: expected a whole number"
                 ));
             }
@@ -435,18 +466,18 @@ fn check_cost(v: &Value, path: &str, all_required: bool) -> Result<(), String> {
     Ok(())
 }
 
-fn check_level_map(v: &Value, path: &str) -> Result<(), String> {
+fn check_level_map(v: &Value, path: &str) -> Result<(), FieldError> {
     let Value::Object(map) = v else {
-        return Err(format!("{path}: expected an object"));
+        return Err(field_error!("{path}: expected an object"));
     };
     for (k, val) in map {
         if ThinkingLevel::parse(k).is_none() {
-            return Err(format!(
+            return Err(field_error!(
                 "{path}.{k}: unknown thinking level (expected off, minimal, low, medium, high, xhigh or max)"
             ));
         }
         if !(val.is_string() || val.is_null()) {
-            return Err(format!("{path}.{k}: expected a string or null"));
+            return Err(field_error!("{path}.{k}: expected a string or null"));
         }
     }
     Ok(())

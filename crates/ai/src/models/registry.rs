@@ -87,7 +87,7 @@ impl ModelRegistry {
             let index = next.iter().position(|p| &p.id == id);
             let existing = index.map(|i| next[i].clone());
             let merged = apply_provider(id, existing, config, &path)
-                .map_err(|message| models_error(source, message))?;
+                .map_err(|error| models_error(source, error.into()))?;
             match index {
                 Some(i) => next[i] = merged,
                 None => next.push(merged),
