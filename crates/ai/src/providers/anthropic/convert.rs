@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 
 use crate::providers::compat_bool;
 use crate::providers::transcript::tool_result_text;
+use crate::providers::constrained::Refusal;
 use crate::types::{
     AssistantMessage, Content, ContentBlock, ImageContent, Message, Model, Tool, ToolResultMessage,
 };
@@ -23,7 +24,7 @@ fn image_block(image: &ImageContent) -> Value {
 }
 
 /// Converts the tools a system message adds (native tool changes).
-pub(super) type NativeTools<'a> = &'a dyn Fn(&[Tool]) -> Result<Vec<Value>, String>;
+pub(super) type NativeTools<'a> = &'a dyn Fn(&[Tool]) -> Result<Vec<Value>, Refusal>;
 
 /// How [`convert_messages`] renders the conversation.
 pub(super) struct ConvertOptions<'a> {
@@ -46,7 +47,7 @@ pub(super) struct Converted {
 fn system_blocks(
     system: &crate::types::SystemMessage,
     opts: &ConvertOptions<'_>,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, Refusal> {
     let mut blocks = Vec::new();
     let text = crate::providers::transcript::system_update_text(system);
     if !text.is_empty() {
@@ -81,7 +82,7 @@ fn system_blocks(
 pub(super) fn convert_messages(
     messages: &[Message],
     opts: &ConvertOptions<'_>,
-) -> Result<Converted, String> {
+) -> Result<Converted, Refusal> {
     let oauth = opts.oauth;
     let mut params: Vec<Value> = Vec::new();
     let mut assistant_levels = Vec::new();
@@ -248,7 +249,7 @@ pub(super) fn thread_reply(
     model: &Model,
     reply: &AssistantMessage,
     oauth: bool,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, Refusal> {
     let messages = crate::providers::transcript::prepare_messages(
         vec![Message::Assistant(reply.clone())],
         model,

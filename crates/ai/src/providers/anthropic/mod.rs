@@ -41,7 +41,7 @@ impl ApiClient for AnthropicMessages {
                 request,
                 strict_prefer,
             })
-            .map_err(AiError::InvalidRequest)
+            .map_err(AiError::from)
     }
 
     fn parser(&self, model: &Model) -> Box<dyn StreamParser> {

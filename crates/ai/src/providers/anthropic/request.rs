@@ -7,6 +7,7 @@ use crate::options::{CacheRetention, StreamOptions};
 use crate::providers::{
     compat_bool, compat_str, final_headers, user_agent, PreparedRequest, Transcript,
 };
+use crate::providers::constrained::Refusal;
 use crate::types::{Model, Tool};
 
 use super::convert::{convert_messages, insert_effort_messages, ConvertOptions, NativeTools};
@@ -121,7 +122,7 @@ pub(crate) fn build_request_with(
     options: &StreamOptions,
     api_key: Option<&str>,
     disable_preferred_strict: bool,
-) -> Result<(PreparedRequest, bool), String> {
+) -> Result<(PreparedRequest, bool), Refusal> {
     // pi checks for Copilot before OAuth: a Copilot token is never sent the Claude Code way.
     let oauth = model.provider != "github-copilot" && is_oauth_token(api_key);
     let cache = cache_control(model, options);
@@ -417,7 +418,7 @@ fn convert_tools(
     tools: &[Tool],
     mode: &ToolMode,
     cache: Option<Value>,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, Refusal> {
     let ToolMode { oauth, eager, .. } = *mode;
     let last = tools.len().saturating_sub(1);
     let mut out_tools = Vec::with_capacity(tools.len());

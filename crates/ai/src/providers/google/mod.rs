@@ -33,7 +33,7 @@ impl ApiClient for GoogleGenerativeAi {
     ) -> Result<BuiltRequest, AiError> {
         build_request(model, transcript, options, api_key)
             .map(BuiltRequest::from)
-            .map_err(AiError::InvalidRequest)
+            .map_err(AiError::from)
     }
 
     fn parser(&self, model: &Model) -> Box<dyn StreamParser> {

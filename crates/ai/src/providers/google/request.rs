@@ -5,6 +5,7 @@ use serde_json::{json, Map, Value};
 
 use crate::options::StreamOptions;
 use crate::providers::{final_headers, user_agent, PreparedRequest, Transcript};
+use crate::providers::constrained::Refusal;
 use crate::types::{Model, Tool};
 
 use super::convert::{convert_messages, gemini_major_version};
@@ -14,7 +15,7 @@ pub(crate) fn build_request(
     transcript: &Transcript,
     options: &StreamOptions,
     api_key: Option<&str>,
-) -> Result<PreparedRequest, String> {
+) -> Result<PreparedRequest, Refusal> {
     let mut body = Map::new();
     body.insert(
         "contents".into(),
@@ -48,7 +49,7 @@ pub(crate) fn build_request(
                 generation.insert(
                     "thinkingConfig".into(),
                     crate::thinking::native::google_disabled_thinking(model)
-                        .map_err(|e| e.to_string())?,
+                        .map_err(|e| Refusal(e.to_string()))?,
                 );
             }
         }
@@ -98,7 +99,7 @@ pub(crate) fn build_request(
 
 /// Function declarations; on Gemini 3+ tools asking for `constrainedSampling` get their strict
 /// schema. Returns whether any tool is strict (the calling mode is then `VALIDATED`).
-fn convert_tools(tools: &[Tool], supports_strict: bool) -> Result<(Vec<Value>, bool), String> {
+fn convert_tools(tools: &[Tool], supports_strict: bool) -> Result<(Vec<Value>, bool), Refusal> {
     let mut any_strict = false;
     let mut out = Vec::with_capacity(tools.len());
     for tool in tools {

@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value};
 use super::compat::Compat;
 use crate::providers::transcript::tool_result_text;
 use crate::providers::Transcript;
+use crate::providers::constrained::Refusal;
 use crate::types::{Content, ContentBlock, Message, Model, Tool};
 
 /// Function tools; `strict` is sent only where the compat allows it, `true` for tools whose
@@ -16,7 +17,7 @@ pub(super) fn convert_tools(
     model: &Model,
     tools: &[Tool],
     compat: &Compat,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, Refusal> {
     let supports_grammar =
         crate::providers::compat_bool(model, "supportsOpenAIGrammarTools") == Some(true);
     let mut out = Vec::with_capacity(tools.len());
@@ -108,7 +109,7 @@ pub(super) fn convert_messages(
     compat: &Compat,
     grammar_inputs: &[(String, String)],
     announced_after: Option<usize>,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, Refusal> {
     let mut params: Vec<Value> = Vec::new();
     let instruction_role = if model.reasoning && compat.supports_developer_role {
         "developer"

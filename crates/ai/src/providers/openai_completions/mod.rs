@@ -35,7 +35,7 @@ impl ApiClient for OpenAiCompletions {
     ) -> Result<BuiltRequest, AiError> {
         request::build_request(model, transcript, options, api_key)
             .map(BuiltRequest::from)
-            .map_err(AiError::InvalidRequest)
+            .map_err(AiError::from)
     }
 
     fn parser(&self, model: &Model) -> Box<dyn StreamParser> {

@@ -8,6 +8,7 @@ use crate::providers::{
     cache_key, compat_value, final_headers, level_mapping, mapped_level, user_agent, LevelMapping,
     PreparedRequest, Transcript,
 };
+use crate::providers::constrained::Refusal;
 use crate::types::{ContentBlock, Message, Model};
 
 use super::convert::{convert_messages, convert_tools};
@@ -24,7 +25,7 @@ pub(crate) fn build_request(
     transcript: &Transcript,
     options: &StreamOptions,
     api_key: Option<&str>,
-) -> Result<PreparedRequest, String> {
+) -> Result<PreparedRequest, Refusal> {
     let compat = compat_for(model);
     let retention = options.resolved_cache_retention();
     let grammar_inputs = crate::providers::constrained::declared_grammar_inputs(model, transcript)?;

@@ -6,6 +6,7 @@ use serde_json::{json, Map, Value};
 use crate::providers::transcript::tool_result_text;
 use crate::providers::{compat_bool, Transcript};
 use crate::transform::short_hash;
+use crate::providers::constrained::Refusal;
 use crate::types::{Content, ContentBlock, Message, Model};
 
 use super::tools::{push_tool_search, tool_support, ToolDeclarations, ToolSupport};
@@ -41,7 +42,7 @@ pub(super) fn convert_input(
     model: &Model,
     transcript: &Transcript,
     effort_update: Option<&str>,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, Refusal> {
     let mut items = Vec::new();
     let instruction_role =
         if model.reasoning && compat_bool(model, "supportsDeveloperRole") != Some(false) {

@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 
 use crate::providers::sse::SseEvent;
 use crate::providers::{CowStr, Halt, Output, StreamParser};
+use crate::providers::constrained::GrammarInputError;
 use crate::types::{Model, StopReason, Usage};
 
 /// The hot delta events: `{"type":…,"output_index":…,"delta":…}`.
@@ -165,7 +166,7 @@ impl Parser {
         out: &mut Output,
         step: impl FnOnce(
             &mut crate::providers::constrained::GrammarInput,
-        ) -> Result<Option<String>, String>,
+        ) -> Result<Option<String>, GrammarInputError>,
     ) -> Result<(), Halt> {
         let Some(Slot {
             kind: SlotKind::CustomCall(input),
@@ -174,7 +175,7 @@ impl Parser {
         else {
             return Ok(());
         };
-        let piece = step(input).map_err(Halt::Fail)?;
+        let piece = step(input).map_err(|GrammarInputError(message)| Halt::Fail(message))?;
         let index = *content_index;
         if let Some(call) = out.toolcall_mut(index) {
             call.arguments = input.arguments();

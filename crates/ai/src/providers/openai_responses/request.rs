@@ -9,6 +9,7 @@ use crate::providers::{
     cache_key, compat_bool, compat_str, final_headers, level_mapping, mapped_level, user_agent,
     LevelMapping, PreparedRequest, Transcript,
 };
+use crate::providers::constrained::Refusal;
 use crate::types::Model;
 
 use super::convert::convert_input;
@@ -56,7 +57,7 @@ pub(crate) fn build_request(
     transcript: &Transcript,
     options: &StreamOptions,
     api_key: Option<&str>,
-) -> Result<PreparedRequest, String> {
+) -> Result<PreparedRequest, Refusal> {
     let retention = options.resolved_cache_retention();
     let long_supported = compat_bool(model, "supportsLongCacheRetention") != Some(false);
     let explicit_cache = compat_bool(model, "supportsExplicitPromptCacheMode") == Some(true);

@@ -6,6 +6,7 @@ use serde_json::{json, Map, Value};
 
 use crate::providers::{compat_bool, Transcript};
 use crate::transform::short_hash;
+use crate::providers::constrained::Refusal;
 use crate::types::{Model, Tool};
 
 /// Function tools; `constrainedSampling` tools are sent strict where `compat.supportsStrictMode`
@@ -15,7 +16,7 @@ pub(super) fn convert_tools(
     model: &Model,
     tools: &[Tool],
     deferred: bool,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, Refusal> {
     let supports_strict = compat_bool(model, "supportsStrictMode") == Some(true);
     let supports_grammar = compat_bool(model, "supportsOpenAIGrammarTools") == Some(true);
     let mut out = Vec::with_capacity(tools.len());
@@ -84,7 +85,7 @@ pub(super) fn push_tool_search(
     tools: &[Tool],
     msg_index: usize,
     items: &mut Vec<Value>,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     if tools.is_empty() {
         return Ok(());
     }
@@ -121,7 +122,7 @@ impl ToolDeclarations {
         tools: &[Tool],
         instruction_role: &str,
         items: &mut Vec<Value>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Refusal> {
         self.unavailable
             .retain(|name| !tools.iter().any(|t| &t.name == name));
         if tools.is_empty() {
