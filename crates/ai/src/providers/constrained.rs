@@ -429,7 +429,9 @@ pub(crate) fn grammar_call_input<'a>(
         .get(property)
         .and_then(Value::as_str)
         .ok_or_else(|| {
-            refusal!("Grammar tool call \"{name}\" requires argument \"{property}\" to be a string.")
+            refusal!(
+                "Grammar tool call \"{name}\" requires argument \"{property}\" to be a string."
+            )
         })
 }
 
@@ -503,7 +505,10 @@ impl GrammarInput {
     /// Closes the input with the provider's complete input (when sent), which must continue
     /// what streamed so far; returns the rest of the JSON text. Closing twice with the same
     /// input yields nothing.
-    pub(crate) fn close(&mut self, final_input: Option<&str>) -> Result<Option<String>, GrammarInputError> {
+    pub(crate) fn close(
+        &mut self,
+        final_input: Option<&str>,
+    ) -> Result<Option<String>, GrammarInputError> {
         if self.closed {
             return match final_input {
                 None => Ok(self.send(None)),

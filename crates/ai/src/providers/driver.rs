@@ -305,7 +305,7 @@ pub(crate) async fn run(
         return emitter.error(out.message, StopReason::Aborted);
     }
     let finished = match outcome {
-        Ok(()) | Err(Halt::Stop) => parser.finish(&mut out),
+        Ok(()) | Err(Halt::Stop) => parser.finish(&mut out).map_err(|failure| failure.0),
         Err(Halt::Fail(message)) => Err(message),
     };
     drain(emitter, &mut out);
@@ -394,7 +394,7 @@ pub(crate) fn parse_recorded_with(
         result = decoder.finish(&mut |event| deliver(&mut *parser, event, &mut out));
     }
     let finished = match result {
-        Ok(()) | Err(Halt::Stop) => parser.finish(&mut out),
+        Ok(()) | Err(Halt::Stop) => parser.finish(&mut out).map_err(|failure| failure.0),
         Err(Halt::Fail(m)) => Err(m),
     };
     events += out.events.len();

@@ -36,7 +36,7 @@ pub use dispatch::{build_request, parse_recorded, BuiltinProvider};
 pub use keys::PreparedRequest;
 pub(crate) use keys::{anthropic_auth_token, cache_key, final_headers, user_agent};
 pub(crate) use output::CowStr;
-pub use output::{Halt, Output, StreamParser};
+pub use output::{Halt, Output, StreamFailure, StreamParser};
 pub use transcript::Transcript;
 
 pub(crate) use crate::models::{compat_bool, compat_str, compat_value};

@@ -4,8 +4,8 @@
 use serde_json::{json, Value};
 
 use crate::providers::compat_bool;
-use crate::providers::transcript::tool_result_text;
 use crate::providers::constrained::Refusal;
+use crate::providers::transcript::tool_result_text;
 use crate::types::{
     AssistantMessage, Content, ContentBlock, ImageContent, Message, Model, Tool, ToolResultMessage,
 };

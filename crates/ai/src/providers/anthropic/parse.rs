@@ -7,6 +7,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::json_stream::repair_json;
+use crate::providers::output::StreamFailure;
 use crate::providers::sse::SseEvent;
 use crate::providers::{CowStr, Halt, Output, StreamParser};
 use crate::types::{ContentBlock, Model, StopReason, Tool, Usage};
@@ -311,7 +312,7 @@ impl Parser {
                     out.set_raw_stop_reason(reason);
                     let (stop, message) =
                         map_stop_reason(reason, ev.pointer("/delta/stop_details"))
-                            .map_err(HandleError::Fail)?;
+                            .map_err(|StreamFailure(message)| HandleError::Fail(message))?;
                     out.message.stop_reason = stop;
                     if message.is_some() {
                         out.message.error_message = message;
@@ -361,7 +362,7 @@ impl Parser {
 fn map_stop_reason(
     reason: &str,
     details: Option<&Value>,
-) -> Result<(StopReason, Option<String>), String> {
+) -> Result<(StopReason, Option<String>), StreamFailure> {
     Ok(match reason {
         "end_turn" | "pause_turn" | "stop_sequence" => (StopReason::Stop, None),
         "max_tokens" => (StopReason::Length, None),
@@ -381,7 +382,7 @@ fn map_stop_reason(
             StopReason::Error,
             Some("Provider stopped with: sensitive".to_string()),
         ),
-        other => return Err(format!("Unhandled stop reason: {other}")),
+        other => return Err(StreamFailure(format!("Unhandled stop reason: {other}"))),
     })
 }
 
@@ -434,17 +435,18 @@ impl StreamParser for Parser {
         })
     }
 
-    fn finish(&mut self, out: &mut Output) -> Result<(), String> {
+    fn finish(&mut self, out: &mut Output) -> Result<(), StreamFailure> {
         if self.saw_message_start && !self.saw_message_stop {
             return Err("Anthropic stream ended before message_stop".into());
         }
         match out.message.stop_reason {
             StopReason::Pending => Err("Anthropic stream ended without a stop reason".into()),
-            StopReason::Error | StopReason::Aborted => Err(out
-                .message
-                .error_message
-                .clone()
-                .unwrap_or_else(|| "An unknown error occurred".into())),
+            StopReason::Error | StopReason::Aborted => Err(StreamFailure(
+                out.message
+                    .error_message
+                    .clone()
+                    .unwrap_or_else(|| "An unknown error occurred".into()),
+            )),
             _ => Ok(()),
         }
     }

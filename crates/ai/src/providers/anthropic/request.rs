@@ -4,10 +4,10 @@
 use serde_json::{json, Map, Value};
 
 use crate::options::{CacheRetention, StreamOptions};
+use crate::providers::constrained::Refusal;
 use crate::providers::{
     compat_bool, compat_str, final_headers, user_agent, PreparedRequest, Transcript,
 };
-use crate::providers::constrained::Refusal;
 use crate::types::{Model, Tool};
 
 use super::convert::{convert_messages, insert_effort_messages, ConvertOptions, NativeTools};

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::providers::output::StreamFailure;
 use crate::providers::sse::SseEvent;
 use crate::providers::{CowStr, Halt, Output, StreamParser};
 use crate::time::now_ms;
@@ -93,7 +94,7 @@ impl Parser {
         }
     }
 
-    fn chunk(&mut self, chunk: Chunk<'_>, out: &mut Output) -> Result<(), String> {
+    fn chunk(&mut self, chunk: Chunk<'_>, out: &mut Output) -> Result<(), StreamFailure> {
         if out.message.response_id.is_none() {
             out.message.response_id = chunk.response_id.map(|c| c.0.into_owned());
         }
@@ -173,7 +174,7 @@ impl Parser {
                 "MAX_TOKENS" | "CONTINUATION" => StopReason::Length,
                 r if ERROR_FINISH_REASONS.contains(&r) => StopReason::Error,
                 // pi fails the stream at once, leaving the open block unclosed.
-                _ => return Err(format!("Unhandled stop reason: {reason}")),
+                _ => return Err(StreamFailure(format!("Unhandled stop reason: {reason}"))),
             };
             if out.message.stop_reason == StopReason::Stop && out.has_tool_calls() {
                 out.message.stop_reason = StopReason::ToolUse;
@@ -238,7 +239,7 @@ impl StreamParser for Parser {
             let full: Value = serde_json::from_str(event.data).unwrap_or(Value::Null);
             return Err(Halt::Fail(format!("got status: {status}. {full}")));
         }
-        self.chunk(chunk, out).map_err(Halt::Fail)
+        self.chunk(chunk, out).map_err(Halt::from)
     }
 
     fn unterminated_tail_error(&self) -> Option<String> {
@@ -246,14 +247,14 @@ impl StreamParser for Parser {
         Some("Incomplete JSON segment at the end".to_string())
     }
 
-    fn finish(&mut self, out: &mut Output) -> Result<(), String> {
+    fn finish(&mut self, out: &mut Output) -> Result<(), StreamFailure> {
         self.close_current(out);
         match out.message.stop_reason {
             StopReason::Pending => Err("Google stream ended without a finish reason".into()),
-            StopReason::Error | StopReason::Aborted => Err(match &self.raw_stop {
+            StopReason::Error | StopReason::Aborted => Err(StreamFailure(match &self.raw_stop {
                 Some(r) => format!("Provider stopped with: {r}"),
                 None => "An unknown error occurred".into(),
-            }),
+            })),
             _ => Ok(()),
         }
     }

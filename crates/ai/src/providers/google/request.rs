@@ -4,8 +4,8 @@
 use serde_json::{json, Map, Value};
 
 use crate::options::StreamOptions;
-use crate::providers::{final_headers, user_agent, PreparedRequest, Transcript};
 use crate::providers::constrained::Refusal;
+use crate::providers::{final_headers, user_agent, PreparedRequest, Transcript};
 use crate::types::{Model, Tool};
 
 use super::convert::{convert_messages, gemini_major_version};

@@ -5,9 +5,9 @@
 use serde_json::{json, Map, Value};
 
 use super::compat::Compat;
+use crate::providers::constrained::Refusal;
 use crate::providers::transcript::tool_result_text;
 use crate::providers::Transcript;
-use crate::providers::constrained::Refusal;
 use crate::types::{Content, ContentBlock, Message, Model, Tool};
 
 /// Function tools; `strict` is sent only where the compat allows it, `true` for tools whose

@@ -4,11 +4,11 @@ use serde_json::{json, Map, Value};
 
 use super::compat::{compat_for, Compat, ThinkingFormat};
 use crate::options::{CacheRetention, StreamOptions};
+use crate::providers::constrained::Refusal;
 use crate::providers::{
     cache_key, compat_value, final_headers, level_mapping, mapped_level, user_agent, LevelMapping,
     PreparedRequest, Transcript,
 };
-use crate::providers::constrained::Refusal;
 use crate::types::{ContentBlock, Message, Model};
 
 use super::convert::{convert_messages, convert_tools};

@@ -3,10 +3,10 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::providers::constrained::Refusal;
 use crate::providers::transcript::tool_result_text;
 use crate::providers::{compat_bool, Transcript};
 use crate::transform::short_hash;
-use crate::providers::constrained::Refusal;
 use crate::types::{Content, ContentBlock, Message, Model};
 
 use super::tools::{push_tool_search, tool_support, ToolDeclarations, ToolSupport};

@@ -6,9 +6,10 @@ use std::collections::HashMap;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
+use crate::providers::constrained::GrammarInputError;
+use crate::providers::output::StreamFailure;
 use crate::providers::sse::SseEvent;
 use crate::providers::{CowStr, Halt, Output, StreamParser};
-use crate::providers::constrained::GrammarInputError;
 use crate::types::{Model, StopReason, Usage};
 
 /// The hot delta events: `{"type":…,"output_index":…,"delta":…}`.
@@ -579,7 +580,7 @@ impl StreamParser for Parser {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut Output) -> Result<(), String> {
+    fn finish(&mut self, out: &mut Output) -> Result<(), StreamFailure> {
         if !self.saw_terminal {
             return Err("OpenAI Responses stream ended before a terminal response event".into());
         }
@@ -589,9 +590,9 @@ impl StreamParser for Parser {
                     .toolcall_mut(index)
                     .map(|c| (c.name.clone(), c.id.clone()))
                     .unwrap_or_default();
-                return Err(format!(
+                return Err(StreamFailure(format!(
                     "OpenAI Responses stream completed with an unfinished tool call: {name} ({id})"
-                ));
+                )));
             }
         }
         // Decision: text/reasoning items the server never closed with `output_item.done` are
@@ -627,11 +628,12 @@ impl StreamParser for Parser {
             StopReason::Pending => {
                 Err("OpenAI Responses stream ended without a stop reason".into())
             }
-            StopReason::Error | StopReason::Aborted => Err(out
-                .message
-                .error_message
-                .clone()
-                .unwrap_or_else(|| "An unknown error occurred".into())),
+            StopReason::Error | StopReason::Aborted => Err(StreamFailure(
+                out.message
+                    .error_message
+                    .clone()
+                    .unwrap_or_else(|| "An unknown error occurred".into()),
+            )),
             _ => Ok(()),
         }
     }

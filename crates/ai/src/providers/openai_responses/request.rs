@@ -5,11 +5,11 @@ use std::borrow::Cow;
 use serde_json::{json, Map, Value};
 
 use crate::options::{CacheRetention, StreamOptions};
+use crate::providers::constrained::Refusal;
 use crate::providers::{
     cache_key, compat_bool, compat_str, final_headers, level_mapping, mapped_level, user_agent,
     LevelMapping, PreparedRequest, Transcript,
 };
-use crate::providers::constrained::Refusal;
 use crate::types::Model;
 
 use super::convert::convert_input;

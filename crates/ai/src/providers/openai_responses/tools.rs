@@ -4,9 +4,9 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::providers::constrained::Refusal;
 use crate::providers::{compat_bool, Transcript};
 use crate::transform::short_hash;
-use crate::providers::constrained::Refusal;
 use crate::types::{Model, Tool};
 
 /// Function tools; `constrainedSampling` tools are sent strict where `compat.supportsStrictMode`
