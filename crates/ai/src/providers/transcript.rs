@@ -134,7 +134,7 @@ impl Transcript {
         Self {
             system_prompt: parts.join("\n\n"),
             tools,
-            messages: prepare_messages(messages, model),
+            messages: transformed_once(messages, model, context),
             in_place: false,
             initial_tools: Vec::new(),
             copilot: CopilotFacts::of(&context.messages, false, CopilotFacts::has_head(context)),
@@ -168,7 +168,7 @@ impl Transcript {
         Self {
             system_prompt,
             tools,
-            messages: prepare_messages(rest.to_vec(), model),
+            messages: transformed_once(rest.to_vec(), model, context),
             in_place: true,
             initial_tools,
             copilot: CopilotFacts::of(&context.messages, true, CopilotFacts::has_head(context)),
@@ -290,6 +290,17 @@ pub(crate) fn system_update_text(system: &SystemMessage) -> String {
         });
     }
     parts.join("\n\n")
+}
+
+/// The history transform runs here, in the provider, once per request (DECISIONS §10.6): a
+/// context whose list is marked as transformed for `model` (the harness's incremental
+/// transform, the agent loop's) is taken as it is.
+fn transformed_once(messages: Vec<Message>, model: &Model, context: &Context) -> Vec<Message> {
+    if context.messages.is_transformed_for(model) {
+        messages
+    } else {
+        prepare_messages(messages, model)
+    }
 }
 
 /// Messages as the provider should see them: foreign thinking dropped, tool-call ids
