@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use arbor_ai::providers::{parse_recorded, BuiltinApi};
+use arbor_ai::providers::parse_recorded;
 use arbor_ai::{Model, StopReason};
 use serde_json::json;
 
@@ -261,39 +261,19 @@ fn google_body() -> Vec<u8> {
 }
 
 fn main() {
-    type Case = (&'static str, BuiltinApi, &'static str, fn() -> Vec<u8>);
+    type Case = (&'static str, &'static str, fn() -> Vec<u8>);
     let cases: [Case; 4] = [
-        (
-            "anthropic-messages",
-            BuiltinApi::AnthropicMessages,
-            "anthropic-messages",
-            anthropic_body,
-        ),
-        (
-            "openai-completions",
-            BuiltinApi::OpenAiCompletions,
-            "openai-completions",
-            completions_body,
-        ),
-        (
-            "openai-responses",
-            BuiltinApi::OpenAiResponses,
-            "openai-responses",
-            responses_body,
-        ),
-        (
-            "google-generative-ai",
-            BuiltinApi::GoogleGenerativeAi,
-            "google-generative-ai",
-            google_body,
-        ),
+        ("anthropic-messages", "anthropic-messages", anthropic_body),
+        ("openai-completions", "openai-completions", completions_body),
+        ("openai-responses", "openai-responses", responses_body),
+        ("google-generative-ai", "google-generative-ai", google_body),
     ];
     println!(
         "{:<22} {:>6} {:>8} {:>10} {:>12} {:>10} {:>11}",
         "api", "MB", "events", "median ms", "median MB/s", "best MB/s", "CPU MB/s"
     );
     let only = std::env::var("BENCH_ONLY").ok();
-    for (name, api, api_name, make) in cases {
+    for (name, api_name, make) in cases {
         if only.as_deref().is_some_and(|o| o != name) {
             continue;
         }
@@ -305,7 +285,8 @@ fn main() {
         for _ in 0..RUNS {
             let cpu_start = thread_cpu_seconds();
             let start = Instant::now();
-            let (message, n) = parse_recorded(api, &m, &body, READ_SIZE);
+            let (message, n) =
+                parse_recorded(&m, &body, READ_SIZE).unwrap_or_else(|err| panic!("{name}: {err}"));
             times.push(start.elapsed().as_secs_f64());
             if let (Some(a), Some(b)) = (cpu_start, thread_cpu_seconds()) {
                 cpu.push(b - a);

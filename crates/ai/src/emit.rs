@@ -53,6 +53,7 @@ pub struct Emitter {
 
 impl Emitter {
     /// Leaves `durationMs` off the final message (replies that must not depend on timing).
+    #[cfg(feature = "faux")]
     pub fn set_timed(&mut self, timed: bool) {
         self.timed = timed;
     }

@@ -15,16 +15,20 @@ pub fn js_json_parse_error(text: &str) -> Option<String> {
     let result = p.value().and_then(|()| {
         p.skip_ws();
         if p.i < chars.len() {
-            Err(format!(
+            Err(SyntaxError(format!(
                 "Unexpected non-whitespace character after JSON at position {}",
                 p.utf16_pos()
-            ))
+            )))
         } else {
             Ok(())
         }
     });
-    result.err()
+    result.err().map(|SyntaxError(message)| message)
 }
+
+/// The first syntax error of a text, in V8's words.
+#[derive(Debug)]
+struct SyntaxError(String);
 
 struct Walker<'a> {
     chars: &'a [char],
@@ -43,8 +47,16 @@ impl Walker<'_> {
             .sum()
     }
 
-    fn at(&self, template: &str) -> String {
+    fn at_text(&self, template: &str) -> String {
         format!("{template} in JSON at position {}", self.utf16_pos())
+    }
+
+    fn at(&self, template: &str) -> SyntaxError {
+        SyntaxError(self.at_text(template))
+    }
+
+    fn unexpected(&self) -> SyntaxError {
+        SyntaxError(self.unexpected_text())
     }
 
     fn peek(&self) -> Option<char> {
@@ -59,11 +71,11 @@ impl Walker<'_> {
 
     /// V8's generic message for an unexpected token (where a value was expected, and at the
     /// colon of every property after the first: V8 gives that one no message of its own).
-    fn unexpected(&self) -> String {
+    fn unexpected_text(&self) -> String {
         match self.peek() {
             None => "Unexpected end of JSON input".to_string(),
-            Some('-' | '0'..='9') => self.at("Unexpected number"),
-            Some('"') => self.at("Unexpected string"),
+            Some('-' | '0'..='9') => self.at_text("Unexpected number"),
+            Some('"') => self.at_text("Unexpected string"),
             Some(c) => {
                 const CONTEXT: usize = 10;
                 let len = self.chars.len();
@@ -87,13 +99,13 @@ impl Walker<'_> {
         }
     }
 
-    fn value(&mut self) -> Result<(), String> {
+    fn value(&mut self) -> Result<(), SyntaxError> {
         self.value_at(0)
     }
 
-    fn value_at(&mut self, depth: usize) -> Result<(), String> {
+    fn value_at(&mut self, depth: usize) -> Result<(), SyntaxError> {
         if depth > MAX_DEPTH {
-            return Err("Maximum call stack size exceeded".to_string());
+            return Err(SyntaxError("Maximum call stack size exceeded".to_string()));
         }
         self.skip_ws();
         match self.peek() {
@@ -108,7 +120,7 @@ impl Walker<'_> {
         }
     }
 
-    fn literal(&mut self, word: &str) -> Result<(), String> {
+    fn literal(&mut self, word: &str) -> Result<(), SyntaxError> {
         for expected in word.chars() {
             if self.peek() != Some(expected) {
                 return Err(self.unexpected());
@@ -118,7 +130,7 @@ impl Walker<'_> {
         Ok(())
     }
 
-    fn object(&mut self, depth: usize) -> Result<(), String> {
+    fn object(&mut self, depth: usize) -> Result<(), SyntaxError> {
         self.i += 1;
         self.skip_ws();
         if self.peek() == Some('}') {
@@ -161,7 +173,7 @@ impl Walker<'_> {
         }
     }
 
-    fn array(&mut self, depth: usize) -> Result<(), String> {
+    fn array(&mut self, depth: usize) -> Result<(), SyntaxError> {
         self.i += 1;
         self.skip_ws();
         if self.peek() == Some(']') {
@@ -182,7 +194,7 @@ impl Walker<'_> {
         }
     }
 
-    fn string(&mut self) -> Result<(), String> {
+    fn string(&mut self) -> Result<(), SyntaxError> {
         self.i += 1;
         loop {
             match self.peek() {
@@ -225,7 +237,7 @@ impl Walker<'_> {
         self.i - start
     }
 
-    fn number(&mut self) -> Result<(), String> {
+    fn number(&mut self) -> Result<(), SyntaxError> {
         if self.peek() == Some('-') {
             self.i += 1;
             if !self.peek().is_some_and(|c| c.is_ascii_digit()) {

@@ -6,44 +6,60 @@
 //! nothing of sessions, terminals or tools' implementations.
 //!
 //! Features: `providers` (default) adds the HTTP clients ([`providers`], reqwest); `faux` adds
-//! the scripted in-process provider for tests ([`faux`]). Without them the crate compiles no
+//! the scripted in-process provider for tests (`faux`). Without them the crate compiles no
 //! HTTP stack, which is how `arbor-agent` uses it.
 
-pub mod emit;
-pub mod error;
-pub mod estimate;
+// The facade: what a user of the crate needs.
 pub mod event;
-pub mod extra;
-#[doc(hidden)]
-pub mod fast;
 #[cfg(feature = "faux")]
 pub mod faux;
 pub mod json;
-pub mod json_error;
-pub mod json_stream;
 pub mod kept;
-pub mod message_list;
 pub mod models;
-pub mod options;
 pub mod overflow;
-pub mod pi_options;
 #[cfg(feature = "providers")]
 pub mod providers;
-pub mod registry;
 pub mod retry;
 pub mod stream;
 pub mod thinking;
 pub mod time;
 pub mod transform;
 pub mod types;
+
+// Internals that Arbor's other crates reach into (the session loader's typed reader, the
+// per-turn work tally, the RPC mode's parse-error text, tool-argument repair); not part of
+// the documented surface.
+#[doc(hidden)]
+pub mod json_error;
+#[doc(hidden)]
+pub mod json_stream;
+#[doc(hidden)]
+pub mod typed_json;
+#[doc(hidden)]
 pub mod work;
+
+mod emit;
+mod error;
+mod estimate;
+mod extra;
+mod message_list;
+mod options;
+mod pi_options;
+mod registry;
+
+/// The former name of [`typed_json`], kept for the session loader until it moves to its own
+/// crate.
+#[doc(hidden)]
+pub use typed_json as fast;
 
 pub use error::{AiError, Result};
 pub use event::{AssistantMessageEvent, AssistantMessageEventStream, MessageAccumulator};
 pub use kept::Kept;
+pub use models::{calculate_cost, ApiKey, ModelRegistry};
 pub use registry::{register_api_provider, unregister_api_provider, ApiProvider};
 pub use stream::{
-    complete, complete_simple, stream, stream_simple, CacheRetention, SimpleStreamOptions,
-    StreamOptions, ThinkingBudgets,
+    complete, complete_simple, stream, stream_simple, AnthropicOptions, CacheRetention,
+    GoogleOptions, GoogleThinking, OpenAiOptions, SimpleStreamOptions, StreamOptions,
+    ThinkingBudgets,
 };
 pub use types::*;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::estimate::{fold_points, EstimatePoint};
-use crate::types::Message;
+use crate::types::{Message, Model};
 use crate::work::{self, Work};
 
 #[derive(Clone, Default)]
@@ -23,13 +23,58 @@ struct Inner {
 }
 
 /// The messages of a request. Reads go through `Deref`; a write copies first only when another
-/// holder still shares the list (counted as [`Work::Copied`]).
+/// holder still shares the list (counted as [`Work::Copied`]). The second field names the model
+/// whose history transform the messages already went through, if any (DECISIONS §10.8); any
+/// write clears it.
 #[derive(Clone, Default)]
-pub struct MessageList(Arc<Inner>);
+pub struct MessageList(Arc<Inner>, Option<TransformTarget>);
+
+/// What a model's history transform depends on (API, provider, id and image input): a list
+/// transformed for one model is transformed for every model with the same target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TransformTarget {
+    api: String,
+    provider: String,
+    id: String,
+    input: Vec<String>,
+}
+
+impl TransformTarget {
+    pub(crate) fn of(model: &Model) -> Self {
+        TransformTarget {
+            api: model.api.clone(),
+            provider: model.provider.clone(),
+            id: model.id.clone(),
+            input: model.input.clone(),
+        }
+    }
+
+    /// Whether the transform for `model` is this one.
+    pub(crate) fn fits(&self, model: &Model) -> bool {
+        self.api == model.api
+            && self.provider == model.provider
+            && self.id == model.id
+            && self.input == model.input
+    }
+}
 
 impl MessageList {
-    /// The list for writing: unshared first (a copy when another holder keeps it).
+    /// Records that the messages went through `model`'s history transform, so the provider
+    /// takes them as they are instead of transforming them again (DECISIONS §10.8). Only a
+    /// caller that ran `transform_messages` (or a `ModelTransform`) for `model` may say so.
+    pub fn mark_transformed_for(&mut self, model: &Model) {
+        self.1 = Some(TransformTarget::of(model));
+    }
+
+    /// Whether the messages already went through `model`'s history transform.
+    pub fn is_transformed_for(&self, model: &Model) -> bool {
+        self.1.as_ref().is_some_and(|target| target.fits(model))
+    }
+
+    /// The list for writing: unshared first (a copy when another holder keeps it). A write
+    /// may change what the transform produced, so the mark goes.
     fn inner_mut(&mut self) -> &mut Inner {
+        self.1 = None;
         if Arc::get_mut(&mut self.0).is_none() {
             work::add(Work::Copied, self.0.items.len());
         }
@@ -104,10 +149,13 @@ impl std::ops::DerefMut for MessageList {
 
 impl From<Vec<Message>> for MessageList {
     fn from(items: Vec<Message>) -> Self {
-        MessageList(Arc::new(Inner {
-            items,
-            points: Vec::new(),
-        }))
+        MessageList(
+            Arc::new(Inner {
+                items,
+                points: Vec::new(),
+            }),
+            None,
+        )
     }
 }
 

@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::message_list::TransformTarget;
 use crate::types::{
     AssistantMessage, Content, ContentBlock, Message, Model, StopReason, TextContent, ToolCall,
     ToolResultMessage,
@@ -116,10 +117,7 @@ impl ModelTransform {
     /// Whether this transform's output would be the same for `model` (the fields the rules
     /// read: API, provider, id and image input).
     pub fn fits(&self, model: &Model) -> bool {
-        self.model.api == model.api
-            && self.model.provider == model.provider
-            && self.model.id == model.id
-            && self.model.input == model.input
+        TransformTarget::of(&self.model).fits(model)
     }
 
     pub fn push(&mut self, message: &Message) {

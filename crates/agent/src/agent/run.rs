@@ -252,7 +252,12 @@ impl RunState<'_> {
     async fn request_context(&self) -> Result<Context, AgentError> {
         let messages = match self.hooks.request_messages(&self.config.model).await? {
             Some(served) => served,
-            None => self.convert_transcript().await?.into(),
+            None => {
+                // Transformed here: the provider takes the list as it is (DECISIONS §10.8).
+                let mut list: arbor_ai::MessageList = self.convert_transcript().await?.into();
+                list.mark_transformed_for(&self.config.model);
+                list
+            }
         };
         let tools = if self.config.tools.is_empty() {
             None

@@ -65,6 +65,10 @@ impl RequestCache {
         out.extend(settled);
         self.settled = out.len();
         out.extend(tail);
-        self.out.clone()
+        // Transformed here, incrementally: the provider takes the list as it is (DECISIONS
+        // §10.8).
+        let mut list = self.out.clone();
+        list.mark_transformed_for(model);
+        list
     }
 }

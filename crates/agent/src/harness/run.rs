@@ -263,7 +263,9 @@ impl LoopHooks for RunHooks<'_> {
         if let Some(replaced) = self.transform_context(&ctx.messages).await? {
             // A hook rewrote the context: nothing cached applies to it.
             let llm: Vec<Message> = replaced.iter().filter_map(convert_one).collect();
-            return Ok(Some(transform_messages(&llm, model).into()));
+            let mut list: MessageList = transform_messages(&llm, model).into();
+            list.mark_transformed_for(model);
+            return Ok(Some(list));
         }
         let list = h
             .state()

@@ -10,7 +10,10 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::types::Tool;
+use crate::error::AiError;
+use crate::types::{Message, Model, Tool};
+
+use super::transcript::Transcript;
 
 /// Keywords no provider's strict mode accepts.
 const UNSUPPORTED_KEYS: [&str; 16] = [
@@ -59,6 +62,35 @@ pub(crate) fn prefers_strict(tool: &Tool) -> bool {
     json_schema_request(tool) == Some(false)
 }
 
+/// Why a request cannot be built for a model: a tool the API or model cannot serve as asked,
+/// in pi's words. It becomes [`AiError::InvalidRequest`], the text of the stream's `error`
+/// event.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Refusal(pub(crate) String);
+
+impl From<Refusal> for AiError {
+    fn from(refusal: Refusal) -> Self {
+        AiError::InvalidRequest(refusal.0)
+    }
+}
+
+/// A [`Refusal`] with a `format!` text.
+macro_rules! refusal {
+    ($($arg:tt)*) => { Refusal(format!($($arg)*)) };
+}
+
+/// A grammar tool's streamed input that contradicts what already streamed; it fails the
+/// stream.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct GrammarInputError(pub(crate) String);
+
+/// A [`GrammarInputError`] with a `format!` text.
+macro_rules! grammar_input_error {
+    ($($arg:tt)*) => { GrammarInputError(format!($($arg)*)) };
+}
+
 /// Decides whether `tool` is sent strict. `Ok(None)`: not strict (no request, or `prefer` that
 /// cannot be met); `Ok(Some(schema))`: strict, with the rewritten schema; `Err(text)`: a
 /// `require` tool that cannot be strict, with the refusal message.
@@ -66,13 +98,13 @@ pub(crate) fn resolve(
     tool: &Tool,
     supported: bool,
     rule: Option<KeywordRule>,
-) -> Result<Option<Value>, String> {
+) -> Result<Option<Value>, Refusal> {
     let Some(require) = json_schema_request(tool) else {
         return Ok(None);
     };
     if !supported {
         return if require {
-            Err(format!(
+            Err(refusal!(
                 "Tool \"{}\" requires JSON-schema constrained sampling, but strict tools are unsupported.",
                 tool.name
             ))
@@ -83,7 +115,7 @@ pub(crate) fn resolve(
     match strict_schema(&tool.parameters, rule) {
         Ok(schema) => Ok(Some(schema)),
         Err(_) if !require => Ok(None),
-        Err(NotStrict(why)) => Err(format!(
+        Err(NotStrict(why)) => Err(refusal!(
             "Tool \"{}\" requires JSON-schema constrained sampling, but {why}.",
             tool.name
         )),
@@ -295,7 +327,7 @@ pub(crate) struct Grammar {
 
 /// The grammar `tool` is sent with, where the model takes grammar tools
 /// (`compat.supportsOpenAIGrammarTools`); an unusable grammar request is an error.
-pub(crate) fn grammar(tool: &Tool, supported: bool) -> Result<Option<Grammar>, String> {
+pub(crate) fn grammar(tool: &Tool, supported: bool) -> Result<Option<Grammar>, Refusal> {
     let Some(config) = tool
         .extra
         .get("constrainedSampling")
@@ -318,14 +350,14 @@ pub(crate) fn grammar(tool: &Tool, supported: bool) -> Result<Option<Grammar>, S
         (Some(lark), _) => ("lark", lark),
         (None, Some(regex)) => ("regex", regex),
         (None, None) => {
-            return Err(format!(
+            return Err(refusal!(
                 "Tool \"{}\" cannot use grammar constrained sampling: no supported grammar variant was provided.",
                 tool.name
             ))
         }
     };
     let input_property = grammar_input_property(&tool.parameters).map_err(|why| {
-        format!(
+        refusal!(
             "Tool \"{}\" cannot use grammar constrained sampling: {why}.",
             tool.name
         )
@@ -339,9 +371,11 @@ pub(crate) fn grammar(tool: &Tool, supported: bool) -> Result<Option<Grammar>, S
 
 /// The property a grammar tool's input fills: its schema must be an object with exactly one
 /// required property, of type string.
-fn grammar_input_property(schema: &Value) -> Result<String, String> {
+fn grammar_input_property(schema: &Value) -> Result<String, Refusal> {
     if schema.get("type").and_then(Value::as_str) != Some("object") {
-        return Err("grammar constrained sampling requires an object parameter schema".into());
+        return Err(Refusal(
+            "grammar constrained sampling requires an object parameter schema".into(),
+        ));
     }
     let property = match schema
         .get("required")
@@ -350,18 +384,18 @@ fn grammar_input_property(schema: &Value) -> Result<String, String> {
     {
         Some([Value::String(name)]) => name.clone(),
         _ => {
-            return Err(
+            return Err(Refusal(
                 "grammar constrained sampling requires exactly one required string property".into(),
-            )
+            ))
         }
     };
     let Some(definition) = schema.get("properties").and_then(|p| p.get(&property)) else {
-        return Err(format!(
+        return Err(refusal!(
             "grammar constrained sampling requires a properties entry for {property}"
         ));
     };
     if definition.get("type").and_then(Value::as_str) != Some("string") {
-        return Err(format!(
+        return Err(refusal!(
             "grammar constrained sampling property {property} must have type string"
         ));
     }
@@ -372,7 +406,7 @@ fn grammar_input_property(schema: &Value) -> Result<String, String> {
 pub(crate) fn grammar_inputs<'a>(
     tools: impl IntoIterator<Item = &'a Tool>,
     supported: bool,
-) -> Result<Vec<(String, String)>, String> {
+) -> Result<Vec<(String, String)>, Refusal> {
     let mut out: Vec<(String, String)> = Vec::new();
     for tool in tools {
         if let Some(g) = grammar(tool, supported)? {
@@ -390,12 +424,14 @@ pub(crate) fn grammar_call_input<'a>(
     name: &str,
     arguments: &'a Value,
     property: &str,
-) -> Result<&'a str, String> {
+) -> Result<&'a str, Refusal> {
     arguments
         .get(property)
         .and_then(Value::as_str)
         .ok_or_else(|| {
-            format!("Grammar tool call \"{name}\" requires argument \"{property}\" to be a string.")
+            refusal!(
+                "Grammar tool call \"{name}\" requires argument \"{property}\" to be a string."
+            )
         })
 }
 
@@ -438,9 +474,9 @@ impl GrammarInput {
         format!("{{{}:\"", Value::String(self.property.clone()))
     }
 
-    fn append_raw(&mut self, delta: &str) -> Result<Option<String>, String> {
+    fn append_raw(&mut self, delta: &str) -> Result<Option<String>, GrammarInputError> {
         if self.closed {
-            return Err(format!(
+            return Err(grammar_input_error!(
                 "grammar tool input for property \"{}\" changed after it was closed",
                 self.property
             ));
@@ -461,7 +497,7 @@ impl GrammarInput {
     }
 
     /// Appends a delta; returns the JSON text piece to emit, if any.
-    pub(crate) fn append(&mut self, delta: &str) -> Result<Option<String>, String> {
+    pub(crate) fn append(&mut self, delta: &str) -> Result<Option<String>, GrammarInputError> {
         let piece = self.append_raw(delta)?;
         Ok(self.send(piece))
     }
@@ -469,12 +505,15 @@ impl GrammarInput {
     /// Closes the input with the provider's complete input (when sent), which must continue
     /// what streamed so far; returns the rest of the JSON text. Closing twice with the same
     /// input yields nothing.
-    pub(crate) fn close(&mut self, final_input: Option<&str>) -> Result<Option<String>, String> {
+    pub(crate) fn close(
+        &mut self,
+        final_input: Option<&str>,
+    ) -> Result<Option<String>, GrammarInputError> {
         if self.closed {
             return match final_input {
                 None => Ok(self.send(None)),
                 Some(f) if f == self.input => Ok(self.send(None)),
-                Some(_) => Err(format!(
+                Some(_) => Err(grammar_input_error!(
                     "grammar tool input for property \"{}\" changed after it was closed",
                     self.property
                 )),
@@ -483,7 +522,7 @@ impl GrammarInput {
         let rest = match final_input {
             Some(f) => {
                 let Some(rest) = f.strip_prefix(self.input.as_str()) else {
-                    return Err(format!(
+                    return Err(grammar_input_error!(
                         "grammar tool input for property \"{}\" changed non-monotonically",
                         self.property
                     ));
@@ -504,4 +543,33 @@ impl GrammarInput {
         map.insert(self.property.clone(), Value::String(self.input.clone()));
         Value::Object(map)
     }
+}
+/// Input properties of the grammar tools among every tool the transcript declares (pi's
+/// `getDeclaredTools`: with system messages in place, earlier definitions count too).
+pub(crate) fn declared_grammar_inputs(
+    model: &Model,
+    transcript: &Transcript,
+) -> Result<Vec<(String, String)>, Refusal> {
+    let supported = crate::models::compat_bool(model, "supportsOpenAIGrammarTools") == Some(true);
+    if !supported {
+        return Ok(Vec::new());
+    }
+    if !transcript.in_place {
+        return grammar_inputs(&transcript.tools, true);
+    }
+    let later = transcript.messages.iter().flat_map(|m| match m {
+        Message::System(s) => s.tools_added.as_deref().unwrap_or(&[]),
+        _ => &[],
+    });
+    // One definition per name, the latest, at the name's first position (pi's
+    // `getDeclaredTools`): a tool redefined without a grammar is no grammar tool, and an
+    // earlier, replaced definition is not validated (DECISIONS §26.56).
+    let mut declared: Vec<&Tool> = Vec::new();
+    for tool in transcript.initial_tools.iter().chain(later) {
+        match declared.iter_mut().find(|t| t.name == tool.name) {
+            Some(slot) => *slot = tool,
+            None => declared.push(tool),
+        }
+    }
+    grammar_inputs(declared, true)
 }

@@ -6,29 +6,24 @@ use crate::error::AiError;
 use crate::event::AssistantMessageEventStream;
 use crate::options::{SimpleStreamOptions, StreamOptions};
 use crate::registry::{no_provider_message, registered, ApiProvider};
-use crate::types::{Context, Message, Model, StopReason};
+use crate::types::{AssistantMessage, Context, Model, StopReason};
 
-use super::driver::run;
+use super::anthropic::AnthropicMessages;
+use super::api_client::{ApiClient, BuiltRequest};
+use super::driver::{parse_recorded_with, run, StrictFallback};
+use super::google::GoogleGenerativeAi;
 use super::keys::{resolve_api_key, PreparedRequest};
-use super::output::StreamParser;
+use super::openai_completions::OpenAiCompletions;
+use super::openai_responses::OpenAiResponses;
 use super::transcript::Transcript;
-use super::{anthropic, google, openai_completions, openai_responses};
 
-/// The built-in API kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BuiltinApi {
-    AnthropicMessages,
-    OpenAiCompletions,
-    OpenAiResponses,
-    GoogleGenerativeAi,
-}
-
-pub(crate) fn builtin(api: &str) -> Option<BuiltinApi> {
+/// The built-in client of an `api` string, if any.
+pub(crate) fn builtin(api: &str) -> Option<&'static dyn ApiClient> {
     match api {
-        "anthropic-messages" => Some(BuiltinApi::AnthropicMessages),
-        "openai-completions" => Some(BuiltinApi::OpenAiCompletions),
-        "openai-responses" => Some(BuiltinApi::OpenAiResponses),
-        "google-generative-ai" => Some(BuiltinApi::GoogleGenerativeAi),
+        "anthropic-messages" => Some(&AnthropicMessages),
+        "openai-completions" => Some(&OpenAiCompletions),
+        "openai-responses" => Some(&OpenAiResponses),
+        "google-generative-ai" => Some(&GoogleGenerativeAi),
         _ => None,
     }
 }
@@ -50,7 +45,7 @@ impl ApiProvider for BuiltinProvider {
             return provider.stream(model, context, options);
         }
         match builtin(&model.api) {
-            Some(api) => stream_builtin(api, model, context, options),
+            Some(client) => stream_builtin(client, model, context, options),
             None => error_stream(model, no_provider_message(&model.api)),
         }
     }
@@ -80,107 +75,60 @@ pub fn build_request(
     context: &Context,
     options: &StreamOptions,
 ) -> Result<PreparedRequest, AiError> {
-    build_flagged(model, context, options, None).map(|(request, _)| request)
-}
-
-/// The request plus whether an Anthropic `prefer` tool went out strict. `disable_preferred`
-/// overrides the session's memory of a strict-limits rejection (DECISIONS §26.25).
-fn build_flagged(
-    model: &Model,
-    context: &Context,
-    options: &StreamOptions,
-    disable_preferred: Option<bool>,
-) -> Result<(PreparedRequest, bool), AiError> {
-    let api = builtin(&model.api).ok_or_else(|| AiError::UnsupportedApi(model.api.clone()))?;
+    let client = builtin(&model.api).ok_or_else(|| AiError::UnsupportedApi(model.api.clone()))?;
     let api_key = resolve_api_key(model, options)?;
     let transcript = Transcript::from_context(model, context);
-    if api == BuiltinApi::AnthropicMessages {
-        let disable = disable_preferred
-            .unwrap_or_else(|| super::strict_limits::exceeded(options.session_id.as_deref()));
-        return anthropic::build_request_with(
-            model,
-            &transcript,
-            options,
-            api_key.as_deref(),
-            disable,
-        )
-        .map_err(AiError::InvalidRequest);
-    }
-    let built = match api {
-        BuiltinApi::AnthropicMessages => {
-            anthropic::build_request(model, &transcript, options, api_key.as_deref())
-        }
-        BuiltinApi::OpenAiCompletions => {
-            openai_completions::build_request(model, &transcript, options, api_key.as_deref())
-        }
-        BuiltinApi::OpenAiResponses => {
-            openai_responses::build_request(model, &transcript, options, api_key.as_deref())
-        }
-        BuiltinApi::GoogleGenerativeAi => {
-            google::build_request(model, &transcript, options, api_key.as_deref())
-        }
-    };
-    built.map(|r| (r, false)).map_err(AiError::InvalidRequest)
+    client
+        .build_request(model, &transcript, options, api_key.as_deref(), None)
+        .map(|built| built.request)
 }
 
-/// Creates the stream parser of a built-in API (used by the client and the benchmark).
-pub fn new_parser(api: BuiltinApi, model: &Model) -> Box<dyn StreamParser> {
-    match api {
-        BuiltinApi::AnthropicMessages => Box::new(anthropic::Parser::new(model)),
-        BuiltinApi::OpenAiCompletions => Box::new(openai_completions::Parser::new(model)),
-        BuiltinApi::OpenAiResponses => Box::new(openai_responses::Parser::new(model)),
-        BuiltinApi::GoogleGenerativeAi => Box::new(google::Parser::new(model)),
-    }
-}
-
+/// Streams one request through a built-in client. The transcript is built once and serves
+/// the request, its one strict-limits resend and the parser.
 pub(crate) fn stream_builtin(
-    api: BuiltinApi,
+    client: &'static dyn ApiClient,
     model: &Model,
     context: &Context,
     options: StreamOptions,
 ) -> AssistantMessageEventStream {
     let model = model.clone();
-    let built = build_flagged(&model, context, &options, None);
+    let transcript = Transcript::from_context(&model, context);
+    let built = resolve_api_key(&model, &options).and_then(|api_key| {
+        client
+            .build_request(&model, &transcript, &options, api_key.as_deref(), None)
+            .map(|built| (built, api_key))
+    });
     // Only when a `prefer` tool went out strict can Claude's strict-tool limits reject the
-    // request; then the context is kept to build the one resend (DECISIONS §26.25).
-    let strict_fallback: Option<super::driver::StrictFallback> = match &built {
-        Ok((_, true)) => {
-            let (model, context, options) = (model.clone(), context.clone(), options.clone());
+    // request; then the transcript is kept to build the one resend (DECISIONS §26.25).
+    let strict_fallback: Option<StrictFallback> = match &built {
+        Ok((
+            BuiltRequest {
+                strict_prefer: true,
+                ..
+            },
+            api_key,
+        )) => {
+            let (model, transcript, options) = (model.clone(), transcript.clone(), options.clone());
+            let api_key = api_key.clone();
             Some(Box::new(move || {
-                build_flagged(&model, &context, &options, Some(true))
+                client
+                    .build_request(
+                        &model,
+                        &transcript,
+                        &options,
+                        api_key.as_deref(),
+                        Some(true),
+                    )
                     .ok()
-                    .map(|(request, _)| request)
+                    .map(|built| built.request)
             }))
         }
         _ => None,
     };
-    let request = built.map(|(request, _)| request);
-    // A request built with `thread` belongs to a session that may continue its thread
-    // (DECISIONS §26.23, §26.40).
-    let thread = match (&request, &options.session_id) {
-        (Ok(built), Some(session))
-            if api == BuiltinApi::AnthropicMessages && built.body.get("thread").is_some() =>
-        {
-            Some(super::threads::ThreadSession {
-                session: session.clone(),
-                oauth: model.provider != "github-copilot"
-                    && built
-                        .header("authorization")
-                        .is_some_and(|v| v.contains("sk-ant-oat")),
-            })
-        }
-        _ => None,
-    };
-    // Only the tool list matters to the parsers (OAuth name mapping).
-    let context_for_parser = Context {
-        system_prompt: None,
-        messages: context
-            .messages
-            .iter()
-            .filter(|m| matches!(m, Message::System(_)))
-            .cloned()
-            .collect(),
-        tools: context.tools.clone(),
+    let request = built.map(|(built, _)| built.request);
+    let thread = match &request {
+        Ok(request) => client.thread_session(&model, &options, request),
+        Err(_) => None,
     };
     lazy_event_stream(empty_message(&model), move |mut emitter| async move {
         let request = match request {
@@ -192,61 +140,35 @@ pub(crate) fn stream_builtin(
                 return;
             }
         };
-        let mut parser: Box<dyn StreamParser> = match api {
-            // OAuth requests rename tools to Claude Code casing; map them back on the way in.
-            BuiltinApi::AnthropicMessages
-                if request
-                    .header("authorization")
-                    .is_some_and(|v| v.contains("sk-ant-oat")) =>
-            {
-                let tools = Transcript::from_context(&model, &context_for_parser).tools;
-                Box::new(
-                    anthropic::Parser::new(&model)
-                        .with_oauth_tools(&tools)
-                        .with_thinking_level(anthropic::managed_effort(&model, &options)),
-                )
-            }
-            BuiltinApi::AnthropicMessages => Box::new(
-                anthropic::Parser::new(&model)
-                    .with_thinking_level(anthropic::managed_effort(&model, &options)),
-            ),
-            // Responses usage is priced with the requested tier when the response names none.
-            // Grammar tools' custom input maps to their one string property.
-            BuiltinApi::OpenAiResponses => {
-                let transcript = Transcript::from_context(&model, &context_for_parser);
-                let api_key = resolve_api_key(&model, &options).ok().flatten();
-                Box::new(
-                    openai_responses::Parser::new(&model)
-                        .with_thinking_level(openai_responses::configuration_effort(
-                            &model,
-                            &options,
-                            api_key.as_deref(),
-                        ))
-                        .with_service_tier(options.openai.service_tier.clone())
-                        .with_grammar_inputs(
-                            openai_responses::grammar_inputs(&model, &transcript)
-                                .unwrap_or_default(),
-                        ),
-                )
-            }
-            BuiltinApi::OpenAiCompletions => {
-                let transcript = Transcript::from_context(&model, &context_for_parser);
-                Box::new(openai_completions::Parser::new(&model).with_grammar_inputs(
-                    openai_responses::grammar_inputs(&model, &transcript).unwrap_or_default(),
-                ))
-            }
-            _ => new_parser(api, &model),
-        };
+        let mut parser = client.request_parser(&model, &options, &transcript, &request);
         run(
             &mut emitter,
             &model,
             &options,
             request,
             parser.as_mut(),
-            api,
+            client,
             strict_fallback,
             thread,
         )
         .await;
     })
+}
+
+/// Feeds a complete recorded body through the SSE decoder and the parser of `model.api` — the
+/// client's code path without the network. Returns the final message (`stopReason` error on
+/// failure) and the number of events produced. Used by the benchmark.
+pub fn parse_recorded(
+    model: &Model,
+    body: &[u8],
+    chunk_size: usize,
+) -> Result<(AssistantMessage, usize), AiError> {
+    let client = builtin(&model.api).ok_or_else(|| AiError::UnsupportedApi(model.api.clone()))?;
+    let mut parser = client.parser(model);
+    Ok(parse_recorded_with(
+        parser.as_mut(),
+        model,
+        body,
+        chunk_size,
+    ))
 }

@@ -10,12 +10,13 @@ use crate::options::StreamOptions;
 use crate::retry::{is_retryable_request_failure, request_retry_delay, RetryAfterHeaders};
 use crate::types::{AssistantMessage, Model, StopReason};
 
-use super::dispatch::{new_parser, BuiltinApi};
-use super::http_error::{format_http_error, transport_error_text};
+use super::anthropic::strict_limits;
+use super::anthropic::threads::{self, Rejection, ThreadSession};
+use super::api_client::ApiClient;
+use super::http_error::transport_error_text;
 use super::keys::{PreparedRequest, Secrets};
 use super::output::{Halt, Output, StreamParser};
 use super::sse::{SseDecoder, SseEvent};
-use super::threads::{self, Rejection, ThreadSession};
 
 fn shared_client() -> reqwest::Client {
     static CLIENT: OnceLock<reqwest::Client> = OnceLock::new();
@@ -40,8 +41,8 @@ pub(crate) type StrictFallback = Box<dyn FnOnce() -> Option<PreparedRequest> + S
 
 /// Sends the request, retrying per ai-layer §6.3 when `max_retries > 0`.
 async fn send_with_retries(
-    client: &reqwest::Client,
-    api: BuiltinApi,
+    http: &reqwest::Client,
+    client: &dyn ApiClient,
     model: &Model,
     options: &StreamOptions,
     request: &PreparedRequest,
@@ -55,7 +56,7 @@ async fn send_with_retries(
     let cancel = options.cancel.clone().unwrap_or_default();
     let mut attempt: u32 = 0;
     loop {
-        let mut builder = client.post(&request.url).body(body.clone());
+        let mut builder = http.post(&request.url).body(body.clone());
         for (name, value) in &request.headers {
             builder = builder.header(name.as_str(), value.as_str());
         }
@@ -81,7 +82,7 @@ async fn send_with_retries(
                     _ = cancel.cancelled() => return SendOutcome::Aborted,
                     text = response.text() => text.unwrap_or_default(),
                 };
-                let message = format_http_error(api, model, status, content_type.as_deref(), &text);
+                let message = client.http_error(model, status, content_type.as_deref(), &text);
                 let should_retry = headers.get("x-should-retry").and_then(|v| v.to_str().ok());
                 let retryable = is_retryable_request_failure(Some(status), should_retry);
                 (message, retryable, Some(headers), Some((status, text)))
@@ -137,8 +138,8 @@ async fn with_timeout<F: std::future::Future>(
 /// thread. Returns the outcome and whether the request that produced it carried a thread.
 #[allow(clippy::too_many_arguments)]
 async fn send_request(
-    client: &reqwest::Client,
-    api: BuiltinApi,
+    http: &reqwest::Client,
+    client: &dyn ApiClient,
     model: &Model,
     options: &StreamOptions,
     full: &PreparedRequest,
@@ -148,12 +149,12 @@ async fn send_request(
 ) -> (SendOutcome, bool) {
     let Some(thread) = thread else {
         return (
-            send_with_retries(client, api, model, options, full).await,
+            send_with_retries(http, client, model, options, full).await,
             false,
         );
     };
     let (request, threaded) = threads::prepare(model, &thread.session, full);
-    let outcome = send_with_retries(client, api, model, options, &request).await;
+    let outcome = send_with_retries(http, client, model, options, &request).await;
     if !threaded {
         return (outcome, false);
     }
@@ -174,13 +175,13 @@ async fn send_request(
         Rejection::NewThread => {
             let created = threads::create(full);
             (
-                send_with_retries(client, api, model, options, &created).await,
+                send_with_retries(http, client, model, options, &created).await,
                 true,
             )
         }
         Rejection::Unsupported => {
             let plain = threads::unthreaded(full);
-            let outcome = send_with_retries(client, api, model, options, &plain).await;
+            let outcome = send_with_retries(http, client, model, options, &plain).await;
             if matches!(outcome, SendOutcome::Response(_)) {
                 threads::turn_off(&thread.session);
             }
@@ -197,7 +198,7 @@ pub(crate) async fn run(
     options: &StreamOptions,
     request: PreparedRequest,
     parser: &mut dyn StreamParser,
-    api: BuiltinApi,
+    client: &dyn ApiClient,
     strict_fallback: Option<StrictFallback>,
     thread: Option<ThreadSession>,
 ) {
@@ -209,11 +210,11 @@ pub(crate) async fn run(
     // Error texts may echo the request (DECISIONS §25.6): scrub what we sent before any of it
     // reaches `errorMessage`.
     let secrets = Secrets::of(&request);
-    let client = options.client.clone().unwrap_or_else(shared_client);
+    let http = options.client.clone().unwrap_or_else(shared_client);
     let mut full = request;
     let (mut outcome, mut threaded) = send_request(
-        &client,
-        api,
+        &http,
+        client,
         model,
         options,
         &full,
@@ -225,8 +226,8 @@ pub(crate) async fn run(
     if let (SendOutcome::Failed(message, Some((status, body))), Some(fallback)) =
         (&outcome, strict_fallback)
     {
-        if super::strict_limits::is_limit_rejection(*status, body) {
-            super::strict_limits::mark(options.session_id.as_deref());
+        if strict_limits::is_limit_rejection(*status, body) {
+            strict_limits::mark(options.session_id.as_deref());
             note_diagnostic(
                 &mut out,
                 "anthropic_strict_tools_fallback",
@@ -236,8 +237,8 @@ pub(crate) async fn run(
             if let Some(retry) = fallback() {
                 full = retry;
                 (outcome, threaded) = send_request(
-                    &client,
-                    api,
+                    &http,
+                    client,
                     model,
                     options,
                     &full,
@@ -304,7 +305,7 @@ pub(crate) async fn run(
         return emitter.error(out.message, StopReason::Aborted);
     }
     let finished = match outcome {
-        Ok(()) | Err(Halt::Stop) => parser.finish(&mut out),
+        Ok(()) | Err(Halt::Stop) => parser.finish(&mut out).map_err(|failure| failure.0),
         Err(Halt::Fail(message)) => Err(message),
     };
     drain(emitter, &mut out);
@@ -368,18 +369,17 @@ fn drain(emitter: &mut Emitter, out: &mut Output) {
     }
 }
 
-/// Feeds a complete recorded body through the SSE decoder and a parser — the client's code
+/// Feeds a complete recorded body through the SSE decoder and `parser` — the client's code
 /// path without the network. Returns the final message (`stopReason` error on failure) and
-/// the number of events produced. Used by the benchmark.
-pub fn parse_recorded(
-    api: BuiltinApi,
+/// the number of events produced.
+pub(crate) fn parse_recorded_with(
+    parser: &mut dyn StreamParser,
     model: &Model,
     body: &[u8],
     chunk_size: usize,
 ) -> (AssistantMessage, usize) {
-    let mut parser = new_parser(api, model);
     let mut out = Output::new(model);
-    let mut decoder = new_decoder(parser.as_ref());
+    let mut decoder = new_decoder(parser);
     let mut events = 0usize;
     let mut result: Result<(), Halt> = Ok(());
     for chunk in body.chunks(chunk_size.max(1)) {
@@ -394,7 +394,7 @@ pub fn parse_recorded(
         result = decoder.finish(&mut |event| deliver(&mut *parser, event, &mut out));
     }
     let finished = match result {
-        Ok(()) | Err(Halt::Stop) => parser.finish(&mut out),
+        Ok(()) | Err(Halt::Stop) => parser.finish(&mut out).map_err(|failure| failure.0),
         Err(Halt::Fail(m)) => Err(m),
     };
     events += out.events.len();

@@ -2,44 +2,31 @@
 
 use serde_json::Value;
 
-use crate::types::Model;
-
-use super::dispatch::BuiltinApi;
-
-/// How an API formats HTTP error responses into `errorMessage`.
-pub(crate) fn format_http_error(
-    api: BuiltinApi,
-    model: &Model,
-    status: u16,
-    content_type: Option<&str>,
-    body: &str,
-) -> String {
+/// The Anthropic SDK's message: `<status> <body.message | JSON body | raw text>`.
+pub(crate) fn anthropic_error_text(status: u16, body: &str) -> String {
     let trimmed = body.trim();
     let parsed: Option<Value> = serde_json::from_str(trimmed).ok();
-    match api {
-        // The Anthropic SDK's message: `<status> <body.message | JSON body | raw text>`.
-        BuiltinApi::AnthropicMessages => sdk_message(status, parsed.as_ref(), trimmed, false),
-        // OpenAI SDK + pi's normalization: `<status>: <JSON of the error member>`.
-        BuiltinApi::OpenAiCompletions => openai_error(status, parsed.as_ref(), trimmed, None),
-        BuiltinApi::OpenAiResponses => {
-            let prefix = if model.provider == "openai" {
-                "OpenAI API error".to_string()
-            } else {
-                format!("{} API error", model.provider)
-            };
-            openai_error(status, parsed.as_ref(), trimmed, Some(&prefix))
-        }
-        // @google/genai: the JSON body (or a synthesized error object for non-JSON bodies).
-        BuiltinApi::GoogleGenerativeAi => {
-            let is_json = content_type.is_some_and(|c| c.contains("application/json"));
-            match parsed {
-                Some(v) if is_json => v.to_string(),
-                _ => serde_json::json!({
-                    "error": {"message": body, "code": status, "status": reason_phrase(status)}
-                })
-                .to_string(),
-            }
-        }
+    sdk_message(status, parsed.as_ref(), trimmed, false)
+}
+
+/// OpenAI SDK + pi's normalization: `[<prefix> (<status>): ]<status>: <JSON of the error
+/// member>`.
+pub(crate) fn openai_error_text(status: u16, body: &str, prefix: Option<&str>) -> String {
+    let trimmed = body.trim();
+    let parsed: Option<Value> = serde_json::from_str(trimmed).ok();
+    openai_error(status, parsed.as_ref(), trimmed, prefix)
+}
+
+/// @google/genai: the JSON body (or a synthesized error object for non-JSON bodies).
+pub(crate) fn google_error_text(status: u16, content_type: Option<&str>, body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body.trim()).ok();
+    let is_json = content_type.is_some_and(|c| c.contains("application/json"));
+    match parsed {
+        Some(v) if is_json => v.to_string(),
+        _ => serde_json::json!({
+            "error": {"message": body, "code": status, "status": reason_phrase(status)}
+        })
+        .to_string(),
     }
 }
 

@@ -1,17 +1,20 @@
 //! Built-in provider clients and the machinery they share.
 //!
-//! A provider is two pure halves plus a shared driver:
-//! * a request builder (`build_request`) turning model + context + options into a
-//!   [`PreparedRequest`] (URL, headers, JSON body) — snapshot-tested byte for byte;
-//! * a [`StreamParser`] turning decoded SSE events into content updates on an [`Output`] — the
-//!   same code the benchmark feeds from memory;
-//! * `run`, which sends the request (with optional retries), emits `start` once the headers
-//!   are in, pumps body bytes through the SSE decoder into the parser, honours cancellation and
-//!   turns every failure into the terminal `error` event.
+//! Each wire API has a folder (`anthropic`, `openai_completions`, `openai_responses`,
+//! `google`) with `request` (the body and headers), `convert` (history → wire messages) and
+//! `parse` (the SSE reply → content updates on an [`Output`]), and one `ApiClient` impl in its
+//! `mod.rs`: what the shared driver asks of that API. `dispatch` maps a model's `api` string
+//! to its client; the driver sends the request (with optional retries), emits `start` once the
+//! headers are in, pumps body bytes through the SSE decoder into the parser, honours
+//! cancellation and turns every failure into the terminal `error` event. Request building is
+//! snapshot-tested byte for byte; the parsers are the same code the benchmark feeds from
+//! memory.
 //!
-//! Files: [`dispatch`] (which client, [`BuiltinProvider`]), [`keys`] (credentials, headers),
-//! [`transcript`] (the context as providers see it), [`output`] (what parsers write into),
-//! [`http_error`] (error texts), [`driver`] (send, retry, pump), [`sse`] (the byte decoder).
+//! Files: `dispatch` (which client, [`BuiltinProvider`]), `api_client` (the trait),
+//! `keys` (credentials, headers), `transcript` (the context as providers see it, built
+//! once per request), `output` (what parsers write into), `http_error` (error texts),
+//! `driver` (send, retry, pump), [`sse`] (the byte decoder), `constrained` (strict and
+//! grammar tools).
 
 pub mod anthropic;
 pub mod google;
@@ -19,23 +22,21 @@ pub mod openai_completions;
 pub mod openai_responses;
 pub mod sse;
 
+mod api_client;
 mod constrained;
 mod dispatch;
 mod driver;
 mod http_error;
 mod keys;
 mod output;
-mod strict_limits;
-mod threads;
 mod transcript;
 
 pub use crate::thinking::native as simple;
-pub use dispatch::{build_request, new_parser, BuiltinApi, BuiltinProvider};
-pub use driver::parse_recorded;
+pub use dispatch::{build_request, parse_recorded, BuiltinProvider};
 pub use keys::PreparedRequest;
 pub(crate) use keys::{anthropic_auth_token, cache_key, final_headers, user_agent};
 pub(crate) use output::CowStr;
-pub use output::{Halt, Output, StreamParser};
+pub use output::{Halt, Output, StreamFailure, StreamParser};
 pub use transcript::Transcript;
 
 pub(crate) use crate::models::{compat_bool, compat_str, compat_value};

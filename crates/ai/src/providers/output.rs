@@ -62,13 +62,37 @@ impl From<String> for Halt {
     }
 }
 
+/// Why a stream ended in failure: the reply's `errorMessage` (an incomplete stream, a
+/// provider-reported error, an unknown stop reason), in pi's words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct StreamFailure(pub String);
+
+impl From<String> for StreamFailure {
+    fn from(message: String) -> Self {
+        StreamFailure(message)
+    }
+}
+
+impl From<&str> for StreamFailure {
+    fn from(message: &str) -> Self {
+        StreamFailure(message.to_string())
+    }
+}
+
+impl From<StreamFailure> for Halt {
+    fn from(StreamFailure(message): StreamFailure) -> Self {
+        Halt::Fail(message)
+    }
+}
+
 /// Turns one provider's SSE events into content updates.
 pub trait StreamParser: Send {
     /// Handles one event.
     fn on_event(&mut self, event: SseEvent<'_>, out: &mut Output) -> Result<(), Halt>;
     /// The body ended (or `[DONE]` arrived): close open blocks and settle the stop reason.
     /// `Err` = the stream is incomplete or ended in a provider-reported error.
-    fn finish(&mut self, out: &mut Output) -> Result<(), String>;
+    fn finish(&mut self, out: &mut Output) -> Result<(), StreamFailure>;
     /// The stream failed or was aborted: give partial tool calls their best-effort arguments.
     fn on_failure(&mut self, _out: &mut Output) {}
 

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::types::{Context, Message, Model, SystemMessage, Tool};
+use crate::types::{ContentBlock, Context, Message, Model, SystemMessage, Tool};
 
 /// The context as every built-in provider consumes it: one rendered system prompt, the current
 /// tools, and the conversation (system messages removed, transform applied).
@@ -134,7 +134,7 @@ impl Transcript {
         Self {
             system_prompt: parts.join("\n\n"),
             tools,
-            messages: prepare_messages(messages, model),
+            messages: transformed_once(messages, model, context),
             in_place: false,
             initial_tools: Vec::new(),
             copilot: CopilotFacts::of(&context.messages, false, CopilotFacts::has_head(context)),
@@ -168,7 +168,7 @@ impl Transcript {
         Self {
             system_prompt,
             tools,
-            messages: prepare_messages(rest.to_vec(), model),
+            messages: transformed_once(rest.to_vec(), model, context),
             in_place: true,
             initial_tools,
             copilot: CopilotFacts::of(&context.messages, true, CopilotFacts::has_head(context)),
@@ -292,8 +292,29 @@ pub(crate) fn system_update_text(system: &SystemMessage) -> String {
     parts.join("\n\n")
 }
 
+/// The history transform runs here, in the provider, once per request (DECISIONS §10.8): a
+/// context whose list is marked as transformed for `model` (the harness's incremental
+/// transform, the agent loop's) is taken as it is.
+fn transformed_once(messages: Vec<Message>, model: &Model, context: &Context) -> Vec<Message> {
+    if context.messages.is_transformed_for(model) {
+        messages
+    } else {
+        prepare_messages(messages, model)
+    }
+}
+
 /// Messages as the provider should see them: foreign thinking dropped, tool-call ids
 /// normalized for `model.api`, orphaned calls answered (see [`crate::transform`]).
 pub(crate) fn prepare_messages(messages: Vec<Message>, model: &Model) -> Vec<Message> {
     crate::transform::transform_messages(&messages, model)
+}
+
+/// The text of a tool result's content as every API sends it: its text blocks joined by
+/// newlines (images and other blocks left out).
+pub(crate) fn tool_result_text<'a>(blocks: impl IntoIterator<Item = &'a ContentBlock>) -> String {
+    let texts: Vec<&str> = blocks
+        .into_iter()
+        .filter_map(ContentBlock::as_text)
+        .collect();
+    texts.join("\n")
 }

@@ -19,6 +19,7 @@ mod providers_pi_fixture;
 mod providers_simple;
 mod providers_stream;
 mod providers_surrogates;
+mod providers_transcript;
 mod retry;
 mod secrets;
 mod sse_oracle;

@@ -2,7 +2,7 @@
 //! later system messages sent in place (DECISIONS §26.20), Anthropic managed effort (§26.21),
 //! native tool changes (§26.22), message threads (§26.23) and server-side fallbacks (§26.24).
 
-use arbor_ai::providers::{build_request, parse_recorded, BuiltinApi};
+use arbor_ai::providers::{build_request, parse_recorded};
 use arbor_ai::stream::{AnthropicOptions, CacheRetention};
 use arbor_ai::{stream, AssistantMessage, Context, Message, Model, StreamOptions, Tool};
 use arbor_test_support::{sse_events, MockResponse};
@@ -374,21 +374,11 @@ fn anthropic_fallbacks_are_requested_and_priced() {
     );
 
     // The priced fallback answered: its rates apply (1 + 2 per million).
-    let (message, _) = parse_recorded(
-        BuiltinApi::AnthropicMessages,
-        &m,
-        reply_from("claude-cheap").as_bytes(),
-        17,
-    );
+    let (message, _) = parse_recorded(&m, reply_from("claude-cheap").as_bytes(), 17).unwrap();
     assert_eq!(message.response_model.as_deref(), Some("claude-cheap"));
     assert_eq!(message.usage.cost.total.get(), 3.0);
     // An unpriced fallback keeps the model's own rates (3 + 15).
-    let (message, _) = parse_recorded(
-        BuiltinApi::AnthropicMessages,
-        &m,
-        reply_from("claude-backup").as_bytes(),
-        17,
-    );
+    let (message, _) = parse_recorded(&m, reply_from("claude-backup").as_bytes(), 17).unwrap();
     assert_eq!(message.usage.cost.total.get(), 18.0);
 }
 

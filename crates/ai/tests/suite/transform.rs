@@ -1008,3 +1008,64 @@ fn null_or_missing_content_reads_as_empty() {
     assert_eq!(out[1]["content"], json!([]));
     assert_eq!(out[2]["content"], json!([]));
 }
+
+/// A second transform changes nothing: the harness transforms incrementally and the provider
+/// takes the marked list as it is (DECISIONS §10.8), which sends what transforming twice sent.
+#[test]
+fn transforming_twice_equals_transforming_once() {
+    let anthropic = anthropic_model();
+    let responses = responses_model();
+    let histories: Vec<Vec<Message>> = vec![
+        anthropic_turn(),
+        responses_turn(),
+        [anthropic_turn(), responses_turn()].concat(),
+        vec![
+            user("q"),
+            two_calls(&responses),
+            system("later"),
+            user("again"),
+        ],
+        vec![user("q"), two_calls(&anthropic)],
+        vec![
+            user("q"),
+            assistant(&responses, json!([{"type": "text", "text": "x"}]), "error"),
+            user("again"),
+        ],
+    ];
+    let targets = [
+        anthropic.clone(),
+        responses.clone(),
+        model("mistral", "openai-completions", "devstral", &["text"]),
+        model(
+            "openrouter",
+            "openai-completions",
+            "any/model",
+            &["text", "image"],
+        ),
+        model(
+            "google",
+            "google-generative-ai",
+            "gemini-3-pro",
+            &["text", "image"],
+        ),
+        model(
+            "google",
+            "google-generative-ai",
+            "gemini-2.5-flash",
+            &["text"],
+        ),
+    ];
+    for history in &histories {
+        for target in &targets {
+            let once = transform_messages(history, target);
+            let twice = transform_messages(&once, target);
+            assert_eq!(
+                to_json(&twice),
+                to_json(&once),
+                "{} / {}",
+                target.api,
+                target.id
+            );
+        }
+    }
+}

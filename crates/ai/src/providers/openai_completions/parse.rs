@@ -6,8 +6,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::compat::compat_for;
-use super::request::is_reasoning_detail;
+use super::convert::is_reasoning_detail;
 use crate::providers::constrained::GrammarInput;
+use crate::providers::output::StreamFailure;
 use crate::providers::sse::SseEvent;
 use crate::providers::{CowStr, Halt, Output, StreamParser};
 use crate::types::{ContentBlock, Model, StopReason, Usage};
@@ -446,7 +447,7 @@ impl StreamParser for Parser {
         Ok(())
     }
 
-    fn finish(&mut self, out: &mut Output) -> Result<(), String> {
+    fn finish(&mut self, out: &mut Output) -> Result<(), StreamFailure> {
         // All blocks end after the stream, in content order.
         self.apply_reasoning_details(out);
         // Tool states are in content order: one forward walk pairs them with their blocks.
@@ -486,11 +487,12 @@ impl StreamParser for Parser {
             };
         }
         if out.message.stop_reason == StopReason::Error {
-            return Err(out
-                .message
-                .error_message
-                .clone()
-                .unwrap_or_else(|| "Provider returned an error stop reason".into()));
+            return Err(StreamFailure(
+                out.message
+                    .error_message
+                    .clone()
+                    .unwrap_or_else(|| "Provider returned an error stop reason".into()),
+            ));
         }
         if (self.supports_finish_reason && !self.has_finish_reason)
             || out.message.stop_reason == StopReason::Pending

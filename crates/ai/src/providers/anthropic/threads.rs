@@ -18,7 +18,8 @@ use std::sync::Mutex;
 
 use serde_json::{json, Value};
 
-use super::keys::PreparedRequest;
+use super::convert::thread_reply;
+use crate::providers::keys::PreparedRequest;
 use crate::types::{AssistantMessage, Model};
 
 /// Sessions remembered at most (as pi).
@@ -203,7 +204,7 @@ pub(crate) fn record(
     if reply.response_model.is_some() {
         return;
     }
-    let Ok(converted) = super::anthropic::thread_reply(model, reply, thread.oauth) else {
+    let Ok(converted) = thread_reply(model, reply, thread.oauth) else {
         return;
     };
     let mut prefix: Vec<Value> = full

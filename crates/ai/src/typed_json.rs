@@ -105,11 +105,11 @@ pub fn rest_into<'de, A: MapAccess<'de>>(
 /// into `extra` in input order; a duplicate key is an error.
 #[macro_export]
 #[doc(hidden)]
-macro_rules! fast_struct {
+macro_rules! typed_struct {
     ($map:ident, $Ty:path { $($field:ident : $key:literal => $R:ty | $missing:expr),* $(,)? }) => {{
         $( let mut $field: Option<$R> = None; )*
         let mut extra = $crate::types::Extra::new();
-        while let Some(key) = $map.next_key_seed($crate::fast::KeySeed)? {
+        while let Some(key) = $map.next_key_seed($crate::typed_json::KeySeed)? {
             match key.as_str() {
                 $( $key => {
                     if $field.is_some() {
@@ -117,7 +117,7 @@ macro_rules! fast_struct {
                     }
                     $field = Some($map.next_value::<$R>()?);
                 } )*
-                _ => $crate::fast::push_extra(&mut extra, key, &mut $map)?,
+                _ => $crate::typed_json::push_extra(&mut extra, key, &mut $map)?,
             }
         }
         $Ty {
@@ -293,20 +293,20 @@ impl<'de> Visitor<'de> for BlockVisitor {
             }
         };
         Ok(match tag.as_str() {
-            "text" => ContentBlock::Text(fast_struct!(map, TextContent {
+            "text" => ContentBlock::Text(typed_struct!(map, TextContent {
                 text: "text" => String | return Err(missing("text")),
                 text_signature: "textSignature" => Option<String> | None,
             })),
-            "thinking" => ContentBlock::Thinking(fast_struct!(map, ThinkingContent {
+            "thinking" => ContentBlock::Thinking(typed_struct!(map, ThinkingContent {
                 thinking: "thinking" => String | return Err(missing("thinking")),
                 thinking_signature: "thinkingSignature" => Option<String> | None,
                 redacted: "redacted" => Option<bool> | None,
             })),
-            "image" => ContentBlock::Image(fast_struct!(map, ImageContent {
+            "image" => ContentBlock::Image(typed_struct!(map, ImageContent {
                 data: "data" => String | return Err(missing("data")),
                 mime_type: "mimeType" => String | return Err(missing("mimeType")),
             })),
-            "toolCall" => ContentBlock::ToolCall(fast_struct!(map, ToolCall {
+            "toolCall" => ContentBlock::ToolCall(typed_struct!(map, ToolCall {
                 id: "id" => String | return Err(missing("id")),
                 name: "name" => String | return Err(missing("name")),
                 arguments: "arguments" => Value | Value::Object(Map::new()),
@@ -358,7 +358,7 @@ impl<'de> Deserialize<'de> for FastCost {
                 f.write_str("a cost object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Cost, A::Error> {
-                Ok(fast_struct!(map, Cost {
+                Ok(typed_struct!(map, Cost {
                     input: "input" => Num | return Err(missing("input")),
                     output: "output" => Num | return Err(missing("output")),
                     cache_read: "cacheRead" => Num | return Err(missing("cacheRead")),
@@ -390,7 +390,7 @@ impl<'de> Deserialize<'de> for FastUsage {
                 f.write_str("a usage object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Usage, A::Error> {
-                Ok(fast_struct!(map, Usage {
+                Ok(typed_struct!(map, Usage {
                     input: "input" => Count | return Err(missing("input")),
                     output: "output" => Count | return Err(missing("output")),
                     cache_read: "cacheRead" => Count | return Err(missing("cacheRead")),
@@ -435,7 +435,7 @@ impl From<OptUsage> for Option<Usage> {
 
 /// The rest of a `role:"user"` object (the role already read).
 pub fn user_rest<'de, A: MapAccess<'de>>(mut map: A) -> Result<UserMessage, A::Error> {
-    Ok(fast_struct!(map, UserMessage {
+    Ok(typed_struct!(map, UserMessage {
         content: "content" => FastContent | Content::default(),
         timestamp: "timestamp" => KeptMs | Kept::absent(),
     }))
@@ -443,7 +443,7 @@ pub fn user_rest<'de, A: MapAccess<'de>>(mut map: A) -> Result<UserMessage, A::E
 
 /// The rest of a `role:"assistant"` object.
 pub fn assistant_rest<'de, A: MapAccess<'de>>(mut map: A) -> Result<AssistantMessage, A::Error> {
-    Ok(fast_struct!(map, AssistantMessage {
+    Ok(typed_struct!(map, AssistantMessage {
         content: "content" => FastBlocks | Vec::new(),
         api: "api" => String | return Err(missing("api")),
         provider: "provider" => String | return Err(missing("provider")),
@@ -460,7 +460,7 @@ pub fn assistant_rest<'de, A: MapAccess<'de>>(mut map: A) -> Result<AssistantMes
 
 /// The rest of a `role:"toolResult"` object.
 pub fn tool_result_rest<'de, A: MapAccess<'de>>(mut map: A) -> Result<ToolResultMessage, A::Error> {
-    Ok(fast_struct!(map, ToolResultMessage {
+    Ok(typed_struct!(map, ToolResultMessage {
         tool_call_id: "toolCallId" => String | return Err(missing("toolCallId")),
         tool_name: "toolName" => String | return Err(missing("toolName")),
         content: "content" => FastContent | Content::default(),
@@ -472,7 +472,7 @@ pub fn tool_result_rest<'de, A: MapAccess<'de>>(mut map: A) -> Result<ToolResult
 
 /// The rest of a `role:"system"` object.
 pub fn system_rest<'de, A: MapAccess<'de>>(mut map: A) -> Result<SystemMessage, A::Error> {
-    Ok(fast_struct!(map, SystemMessage {
+    Ok(typed_struct!(map, SystemMessage {
         content: "content" => SystemContent | Content::Text(String::new()),
         sections: "sections" => Option<Map<String, Value>> | None,
         tools_added: "toolsAdded" => Option<Vec<Tool>> | None,
@@ -494,4 +494,12 @@ pub fn message_rest<'de, A: MapAccess<'de>>(
         "system" => Message::System(system_rest(map)?),
         _ => return Ok(Err(map)),
     }))
+}
+
+/// The former name of [`typed_struct!`], kept for the session loader until it moves to its
+/// own crate.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! fast_struct {
+    ($($tokens:tt)*) => { $crate::typed_struct!($($tokens)*) };
 }
