@@ -90,7 +90,7 @@ pub struct StreamOptions {
     /// Provider-native tool choice: a string (`auto|none|any|required`) or an object.
     pub tool_choice: Option<Value>,
     /// Request sampling parameters (`top_p`, `top_k`, `min_p`, …), merged last into
-    /// OpenAI-compatible bodies over the model's own (ai-layer §2.3).
+    /// OpenAI-compatible bodies over the model's own (DECISIONS §10.7).
     pub sampling_params: Option<Map<String, Value>>,
     pub anthropic: AnthropicOptions,
     pub openai: OpenAiOptions,

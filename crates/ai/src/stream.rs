@@ -47,7 +47,7 @@ pub fn stream(
     }
 }
 
-/// Streams one assistant turn with a unified reasoning level (see ai-layer §3).
+/// Streams one assistant turn with a unified reasoning level (DECISIONS §10.6).
 pub fn stream_simple(
     model: &Model,
     context: &Context,

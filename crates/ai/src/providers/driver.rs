@@ -39,7 +39,7 @@ enum SendOutcome {
 /// Builds the request once more with `prefer` strict tools non-strict (DECISIONS §26.25).
 pub(crate) type StrictFallback = Box<dyn FnOnce() -> Option<PreparedRequest> + Send>;
 
-/// Sends the request, retrying per ai-layer §6.3 when `max_retries > 0`.
+/// Sends the request, retrying per DECISIONS §9.11 when `max_retries > 0`.
 async fn send_with_retries(
     http: &reqwest::Client,
     client: &dyn ApiClient,

@@ -1,5 +1,5 @@
 //! `stream_simple`'s mapping: one provider-neutral [`ThinkingLevel`] mapped to each API's native
-//! parameters (token budgets, effort strings, clamping; ai-layer §2.3 and §3).
+//! parameters (token budgets, effort strings, clamping; DECISIONS §10.6).
 
 use serde_json::{json, Value};
 

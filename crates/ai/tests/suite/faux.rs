@@ -28,7 +28,7 @@ async fn collect(faux: &FauxProvider, ctx: &Context, options: FauxStreamOptions)
     events
 }
 
-/// Checks the §1.8 contract shared with the provider tests and, on top, the faux provider's
+/// Checks the event contract (DECISIONS §9.20) shared with the provider tests and, on top, the faux provider's
 /// own shape (one block open at a time); returns the final message.
 fn check_contract(events: &[E]) -> AssistantMessage {
     super::providers_common::check_contract(events);

@@ -133,7 +133,7 @@ pub fn history_context(model: &Model, thinking_signature: &str, tool_call_id: &s
     }
 }
 
-/// Drains a stream and checks the §1.8 event contract on it ([`check_contract`]), so no
+/// Drains a stream and checks the event contract (DECISIONS §9.20) on it ([`check_contract`]), so no
 /// provider test can read a stream without the contract being checked.
 pub async fn collect(mut stream: AssistantMessageEventStream) -> Vec<AssistantMessageEvent> {
     let mut events = Vec::new();
@@ -240,7 +240,7 @@ pub fn final_message(events: &[AssistantMessageEvent]) -> &AssistantMessage {
         .expect("terminal event")
 }
 
-/// Checks the §1.8 contract and returns the final message.
+/// Checks the event contract (DECISIONS §9.20) and returns the final message.
 pub fn check_contract(events: &[AssistantMessageEvent]) -> AssistantMessage {
     assert!(!events.is_empty(), "no events");
     let terminals = events.iter().filter(|e| e.is_terminal()).count();

@@ -37,7 +37,7 @@ impl ThinkingFormat {
     }
 }
 
-/// Resolved server quirks (ai-layer §5.2).
+/// Resolved server quirks (DECISIONS §9.21).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Compat {
     pub supports_store: bool,
