@@ -386,25 +386,6 @@ impl SessionEntry {
         })
     }
 
-    /// Parses one JSONL line.
-    ///
-    /// Tries the direct typed reader first and, when it refuses the line for any reason,
-    /// [`SessionEntry::from_json_via_value`], whose result (and error text) it then returns
-    /// (DECISIONS §25.60).
-    pub fn from_json(line: &str) -> Result<Self, SessionError> {
-        match super::fast::parse_entry(line) {
-            Ok(entry) => Ok(entry),
-            Err(_) => Self::from_json_via_value(line),
-        }
-    }
-
-    /// The direct typed reader alone: `None` where [`SessionEntry::from_json`] would fall back
-    /// to the `Value` path. For tests and benchmarks that check or measure the fast path.
-    #[doc(hidden)]
-    pub fn from_json_direct(line: &str) -> Option<Self> {
-        super::fast::parse_entry(line).ok()
-    }
-
     /// Parses one JSONL line through a `serde_json::Value`: the reference path, whose errors
     /// [`SessionEntry::from_json`] reports. Public for the tests that compare both paths.
     #[doc(hidden)]

@@ -4,9 +4,9 @@
 //! plus the few envelope facts the tree needs. Full `SessionEntry` values are parsed only when a
 //! caller reads them, which keeps opening a large session close to the cost of reading it.
 
-use super::probe::{Envelope, UsageProbe};
-use super::skim::{Role, Skim};
 use crate::error::{Result, SessionError};
+use crate::line::envelope::{probe, Envelope, UsageProbe};
+use crate::line::envelope_scan::{Role, Skim, FULL_TYPES};
 use hashbrown::{DefaultHashBuilder, HashTable};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -30,6 +30,17 @@ pub(crate) trait LineSource {
     /// read window is lent from it); the default reads it. `f` must not read this source.
     fn with_line(&self, raw: &Raw, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
         f(&self.read(raw)?)
+    }
+}
+
+/// A boxed source reads as the source it holds (the line views make one per worker).
+impl<T: LineSource + ?Sized> LineSource for Box<T> {
+    fn read<'a>(&'a self, raw: &'a Raw) -> Result<Cow<'a, str>> {
+        (**self).read(raw)
+    }
+
+    fn with_line(&self, raw: &Raw, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+        (**self).with_line(raw, f)
     }
 }
 
@@ -461,7 +472,7 @@ impl Index {
             Parent::Missing => src.missing_parents.get(&ix).map(|p| Some(&**p)),
         };
         match parent_id {
-            Some(parent_id) if !super::skim::FULL_TYPES.contains(&ty) => self.load_facts(
+            Some(parent_id) if !FULL_TYPES.contains(&ty) => self.load_facts(
                 &Facts {
                     ty,
                     id: src.id(ix),
@@ -474,7 +485,7 @@ impl Index {
                 line,
             ),
             _ => {
-                let env = super::common::probe(text).map_err(|message| SessionError::Line {
+                let env = probe(text).map_err(|message| SessionError::Line {
                     file: self.origin.clone(),
                     line: line as usize,
                     message: format!("not a valid entry: {message}"),

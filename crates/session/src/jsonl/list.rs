@@ -6,8 +6,8 @@
 //! latest `session_info` found in either window (a rename buried in the middle of a large file
 //! is not seen until the session is opened).
 
-use crate::common::user_text;
 use crate::entry::SessionHeader;
+use crate::storage::user_text;
 use crate::storage::SessionInfo;
 use serde_json::Value;
 use std::fs::File;

@@ -7,9 +7,9 @@ use crate::common;
 use crate::entry::{EntryKind, LeafEntry, SessionEntry, SessionHeader};
 use crate::error::{Result, SessionError};
 use crate::index::{Index, LineSource, Raw};
-use crate::rows::{RowCaps, RowSource, RowSourceRef, RowSummary};
+use crate::index_reads;
 use crate::storage::{DerivedSettings, EntryDraft, EntryPage, SessionStats, SessionStorage};
-use crate::tree_text::TreeRow;
+use crate::stored_lines::{LineSnapshot, Lines, SnapshotSources, StoredLines};
 use async_trait::async_trait;
 use std::borrow::Cow;
 use std::fs::{File, OpenOptions};
@@ -192,18 +192,17 @@ impl<'s> FileSource<'s> {
     }
 }
 
-/// The JSONL [`RowSource`]: a second handle on the file and where each line is. Indexed lines
-/// are never rewritten in place (appends add bytes, repairs cut only unindexed tails), so the
-/// snapshot reads what the index held when it was made (DECISIONS §25.82).
-struct FileRows {
+/// The JSONL snapshot's sources: a second handle on the file. Indexed lines are never
+/// rewritten in place (appends add bytes, repairs cut only unindexed tails), so the snapshot
+/// reads what the index held when it was made (DECISIONS §25.82).
+struct FileLines {
     file: File,
-    lines: common::LineSnapshot,
+    origin: String,
 }
 
-impl RowSource for FileRows {
-    fn summaries(&self, caps: RowCaps) -> Result<Vec<RowSummary>> {
-        self.lines
-            .summaries(&|| FileSource::new(&self.file, &self.lines.origin), caps)
+impl SnapshotSources for FileLines {
+    fn source(&self) -> Box<dyn LineSource + '_> {
+        Box::new(FileSource::new(&self.file, &self.origin))
     }
 }
 
@@ -330,24 +329,6 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> SessionError + '_ {
 }
 
 impl JsonlStorage {
-    /// Every row in log order, each through `map` on the worker that read it (DECISIONS
-    /// §25.112, §25.114).
-    async fn visit_mapped_rows<T: Send>(
-        &self,
-        caps: RowCaps,
-        map: &(dyn Fn(RowSummary) -> T + Sync),
-        visit: &mut (dyn FnMut(T) + Send),
-    ) -> Result<()> {
-        let st = self.state.read().await;
-        common::visit_rows(
-            &st.index,
-            &|| FileSource::new(&st.file, &self.location),
-            caps,
-            map,
-            visit,
-        )
-    }
-
     /// Opens `path` for writing: takes the lock, loads, repairs a torn or unterminated tail.
     pub(crate) fn open_writable(
         path: &Path,
@@ -509,7 +490,7 @@ impl JsonlStorage {
 
     /// The entries a fork copies, in file order (DECISIONS §5).
     pub(crate) async fn fork_selection(&self, opts: &crate::ForkOptions) -> Result<Vec<u32>> {
-        self.with_read(|index, src| common::fork_selection(index, src, opts))
+        self.with_read(|index, src| index_reads::fork_selection(index, src, opts))
             .await
     }
 
@@ -852,13 +833,13 @@ impl SessionStorage for JsonlStorage {
     async fn get_entry(&self, id: &str) -> Result<Option<SessionEntry>> {
         self.with_read(|index, src| match index.resolve(id) {
             None => Ok(None),
-            Some(ix) => common::read_entry(index, src, ix).map(Some),
+            Some(ix) => index_reads::read_entry(index, src, ix).map(Some),
         })
         .await
     }
 
     async fn find_entries(&self, entry_type: &str) -> Result<Vec<SessionEntry>> {
-        self.with_read(|index, src| common::read_all(index, src, &index.of_type(entry_type)))
+        self.with_read(|index, src| index_reads::read_all(index, src, &index.of_type(entry_type)))
             .await
     }
 
@@ -871,35 +852,35 @@ impl SessionStorage for JsonlStorage {
     }
 
     async fn stats(&self) -> Result<SessionStats> {
-        self.with_read(common::stats).await
+        self.with_read(index_reads::stats).await
     }
 
     async fn path_to_root_or_compaction(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>> {
         self.with_read(|index, src| {
-            let start = common::leaf_arg(index, leaf)?;
-            common::read_all(index, src, &index.path_to_root_or_compaction(start)?)
+            let start = index_reads::leaf_arg(index, leaf)?;
+            index_reads::read_all(index, src, &index.path_to_root_or_compaction(start)?)
         })
         .await
     }
 
     async fn ancestry(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>> {
         self.with_read(|index, src| {
-            let start = common::leaf_arg(index, leaf)?;
-            common::read_all(index, src, &index.ancestry(start)?)
+            let start = index_reads::leaf_arg(index, leaf)?;
+            index_reads::read_all(index, src, &index.ancestry(start)?)
         })
         .await
     }
 
     async fn path_tail(&self, leaf: Option<&str>, max_entries: usize) -> Result<Vec<SessionEntry>> {
         self.with_read(|index, src| {
-            let start = common::leaf_arg(index, leaf)?;
-            common::read_all(index, src, &index.path_tail(start, max_entries)?)
+            let start = index_reads::leaf_arg(index, leaf)?;
+            index_reads::read_all(index, src, &index.path_tail(start, max_entries)?)
         })
         .await
     }
 
     async fn entries(&self, after_seq: Option<u64>, limit: Option<usize>) -> Result<EntryPage> {
-        self.with_read(|index, src| common::page(index, src, after_seq, limit))
+        self.with_read(|index, src| index_reads::page(index, src, after_seq, limit))
             .await
     }
 
@@ -913,7 +894,7 @@ impl SessionStorage for JsonlStorage {
                         .ok_or_else(|| SessionError::NotFound(format!("Entry not found: {id}")))?,
                 ),
             };
-            common::read_all(index, src, &index.children(parent))
+            index_reads::read_all(index, src, &index.children(parent))
         })
         .await
     }
@@ -923,58 +904,12 @@ impl SessionStorage for JsonlStorage {
     }
 
     async fn derived_settings(&self, leaf: Option<&str>) -> Result<DerivedSettings> {
-        self.with_read(|index, src| common::derived_settings(index, src, leaf))
+        self.with_read(|index, src| index_reads::derived_settings(index, src, leaf))
             .await
     }
 
-    async fn visit_context_entries(
-        &self,
-        leaf: Option<&str>,
-        visit: &mut (dyn FnMut(SessionEntry) -> Result<()> + Send),
-    ) -> Result<()> {
-        self.with_read(|index, src| common::visit_context_entries(index, src, leaf, visit))
-            .await
-    }
-
-    async fn render_context_entries(
-        &self,
-        leaf: Option<&str>,
-        renderer: &mut (dyn crate::storage::EntryRenderer + Send + Sync),
-        out: &mut (dyn for<'b> FnMut(&'b [u8]) -> Result<()> + Send),
-    ) -> Result<()> {
-        let st = self.state.read().await;
-        common::render_context_entries(
-            &st.index,
-            &|| FileSource::new(&st.file, &self.location),
-            leaf,
-            renderer,
-            out,
-        )
-    }
-
-    async fn visit_row_summaries(
-        &self,
-        caps: RowCaps,
-        visit: &mut (dyn FnMut(RowSummary) + Send),
-    ) -> Result<()> {
-        self.visit_mapped_rows(caps, &|row| row, visit).await
-    }
-
-    async fn visit_tree_rows(
-        &self,
-        caps: RowCaps,
-        visit: &mut (dyn FnMut(TreeRow) + Send),
-    ) -> Result<()> {
-        self.visit_mapped_rows(caps, &TreeRow::of, visit).await
-    }
-
-    async fn row_source(&self) -> Result<RowSourceRef> {
-        let st = self.state.read().await;
-        let file = st.file.try_clone().map_err(io_err(&self.path))?;
-        Ok(std::sync::Arc::new(FileRows {
-            file,
-            lines: common::LineSnapshot::of(&st.index),
-        }))
+    fn lines(&self) -> Option<&dyn StoredLines> {
+        Some(self)
     }
 
     async fn save_point(&self) -> Result<()> {
@@ -986,5 +921,31 @@ impl SessionStorage for JsonlStorage {
             }
         }
         Ok(())
+    }
+}
+
+#[async_trait]
+impl StoredLines for JsonlStorage {
+    async fn read_lines(
+        &self,
+        read: &mut (dyn for<'l> FnMut(Lines<'l>) -> Result<()> + Send),
+    ) -> Result<()> {
+        let st = self.state.read().await;
+        let (file, origin) = (&st.file, self.location.as_str());
+        let sources = || -> Box<dyn LineSource + '_> { Box::new(FileSource::new(file, origin)) };
+        read(Lines {
+            index: &st.index,
+            sources: &sources,
+        })
+    }
+
+    async fn snapshot(&self) -> Result<LineSnapshot> {
+        let st = self.state.read().await;
+        let file = st.file.try_clone().map_err(io_err(&self.path))?;
+        let origin = st.index.origin().to_owned();
+        Ok(LineSnapshot::of(
+            &st.index,
+            Box::new(FileLines { file, origin }),
+        ))
     }
 }

@@ -104,16 +104,14 @@ async fn jsonl_summaries_equal_summaries_of_the_parsed_entries() {
     let parsed = EntryRows(entries.into_iter().map(|(_, e)| e).collect());
     for caps in [RowCaps::TREE, RowCaps::SEARCH] {
         let want = parsed.summaries(caps).expect("summaries");
-        let from_source = storage
-            .row_source()
+        let from_source = arbor_session::row_source(&storage)
             .await
             .expect("source")
             .summaries(caps)
             .expect("summaries");
         assert_eq!(from_source, want);
         let mut visited = Vec::new();
-        storage
-            .visit_row_summaries(caps, &mut |r| visited.push(r))
+        arbor_session::visit_row_summaries(&storage, caps, &|r| r, &mut |r| visited.push(r))
             .await
             .expect("visit");
         assert_eq!(visited, want);
@@ -126,14 +124,12 @@ async fn a_payload_error_in_a_shown_field_names_the_file_and_line() {
     let (_dir, path) = session_file(&[user("a", None, "hi"), broken.to_owned()]);
     let repo = JsonlRepository::flat(std::path::Path::new(&path).parent().expect("dir"));
     let storage = repo.open_read_only(&path).await.expect("open");
-    let err = storage
-        .visit_row_summaries(RowCaps::TREE, &mut |_| {})
+    let err = arbor_session::visit_row_summaries(&storage, RowCaps::TREE, &|r| r, &mut |_| {})
         .await
         .expect_err("content 42 cannot be shown");
     let text = err.to_string();
     assert!(text.contains(&format!("{path}:3:")), "{text}");
-    let err = storage
-        .row_source()
+    let err = arbor_session::row_source(&storage)
         .await
         .expect("source")
         .summaries(RowCaps::TREE)
@@ -193,13 +189,11 @@ async fn rows_of_a_large_session_keep_log_order_and_the_first_error() {
     let repo = JsonlRepository::flat(std::path::Path::new(&path).parent().expect("dir"));
     let storage = repo.open_read_only(&path).await.expect("open");
     let mut visited = Vec::new();
-    storage
-        .visit_row_summaries(RowCaps::TREE, &mut |r| visited.push(r))
+    arbor_session::visit_row_summaries(&storage, RowCaps::TREE, &|r| r, &mut |r| visited.push(r))
         .await
         .expect("visit");
     assert!(visited == want, "rows differ from a line-by-line read");
-    let from_source = storage
-        .row_source()
+    let from_source = arbor_session::row_source(&storage)
         .await
         .expect("source")
         .summaries(RowCaps::TREE)
@@ -218,15 +212,14 @@ async fn rows_of_a_large_session_keep_log_order_and_the_first_error() {
     let repo = JsonlRepository::flat(std::path::Path::new(&path).parent().expect("dir"));
     let storage = repo.open_read_only(&path).await.expect("open");
     let mut visited = 0usize;
-    let err = storage
-        .visit_row_summaries(RowCaps::TREE, &mut |_| visited += 1)
-        .await
-        .expect_err("broken line");
+    let err =
+        arbor_session::visit_row_summaries(&storage, RowCaps::TREE, &|r| r, &mut |_| visited += 1)
+            .await
+            .expect_err("broken line");
     // Entry 25,000 is file line 25,002 (the header is line 1).
     assert!(err.to_string().contains(&format!("{path}:25002:")), "{err}");
     assert!(visited <= 25_000, "{visited} rows visited past the error");
-    let err = storage
-        .row_source()
+    let err = arbor_session::row_source(&storage)
         .await
         .expect("source")
         .summaries(RowCaps::TREE)

@@ -4,7 +4,8 @@
 //! generated property with escapes, non-ASCII text, odd key orders, unknown nested values and
 //! mutated (broken) lines, and pinned cases.
 
-use arbor_session::rows::{MessageRow, RowCaps, RowKind, RowSummary, Scan};
+use arbor_session::line::Scan;
+use arbor_session::rows::{MessageRow, RowCaps, RowKind, RowSummary};
 use arbor_session::{SessionEntry, SessionHeader};
 use proptest::prelude::*;
 use serde_json::{json, Value};

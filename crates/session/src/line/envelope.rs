@@ -284,6 +284,31 @@ impl<'de> Deserialize<'de> for CostProbe {
     }
 }
 
+/// Reads the envelope facts of one line (which must hold a JSON object).
+pub(crate) fn probe(line: &str) -> std::result::Result<Envelope<'_>, String> {
+    if !line.trim_start().starts_with('{') {
+        return Err(match serde_json::from_str::<serde::de::IgnoredAny>(line) {
+            Ok(_) => "the line is not a JSON object".to_owned(),
+            Err(e) => format!("invalid JSON: {e}"),
+        });
+    }
+    serde_json::from_str::<Envelope<'_>>(line).map_err(|e| e.to_string())
+}
+
+/// [`probe`] over raw bytes (strings the envelope keeps are UTF-8-checked by the parser).
+pub(crate) fn probe_bytes(line: &[u8]) -> std::result::Result<Envelope<'_>, String> {
+    let first = line.iter().find(|b| !b.is_ascii_whitespace());
+    if first != Some(&b'{') {
+        return Err(
+            match serde_json::from_slice::<serde::de::IgnoredAny>(line) {
+                Ok(_) => "the line is not a JSON object".to_owned(),
+                Err(e) => format!("invalid JSON: {e}"),
+            },
+        );
+    }
+    serde_json::from_slice::<Envelope<'_>>(line).map_err(|e| e.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,15 +20,37 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::entry::{
+use crate::entry::{
     ActiveToolsChangeEntry, BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomEntry,
     CustomMessageEntry, EntryKind, LabelEntry, LeafEntry, MessageEntry, ModelChangeEntry,
     SessionEntry, SessionInfoEntry, ThinkingLevelChangeEntry, UsageEntry,
 };
+use crate::error::SessionError;
 use crate::message::{
     AgentMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage,
     CustomMessage,
 };
+
+impl SessionEntry {
+    /// Parses one JSONL line.
+    ///
+    /// Tries the direct typed reader first and, when it refuses the line for any reason,
+    /// [`SessionEntry::from_json_via_value`], whose result (and error text) it then returns
+    /// (DECISIONS §25.60).
+    pub fn from_json(line: &str) -> Result<Self, SessionError> {
+        match parse_entry(line) {
+            Ok(entry) => Ok(entry),
+            Err(_) => Self::from_json_via_value(line),
+        }
+    }
+
+    /// The direct typed reader alone: `None` where [`SessionEntry::from_json`] would fall back
+    /// to the `Value` path. For tests and benchmarks that check or measure the fast path.
+    #[doc(hidden)]
+    pub fn from_json_direct(line: &str) -> Option<Self> {
+        parse_entry(line).ok()
+    }
+}
 
 /// Parses one entry line; `Err` means "ask the `Value` path", not a message for people.
 pub(crate) fn parse_entry(line: &str) -> Result<SessionEntry, serde_json::Error> {
