@@ -1,62 +1,15 @@
-//! Row summaries (DECISIONS §25.80–§25.82): the lean read of a stored line gives the summary
-//! the full parse gives, the JSONL and default sources agree, and a tree keeps its source for
-//! the longer texts search reads.
+//! Row summaries (DECISIONS §25.80–§25.82): the JSONL and default sources agree, and a tree
+//! keeps its source for the longer texts search reads. That a stored line's summary equals the
+//! parsed entry's is proven in `reader_equivalence::row`.
 
 use arbor_session::jsonl::JsonlRepository;
 use arbor_session::rows::{MessageRow, RowCaps, RowKind, RowSummary};
 use arbor_session::{
-    EntryRows, RowSource, Session, SessionEntry, SessionHeader, SessionRepository, SessionStorage,
+    EntryRows, RowSource, Session, SessionEntry, SessionRepository, SessionStorage,
 };
 use std::sync::Arc;
 
-use super::fixture_files;
-
-fn v3_lines() -> Vec<String> {
-    let mut files = fixture_files("generated/sessions");
-    files.extend(fixture_files("pi-sessions"));
-    let mut out = Vec::new();
-    for p in files {
-        let text = std::fs::read_to_string(&p).expect("read fixture");
-        let mut lines = text.lines();
-        let v3 = lines
-            .next()
-            .and_then(|h| SessionHeader::from_json(h).ok())
-            .is_some_and(|h| h.format_version() == 3);
-        if v3 {
-            out.extend(lines.filter(|l| !l.trim().is_empty()).map(str::to_owned));
-        }
-    }
-    out
-}
-
-#[test]
-fn lean_and_full_summaries_agree_on_every_fixture() {
-    let lines = v3_lines();
-    let small = RowCaps {
-        text: 10,
-        tool_args: true,
-    };
-    let mut messages = 0;
-    for line in &lines {
-        let Ok(entry) = SessionEntry::from_json(line) else {
-            // Broken lines are the full parse's to report; the summary fails the same way.
-            assert!(
-                RowSummary::from_line(line, RowCaps::TREE).is_err(),
-                "{line}"
-            );
-            continue;
-        };
-        messages += usize::from(entry.entry_type() == "message");
-        for caps in [RowCaps::TREE, RowCaps::SEARCH, small] {
-            let lean = RowSummary::from_line(line, caps).expect("summary");
-            assert_eq!(lean, RowSummary::from_entry(&entry, caps), "{line}");
-        }
-    }
-    assert!(
-        messages > 500,
-        "only {messages} message lines in the fixtures"
-    );
-}
+use super::reader_equivalence::v3_lines;
 
 const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-06-20T15:00:00.000Z","cwd":"/work/p"}"#;
 
