@@ -52,7 +52,7 @@ fn finish(_index: &Index, entry: SessionEntry) -> Result<Prepared> {
 /// Reads a prepared line's envelope and checks it against the index (no state change): the
 /// last step before a backend writes the line.
 pub(crate) fn checked_probe<'a>(index: &Index, line: &'a str) -> Result<Envelope<'a>> {
-    let env = probe(line).map_err(SessionError::InvalidEntry)?;
+    let env = probe(line).map_err(|e| SessionError::InvalidEntry(e.to_string()))?;
     index.check_append(&env)?;
     Ok(env)
 }
@@ -71,7 +71,7 @@ fn check_context_edit(
     crate::rules::check_replacement_shape(target, replacement)?;
     let on_branch = index.ancestry(index.leaf())?.contains(&tix);
     let raw = src.read(&index.slot(tix).raw)?;
-    let env = probe(&raw).map_err(|e| line_error(index, tix, &e))?;
+    let env = probe(&raw).map_err(|e| line_error(index, tix, &e.to_string()))?;
     crate::rules::check_context_edit_target(
         target,
         on_branch,

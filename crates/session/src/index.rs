@@ -13,6 +13,11 @@ use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::OnceLock;
 
+/// An id that no longer fits the index's id buffer (its offsets are 32-bit).
+#[derive(Debug, thiserror::Error)]
+#[error("entry {0}: the session's ids exceed 4 GiB")]
+struct IdsFull(String);
+
 /// Where an entry's line lives.
 #[derive(Clone)]
 pub(crate) enum Raw {
@@ -416,12 +421,11 @@ impl Index {
         raw: Raw,
         line: u32,
     ) -> Result<()> {
-        self.id_room(facts.id)
-            .map_err(|message| SessionError::Line {
-                file: self.origin.clone(),
-                line: line as usize,
-                message,
-            })?;
+        self.id_room(facts.id).map_err(|e| SessionError::Line {
+            file: self.origin.clone(),
+            line: line as usize,
+            message: e.to_string(),
+        })?;
         if let Some(first) = self.find_tagged(tag, facts.id) {
             return Err(SessionError::Line {
                 file: self.origin.clone(),
@@ -485,10 +489,10 @@ impl Index {
                 line,
             ),
             _ => {
-                let env = probe(text).map_err(|message| SessionError::Line {
+                let env = probe(text).map_err(|e| SessionError::Line {
                     file: self.origin.clone(),
                     line: line as usize,
-                    message: format!("not a valid entry: {message}"),
+                    message: format!("not a valid entry: {e}"),
                 })?;
                 self.load(&env, raw, line)
             }
@@ -624,9 +628,9 @@ impl Index {
     }
 
     /// Whether `id` still fits the id buffer's 32-bit offsets (4 GiB of ids: no real session).
-    fn id_room(&self, id: &str) -> std::result::Result<(), String> {
+    fn id_room(&self, id: &str) -> std::result::Result<(), IdsFull> {
         if self.ids.len() + id.len() > u32::MAX as usize {
-            return Err(format!("entry {id}: the session's ids exceed 4 GiB"));
+            return Err(IdsFull(id.to_owned()));
         }
         Ok(())
     }
@@ -638,7 +642,8 @@ impl Index {
         if let Some(problem) = envelope_problem(env) {
             return Err(SessionError::InvalidEntry(problem));
         }
-        self.id_room(&env.id).map_err(SessionError::InvalidEntry)?;
+        self.id_room(&env.id)
+            .map_err(|e| SessionError::InvalidEntry(e.to_string()))?;
         if self.contains(&env.id) {
             return Err(SessionError::InvalidEntry(format!(
                 "duplicate entry id {} in {}",

@@ -98,7 +98,7 @@ fn count_usage(index: &Index, src: &dyn LineSource) -> Result<StatsAcc> {
             continue;
         }
         let raw = src.read(&slot.raw)?;
-        let env = probe(&raw).map_err(|e| line_error(index, ix as u32, &e))?;
+        let env = probe(&raw).map_err(|e| line_error(index, ix as u32, &e.to_string()))?;
         fold_usage(&mut acc, &env);
     }
     Ok(acc)
@@ -168,7 +168,7 @@ pub(crate) fn fork_selection(
         ForkPosition::At => Some(tix),
         ForkPosition::Before => {
             let raw = src.read(&index.slot(tix).raw)?;
-            let env = probe(&raw).map_err(|e| line_error(index, tix, &e))?;
+            let env = probe(&raw).map_err(|e| line_error(index, tix, &e.to_string()))?;
             if env.ty != "message" || env.message.role.as_deref() != Some("user") {
                 return Err(SessionError::InvalidForkTarget(format!(
                     "Entry {target} is not a user message"

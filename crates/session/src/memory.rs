@@ -56,7 +56,7 @@ impl MemoryStorage {
     async fn import_lines(&self, lines: Vec<Box<str>>) -> Result<()> {
         let mut index = self.inner.index.write().await;
         for line in lines {
-            let env = probe(&line).map_err(SessionError::InvalidEntry)?;
+            let env = probe(&line).map_err(|e| SessionError::InvalidEntry(e.to_string()))?;
             index.check_append(&env)?;
             index.append(&env, Raw::Mem(line.clone()), 0);
         }
