@@ -14,8 +14,10 @@ pub mod ids;
 mod index;
 mod index_reads;
 pub mod jsonl;
-#[doc(hidden)]
+#[cfg(feature = "internals")]
 pub mod line;
+#[cfg(not(feature = "internals"))]
+mod line;
 pub mod materialized;
 pub mod memory;
 pub mod message;

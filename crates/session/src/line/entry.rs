@@ -47,6 +47,7 @@ impl SessionEntry {
     /// The direct typed reader alone: `None` where [`SessionEntry::from_json`] would fall back
     /// to the `Value` path. For tests and benchmarks that check or measure the fast path.
     #[doc(hidden)]
+    #[cfg(feature = "internals")]
     pub fn from_json_direct(line: &str) -> Option<Self> {
         parse_entry(line).ok()
     }

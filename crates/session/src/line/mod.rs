@@ -24,4 +24,5 @@ pub mod row;
 pub mod row_scan;
 pub mod string_end;
 
+#[cfg(feature = "internals")]
 pub use row_scan::Scan;

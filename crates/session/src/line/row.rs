@@ -36,12 +36,14 @@ impl RowSummary {
 
     /// The byte scanner alone (for tests: it must agree with the serde view).
     #[doc(hidden)]
+    #[cfg(feature = "internals")]
     pub fn scan_line(line: &str, caps: RowCaps) -> Scan {
         scan(line, caps)
     }
 
     /// The serde view alone (for tests; `None` sends the line to the full parse).
     #[doc(hidden)]
+    #[cfg(feature = "internals")]
     pub fn from_line_serde(line: &str, caps: RowCaps) -> Option<RowSummary> {
         lean(line, caps)
     }
