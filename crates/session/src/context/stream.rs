@@ -19,7 +19,7 @@ use crate::error::{Result, SessionError};
 use crate::storage::SessionStorage;
 
 /// Writes a context's JSON from the entries of its list, in the order
-/// [`SessionStorage::visit_context_entries`] hands them over: `context_edit` entries first,
+/// [`visit_context_entries`](crate::context::visit_context_entries) hands them over: `context_edit` entries first,
 /// then the others in list order. Default projection only (no entry transforms or custom
 /// projectors: `custom` entries project nothing, as with empty [`ContextOptions`]).
 ///

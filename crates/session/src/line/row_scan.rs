@@ -6,8 +6,8 @@
 //! and steps over everything else, so a long text, a usage object or tool arguments cost a
 //! byte scan, and nothing is allocated but the summary itself.
 //!
-//! It is a strict subset of the serde view beside it ([`super::lean`]): wherever it answers
-//! [`Scan::Row`], that view would give the same summary (test `rows_scan.rs`, fixtures and a
+//! It is a strict subset of the serde view beside it ([`super::row`]): wherever it answers
+//! [`Scan::Row`], that view would give the same summary (test `reader_equivalence::row_scan`, fixtures and a
 //! generated property with mutated lines). To keep that promise it checks JSON syntax the way
 //! serde_json does for the values it skips (strings, escapes, control bytes, numbers,
 //! literals, nesting, trailing bytes), and it gives up ([`Scan::Unsure`]) on anything it does
