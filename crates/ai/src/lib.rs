@@ -47,11 +47,6 @@ mod options;
 mod pi_options;
 mod registry;
 
-/// The former name of [`typed_json`], kept for the session loader until it moves to its own
-/// crate.
-#[doc(hidden)]
-pub use typed_json as fast;
-
 pub use error::{AiError, Result};
 pub use event::{AssistantMessageEvent, AssistantMessageEventStream, MessageAccumulator};
 pub use kept::Kept;

@@ -495,11 +495,3 @@ pub fn message_rest<'de, A: MapAccess<'de>>(
         _ => return Ok(Err(map)),
     }))
 }
-
-/// The former name of [`typed_struct!`], kept for the session loader until it moves to its
-/// own crate.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! fast_struct {
-    ($($tokens:tt)*) => { $crate::typed_struct!($($tokens)*) };
-}

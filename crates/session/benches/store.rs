@@ -9,9 +9,9 @@
 //! current path once, for whole-process timing next to `node shared/tools/pi-open.mjs FILE`
 //! (e.g. with `/usr/bin/time -v`).
 //!
-//! `cargo bench -p arbor-session --bench store -- tree-once FILE [OUT]` runs what `arbor session
-//! tree FILE` runs (output to OUT, or discarded); `fork-once FILE OUT_DIR` what `arbor session
-//! fork FILE --entry LEAF --at` runs.
+//! `cargo bench -p arbor-session --bench store -- rows-once FILE` reads every row summary of
+//! FILE, the storage half of `arbor session tree FILE` (time the whole command through the
+//! CLI); `fork-once FILE OUT_DIR` runs what `arbor session fork FILE --entry LEAF --at` runs.
 //!
 //! `cargo bench -p arbor-session --bench store -- gen-wide FILE [ENTRIES]` writes a wide, deep
 //! session (see [`wide`]): by default 1,000,000 entries, a 200,000-deep active path and 8,000
@@ -372,11 +372,11 @@ async fn context_whole(path: &Path, out: Option<&str>) {
     );
 }
 
-/// What `arbor session tree FILE` does (the CLI adds only argument parsing and stderr
-/// warnings): open read-only, read the tree view from row summaries, write every row through
-/// a 64 KiB `BufWriter` (to OUT, or discarded).
-async fn tree_once(path: &Path, out: Option<&str>) {
-    use arbor_session::tree_text::{self, TreeView};
+/// The row half of `arbor session tree FILE` (the tree layout and text live in the app and
+/// are timed through its CLI): open read-only and read every entry's row summary with the
+/// command's caps (previews of 80 characters, no tool arguments).
+async fn rows_once(path: &Path) {
+    use arbor_session::rows::{visit_row_summaries, RowCaps};
     let repo = JsonlRepository::flat(path.parent().unwrap_or(Path::new(".")));
     let start = Instant::now();
     let s = repo
@@ -384,23 +384,24 @@ async fn tree_once(path: &Path, out: Option<&str>) {
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let opened = start.elapsed();
-    let view = TreeView::read(s).await.unwrap_or_else(|e| panic!("{e}"));
-    let built = start.elapsed();
-    let sink: Box<dyn std::io::Write> = match out {
-        Some(p) => Box::new(std::fs::File::create(p).unwrap_or_else(|e| panic!("{p}: {e}"))),
-        None => Box::new(std::io::sink()),
+    let caps = RowCaps {
+        text: 80,
+        tool_args: false,
     };
-    let mut w = std::io::BufWriter::with_capacity(1 << 16, sink);
-    tree_text::write(&mut w, &view).unwrap_or_else(|e| panic!("{e}"));
-    std::io::Write::flush(&mut w).unwrap_or_else(|e| panic!("{e}"));
-    let written = start.elapsed();
+    let mut rows = 0usize;
+    let mut bytes = 0usize;
+    visit_row_summaries(&s, caps, &|row| row, &mut |row| {
+        rows += 1;
+        bytes += row.id.len();
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    let read = start.elapsed();
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     println!(
-        "open {:.1} ms, tree view read {:.1} ms ({} rows), written {:.1} ms; peak RSS {} kB",
+        "open {:.1} ms, rows read {:.1} ms ({rows} rows, {bytes} id bytes); peak RSS {} kB",
         ms(opened),
-        ms(built),
-        view.rows.len(),
-        ms(written),
+        ms(read),
         peak_rss_kb()
     );
 }
@@ -488,10 +489,9 @@ fn main() {
         });
         return;
     }
-    if args.first().map(String::as_str) == Some("tree-once") {
+    if args.first().map(String::as_str) == Some("rows-once") {
         let file = PathBuf::from(args.get(1).cloned().unwrap_or_default());
-        let out = args.get(2).cloned();
-        rt.block_on(tree_once(&file, out.as_deref()));
+        rt.block_on(rows_once(&file));
         return;
     }
     if args.first().map(String::as_str) == Some("context-once") {

@@ -10,12 +10,12 @@
 
 use serde_json::Value;
 
-use crate::common::{line_error, probe};
 use crate::entry::{EntryKind, SessionEntry};
 use crate::error::{Result, SessionError};
 use crate::ids;
 use crate::index::{Index, LineSource};
-use crate::probe::Envelope;
+use crate::index_reads::line_error;
+use crate::line::envelope::{probe, Envelope};
 use crate::rules;
 use crate::storage::EntryDraft;
 
@@ -159,7 +159,7 @@ pub(crate) fn prepare_entry(entry: SessionEntry) -> Result<Prepared> {
 /// Reads a prepared line's envelope and checks it against the index (no state change): the
 /// last step before a backend writes the line.
 pub(crate) fn checked_probe<'a>(index: &Index, line: &'a str) -> Result<Envelope<'a>> {
-    let env = probe(line).map_err(SessionError::InvalidEntry)?;
+    let env = probe(line).map_err(|e| SessionError::InvalidEntry(e.to_string()))?;
     index.check_append(&env)?;
     Ok(env)
 }
@@ -179,7 +179,7 @@ fn check_context_edit(
     rules::check_replacement_shape(target, replacement)?;
     let on_branch = index.ancestry(index.leaf())?.contains(&tix);
     let raw = src.read(&index.slot(tix).raw)?;
-    let env = probe(&raw).map_err(|e| line_error(index, tix, &e))?;
+    let env = probe(&raw).map_err(|e| line_error(index, tix, &e.to_string()))?;
     rules::check_context_edit_target(
         target,
         on_branch,

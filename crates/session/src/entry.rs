@@ -299,51 +299,67 @@ impl Envelope {
     /// (`shift_remove` keeps the remaining keys in file order; `remove` would move the last key
     /// into the hole and reorder unknown fields when the entry is written back.)
     pub fn take(map: &mut Map<String, Value>) -> Result<Self, SessionError> {
-        Self::take_fields(map).map_err(SessionError::Parse)
+        Self::take_fields(map)
     }
 
-    fn take_fields(map: &mut Map<String, Value>) -> Result<Self, String> {
+    fn take_fields(map: &mut Map<String, Value>) -> Result<Self, SessionError> {
         let entry_type = match map.shift_remove("type") {
             Some(Value::String(s)) => s,
             Some(other) => {
-                return Err(format!(
+                return Err(SessionError::Parse(format!(
                     "`type` must be a string, found {}",
                     describe(&other)
-                ))
+                )))
             }
-            None => return Err("missing `type`".to_owned()),
+            None => return Err(SessionError::Parse("missing `type`".to_owned())),
         };
         let id = match map.shift_remove("id") {
             Some(Value::String(s)) if !s.is_empty() => s,
-            Some(Value::String(_)) => return Err(format!("{entry_type} entry has an empty `id`")),
+            Some(Value::String(_)) => {
+                return Err(SessionError::Parse(format!(
+                    "{entry_type} entry has an empty `id`"
+                )))
+            }
             Some(other) => {
-                return Err(format!(
+                return Err(SessionError::Parse(format!(
                     "{entry_type} entry: `id` must be a string, found {}",
                     describe(&other)
-                ))
+                )))
             }
-            None => return Err(format!("{entry_type} entry has no `id`")),
+            None => {
+                return Err(SessionError::Parse(format!(
+                    "{entry_type} entry has no `id`"
+                )))
+            }
         };
         let parent_id = match map.shift_remove("parentId") {
             Some(Value::String(s)) => Some(s),
             Some(Value::Null) => None,
             Some(other) => {
-                return Err(format!(
+                return Err(SessionError::Parse(format!(
                     "entry {id}: `parentId` must be a string or null, found {}",
                     describe(&other)
-                ))
+                )))
             }
-            None => return Err(format!("entry {id}: missing `parentId`")),
+            None => {
+                return Err(SessionError::Parse(format!(
+                    "entry {id}: missing `parentId`"
+                )))
+            }
         };
         let timestamp = match map.shift_remove("timestamp") {
             Some(Value::String(s)) => s,
             Some(other) => {
-                return Err(format!(
+                return Err(SessionError::Parse(format!(
                     "entry {id}: `timestamp` must be a string, found {}",
                     describe(&other)
-                ))
+                )))
             }
-            None => return Err(format!("entry {id}: missing `timestamp`")),
+            None => {
+                return Err(SessionError::Parse(format!(
+                    "entry {id}: missing `timestamp`"
+                )))
+            }
         };
         Ok(Envelope {
             entry_type,
@@ -384,25 +400,6 @@ impl SessionEntry {
             timestamp: env.timestamp,
             kind,
         })
-    }
-
-    /// Parses one JSONL line.
-    ///
-    /// Tries the direct typed reader first and, when it refuses the line for any reason,
-    /// [`SessionEntry::from_json_via_value`], whose result (and error text) it then returns
-    /// (DECISIONS §25.60).
-    pub fn from_json(line: &str) -> Result<Self, SessionError> {
-        match super::fast::parse_entry(line) {
-            Ok(entry) => Ok(entry),
-            Err(_) => Self::from_json_via_value(line),
-        }
-    }
-
-    /// The direct typed reader alone: `None` where [`SessionEntry::from_json`] would fall back
-    /// to the `Value` path. For tests and benchmarks that check or measure the fast path.
-    #[doc(hidden)]
-    pub fn from_json_direct(line: &str) -> Option<Self> {
-        super::fast::parse_entry(line).ok()
     }
 
     /// Parses one JSONL line through a `serde_json::Value`: the reference path, whose errors
@@ -575,33 +572,35 @@ impl SessionHeader {
 
     /// Parses a header line, naming what is wrong.
     pub fn from_json(line: &str) -> Result<Self, SessionError> {
-        Self::parse_line(line).map_err(SessionError::Parse)
+        Self::parse_line(line)
     }
 
-    fn parse_line(line: &str) -> Result<Self, String> {
+    fn parse_line(line: &str) -> Result<Self, SessionError> {
         let map = match serde_json::from_str::<Value>(line) {
             Ok(Value::Object(map)) => map,
             Ok(other) => {
-                return Err(format!(
+                return Err(SessionError::Parse(format!(
                     "expected a JSON object, found {}",
                     describe(&other)
-                ))
+                )))
             }
-            Err(e) => return Err(format!("invalid JSON: {e}")),
+            Err(e) => return Err(SessionError::Parse(format!("invalid JSON: {e}"))),
         };
         match map.get("type") {
             Some(Value::String(t)) if t == "session" => {}
             Some(other) => {
-                return Err(format!(
+                return Err(SessionError::Parse(format!(
                 "the first line must be a session header (`type`: \"session\"), found `type` {}",
                 describe(other)
-            ))
+            )))
             }
             None => {
-                return Err("the first line has no `type`; expected a session header".to_owned())
+                return Err(SessionError::Parse(
+                    "the first line has no `type`; expected a session header".to_owned(),
+                ))
             }
         }
-        from_object(map).map_err(|e| format!("session header: {e}"))
+        from_object(map).map_err(|e| SessionError::Parse(format!("session header: {e}")))
     }
 
     pub fn to_json(&self) -> String {

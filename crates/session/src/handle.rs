@@ -250,7 +250,7 @@ impl Session {
         let mut guard = self.cache.lock().await;
         let cache = self.cache_for_leaf(&mut guard).await?;
         let leaf = cache.leaf_id().map(str::to_string);
-        let source = self.storage.row_source().await?;
+        let source = crate::rows::row_source(&*self.storage).await?;
         let rows = source.summaries(RowCaps::TREE)?;
         // A windowed cache (DECISIONS §22.50) holds only part of the path; the rows have it all.
         let walked: Vec<Box<str>> = if cache.is_full() {

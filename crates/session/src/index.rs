@@ -4,14 +4,19 @@
 //! plus the few envelope facts the tree needs. Full `SessionEntry` values are parsed only when a
 //! caller reads them, which keeps opening a large session close to the cost of reading it.
 
-use super::probe::{Envelope, UsageProbe};
-use super::skim::{Role, Skim};
 use crate::error::{Result, SessionError};
+use crate::line::envelope::{probe, Envelope, UsageProbe};
+use crate::line::envelope_scan::{Role, Skim, FULL_TYPES};
 use hashbrown::{DefaultHashBuilder, HashTable};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::OnceLock;
+
+/// An id that no longer fits the index's id buffer (its offsets are 32-bit).
+#[derive(Debug, thiserror::Error)]
+#[error("entry {0}: the session's ids exceed 4 GiB")]
+struct IdsFull(String);
 
 /// Where an entry's line lives.
 #[derive(Clone)]
@@ -30,6 +35,17 @@ pub(crate) trait LineSource {
     /// read window is lent from it); the default reads it. `f` must not read this source.
     fn with_line(&self, raw: &Raw, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
         f(&self.read(raw)?)
+    }
+}
+
+/// A boxed source reads as the source it holds (the line views make one per worker).
+impl<T: LineSource + ?Sized> LineSource for Box<T> {
+    fn read<'a>(&'a self, raw: &'a Raw) -> Result<Cow<'a, str>> {
+        (**self).read(raw)
+    }
+
+    fn with_line(&self, raw: &Raw, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
+        (**self).with_line(raw, f)
     }
 }
 
@@ -405,12 +421,11 @@ impl Index {
         raw: Raw,
         line: u32,
     ) -> Result<()> {
-        self.id_room(facts.id)
-            .map_err(|message| SessionError::Line {
-                file: self.origin.clone(),
-                line: line as usize,
-                message,
-            })?;
+        self.id_room(facts.id).map_err(|e| SessionError::Line {
+            file: self.origin.clone(),
+            line: line as usize,
+            message: e.to_string(),
+        })?;
         if let Some(first) = self.find_tagged(tag, facts.id) {
             return Err(SessionError::Line {
                 file: self.origin.clone(),
@@ -461,7 +476,7 @@ impl Index {
             Parent::Missing => src.missing_parents.get(&ix).map(|p| Some(&**p)),
         };
         match parent_id {
-            Some(parent_id) if !super::skim::FULL_TYPES.contains(&ty) => self.load_facts(
+            Some(parent_id) if !FULL_TYPES.contains(&ty) => self.load_facts(
                 &Facts {
                     ty,
                     id: src.id(ix),
@@ -474,10 +489,10 @@ impl Index {
                 line,
             ),
             _ => {
-                let env = super::common::probe(text).map_err(|message| SessionError::Line {
+                let env = probe(text).map_err(|e| SessionError::Line {
                     file: self.origin.clone(),
                     line: line as usize,
-                    message: format!("not a valid entry: {message}"),
+                    message: format!("not a valid entry: {e}"),
                 })?;
                 self.load(&env, raw, line)
             }
@@ -613,9 +628,9 @@ impl Index {
     }
 
     /// Whether `id` still fits the id buffer's 32-bit offsets (4 GiB of ids: no real session).
-    fn id_room(&self, id: &str) -> std::result::Result<(), String> {
+    fn id_room(&self, id: &str) -> std::result::Result<(), IdsFull> {
         if self.ids.len() + id.len() > u32::MAX as usize {
-            return Err(format!("entry {id}: the session's ids exceed 4 GiB"));
+            return Err(IdsFull(id.to_owned()));
         }
         Ok(())
     }
@@ -627,7 +642,8 @@ impl Index {
         if let Some(problem) = envelope_problem(env) {
             return Err(SessionError::InvalidEntry(problem));
         }
-        self.id_room(&env.id).map_err(SessionError::InvalidEntry)?;
+        self.id_room(&env.id)
+            .map_err(|e| SessionError::InvalidEntry(e.to_string()))?;
         if self.contains(&env.id) {
             return Err(SessionError::InvalidEntry(format!(
                 "duplicate entry id {} in {}",

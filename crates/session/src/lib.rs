@@ -6,27 +6,28 @@
 //! The agent loop and harness (`arbor-agent`) and the SQLite and PostgreSQL backends build on it.
 
 pub mod append;
-mod common;
 pub mod context;
 pub mod entry;
 pub mod error;
-mod fast;
 pub mod handle;
 pub mod ids;
 mod index;
-mod json_bytes;
+mod index_reads;
 pub mod jsonl;
+#[cfg(feature = "internals")]
+pub mod line;
+#[cfg(not(feature = "internals"))]
+mod line;
 pub mod materialized;
 pub mod memory;
 pub mod message;
-mod probe;
 pub mod rows;
 pub mod rules;
-mod skim;
 pub mod storage;
+pub mod stored_lines;
 pub mod tree;
-pub mod tree_text;
 pub mod tree_view;
+mod workers;
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
@@ -37,11 +38,16 @@ pub use arbor_ai::time;
 pub use error::{Result, SessionError};
 pub use message::AgentMessage;
 
+pub use context::{render_context_entries, visit_context_entries, EntryRenderer};
 pub use entry::*;
 pub use handle::{BranchSummaryDraft, CompactionDraft, Session};
 pub use jsonl::{JsonlRepository, JsonlStorage, SyncPolicy};
 pub use materialized::MaterializedState;
 pub use memory::{MemoryRepository, MemoryStorage};
-pub use rows::{EntryRows, RowCaps, RowKind, RowSource, RowSourceRef, RowSummary};
+pub use rows::{
+    row_source, visit_row_summaries, EntryRows, RowCaps, RowKind, RowSource, RowSourceRef,
+    RowSummary,
+};
 pub use storage::*;
+pub use stored_lines::{LineSnapshot, Lines, StoredLines};
 pub use tree::{LinkItem, SessionTree, TreeLinks, TreeNode};

@@ -2,16 +2,17 @@
 //! for `--no-session` runs. Entries are kept as their JSON lines, exactly as a file would hold
 //! them, so the memory and file backends share one index and one set of rules.
 
-use super::append;
-use super::common::{self, probe};
-use super::entry::{SessionEntry, SessionHeader};
-use super::index::{Index, MemSource, Raw};
-use super::rows::{RowCaps, RowSource, RowSourceRef, RowSummary};
-use super::storage::{
-    CreateOptions, DerivedSettings, EntryDraft, EntryPage, ForkOptions, ListResult, SessionInfo,
-    SessionRepository, SessionStats, SessionStorage,
-};
+use crate::append;
+use crate::entry::{SessionEntry, SessionHeader};
 use crate::error::{Result, SessionError};
+use crate::index::{Index, LineSource, MemSource, Raw};
+use crate::index_reads;
+use crate::line::envelope::probe;
+use crate::storage::{
+    user_text, CreateOptions, DerivedSettings, EntryDraft, EntryPage, ForkOptions, ListResult,
+    SessionInfo, SessionRepository, SessionStats, SessionStorage,
+};
+use crate::stored_lines::{LineSnapshot, Lines, SnapshotSources, StoredLines};
 use async_trait::async_trait;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -55,7 +56,7 @@ impl MemoryStorage {
     async fn import_lines(&self, lines: Vec<Box<str>>) -> Result<()> {
         let mut index = self.inner.index.write().await;
         for line in lines {
-            let env = probe(&line).map_err(SessionError::InvalidEntry)?;
+            let env = probe(&line).map_err(|e| SessionError::InvalidEntry(e.to_string()))?;
             index.check_append(&env)?;
             index.append(&env, Raw::Mem(line.clone()), 0);
         }
@@ -76,7 +77,7 @@ impl MemoryStorage {
             let value: Value = serde_json::from_str(raw).unwrap_or(Value::Null);
             if let Some(m) = value.get("message") {
                 if m.get("role").and_then(Value::as_str) == Some("user") {
-                    first_message = common::user_text(m);
+                    first_message = user_text(m);
                     break;
                 }
             }
@@ -96,12 +97,12 @@ impl MemoryStorage {
     }
 }
 
-/// The memory backend's [`RowSource`]: its lines, copied.
-struct MemRows(common::LineSnapshot);
+/// The memory backend's snapshot sources: its lines are copied into the snapshot.
+struct MemLines;
 
-impl RowSource for MemRows {
-    fn summaries(&self, caps: RowCaps) -> Result<Vec<RowSummary>> {
-        self.0.summaries(&|| MemSource, caps)
+impl SnapshotSources for MemLines {
+    fn source(&self) -> Box<dyn LineSource + '_> {
+        Box::new(MemSource)
     }
 }
 
@@ -167,13 +168,13 @@ impl SessionStorage for MemoryStorage {
         let index = self.inner.index.read().await;
         match index.resolve(id) {
             None => Ok(None),
-            Some(ix) => common::read_entry(&index, &MemSource, ix).map(Some),
+            Some(ix) => index_reads::read_entry(&index, &MemSource, ix).map(Some),
         }
     }
 
     async fn find_entries(&self, entry_type: &str) -> Result<Vec<SessionEntry>> {
         let index = self.inner.index.read().await;
-        common::read_all(&index, &MemSource, &index.of_type(entry_type))
+        index_reads::read_all(&index, &MemSource, &index.of_type(entry_type))
     }
 
     async fn get_label(&self, id: &str) -> Result<Option<String>> {
@@ -185,33 +186,33 @@ impl SessionStorage for MemoryStorage {
     }
 
     async fn stats(&self) -> Result<SessionStats> {
-        common::stats(&*self.inner.index.read().await, &MemSource)
+        index_reads::stats(&*self.inner.index.read().await, &MemSource)
     }
 
     async fn path_to_root_or_compaction(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>> {
         let index = self.inner.index.read().await;
-        let start = common::leaf_arg(&index, leaf)?;
+        let start = index_reads::leaf_arg(&index, leaf)?;
         let path = index.path_to_root_or_compaction(start)?;
-        common::read_all(&index, &MemSource, &path)
+        index_reads::read_all(&index, &MemSource, &path)
     }
 
     async fn ancestry(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>> {
         let index = self.inner.index.read().await;
-        let start = common::leaf_arg(&index, leaf)?;
+        let start = index_reads::leaf_arg(&index, leaf)?;
         let path = index.ancestry(start)?;
-        common::read_all(&index, &MemSource, &path)
+        index_reads::read_all(&index, &MemSource, &path)
     }
 
     async fn path_tail(&self, leaf: Option<&str>, max_entries: usize) -> Result<Vec<SessionEntry>> {
         let index = self.inner.index.read().await;
-        let start = common::leaf_arg(&index, leaf)?;
+        let start = index_reads::leaf_arg(&index, leaf)?;
         let path = index.path_tail(start, max_entries)?;
-        common::read_all(&index, &MemSource, &path)
+        index_reads::read_all(&index, &MemSource, &path)
     }
 
     async fn entries(&self, after_seq: Option<u64>, limit: Option<usize>) -> Result<EntryPage> {
         let index = self.inner.index.read().await;
-        common::page(&index, &MemSource, after_seq, limit)
+        index_reads::page(&index, &MemSource, after_seq, limit)
     }
 
     async fn children(&self, id: Option<&str>) -> Result<Vec<SessionEntry>> {
@@ -224,7 +225,7 @@ impl SessionStorage for MemoryStorage {
                     .ok_or_else(|| SessionError::NotFound(format!("Entry not found: {id}")))?,
             ),
         };
-        common::read_all(&index, &MemSource, &index.children(parent))
+        index_reads::read_all(&index, &MemSource, &index.children(parent))
     }
 
     async fn entry_count(&self) -> Result<u64> {
@@ -233,59 +234,35 @@ impl SessionStorage for MemoryStorage {
 
     async fn derived_settings(&self, leaf: Option<&str>) -> Result<DerivedSettings> {
         let index = self.inner.index.read().await;
-        common::derived_settings(&index, &MemSource, leaf)
+        index_reads::derived_settings(&index, &MemSource, leaf)
     }
 
-    async fn visit_context_entries(
-        &self,
-        leaf: Option<&str>,
-        visit: &mut (dyn FnMut(SessionEntry) -> Result<()> + Send),
-    ) -> Result<()> {
-        let index = self.inner.index.read().await;
-        common::visit_context_entries(&index, &MemSource, leaf, visit)
-    }
-
-    async fn render_context_entries(
-        &self,
-        leaf: Option<&str>,
-        renderer: &mut (dyn super::storage::EntryRenderer + Send + Sync),
-        out: &mut (dyn for<'b> FnMut(&'b [u8]) -> Result<()> + Send),
-    ) -> Result<()> {
-        let index = self.inner.index.read().await;
-        common::render_context_entries(&index, &|| MemSource, leaf, renderer, out)
-    }
-
-    async fn visit_row_summaries(
-        &self,
-        caps: RowCaps,
-        visit: &mut (dyn FnMut(RowSummary) + Send),
-    ) -> Result<()> {
-        let index = self.inner.index.read().await;
-        common::visit_rows(&index, &|| MemSource, caps, &|row| row, visit)
-    }
-
-    async fn visit_tree_rows(
-        &self,
-        caps: RowCaps,
-        visit: &mut (dyn FnMut(crate::tree_text::TreeRow) + Send),
-    ) -> Result<()> {
-        let index = self.inner.index.read().await;
-        common::visit_rows(
-            &index,
-            &|| MemSource,
-            caps,
-            &crate::tree_text::TreeRow::of,
-            visit,
-        )
-    }
-
-    async fn row_source(&self) -> Result<RowSourceRef> {
-        let index = self.inner.index.read().await;
-        Ok(Arc::new(MemRows(common::LineSnapshot::of(&index))))
+    fn lines(&self) -> Option<&dyn StoredLines> {
+        Some(self)
     }
 
     async fn save_point(&self) -> Result<()> {
         Ok(())
+    }
+}
+
+#[async_trait]
+impl StoredLines for MemoryStorage {
+    async fn read_lines(
+        &self,
+        read: &mut (dyn for<'l> FnMut(Lines<'l>) -> Result<()> + Send),
+    ) -> Result<()> {
+        let index = self.inner.index.read().await;
+        let sources = || -> Box<dyn LineSource> { Box::new(MemSource) };
+        read(Lines {
+            index: &index,
+            sources: &sources,
+        })
+    }
+
+    async fn snapshot(&self) -> Result<LineSnapshot> {
+        let index = self.inner.index.read().await;
+        Ok(LineSnapshot::of(&index, Box::new(MemLines)))
     }
 }
 
@@ -390,7 +367,7 @@ impl SessionRepository for MemoryRepository {
         let src = self.open(source).await?;
         let lines: Vec<Box<str>> = {
             let index = src.inner.index.read().await;
-            let selection = common::fork_selection(&index, &MemSource, &opts)?;
+            let selection = index_reads::fork_selection(&index, &MemSource, &opts)?;
             selection
                 .iter()
                 .map(|ix| MemSource.read_raw(&index, *ix).into())

@@ -130,23 +130,23 @@ impl AgentMessage {
 
     /// Parses from a JSON object, naming the failing field in the error.
     pub fn from_map(map: Map<String, Value>) -> Result<Self, SessionError> {
-        Self::parse_map(map).map_err(SessionError::Parse)
+        Self::parse_map(map)
     }
 
-    fn parse_map(map: Map<String, Value>) -> Result<Self, String> {
-        let map = match Message::from_map(map).map_err(|e| e.to_string())? {
+    fn parse_map(map: Map<String, Value>) -> Result<Self, SessionError> {
+        let map = match Message::from_map(map).map_err(|e| SessionError::Parse(e.to_string()))? {
             Ok(m) => return Ok(AgentMessage::Llm(m)),
             Err(map) => map,
         };
         let role = match map.get("role") {
             Some(Value::String(s)) => s.clone(),
             Some(other) => {
-                return Err(format!(
+                return Err(SessionError::Parse(format!(
                     "role: expected a string, found {}",
                     describe(other)
-                ))
+                )))
             }
-            None => return Err("missing field `role`".to_owned()),
+            None => return Err(SessionError::Parse("missing field `role`".to_owned())),
         };
         let strip = |mut m: Map<String, Value>| {
             // Not `remove`, which would move the last key into the role's place (DECISIONS
@@ -161,7 +161,7 @@ impl AgentMessage {
             "compactionSummary" => from_object(strip(map)).map(AgentMessage::CompactionSummary),
             _ => return Ok(AgentMessage::Other(map)),
         };
-        res.map_err(|e| format!("{role} message: {e}"))
+        res.map_err(|e| SessionError::Parse(format!("{role} message: {e}")))
     }
 }
 

@@ -12,8 +12,7 @@ use serde_json::Value;
 
 use crate::entry::{EntryKind, SessionEntry, SessionHeader};
 use crate::error::Result;
-use crate::rows::{EntryRows, RowCaps, RowSourceRef, RowSummary};
-use crate::tree_text::TreeRow;
+use crate::stored_lines::StoredLines;
 
 /// What [`SessionStorage::append`] turns into an entry. Id and timestamp are assigned by the
 /// storage unless given; the parent is always the current leaf.
@@ -103,18 +102,6 @@ impl DerivedSettings {
     }
 }
 
-/// Turns the entries of a context list into bytes for
-/// [`SessionStorage::render_context_entries`]. `edit` sees every `context_edit` of the list
-/// before any `render` call; `render` may then run on several threads at once, so it reads only
-/// what `edit` left behind.
-pub trait EntryRenderer {
-    /// Takes a `context_edit` entry of the list.
-    fn edit(&mut self, entry: SessionEntry) -> Result<()>;
-    /// Appends what `entry` contributes to `out`; `opens` for the list's first entry after the
-    /// edits (the newest compaction, when the list has one).
-    fn render(&self, entry: SessionEntry, opens: bool, out: &mut Vec<u8>) -> Result<()>;
-}
-
 /// One open session.
 #[async_trait]
 pub trait SessionStorage: Send + Sync {
@@ -167,101 +154,15 @@ pub trait SessionStorage: Send + Sync {
         path.drain(..cut);
         Ok(path)
     }
-    /// The entries the default context at `leaf` (default: the current leaf) is projected
-    /// from — DECISIONS §3.3's list over [`Self::path_to_root_or_compaction`] — handed to
-    /// `visit` one at a time: first every `context_edit` of the list (so edits are known before
-    /// their targets), then every other entry in list order, the newest compaction first when
-    /// there is one. Lets a caller write a long context without holding it (the streamed
-    /// `session context --json`, DECISIONS §25.100). The default reads the whole window first;
-    /// JSONL and memory plan the list from their index and parse one entry at a time. A failed
-    /// read or a failing `visit` stops the walk with that error.
-    async fn visit_context_entries(
-        &self,
-        leaf: Option<&str>,
-        visit: &mut (dyn FnMut(SessionEntry) -> Result<()> + Send),
-    ) -> Result<()> {
-        let window = self.path_to_root_or_compaction(leaf).await?;
-        crate::context::projection::visit_context_list(window, visit)
-    }
-    /// [`Self::visit_context_entries`]'s list turned into bytes: every `context_edit` goes to
-    /// [`EntryRenderer::edit`] first, then each other entry to [`EntryRenderer::render`] (told
-    /// whether it opens the list), and `out` receives what the entries rendered, in list order.
-    /// JSONL and memory read, parse and render a long list on several threads, each entry
-    /// freed where it was made (DECISIONS §25.120); the default renders on the caller's thread.
-    /// A failed read, render or `out` stops the walk with that error; everything before it in
-    /// list order has reached `out`.
-    async fn render_context_entries(
-        &self,
-        leaf: Option<&str>,
-        renderer: &mut (dyn EntryRenderer + Send + Sync),
-        out: &mut (dyn for<'b> FnMut(&'b [u8]) -> Result<()> + Send),
-    ) -> Result<()> {
-        let mut opens = true;
-        let mut buf = Vec::new();
-        self.visit_context_entries(leaf, &mut |entry| {
-            if matches!(entry.kind, EntryKind::ContextEdit(_)) {
-                return renderer.edit(entry);
-            }
-            buf.clear();
-            renderer.render(entry, std::mem::replace(&mut opens, false), &mut buf)?;
-            out(&buf)
-        })
-        .await
-    }
-    /// Every entry's [`RowSummary`], in log order, handed to `visit` one at a time: what tree
-    /// views draw (DECISIONS §25.80). The default parses each entry a page at a time; JSONL and
-    /// memory read only what a row shows from the stored lines.
-    async fn visit_row_summaries(
-        &self,
-        caps: RowCaps,
-        visit: &mut (dyn FnMut(RowSummary) + Send),
-    ) -> Result<()> {
-        let mut after = None;
-        loop {
-            let page = self.entries(after, Some(ROW_PAGE)).await?;
-            for (_, entry) in &page.entries {
-                visit(RowSummary::from_entry(entry, caps));
-            }
-            match page.next_after_seq {
-                Some(next) if Some(next) != after && !page.entries.is_empty() => after = Some(next),
-                _ => break,
-            }
-        }
-        Ok(())
-    }
-    /// [`SessionStorage::visit_row_summaries`] turned into [`TreeRow`]s where the rows are
-    /// read: JSONL and memory read rows on several threads (DECISIONS §25.112), so the text
-    /// of each row is made there too instead of on the caller's thread (§25.114).
-    async fn visit_tree_rows(
-        &self,
-        caps: RowCaps,
-        visit: &mut (dyn FnMut(TreeRow) + Send),
-    ) -> Result<()> {
-        self.visit_row_summaries(caps, &mut |row| visit(TreeRow::of(row)))
-            .await
-    }
-    /// The log as it is now, to summarize later without this storage (DECISIONS §25.82). The
-    /// default keeps every parsed entry; JSONL and memory keep only where each line is.
-    async fn row_source(&self) -> Result<RowSourceRef> {
-        let mut entries = Vec::new();
-        let mut after = None;
-        loop {
-            let page = self.entries(after, Some(ROW_PAGE)).await?;
-            let empty = page.entries.is_empty();
-            entries.extend(page.entries.into_iter().map(|(_, e)| e));
-            match page.next_after_seq {
-                Some(next) if Some(next) != after && !empty => after = Some(next),
-                _ => break,
-            }
-        }
-        Ok(std::sync::Arc::new(EntryRows(entries)))
+    /// Fast access to the stored lines behind the log, for backends that keep them (memory,
+    /// JSONL): the rows and context views read those lines directly and on several threads
+    /// (`crate::stored_lines`). `None` (the default) sends the views through the methods above.
+    fn lines(&self) -> Option<&dyn StoredLines> {
+        None
     }
     /// A durability point (turn end): flushes to stable storage under the `save_point` policy.
     async fn save_point(&self) -> Result<()>;
 }
-
-/// Entries per page when the default row methods read the log.
-const ROW_PAGE: usize = 4096;
 
 /// Options for [`SessionRepository::create`].
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -334,4 +235,20 @@ pub trait SessionRepository: Send + Sync {
     async fn delete(&self, id_or_location: &str) -> Result<()>;
     /// Copies (part of) a session into a new one; the source is never modified.
     async fn fork(&self, source: &str, opts: ForkOptions) -> Result<Self::Storage>;
+}
+
+/// The text of a user message for listings: a string content, or text blocks joined by spaces.
+pub(crate) fn user_text(message: &Value) -> Option<String> {
+    match message.get("content")? {
+        Value::String(s) => Some(s.clone()),
+        Value::Array(blocks) => {
+            let parts: Vec<&str> = blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect();
+            Some(parts.join(" "))
+        }
+        _ => None,
+    }
 }

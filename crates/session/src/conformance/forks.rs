@@ -4,7 +4,7 @@ use super::support::*;
 use super::*;
 
 /// root(user) → a1(assistant) → u2(user) → a2(assistant); leaf moved back to a1; u3 branch.
-async fn forkable<R: SessionRepository>(r: &R) -> Result<(R::Storage, Vec<String>), String> {
+async fn forkable<R: SessionRepository>(r: &R) -> Result<(R::Storage, Vec<String>), CaseFailure> {
     let s = r.create(create_opts()).await.ctx("create")?;
     let u1 = append(&s, user("u1")).await?;
     let a1 = append(&s, assistant("a1")).await?;

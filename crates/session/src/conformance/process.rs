@@ -6,6 +6,7 @@
 //! repository with the test's `reopen` function, tries `open`, prints what happened and exits.
 //! [`crate::session_conformance_tests!`] wires this up given a `second_process: reopen` arm.
 
+use super::CaseFailure;
 use crate::entry::EntryKind;
 use crate::error::SessionError;
 use crate::storage::{CreateOptions, EntryDraft, SessionRepository, SessionStorage};
@@ -73,9 +74,9 @@ pub fn parse_report(stdout: &str) -> Option<String> {
 /// session of `repo` open for writing while `child(location)` runs another process's attempt
 /// (returning its [`child_report`]), then checks it was refused, and that after closing, it
 /// is not.
-pub async fn run_parent<R: SessionRepository>(
+pub async fn run_parent<R: SessionRepository, E: Into<CaseFailure>>(
     repo: &R,
-    child: impl Fn(&str) -> Result<String, String>,
+    child: impl Fn(&str) -> Result<String, E>,
 ) -> super::CaseResult {
     let s = repo
         .create(CreateOptions {
@@ -96,7 +97,7 @@ pub async fn run_parent<R: SessionRepository>(
         .await
         .map_err(|e| format!("append: {e}"))?;
     let location = s.location();
-    let held = child(&location)?;
+    let held = child(&location).map_err(Into::into)?;
     if !(held.starts_with("refused") && held.contains(REFUSAL)) {
         return Err(format!(
             "while this process holds {location} for writing, another process got: {held}"
@@ -104,7 +105,7 @@ pub async fn run_parent<R: SessionRepository>(
         .into());
     }
     drop(s);
-    let released = child(&location)?;
+    let released = child(&location).map_err(Into::into)?;
     if released != "opened" {
         return Err(
             format!("after the writer closed {location}, another process got: {released}").into(),
@@ -114,23 +115,24 @@ pub async fn run_parent<R: SessionRepository>(
 }
 
 /// Runs this test in a child process and returns its report line.
-fn child(module: &str, location: &str) -> Result<String, String> {
+fn child(module: &str, location: &str) -> Result<String, CaseFailure> {
     // `module_path!()` starts with the crate name, which test filters do not include.
     let path = match module.split_once("::") {
         Some((_, rest)) => format!("{rest}::{CASE}"),
         None => CASE.to_owned(),
     };
-    let exe = std::env::current_exe().map_err(|e| format!("current test binary: {e}"))?;
+    let exe =
+        std::env::current_exe().map_err(|e| CaseFailure(format!("current test binary: {e}")))?;
     let out = std::process::Command::new(exe)
         .args(["--exact", &path, "--nocapture", "--test-threads=1"])
         .env(CHILD_ENV, location)
         .output()
-        .map_err(|e| format!("starting the child process: {e}"))?;
+        .map_err(|e| CaseFailure(format!("starting the child process: {e}")))?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     parse_report(&stdout).ok_or_else(|| {
-        format!(
+        CaseFailure(format!(
             "the child ran no case (filter {path}); stdout: {stdout}; stderr: {}",
             String::from_utf8_lossy(&out.stderr)
-        )
+        ))
     })
 }

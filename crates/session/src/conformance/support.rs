@@ -104,12 +104,12 @@ pub(super) fn with_id(kind: EntryKind, id: &str) -> EntryDraft {
 }
 
 pub(super) trait Ctx<T> {
-    fn ctx(self, what: &str) -> Result<T, String>;
+    fn ctx(self, what: &str) -> Result<T, CaseFailure>;
 }
 
 impl<T> Ctx<T> for Result<T, SessionError> {
-    fn ctx(self, what: &str) -> Result<T, String> {
-        self.map_err(|e| format!("{what}: unexpected error [{}] {e}", e.code()))
+    fn ctx(self, what: &str) -> Result<T, CaseFailure> {
+        self.map_err(|e| CaseFailure(format!("{what}: unexpected error [{}] {e}", e.code())))
     }
 }
 
@@ -152,11 +152,16 @@ pub(super) fn ids(path: Vec<SessionEntry>) -> Vec<String> {
     path.into_iter().map(|e| e.id).collect()
 }
 
-pub(super) async fn all_entries<S: SessionStorage>(s: &S) -> Result<Vec<SessionEntry>, String> {
+pub(super) async fn all_entries<S: SessionStorage>(
+    s: &S,
+) -> Result<Vec<SessionEntry>, CaseFailure> {
     let page = s.entries(None, None).await.ctx("entries")?;
     Ok(page.entries.into_iter().map(|(_, e)| e).collect())
 }
 
-pub(super) async fn append<S: SessionStorage>(s: &S, kind: EntryKind) -> Result<String, String> {
+pub(super) async fn append<S: SessionStorage>(
+    s: &S,
+    kind: EntryKind,
+) -> Result<String, CaseFailure> {
     Ok(s.append(EntryDraft::new(kind)).await.ctx("append")?.id)
 }

@@ -4,10 +4,16 @@
 //!   window, entry transforms, custom projectors, context edits).
 //! - [`convert`]: `convert_to_llm` and the four summary wrapper constants.
 //! - [`cache`]: the same projection maintained incrementally per leaf, for `Session`.
+//! - [`entries`]: the list the context is projected from, read from any backend, and
+//!   [`renderer`]: how that list is turned into bytes (the streamed `session context --json`).
+//! - [`stream`]: the context written as JSON without holding it.
 
 pub mod cache;
 pub mod convert;
+pub mod entries;
+mod planned;
 pub mod projection;
+pub mod renderer;
 pub mod stream;
 
 pub use cache::ProjectionCache;
@@ -15,10 +21,12 @@ pub use convert::{
     convert_to_llm, BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,
     COMPACTION_SUMMARY_SUFFIX,
 };
+pub use entries::{render_context_entries, visit_context_entries};
 pub use projection::{
     build_session_context, build_session_context_owned, ContextOptions, CustomProjector,
     DerivedState, EntryTransform, ModelRef, SessionContext,
 };
+pub use renderer::EntryRenderer;
 pub use stream::{write_context_json, ContextJsonWriter};
 
 use serde_json::{json, Value};

@@ -269,12 +269,12 @@ pub fn default_context_indices<E: Borrow<SessionEntry>>(path: &[E]) -> Vec<usize
 }
 
 /// Hands the entries of the default context list ([`default_context_indices`]) of `window` to
-/// `visit` one at a time, in the order [`SessionStorage::visit_context_entries`] promises:
+/// `visit` one at a time, in the order [`visit_context_entries`] promises:
 /// every `context_edit` of the list first, then every other entry in list order (DECISIONS
 /// §25.100). What storages without an index of entry types do; `window` is their
 /// `path_to_root_or_compaction`.
 ///
-/// [`SessionStorage::visit_context_entries`]: crate::SessionStorage::visit_context_entries
+/// [`visit_context_entries`]: crate::context::visit_context_entries
 pub fn visit_context_list(
     window: Vec<SessionEntry>,
     visit: &mut (dyn FnMut(SessionEntry) -> Result<(), SessionError> + Send),

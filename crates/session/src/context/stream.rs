@@ -10,14 +10,16 @@ use std::io::Write;
 use serde_json::Value;
 
 use crate::context::convert::convert_into;
+use crate::context::entries::render_context_entries;
 use crate::context::projection::{apply_edit, entry_messages_owned, DerivedState};
+use crate::context::renderer::EntryRenderer;
 use crate::context::{write_head, write_message, write_tail};
 use crate::entry::{EntryKind, SessionEntry};
 use crate::error::{Result, SessionError};
-use crate::storage::{EntryRenderer, SessionStorage};
+use crate::storage::SessionStorage;
 
 /// Writes a context's JSON from the entries of its list, in the order
-/// [`SessionStorage::visit_context_entries`] hands them over: `context_edit` entries first,
+/// [`visit_context_entries`](crate::context::visit_context_entries) hands them over: `context_edit` entries first,
 /// then the others in list order. Default projection only (no entry transforms or custom
 /// projectors: `custom` entries project nothing, as with empty [`ContextOptions`]).
 ///
@@ -89,7 +91,7 @@ impl<W: Write> ContextJsonWriter<W> {
 
 /// The context at `leaf` (default: the current leaf) as `session context --json` prints it,
 /// streamed into `out`: derived settings from the storage's walk (DECISIONS §3.2), messages
-/// rendered by [`SessionStorage::render_context_entries`]. Returns `out`, flushed.
+/// rendered by [`render_context_entries`]. Returns `out`, flushed.
 ///
 /// Bytes reach `out` before the whole path is read, so a broken entry found late leaves a
 /// partial line behind: a caller that must answer with a refusal instead holds the output
@@ -117,19 +119,18 @@ where
     .map_err(output_error)?;
     let mut renderer = MessagesJson::default();
     let mut first = true;
-    storage
-        .render_context_entries(leaf_id.as_deref(), &mut renderer, &mut |bytes| {
-            // Every rendered message starts with its comma; the array's first does not.
-            let bytes = match bytes.split_first() {
-                Some((_, rest)) if first => {
-                    first = false;
-                    rest
-                }
-                _ => bytes,
-            };
-            out.write_all(bytes).map_err(output_error)
-        })
-        .await?;
+    render_context_entries(storage, leaf_id.as_deref(), &mut renderer, &mut |bytes| {
+        // Every rendered message starts with its comma; the array's first does not.
+        let bytes = match bytes.split_first() {
+            Some((_, rest)) if first => {
+                first = false;
+                rest
+            }
+            _ => bytes,
+        };
+        out.write_all(bytes).map_err(output_error)
+    })
+    .await?;
     write_tail(&mut out).map_err(output_error)?;
     Ok(out)
 }

@@ -6,8 +6,9 @@
 //! latest `session_info` found in either window (a rename buried in the middle of a large file
 //! is not seen until the session is opened).
 
-use crate::common::user_text;
 use crate::entry::SessionHeader;
+use crate::error::SessionError;
+use crate::storage::user_text;
 use crate::storage::SessionInfo;
 use serde_json::Value;
 use std::fs::File;
@@ -20,10 +21,25 @@ const TAIL: u64 = 64 * 1024;
 /// The longest line a listing will read to find a header or first message.
 const LINE_CAP: u64 = 1 << 20;
 
+/// Why a listing skips a file (its text is the reason the listing reports).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Unlisted {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error("missing session header")]
+    NoHeader,
+    #[error("header is not UTF-8")]
+    HeaderNotUtf8,
+    #[error(transparent)]
+    Header(SessionError),
+    #[error("unsupported session version {0}")]
+    Version(u32),
+}
+
 /// Reads the listing facts of one file; `Err` is the reason the file is skipped.
-pub(crate) fn read_info(path: &Path) -> Result<SessionInfo, String> {
-    let mut file = File::open(path).map_err(|e| e.to_string())?;
-    let meta = file.metadata().map_err(|e| e.to_string())?;
+pub(crate) fn read_info(path: &Path) -> Result<SessionInfo, Unlisted> {
+    let mut file = File::open(path)?;
+    let meta = file.metadata()?;
     let len = meta.len();
     let modified_ms = meta
         .modified()
@@ -43,13 +59,13 @@ pub(crate) fn read_info(path: &Path) -> Result<SessionInfo, String> {
     let header_text = match header_line {
         Some(h) => h.to_vec(),
         None if len > HEAD => read_line_at(&mut file, 0, len)?,
-        None => return Err("missing session header".into()),
+        None => return Err(Unlisted::NoHeader),
     };
-    let header_str = std::str::from_utf8(&header_text).map_err(|_| "header is not UTF-8")?;
-    let header = SessionHeader::from_json(header_str.trim()).map_err(|e| e.to_string())?;
+    let header_str = std::str::from_utf8(&header_text).map_err(|_| Unlisted::HeaderNotUtf8)?;
+    let header = SessionHeader::from_json(header_str.trim()).map_err(Unlisted::Header)?;
     match header.format_version() {
         1..=3 => {}
-        v => return Err(format!("unsupported session version {v}")),
+        v => return Err(Unlisted::Version(v)),
     }
 
     let mut first_message = None;
@@ -104,18 +120,15 @@ pub(crate) fn read_info(path: &Path) -> Result<SessionInfo, String> {
     })
 }
 
-fn read_range(file: &mut File, start: u64, len: u64) -> Result<Vec<u8>, String> {
-    file.seek(SeekFrom::Start(start))
-        .map_err(|e| e.to_string())?;
+fn read_range(file: &mut File, start: u64, len: u64) -> std::io::Result<Vec<u8>> {
+    file.seek(SeekFrom::Start(start))?;
     let mut buf = Vec::with_capacity(len as usize);
-    file.take(len)
-        .read_to_end(&mut buf)
-        .map_err(|e| e.to_string())?;
+    file.take(len).read_to_end(&mut buf)?;
     Ok(buf)
 }
 
 /// The line starting at `start`, up to `LINE_CAP` bytes (without its newline).
-fn read_line_at(file: &mut File, start: u64, len: u64) -> Result<Vec<u8>, String> {
+fn read_line_at(file: &mut File, start: u64, len: u64) -> std::io::Result<Vec<u8>> {
     let buf = read_range(file, start, LINE_CAP.min(len.saturating_sub(start)))?;
     match memchr::memchr(b'\n', &buf) {
         Some(p) => Ok(buf[..p].to_vec()),

@@ -6,11 +6,11 @@
 //! the first write rewrites them (DECISIONS §4.3).
 
 use super::migrate;
-use crate::common::{probe, probe_bytes};
 use crate::entry::{SessionHeader, CURRENT_VERSION};
 use crate::error::{Result, SessionError};
 use crate::index::{IdHasher, Index, Raw};
-use crate::skim::{skim, Role, Skim};
+use crate::line::envelope::{probe, probe_bytes};
+use crate::line::envelope_scan::{skim, Role, Skim};
 use serde_json::{Map, Value};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -88,7 +88,7 @@ pub(crate) fn load(origin: &str, file: &File) -> Result<Loaded> {
         .metadata()
         .map_err(|e| SessionError::io(origin, e))?
         .len();
-    let threaded = crate::common::cores() > 1 && file_len > 2 * CHUNK;
+    let threaded = crate::workers::cores() > 1 && file_len > 2 * CHUNK;
     load_on(origin, file, file_len, threaded)
 }
 

@@ -3,6 +3,7 @@
 //! Format and rules: DECISIONS §4. Opening scans each line's envelope and keeps only byte
 //! offsets; entries are parsed when read. Writable opens hold an advisory lock on the file.
 
+mod file_source;
 mod files;
 pub mod layout;
 mod list;

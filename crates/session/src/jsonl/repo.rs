@@ -315,7 +315,9 @@ fn list_files(files: Vec<PathBuf>) -> ListResult {
     for f in files {
         match list::read_info(&f) {
             Ok(info) => result.sessions.push(info),
-            Err(reason) => result.skipped.push((f.display().to_string(), reason)),
+            Err(reason) => result
+                .skipped
+                .push((f.display().to_string(), reason.to_string())),
         }
     }
     result.sessions.sort_by(|a, b| {

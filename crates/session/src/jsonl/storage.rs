@@ -1,18 +1,17 @@
 //! One open JSONL session file.
 
+use super::file_source::{FileLines, FileSource};
 use super::layout;
 use super::load::{self, Loaded, Tail};
 use super::writer::{SessionWriter, SyncPolicy, WriterFactory};
 use crate::append;
-use crate::common;
 use crate::entry::{EntryKind, LeafEntry, SessionEntry, SessionHeader};
 use crate::error::{Result, SessionError};
 use crate::index::{Index, LineSource, Raw};
-use crate::rows::{RowCaps, RowSource, RowSourceRef, RowSummary};
+use crate::index_reads;
 use crate::storage::{DerivedSettings, EntryDraft, EntryPage, SessionStats, SessionStorage};
-use crate::tree_text::TreeRow;
+use crate::stored_lines::{LineSnapshot, Lines, StoredLines};
 use async_trait::async_trait;
-use std::borrow::Cow;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -92,187 +91,6 @@ impl Drop for WriteSide {
     }
 }
 
-/// Reads entry lines by offset. A read close after the previous one (a path, a page, the
-/// stats pass) fills a window of the file instead of one `pread` per line: the 200,000-entry
-/// path of the 1M-entry bench is ~2,000 reads instead of 200,000 (DECISIONS §25.23).
-struct FileSource<'a> {
-    file: &'a File,
-    origin: &'a str,
-    window: std::cell::RefCell<Window>,
-}
-
-#[derive(Default)]
-struct Window {
-    start: u64,
-    bytes: Vec<u8>,
-    /// End of the previous read (window or single line); `None` before the first read.
-    last_end: Option<u64>,
-}
-
-/// How far past the previous read a line may start and still be read through the window.
-const WINDOW_GAP: u64 = 128 << 10;
-const WINDOW_LEN: usize = 512 << 10;
-
-impl<'s> FileSource<'s> {
-    fn new(file: &'s File, origin: &'s str) -> Self {
-        FileSource {
-            file,
-            origin,
-            window: Default::default(),
-        }
-    }
-
-    fn utf8(&self, buf: Vec<u8>, offset: u64) -> Result<String> {
-        String::from_utf8(buf).map_err(|_| self.not_utf8(offset))
-    }
-
-    fn not_utf8(&self, offset: u64) -> SessionError {
-        SessionError::InvalidSession(format!(
-            "{}: bytes at offset {offset} are no longer valid UTF-8 (file changed underneath?)",
-            self.origin
-        ))
-    }
-
-    /// Makes the window hold the `len` bytes at `offset` when the read starts inside it or
-    /// near the previous one (refilling it from `offset`); `false` for a far read, which the
-    /// caller reads alone.
-    fn fill(&self, w: &mut Window, offset: u64, len: u32) -> Result<bool> {
-        let io = |e| SessionError::io(self.origin, e);
-        let end = offset + u64::from(len);
-        let w_end = w.start + w.bytes.len() as u64;
-        if offset >= w.start && end <= w_end {
-            w.last_end = Some(end);
-            return Ok(true);
-        }
-        let near = w
-            .last_end
-            .is_some_and(|prev| offset >= prev && offset - prev <= WINDOW_GAP);
-        w.last_end = Some(end);
-        if !near {
-            return Ok(false);
-        }
-        let want = WINDOW_LEN.max(len as usize);
-        w.bytes.resize(want, 0);
-        let got = read_at_most(self.file, &mut w.bytes, offset).map_err(io)?;
-        w.bytes.truncate(got);
-        w.start = offset;
-        if got < len as usize {
-            return Err(io(std::io::ErrorKind::UnexpectedEof.into()));
-        }
-        Ok(true)
-    }
-
-    fn read_line(&self, offset: u64, len: u32) -> Result<String> {
-        let mut w = self.window.borrow_mut();
-        if self.fill(&mut w, offset, len)? {
-            let at = (offset - w.start) as usize;
-            let line = w.bytes[at..at + len as usize].to_vec();
-            return self.utf8(line, offset);
-        }
-        let mut buf = vec![0u8; len as usize];
-        read_exact_at(self.file, &mut buf, offset).map_err(|e| SessionError::io(self.origin, e))?;
-        self.utf8(buf, offset)
-    }
-
-    /// [`LineSource::with_line`] for a file line: lent from the window, UTF-8 checked in place.
-    fn with_file_line(
-        &self,
-        offset: u64,
-        len: u32,
-        f: &mut dyn FnMut(&str) -> Result<()>,
-    ) -> Result<()> {
-        let mut w = self.window.borrow_mut();
-        if self.fill(&mut w, offset, len)? {
-            let at = (offset - w.start) as usize;
-            let text = simdutf8::basic::from_utf8(&w.bytes[at..at + len as usize])
-                .map_err(|_| self.not_utf8(offset))?;
-            return f(text);
-        }
-        drop(w);
-        f(&self.read_line(offset, len)?)
-    }
-}
-
-/// The JSONL [`RowSource`]: a second handle on the file and where each line is. Indexed lines
-/// are never rewritten in place (appends add bytes, repairs cut only unindexed tails), so the
-/// snapshot reads what the index held when it was made (DECISIONS §25.82).
-struct FileRows {
-    file: File,
-    lines: common::LineSnapshot,
-}
-
-impl RowSource for FileRows {
-    fn summaries(&self, caps: RowCaps) -> Result<Vec<RowSummary>> {
-        self.lines
-            .summaries(&|| FileSource::new(&self.file, &self.lines.origin), caps)
-    }
-}
-
-impl LineSource for FileSource<'_> {
-    fn read<'a>(&'a self, raw: &'a Raw) -> Result<Cow<'a, str>> {
-        match raw {
-            Raw::Mem(s) => Ok(Cow::Borrowed(s)),
-            Raw::File { offset, len } => self.read_line(*offset, *len).map(Cow::Owned),
-        }
-    }
-
-    fn with_line(&self, raw: &Raw, f: &mut dyn FnMut(&str) -> Result<()>) -> Result<()> {
-        match raw {
-            Raw::Mem(s) => f(s),
-            Raw::File { offset, len } => self.with_file_line(*offset, *len, f),
-        }
-    }
-}
-
-/// Fills as much of `buf` as the file holds from `offset` on.
-fn read_at_most(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    let mut done = 0;
-    while done < buf.len() {
-        match read_at(file, &mut buf[done..], offset + done as u64) {
-            Ok(0) => break,
-            Ok(n) => done += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(done)
-}
-
-#[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    use std::os::unix::fs::FileExt;
-    file.read_at(buf, offset)
-}
-
-#[cfg(windows)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    use std::os::windows::fs::FileExt;
-    file.seek_read(buf, offset)
-}
-
-#[cfg(unix)]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    file.read_exact_at(buf, offset)
-}
-
-#[cfg(windows)]
-fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    while !buf.is_empty() {
-        match file.seek_read(buf, offset) {
-            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
-            Ok(n) => {
-                buf = &mut buf[n..];
-                offset += n as u64;
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
 #[cfg(unix)]
 fn identity_of(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
     use std::os::unix::fs::MetadataExt;
@@ -331,24 +149,6 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> SessionError + '_ {
 }
 
 impl JsonlStorage {
-    /// Every row in log order, each through `map` on the worker that read it (DECISIONS
-    /// §25.112, §25.114).
-    async fn visit_mapped_rows<T: Send>(
-        &self,
-        caps: RowCaps,
-        map: &(dyn Fn(RowSummary) -> T + Sync),
-        visit: &mut (dyn FnMut(T) + Send),
-    ) -> Result<()> {
-        let st = self.state.read().await;
-        common::visit_rows(
-            &st.index,
-            &|| FileSource::new(&st.file, &self.location),
-            caps,
-            map,
-            visit,
-        )
-    }
-
     /// Opens `path` for writing: takes the lock, loads, repairs a torn or unterminated tail.
     pub(crate) fn open_writable(
         path: &Path,
@@ -510,7 +310,7 @@ impl JsonlStorage {
 
     /// The entries a fork copies, in file order (DECISIONS §5).
     pub(crate) async fn fork_selection(&self, opts: &crate::ForkOptions) -> Result<Vec<u32>> {
-        self.with_read(|index, src| common::fork_selection(index, src, opts))
+        self.with_read(|index, src| index_reads::fork_selection(index, src, opts))
             .await
     }
 
@@ -853,13 +653,13 @@ impl SessionStorage for JsonlStorage {
     async fn get_entry(&self, id: &str) -> Result<Option<SessionEntry>> {
         self.with_read(|index, src| match index.resolve(id) {
             None => Ok(None),
-            Some(ix) => common::read_entry(index, src, ix).map(Some),
+            Some(ix) => index_reads::read_entry(index, src, ix).map(Some),
         })
         .await
     }
 
     async fn find_entries(&self, entry_type: &str) -> Result<Vec<SessionEntry>> {
-        self.with_read(|index, src| common::read_all(index, src, &index.of_type(entry_type)))
+        self.with_read(|index, src| index_reads::read_all(index, src, &index.of_type(entry_type)))
             .await
     }
 
@@ -872,35 +672,35 @@ impl SessionStorage for JsonlStorage {
     }
 
     async fn stats(&self) -> Result<SessionStats> {
-        self.with_read(common::stats).await
+        self.with_read(index_reads::stats).await
     }
 
     async fn path_to_root_or_compaction(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>> {
         self.with_read(|index, src| {
-            let start = common::leaf_arg(index, leaf)?;
-            common::read_all(index, src, &index.path_to_root_or_compaction(start)?)
+            let start = index_reads::leaf_arg(index, leaf)?;
+            index_reads::read_all(index, src, &index.path_to_root_or_compaction(start)?)
         })
         .await
     }
 
     async fn ancestry(&self, leaf: Option<&str>) -> Result<Vec<SessionEntry>> {
         self.with_read(|index, src| {
-            let start = common::leaf_arg(index, leaf)?;
-            common::read_all(index, src, &index.ancestry(start)?)
+            let start = index_reads::leaf_arg(index, leaf)?;
+            index_reads::read_all(index, src, &index.ancestry(start)?)
         })
         .await
     }
 
     async fn path_tail(&self, leaf: Option<&str>, max_entries: usize) -> Result<Vec<SessionEntry>> {
         self.with_read(|index, src| {
-            let start = common::leaf_arg(index, leaf)?;
-            common::read_all(index, src, &index.path_tail(start, max_entries)?)
+            let start = index_reads::leaf_arg(index, leaf)?;
+            index_reads::read_all(index, src, &index.path_tail(start, max_entries)?)
         })
         .await
     }
 
     async fn entries(&self, after_seq: Option<u64>, limit: Option<usize>) -> Result<EntryPage> {
-        self.with_read(|index, src| common::page(index, src, after_seq, limit))
+        self.with_read(|index, src| index_reads::page(index, src, after_seq, limit))
             .await
     }
 
@@ -914,7 +714,7 @@ impl SessionStorage for JsonlStorage {
                         .ok_or_else(|| SessionError::NotFound(format!("Entry not found: {id}")))?,
                 ),
             };
-            common::read_all(index, src, &index.children(parent))
+            index_reads::read_all(index, src, &index.children(parent))
         })
         .await
     }
@@ -924,58 +724,12 @@ impl SessionStorage for JsonlStorage {
     }
 
     async fn derived_settings(&self, leaf: Option<&str>) -> Result<DerivedSettings> {
-        self.with_read(|index, src| common::derived_settings(index, src, leaf))
+        self.with_read(|index, src| index_reads::derived_settings(index, src, leaf))
             .await
     }
 
-    async fn visit_context_entries(
-        &self,
-        leaf: Option<&str>,
-        visit: &mut (dyn FnMut(SessionEntry) -> Result<()> + Send),
-    ) -> Result<()> {
-        self.with_read(|index, src| common::visit_context_entries(index, src, leaf, visit))
-            .await
-    }
-
-    async fn render_context_entries(
-        &self,
-        leaf: Option<&str>,
-        renderer: &mut (dyn crate::storage::EntryRenderer + Send + Sync),
-        out: &mut (dyn for<'b> FnMut(&'b [u8]) -> Result<()> + Send),
-    ) -> Result<()> {
-        let st = self.state.read().await;
-        common::render_context_entries(
-            &st.index,
-            &|| FileSource::new(&st.file, &self.location),
-            leaf,
-            renderer,
-            out,
-        )
-    }
-
-    async fn visit_row_summaries(
-        &self,
-        caps: RowCaps,
-        visit: &mut (dyn FnMut(RowSummary) + Send),
-    ) -> Result<()> {
-        self.visit_mapped_rows(caps, &|row| row, visit).await
-    }
-
-    async fn visit_tree_rows(
-        &self,
-        caps: RowCaps,
-        visit: &mut (dyn FnMut(TreeRow) + Send),
-    ) -> Result<()> {
-        self.visit_mapped_rows(caps, &TreeRow::of, visit).await
-    }
-
-    async fn row_source(&self) -> Result<RowSourceRef> {
-        let st = self.state.read().await;
-        let file = st.file.try_clone().map_err(io_err(&self.path))?;
-        Ok(std::sync::Arc::new(FileRows {
-            file,
-            lines: common::LineSnapshot::of(&st.index),
-        }))
+    fn lines(&self) -> Option<&dyn StoredLines> {
+        Some(self)
     }
 
     async fn save_point(&self) -> Result<()> {
@@ -987,5 +741,31 @@ impl SessionStorage for JsonlStorage {
             }
         }
         Ok(())
+    }
+}
+
+#[async_trait]
+impl StoredLines for JsonlStorage {
+    async fn read_lines(
+        &self,
+        read: &mut (dyn for<'l> FnMut(Lines<'l>) -> Result<()> + Send),
+    ) -> Result<()> {
+        let st = self.state.read().await;
+        let (file, origin) = (&st.file, self.location.as_str());
+        let sources = || -> Box<dyn LineSource + '_> { Box::new(FileSource::new(file, origin)) };
+        read(Lines {
+            index: &st.index,
+            sources: &sources,
+        })
+    }
+
+    async fn snapshot(&self) -> Result<LineSnapshot> {
+        let st = self.state.read().await;
+        let file = st.file.try_clone().map_err(io_err(&self.path))?;
+        let origin = st.index.origin().to_owned();
+        Ok(LineSnapshot::of(
+            &st.index,
+            Box::new(FileLines { file, origin }),
+        ))
     }
 }

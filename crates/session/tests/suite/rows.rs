@@ -1,62 +1,15 @@
-//! Row summaries (DECISIONS §25.80–§25.82): the lean read of a stored line gives the summary
-//! the full parse gives, the JSONL and default sources agree, and a tree keeps its source for
-//! the longer texts search reads.
+//! Row summaries (DECISIONS §25.80–§25.82): the JSONL and default sources agree, and a tree
+//! keeps its source for the longer texts search reads. That a stored line's summary equals the
+//! parsed entry's is proven in `reader_equivalence::row`.
 
 use arbor_session::jsonl::JsonlRepository;
 use arbor_session::rows::{MessageRow, RowCaps, RowKind, RowSummary};
 use arbor_session::{
-    EntryRows, RowSource, Session, SessionEntry, SessionHeader, SessionRepository, SessionStorage,
+    EntryRows, RowSource, Session, SessionEntry, SessionRepository, SessionStorage,
 };
 use std::sync::Arc;
 
-use super::fixture_files;
-
-fn v3_lines() -> Vec<String> {
-    let mut files = fixture_files("generated/sessions");
-    files.extend(fixture_files("pi-sessions"));
-    let mut out = Vec::new();
-    for p in files {
-        let text = std::fs::read_to_string(&p).expect("read fixture");
-        let mut lines = text.lines();
-        let v3 = lines
-            .next()
-            .and_then(|h| SessionHeader::from_json(h).ok())
-            .is_some_and(|h| h.format_version() == 3);
-        if v3 {
-            out.extend(lines.filter(|l| !l.trim().is_empty()).map(str::to_owned));
-        }
-    }
-    out
-}
-
-#[test]
-fn lean_and_full_summaries_agree_on_every_fixture() {
-    let lines = v3_lines();
-    let small = RowCaps {
-        text: 10,
-        tool_args: true,
-    };
-    let mut messages = 0;
-    for line in &lines {
-        let Ok(entry) = SessionEntry::from_json(line) else {
-            // Broken lines are the full parse's to report; the summary fails the same way.
-            assert!(
-                RowSummary::from_line(line, RowCaps::TREE).is_err(),
-                "{line}"
-            );
-            continue;
-        };
-        messages += usize::from(entry.entry_type() == "message");
-        for caps in [RowCaps::TREE, RowCaps::SEARCH, small] {
-            let lean = RowSummary::from_line(line, caps).expect("summary");
-            assert_eq!(lean, RowSummary::from_entry(&entry, caps), "{line}");
-        }
-    }
-    assert!(
-        messages > 500,
-        "only {messages} message lines in the fixtures"
-    );
-}
+use super::reader_equivalence::v3_lines;
 
 const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-06-20T15:00:00.000Z","cwd":"/work/p"}"#;
 
@@ -104,16 +57,14 @@ async fn jsonl_summaries_equal_summaries_of_the_parsed_entries() {
     let parsed = EntryRows(entries.into_iter().map(|(_, e)| e).collect());
     for caps in [RowCaps::TREE, RowCaps::SEARCH] {
         let want = parsed.summaries(caps).expect("summaries");
-        let from_source = storage
-            .row_source()
+        let from_source = arbor_session::row_source(&storage)
             .await
             .expect("source")
             .summaries(caps)
             .expect("summaries");
         assert_eq!(from_source, want);
         let mut visited = Vec::new();
-        storage
-            .visit_row_summaries(caps, &mut |r| visited.push(r))
+        arbor_session::visit_row_summaries(&storage, caps, &|r| r, &mut |r| visited.push(r))
             .await
             .expect("visit");
         assert_eq!(visited, want);
@@ -126,14 +77,12 @@ async fn a_payload_error_in_a_shown_field_names_the_file_and_line() {
     let (_dir, path) = session_file(&[user("a", None, "hi"), broken.to_owned()]);
     let repo = JsonlRepository::flat(std::path::Path::new(&path).parent().expect("dir"));
     let storage = repo.open_read_only(&path).await.expect("open");
-    let err = storage
-        .visit_row_summaries(RowCaps::TREE, &mut |_| {})
+    let err = arbor_session::visit_row_summaries(&storage, RowCaps::TREE, &|r| r, &mut |_| {})
         .await
         .expect_err("content 42 cannot be shown");
     let text = err.to_string();
     assert!(text.contains(&format!("{path}:3:")), "{text}");
-    let err = storage
-        .row_source()
+    let err = arbor_session::row_source(&storage)
         .await
         .expect("source")
         .summaries(RowCaps::TREE)
@@ -193,13 +142,11 @@ async fn rows_of_a_large_session_keep_log_order_and_the_first_error() {
     let repo = JsonlRepository::flat(std::path::Path::new(&path).parent().expect("dir"));
     let storage = repo.open_read_only(&path).await.expect("open");
     let mut visited = Vec::new();
-    storage
-        .visit_row_summaries(RowCaps::TREE, &mut |r| visited.push(r))
+    arbor_session::visit_row_summaries(&storage, RowCaps::TREE, &|r| r, &mut |r| visited.push(r))
         .await
         .expect("visit");
     assert!(visited == want, "rows differ from a line-by-line read");
-    let from_source = storage
-        .row_source()
+    let from_source = arbor_session::row_source(&storage)
         .await
         .expect("source")
         .summaries(RowCaps::TREE)
@@ -218,15 +165,14 @@ async fn rows_of_a_large_session_keep_log_order_and_the_first_error() {
     let repo = JsonlRepository::flat(std::path::Path::new(&path).parent().expect("dir"));
     let storage = repo.open_read_only(&path).await.expect("open");
     let mut visited = 0usize;
-    let err = storage
-        .visit_row_summaries(RowCaps::TREE, &mut |_| visited += 1)
-        .await
-        .expect_err("broken line");
+    let err =
+        arbor_session::visit_row_summaries(&storage, RowCaps::TREE, &|r| r, &mut |_| visited += 1)
+            .await
+            .expect_err("broken line");
     // Entry 25,000 is file line 25,002 (the header is line 1).
     assert!(err.to_string().contains(&format!("{path}:25002:")), "{err}");
     assert!(visited <= 25_000, "{visited} rows visited past the error");
-    let err = storage
-        .row_source()
+    let err = arbor_session::row_source(&storage)
         .await
         .expect("source")
         .summaries(RowCaps::TREE)

@@ -6,8 +6,8 @@
 //! and steps over everything else, so a long text, a usage object or tool arguments cost a
 //! byte scan, and nothing is allocated but the summary itself.
 //!
-//! It is a strict subset of the serde view beside it ([`super::lean`]): wherever it answers
-//! [`Scan::Row`], that view would give the same summary (test `rows_scan.rs`, fixtures and a
+//! It is a strict subset of the serde view beside it ([`super::row`]): wherever it answers
+//! [`Scan::Row`], that view would give the same summary (test `reader_equivalence::row_scan`, fixtures and a
 //! generated property with mutated lines). To keep that promise it checks JSON syntax the way
 //! serde_json does for the values it skips (strings, escapes, control bytes, numbers,
 //! literals, nesting, trailing bytes), and it gives up ([`Scan::Unsure`]) on anything it does
@@ -15,8 +15,10 @@
 //! type, a lone surrogate anywhere, deep nesting, a number in tool arguments that a
 //! `serde_json::Value` could refuse, or a line that is not one object.
 
-use super::{boxed, cap_strings, time_of, CallSummary, MessageRow, Preview, RowCaps, RowKind};
-use super::{RowSummary, Squash, Stop};
+use super::string_end::next_special;
+use crate::rows::preview::Squash;
+use crate::rows::{boxed, cap_strings, time_of, CallSummary, MessageRow, Preview, RowCaps};
+use crate::rows::{RowKind, RowSummary, Stop};
 
 /// What the scan found.
 #[derive(Debug)]
@@ -77,7 +79,7 @@ impl<'a> P<'a> {
 
     /// Position of the next `"`, `\` or control byte at or after `i`.
     fn next_special(&self, i: usize) -> Option<usize> {
-        crate::json_bytes::next_special(self.b, i)
+        next_special(self.b, i)
     }
 
     fn hex4(&self, at: usize) -> Option<u16> {
@@ -550,7 +552,7 @@ struct Line<'a> {
 }
 
 /// Scans one stored line (see the module docs).
-pub(super) fn scan(line: &str, caps: RowCaps) -> Scan {
+pub(crate) fn scan(line: &str, caps: RowCaps) -> Scan {
     match read(line, caps) {
         Some(Some(row)) => Scan::Row(row),
         Some(None) => Scan::Full,

@@ -4,12 +4,13 @@
 //! generated property with escapes, non-ASCII text, odd key orders, unknown nested values and
 //! mutated (broken) lines, and pinned cases.
 
-use arbor_session::rows::{MessageRow, RowCaps, RowKind, RowSummary, Scan};
-use arbor_session::{SessionEntry, SessionHeader};
+use arbor_session::line::Scan;
+use arbor_session::rows::{MessageRow, RowCaps, RowKind, RowSummary};
+use arbor_session::SessionEntry;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-use super::fixture_files;
+use super::v3_lines;
 
 const SMALL: RowCaps = RowCaps {
     text: 10,
@@ -39,24 +40,6 @@ fn agrees(line: &str, caps: RowCaps) -> Result<bool, String> {
         },
         Scan::Unsure => Ok(false),
     }
-}
-
-fn v3_lines() -> Vec<String> {
-    let mut files = fixture_files("generated/sessions");
-    files.extend(fixture_files("pi-sessions"));
-    let mut out = Vec::new();
-    for p in files {
-        let text = std::fs::read_to_string(&p).expect("read fixture");
-        let mut lines = text.lines();
-        let v3 = lines
-            .next()
-            .and_then(|h| SessionHeader::from_json(h).ok())
-            .is_some_and(|h| h.format_version() == 3);
-        if v3 {
-            out.extend(lines.filter(|l| !l.trim().is_empty()).map(str::to_owned));
-        }
-    }
-    out
 }
 
 #[test]

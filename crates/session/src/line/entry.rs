@@ -8,27 +8,50 @@
 //! duplicate key, a type mismatch, a missing required field. A message whose first key is not
 //! `role` is read into a map and handed to [`AgentMessage::from_map`].
 
-use arbor_ai::fast::{
+use arbor_ai::json::Nullable;
+use arbor_ai::kept::Kept;
+use arbor_ai::typed_json::{
     first_tag, message_rest, missing, push_extra, rest_into, Count, FastContent, KeptMs, Key,
     KeySeed, OptUsage, Tagged,
 };
-use arbor_ai::fast_struct;
-use arbor_ai::json::Nullable;
-use arbor_ai::kept::Kept;
+use arbor_ai::typed_struct;
 use arbor_ai::types::Content;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::entry::{
+use crate::entry::{
     ActiveToolsChangeEntry, BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomEntry,
     CustomMessageEntry, EntryKind, LabelEntry, LeafEntry, MessageEntry, ModelChangeEntry,
     SessionEntry, SessionInfoEntry, ThinkingLevelChangeEntry, UsageEntry,
 };
+use crate::error::SessionError;
 use crate::message::{
     AgentMessage, BashExecutionMessage, BranchSummaryMessage, CompactionSummaryMessage,
     CustomMessage,
 };
+
+impl SessionEntry {
+    /// Parses one JSONL line.
+    ///
+    /// Tries the direct typed reader first and, when it refuses the line for any reason,
+    /// [`SessionEntry::from_json_via_value`], whose result (and error text) it then returns
+    /// (DECISIONS §25.60).
+    pub fn from_json(line: &str) -> Result<Self, SessionError> {
+        match parse_entry(line) {
+            Ok(entry) => Ok(entry),
+            Err(_) => Self::from_json_via_value(line),
+        }
+    }
+
+    /// The direct typed reader alone: `None` where [`SessionEntry::from_json`] would fall back
+    /// to the `Value` path. For tests and benchmarks that check or measure the fast path.
+    #[doc(hidden)]
+    #[cfg(feature = "internals")]
+    pub fn from_json_direct(line: &str) -> Option<Self> {
+        parse_entry(line).ok()
+    }
+}
 
 /// Parses one entry line; `Err` means "ask the `Value` path", not a message for people.
 pub(crate) fn parse_entry(line: &str) -> Result<SessionEntry, serde_json::Error> {
@@ -103,7 +126,7 @@ impl<'de> Visitor<'de> for MessageVisitor {
             Err(map) => map,
         };
         Ok(match role.as_str() {
-            "custom" => AgentMessage::Custom(fast_struct!(map, CustomMessage {
+            "custom" => AgentMessage::Custom(typed_struct!(map, CustomMessage {
                 custom_type: "customType" => String | return Err(missing("customType")),
                 content: "content" => FastContent | Content::default(),
                 display: "display" => bool | false,
@@ -111,7 +134,7 @@ impl<'de> Visitor<'de> for MessageVisitor {
                 timestamp: "timestamp" => KeptMs | Kept::absent(),
             })),
             "bashExecution" => {
-                AgentMessage::BashExecution(fast_struct!(map, BashExecutionMessage {
+                AgentMessage::BashExecution(typed_struct!(map, BashExecutionMessage {
                     command: "command" => String | return Err(missing("command")),
                     output: "output" => String | String::new(),
                     exit_code: "exitCode" => Option<i64> | None,
@@ -123,14 +146,14 @@ impl<'de> Visitor<'de> for MessageVisitor {
                 }))
             }
             "branchSummary" => {
-                AgentMessage::BranchSummary(fast_struct!(map, BranchSummaryMessage {
+                AgentMessage::BranchSummary(typed_struct!(map, BranchSummaryMessage {
                     summary: "summary" => String | return Err(missing("summary")),
                     from_id: "fromId" => String | return Err(missing("fromId")),
                     timestamp: "timestamp" => KeptMs | Kept::absent(),
                 }))
             }
             "compactionSummary" => {
-                AgentMessage::CompactionSummary(fast_struct!(map, CompactionSummaryMessage {
+                AgentMessage::CompactionSummary(typed_struct!(map, CompactionSummaryMessage {
                     summary: "summary" => String | return Err(missing("summary")),
                     tokens_before: "tokensBefore" => Count | 0,
                     timestamp: "timestamp" => KeptMs | Kept::absent(),
@@ -248,27 +271,27 @@ impl<'de> Visitor<'de> for EntryVisitor {
 
 /// Reads a kind's fields (the envelope filtered out by the tap).
 fn kind<'de, A: MapAccess<'de>>(entry_type: &str, map: &mut A) -> Result<EntryKind, A::Error> {
-    // `fast_struct!` wants an owned-looking identifier; a `&mut A` is a `MapAccess` too.
+    // `typed_struct!` wants an owned-looking identifier; a `&mut A` is a `MapAccess` too.
     let mut map = map;
     Ok(match entry_type {
-        "message" => EntryKind::Message(fast_struct!(map, MessageEntry {
+        "message" => EntryKind::Message(typed_struct!(map, MessageEntry {
             message: "message" => FastAgentMessage | return Err(missing("message")),
         })),
         "thinking_level_change" => {
-            EntryKind::ThinkingLevelChange(fast_struct!(map, ThinkingLevelChangeEntry {
+            EntryKind::ThinkingLevelChange(typed_struct!(map, ThinkingLevelChangeEntry {
                 thinking_level: "thinkingLevel" => String | return Err(missing("thinkingLevel")),
             }))
         }
-        "model_change" => EntryKind::ModelChange(fast_struct!(map, ModelChangeEntry {
+        "model_change" => EntryKind::ModelChange(typed_struct!(map, ModelChangeEntry {
             provider: "provider" => String | return Err(missing("provider")),
             model_id: "modelId" => String | return Err(missing("modelId")),
         })),
         "active_tools_change" => {
-            EntryKind::ActiveToolsChange(fast_struct!(map, ActiveToolsChangeEntry {
+            EntryKind::ActiveToolsChange(typed_struct!(map, ActiveToolsChangeEntry {
                 active_tool_names: "activeToolNames" => Nullable<Vec<String>> | Nullable::Absent,
             }))
         }
-        "compaction" => EntryKind::Compaction(Box::new(fast_struct!(map, CompactionEntry {
+        "compaction" => EntryKind::Compaction(Box::new(typed_struct!(map, CompactionEntry {
             summary: "summary" => String | return Err(missing("summary")),
             first_kept_entry_id: "firstKeptEntryId" => Option<String> | None,
             tokens_before: "tokensBefore" => Count | 0,
@@ -278,38 +301,38 @@ fn kind<'de, A: MapAccess<'de>>(entry_type: &str, map: &mut A) -> Result<EntryKi
             usage: "usage" => OptUsage | None,
             from_hook: "fromHook" => Option<bool> | None,
         }))),
-        "branch_summary" => EntryKind::BranchSummary(fast_struct!(map, BranchSummaryEntry {
+        "branch_summary" => EntryKind::BranchSummary(typed_struct!(map, BranchSummaryEntry {
             from_id: "fromId" => String | return Err(missing("fromId")),
             summary: "summary" => String | return Err(missing("summary")),
             details: "details" => Option<Value> | None,
             usage: "usage" => OptUsage | None,
             from_hook: "fromHook" => Option<bool> | None,
         })),
-        "custom" => EntryKind::Custom(fast_struct!(map, CustomEntry {
+        "custom" => EntryKind::Custom(typed_struct!(map, CustomEntry {
             custom_type: "customType" => String | return Err(missing("customType")),
             data: "data" => Option<Value> | None,
         })),
-        "custom_message" => EntryKind::CustomMessage(fast_struct!(map, CustomMessageEntry {
+        "custom_message" => EntryKind::CustomMessage(typed_struct!(map, CustomMessageEntry {
             custom_type: "customType" => String | return Err(missing("customType")),
             content: "content" => FastContent | Content::default(),
             display: "display" => bool | false,
             details: "details" => Option<Value> | None,
         })),
-        "label" => EntryKind::Label(fast_struct!(map, LabelEntry {
+        "label" => EntryKind::Label(typed_struct!(map, LabelEntry {
             target_id: "targetId" => String | return Err(missing("targetId")),
             label: "label" => Nullable<String> | Nullable::Absent,
         })),
-        "session_info" => EntryKind::SessionInfo(fast_struct!(map, SessionInfoEntry {
+        "session_info" => EntryKind::SessionInfo(typed_struct!(map, SessionInfoEntry {
             name: "name" => Nullable<String> | Nullable::Absent,
         })),
-        "leaf" => EntryKind::Leaf(fast_struct!(map, LeafEntry {
+        "leaf" => EntryKind::Leaf(typed_struct!(map, LeafEntry {
             target_id: "targetId" => Option<String> | None,
         })),
-        "context_edit" => EntryKind::ContextEdit(fast_struct!(map, ContextEditEntry {
+        "context_edit" => EntryKind::ContextEdit(typed_struct!(map, ContextEditEntry {
             target_id: "targetId" => String | return Err(missing("targetId")),
             replacement: "replacement" => Value | Value::Null,
         })),
-        "usage" => EntryKind::Usage(fast_struct!(map, UsageEntry {
+        "usage" => EntryKind::Usage(typed_struct!(map, UsageEntry {
             kind: "kind" => String | String::new(),
             provider: "provider" => String | String::new(),
             model: "model" => String | String::new(),

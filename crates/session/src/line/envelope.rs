@@ -284,6 +284,41 @@ impl<'de> Deserialize<'de> for CostProbe {
     }
 }
 
+/// Why a line has no envelope: what [`probe`] and [`probe_bytes`] refuse.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum EnvelopeError {
+    #[error("the line is not a JSON object")]
+    NotAnObject,
+    #[error("invalid JSON: {0}")]
+    InvalidJson(#[source] serde_json::Error),
+    /// A JSON object without the envelope's fields (or with fields of the wrong type).
+    #[error(transparent)]
+    Fields(serde_json::Error),
+}
+
+/// Reads the envelope facts of one line (which must hold a JSON object).
+pub(crate) fn probe(line: &str) -> Result<Envelope<'_>, EnvelopeError> {
+    if !line.trim_start().starts_with('{') {
+        return Err(match serde_json::from_str::<IgnoredAny>(line) {
+            Ok(_) => EnvelopeError::NotAnObject,
+            Err(e) => EnvelopeError::InvalidJson(e),
+        });
+    }
+    serde_json::from_str::<Envelope<'_>>(line).map_err(EnvelopeError::Fields)
+}
+
+/// [`probe`] over raw bytes (strings the envelope keeps are UTF-8-checked by the parser).
+pub(crate) fn probe_bytes(line: &[u8]) -> Result<Envelope<'_>, EnvelopeError> {
+    let first = line.iter().find(|b| !b.is_ascii_whitespace());
+    if first != Some(&b'{') {
+        return Err(match serde_json::from_slice::<IgnoredAny>(line) {
+            Ok(_) => EnvelopeError::NotAnObject,
+            Err(e) => EnvelopeError::InvalidJson(e),
+        });
+    }
+    serde_json::from_slice::<Envelope<'_>>(line).map_err(EnvelopeError::Fields)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

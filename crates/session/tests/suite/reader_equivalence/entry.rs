@@ -31,25 +31,9 @@ fn check(line: &str) -> bool {
     }
 }
 
-fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut items: Vec<_> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
-    items.sort();
-    for p in items {
-        if p.is_dir() {
-            walk(&p, out);
-        } else if p.extension().is_some_and(|e| e == "jsonl") {
-            out.push(p);
-        }
-    }
-}
-
 #[test]
 fn every_fixture_line_parses_the_same_by_both_paths() {
-    let mut files = Vec::new();
-    walk(&super::shared_dir().join("fixtures"), &mut files);
+    let files = super::all_fixture_files();
     assert!(files.len() >= 80, "found {} fixture files", files.len());
     let (mut lines, mut entries, mut direct) = (0usize, 0usize, 0usize);
     let mut refused = Vec::new();
