@@ -66,6 +66,8 @@ impl Emitter {
         let _ = self.tx.unbounded_send(event);
     }
 
+    // Only the built-in clients and the faux provider finish a stream with `done`.
+    #[cfg(any(feature = "faux", feature = "providers"))]
     pub fn done(&mut self, mut message: AssistantMessage) {
         if self.terminated {
             return;
