@@ -16,8 +16,8 @@ use tokio_util::sync::CancellationToken;
 use super::error::CommandError;
 use super::models::{cycle_pool, levels, next_in_pool, usable};
 use super::operations::{
-    cycle_thinking_level, export_html, last_assistant_text, parse_thinking_level, switch_model,
-    AssistantText,
+    compact, cycle_thinking_level, export_html, last_assistant_text, parse_thinking_level,
+    switch_model, AssistantText,
 };
 use super::reply::*;
 use super::request::{required, Command};
@@ -302,7 +302,7 @@ pub async fn execute(
             if host.busy() {
                 return Err(CommandError::Busy);
             }
-            let entry = h.compact(custom_instructions.as_deref()).await?;
+            let entry = compact(h, custom_instructions.as_deref()).await?;
             compacted(&app, &entry).await
         }
         Command::Bash {

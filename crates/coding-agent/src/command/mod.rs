@@ -4,8 +4,9 @@
 //! line into a command, executes it and serializes the reply. The TUI's slash commands and keys
 //! do not go through [`execute`] (its effects own tasks, overlays and notices) but call the same
 //! code for every operation both clients perform: [`operations`] (switching the model, parsing
-//! and cycling the thinking level, the last assistant text, HTML export), [`set_session_name`],
-//! [`session_stats`] (the counts) and [`models`] (the usable models and the cycling order).
+//! and cycling the thinking level, compaction, the last assistant text, HTML export),
+//! [`set_session_name`], [`session_stats`] (the counts) and [`models`] (the usable models and
+//! the cycling order).
 //! Each client only maps the typed result or [`CommandError`] to its own output.
 
 mod error;

@@ -7,9 +7,9 @@
 use std::path::{Path, PathBuf};
 
 use arbor_agent::context::projection::ContextOptions;
-use arbor_agent::harness::AgentHarness;
+use arbor_agent::harness::{AgentHarness, NOTHING_TO_COMPACT};
 use arbor_agent::message::AgentMessage;
-use arbor_agent::session::Session;
+use arbor_agent::session::{Session, SessionEntry};
 use arbor_ai::models::ModelRegistry;
 use arbor_ai::{Message, Model, ThinkingLevel};
 
@@ -50,6 +50,22 @@ pub async fn cycle_thinking_level(
     };
     harness.set_thinking_level(next).await?;
     Ok(Some(next))
+}
+
+/// Compacts the active path now (`compact`, the TUI's `/compact`); returns the `compaction`
+/// entry written. Finding nothing to compact is [`CommandError::NothingToCompact`], apart
+/// from the failures of a compaction that ran.
+pub async fn compact(
+    harness: &AgentHarness,
+    custom_instructions: Option<&str>,
+) -> Result<SessionEntry, CommandError> {
+    harness
+        .compact(custom_instructions)
+        .await
+        .map_err(|e| match e.message() {
+            NOTHING_TO_COMPACT => CommandError::NothingToCompact(e),
+            _ => CommandError::Agent(e),
+        })
 }
 
 /// Which assistant message [`last_assistant_text`] answers with.

@@ -11,10 +11,11 @@ use tokio_util::sync::CancellationToken;
 use crate::checkpoints::RestoreMode;
 use crate::command::models::next_in_pool;
 use crate::command::operations::{
-    cycle_thinking_level, export_html, last_assistant_text, parse_thinking_level, switch_model,
-    AssistantText,
+    compact, cycle_thinking_level, export_html, last_assistant_text, parse_thinking_level,
+    switch_model, AssistantText,
 };
 use crate::command::session_stats::SessionCounts;
+use crate::command::CommandError;
 use crate::tui::fork_picker::{ForkPicker, ForkPoint};
 use crate::tui::picker::model::ModelPicker;
 use crate::tui::picker::session::SessionPicker;
@@ -187,14 +188,11 @@ impl Driver {
             }
             Effect::Compact(instructions) => {
                 self.tasks.spawn(async move {
-                    let r = h.compact(instructions.as_deref()).await;
+                    let r = compact(&h, instructions.as_deref()).await;
                     // A compaction that ran reports its failure in its `compaction_end` event
                     // (the transcript shows it); only "nothing to compact" never starts one.
-                    if let Err(e) = r {
-                        if e.message() == arbor_agent::harness::NOTHING_TO_COMPACT {
-                            let _ =
-                                tx.send(AppEvent::Done(Outcome::Notice(e.message().to_owned())));
-                        }
+                    if let Err(CommandError::NothingToCompact(e)) = r {
+                        let _ = tx.send(AppEvent::Done(Outcome::Notice(e.message().to_owned())));
                     }
                     let _ = tx.send(AppEvent::Done(Outcome::Idle));
                 });
