@@ -42,6 +42,10 @@ pub enum CommandError {
     InvalidMode(String),
     #[error("Session name cannot be empty")]
     EmptySessionName,
+    /// A manual compaction found nothing before the kept tail: no compaction was started
+    /// (the TUI says so as a notice; RPC answers with the harness's text).
+    #[error(transparent)]
+    NothingToCompact(arbor_agent::agent::AgentError),
     #[error(transparent)]
     Agent(#[from] arbor_agent::agent::AgentError),
     #[error(transparent)]

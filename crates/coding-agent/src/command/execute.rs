@@ -9,12 +9,16 @@ use arbor_agent::context::projection::ContextOptions;
 use arbor_agent::harness::{Phase, PolicyControl, QueueMode};
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::{ForkPosition, Session, SessionEntry, SessionTree};
-use arbor_ai::{ImageContent, Message, ThinkingLevel};
+use arbor_ai::{ImageContent, ThinkingLevel};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::error::CommandError;
-use super::models::{cycle_pool, levels, next_in_pool, next_level, usable};
+use super::models::{cycle_pool, levels, next_in_pool, usable};
+use super::operations::{
+    compact, cycle_thinking_level, export_html, last_assistant_text, parse_thinking_level,
+    switch_model, AssistantText,
+};
 use super::reply::*;
 use super::request::{required, Command};
 use super::session_stats::{ContextUsage, SessionCounts, SessionStatsReply};
@@ -210,13 +214,7 @@ pub async fn execute(
         Command::SetModel { provider, model_id } => {
             let provider = required(provider, "provider")?;
             let model_id = required(model_id, "modelId")?;
-            let model = app.registry.get(&provider, &model_id).cloned().ok_or(
-                CommandError::ModelNotFound {
-                    provider,
-                    id: model_id,
-                },
-            )?;
-            h.set_model(model.clone()).await?;
+            let model = switch_model(&app.registry, h, &provider, &model_id).await?;
             Ok(Some(Reply::Model(Box::new(model))))
         }
         Command::GetAvailableModels => Ok(Some(Reply::Models(ModelsReply {
@@ -229,19 +227,16 @@ pub async fn execute(
         }))),
         Command::SetThinkingLevel { level } => {
             let level = required(level, "level")?;
-            let level = ThinkingLevel::parse(&level)
-                .ok_or_else(|| CommandError::InvalidThinkingLevel(level.clone()))?;
-            h.set_thinking_level(level).await?;
+            h.set_thinking_level(parse_thinking_level(&level)?).await?;
             Ok(None)
         }
         Command::GetAvailableThinkingLevels => Ok(Some(Reply::Levels(LevelsReply {
             levels: levels(&h.model()),
         }))),
         Command::CycleThinkingLevel => {
-            let Some(next) = next_level(&h.model(), h.thinking_level()) else {
+            let Some(next) = cycle_thinking_level(h).await? else {
                 return Ok(Some(Reply::Null));
             };
-            h.set_thinking_level(next).await?;
             Ok(Some(Reply::Level(LevelReply {
                 level: next.as_str(),
             })))
@@ -278,14 +273,7 @@ pub async fn execute(
             Ok(Some(Reply::Tree(tree_reply(&tree, &entries))))
         }
         Command::GetLastAssistantText => {
-            let ctx = app
-                .session
-                .build_context(&ContextOptions::default())
-                .await?;
-            let text = ctx.messages.iter().rev().find_map(|m| match m {
-                AgentMessage::Llm(Message::Assistant(a)) => Some(a.text()),
-                _ => None,
-            });
+            let text = last_assistant_text(&app.session, AssistantText::Last).await?;
             Ok(Some(Reply::Text(TextReply { text })))
         }
         Command::GetForkMessages => {
@@ -314,7 +302,7 @@ pub async fn execute(
             if host.busy() {
                 return Err(CommandError::Busy);
             }
-            let entry = h.compact(custom_instructions.as_deref()).await?;
+            let entry = compact(h, custom_instructions.as_deref()).await?;
             compacted(&app, &entry).await
         }
         Command::Bash {
@@ -328,11 +316,8 @@ pub async fn execute(
             result
         }
         Command::ExportHtml { output_path } => {
-            let Some(file) = &app.session_file else {
-                return Err(CommandError::NotStored { what: "export" });
-            };
             let out = output_path.map(PathBuf::from);
-            let path = crate::export::export(file, out.as_deref()).await?;
+            let path = export_html(app.session_file.as_deref(), out.as_deref()).await?;
             Ok(Some(Reply::Exported(Exported {
                 path: path.display().to_string(),
             })))

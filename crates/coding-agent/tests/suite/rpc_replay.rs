@@ -522,6 +522,10 @@ async fn refusals_keep_their_exact_response_lines() {
             r#"{"id":"l","type":"set_follow_up_mode","mode":"all"}"#,
             r#"{"id":"l","type":"response","command":"set_follow_up_mode","success":true}"#,
         ),
+        (
+            r#"{"id":"m","type":"compact"}"#,
+            r#"{"id":"m","type":"response","command":"compact","success":false,"error":"compaction: Nothing to compact"}"#,
+        ),
     ];
     for (sent, want) in cases {
         assert_eq!(rpc.call(sent).await.to_string(), want, "{sent}");

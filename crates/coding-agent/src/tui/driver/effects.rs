@@ -3,15 +3,19 @@
 //! outcome comes back as an event.
 
 use arbor_agent::agent::ErrorCode;
-use arbor_agent::context::projection::ContextOptions;
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::EntryKind;
-use arbor_ai::{Message, ThinkingLevel};
+use arbor_ai::Message;
 use tokio_util::sync::CancellationToken;
 
 use crate::checkpoints::RestoreMode;
-use crate::command::models::{next_in_pool, next_level};
+use crate::command::models::next_in_pool;
+use crate::command::operations::{
+    compact, cycle_thinking_level, export_html, last_assistant_text, parse_thinking_level,
+    switch_model, AssistantText,
+};
 use crate::command::session_stats::SessionCounts;
+use crate::command::CommandError;
 use crate::tui::fork_picker::{ForkPicker, ForkPoint};
 use crate::tui::picker::model::ModelPicker;
 use crate::tui::picker::session::SessionPicker;
@@ -184,14 +188,11 @@ impl Driver {
             }
             Effect::Compact(instructions) => {
                 self.tasks.spawn(async move {
-                    let r = h.compact(instructions.as_deref()).await;
+                    let r = compact(&h, instructions.as_deref()).await;
                     // A compaction that ran reports its failure in its `compaction_end` event
                     // (the transcript shows it); only "nothing to compact" never starts one.
-                    if let Err(e) = r {
-                        if e.message() == arbor_agent::harness::NOTHING_TO_COMPACT {
-                            let _ =
-                                tx.send(AppEvent::Done(Outcome::Notice(e.message().to_owned())));
-                        }
+                    if let Err(CommandError::NothingToCompact(e)) = r {
+                        let _ = tx.send(AppEvent::Done(Outcome::Notice(e.message().to_owned())));
                     }
                     let _ = tx.send(AppEvent::Done(Outcome::Idle));
                 });
@@ -239,10 +240,10 @@ impl Driver {
                     )));
                     return;
                 }
-                let next = match effect {
-                    Effect::SetThinking(Some(l)) => match ThinkingLevel::parse(&l) {
-                        Some(l) => l,
-                        None => {
+                let r = match effect {
+                    Effect::SetThinking(Some(l)) => match parse_thinking_level(&l) {
+                        Ok(level) => h.set_thinking_level(level).await.map_err(Into::into),
+                        Err(_) => {
                             self.done(Outcome::Error(format!(
                                 "Invalid thinking level: {l} (off, minimal, low, medium, high, xhigh)"
                             )));
@@ -257,9 +258,9 @@ impl Driver {
                         return;
                     }
                     // A reasoning model always has a next level.
-                    _ => next_level(&model, h.thinking_level()).unwrap_or(ThinkingLevel::Off),
+                    _ => cycle_thinking_level(&h).await.map(|_| ()),
                 };
-                match h.set_thinking_level(next).await {
+                match r {
                     Ok(()) => self.done(self.model_outcome()),
                     Err(e) => self.done(Outcome::Error(e.to_string())),
                 }
@@ -286,28 +287,29 @@ impl Driver {
                 self.done(Outcome::Notice(text));
             }
             Effect::Export(path) => {
-                let Some(file) = self.app.session_file.clone() else {
-                    self.done(Outcome::Error(
-                        "Cannot export: the session is not stored (--no-session)".into(),
-                    ));
-                    return;
-                };
+                // The TUI resolves the path against the working directory.
                 let out = path.map(|p| crate::tools::path::resolve(&p, &self.app.cwd));
-                match crate::export::export(&file, out.as_deref()).await {
+                match export_html(self.app.session_file.as_deref(), out.as_deref()).await {
                     Ok(p) => self.done(Outcome::Notice(format!("Exported to: {}", p.display()))),
                     Err(e) => self.done(Outcome::Error(e.to_string())),
                 }
             }
-            Effect::Copy => match self.last_assistant_text().await {
-                Some(t) => {
-                    self.clipboard = Some(t);
-                    self.terminal_effects.push(Effect::Copy);
-                    self.done(Outcome::Notice(
-                        "Copied the last assistant message to the clipboard".into(),
-                    ));
+            Effect::Copy => {
+                match last_assistant_text(&self.app.session, AssistantText::LastNonEmpty)
+                    .await
+                    .ok()
+                    .flatten()
+                {
+                    Some(t) => {
+                        self.clipboard = Some(t);
+                        self.terminal_effects.push(Effect::Copy);
+                        self.done(Outcome::Notice(
+                            "Copied the last assistant message to the clipboard".into(),
+                        ));
+                    }
+                    None => self.done(Outcome::Error("No assistant message to copy".into())),
                 }
-                None => self.done(Outcome::Error("No assistant message to copy".into())),
-            },
+            }
             Effect::Fork => match self.app.session.branch(None).await {
                 Ok(entries) => {
                     // A fork point can restore the code when a checkpoint lies above it.
@@ -387,30 +389,13 @@ impl Driver {
     }
 
     async fn switch_model(&mut self, provider: &str, id: &str) {
-        let Some(model) = self.app.registry.get(provider, id).cloned() else {
-            self.done(Outcome::Error(format!("Model not found: {provider}/{id}")));
-            return;
-        };
-        match self.app.harness.set_model(model).await {
-            Ok(()) => {
+        match switch_model(&self.app.registry, &self.app.harness, provider, id).await {
+            Ok(_) => {
                 self.done(self.model_outcome());
                 self.done(Outcome::Notice(format!("Model: {provider}/{id}")));
             }
             Err(e) => self.done(Outcome::Error(e.to_string())),
         }
-    }
-
-    async fn last_assistant_text(&self) -> Option<String> {
-        let ctx = self
-            .app
-            .session
-            .build_context(&ContextOptions::default())
-            .await
-            .ok()?;
-        ctx.messages.iter().rev().find_map(|m| match m {
-            AgentMessage::Llm(Message::Assistant(a)) if !a.text().is_empty() => Some(a.text()),
-            _ => None,
-        })
     }
 
     async fn stats(&self) -> String {

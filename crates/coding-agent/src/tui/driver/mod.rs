@@ -6,6 +6,12 @@
 //! The driver has no terminal either: [`Driver::render`] draws into a `Buffer`, and the few
 //! effects that need the terminal (external editor, clipboard, quitting) are handed back to
 //! the loop in [`super::run`] through [`Driver::take_terminal_effects`].
+//!
+//! The operations RPC mode also performs are not written here: the effects call the command
+//! layer's ([`crate::command::operations`] for the model, the thinking level, compaction, the
+//! last assistant text and HTML export; [`crate::command::set_session_name`]; the counts of
+//! [`crate::command::session_stats`]; the cycling order of [`crate::command::models`]) and only
+//! turn the typed result into the TUI's notice text.
 
 mod effects;
 mod fork_restore;
