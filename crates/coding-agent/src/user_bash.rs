@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::tools::ansi::{clean, Cleaner};
 use crate::tools::bash::ChunkSink;
-use crate::tools::{ToolEnv, ToolError, ToolSettings};
+use crate::tools::{BuiltinToolError, ToolEnv, ToolSettings};
 
 /// What one command did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -113,11 +113,11 @@ pub async fn run(
             o.details,
             Some(0),
         ),
-        Err(ToolError::Failed { message, details }) => {
+        Err(BuiltinToolError::Failed { message, details }) => {
             let (out, code) = split_failure(&message);
             (out, details, (!cancelled).then_some(code))
         }
-        Err(ToolError::Aborted(m)) => (m, None, None),
+        Err(BuiltinToolError::Aborted(m)) => (m, None, None),
     };
     let output = if text == "(no output)" {
         String::new()

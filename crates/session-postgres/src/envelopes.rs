@@ -46,7 +46,7 @@ impl Mark {
 
 /// One entry's envelope.
 #[derive(Debug, Clone)]
-pub(crate) struct Envelope {
+pub(crate) struct EnvelopeRow {
     pub seq: i64,
     pub id: Box<str>,
     parent: Option<Box<str>>,
@@ -56,7 +56,7 @@ pub(crate) struct Envelope {
 /// The envelopes of one session read so far (in the order they were read).
 #[derive(Debug, Default)]
 pub(crate) struct Envelopes {
-    rows: Vec<Envelope>,
+    rows: Vec<EnvelopeRow>,
     by_id: HashMap<Box<str>, u32>,
     last_seq: i64,
 }
@@ -82,7 +82,7 @@ impl Envelopes {
                 ))
             })?;
             self.by_id.insert(id.into(), index);
-            self.rows.push(Envelope {
+            self.rows.push(EnvelopeRow {
                 seq,
                 id: id.into(),
                 parent: parent.map(Into::into),
@@ -94,14 +94,19 @@ impl Envelopes {
     }
 
     /// The envelope of `id`, if read.
-    pub(crate) fn get(&self, id: &str) -> Option<&Envelope> {
+    pub(crate) fn get(&self, id: &str) -> Option<&EnvelopeRow> {
         self.by_id.get(id).map(|&i| &self.rows[i as usize])
     }
 
     /// The chain from `start` up to the root, leaf first. `start_given` tells a caller's id
     /// (`not_found` when unknown) from the stored leaf (a broken session). A dangling parent or
     /// a cycle is an error; the walk is bounded by the entry count, so a cycle cannot hang it.
-    pub(crate) fn chain(&self, s: &Sid, start: &str, start_given: bool) -> Result<Vec<&Envelope>> {
+    pub(crate) fn chain(
+        &self,
+        s: &Sid,
+        start: &str,
+        start_given: bool,
+    ) -> Result<Vec<&EnvelopeRow>> {
         let Some(mut cur) = self.get(start) else {
             return Err(if start_given {
                 SessionError::NotFound(format!("Entry not found: {start}"))

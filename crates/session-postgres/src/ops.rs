@@ -13,7 +13,7 @@ use deadpool_postgres::Object;
 use tokio_postgres::Row;
 
 use crate::db::Db;
-use crate::envelopes::{runs, Envelope, Envelopes, Mark};
+use crate::envelopes::{runs, EnvelopeRow, Envelopes, Mark};
 use crate::listing::{ListCursor, ListQuery};
 use crate::sid::{gone, Sid};
 use crate::state::{state_from_row, to_i64, STATE_COLUMNS};
@@ -374,7 +374,7 @@ impl<'a> Conn<'a> {
         s: &Sid,
         from: Option<&str>,
         env: &'e mut Envelopes,
-    ) -> Result<Vec<&'e Envelope>> {
+    ) -> Result<Vec<&'e EnvelopeRow>> {
         let state = self.state(s).await?;
         let start = match from {
             Some(id) => id.to_owned(),
@@ -411,7 +411,7 @@ impl<'a> Conn<'a> {
     }
 
     /// The entries of `links` (leaf first) in root-to-leaf order.
-    async fn materialize(&self, s: &Sid, links: &[&Envelope]) -> Result<Vec<SessionEntry>> {
+    async fn materialize(&self, s: &Sid, links: &[&EnvelopeRow]) -> Result<Vec<SessionEntry>> {
         let seqs: Vec<i64> = links.iter().map(|l| l.seq).collect();
         let mut found = self.payloads(s, &seqs).await?;
         let mut out = Vec::with_capacity(links.len());

@@ -15,7 +15,7 @@ use crate::error::{Result, SessionError};
 use crate::ids;
 use crate::index::{Index, LineSource};
 use crate::index_reads::line_error;
-use crate::line::envelope::{probe, Envelope};
+use crate::line::envelope::{probe, LineEnvelope};
 use crate::rules;
 use crate::storage::EntryDraft;
 
@@ -158,7 +158,7 @@ pub(crate) fn prepare_entry(entry: SessionEntry) -> Result<Prepared> {
 
 /// Reads a prepared line's envelope and checks it against the index (no state change): the
 /// last step before a backend writes the line.
-pub(crate) fn checked_probe<'a>(index: &Index, line: &'a str) -> Result<Envelope<'a>> {
+pub(crate) fn checked_probe<'a>(index: &Index, line: &'a str) -> Result<LineEnvelope<'a>> {
     let env = probe(line).map_err(|e| SessionError::InvalidEntry(e.to_string()))?;
     index.check_append(&env)?;
     Ok(env)

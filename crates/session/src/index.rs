@@ -5,7 +5,7 @@
 //! caller reads them, which keeps opening a large session close to the cost of reading it.
 
 use crate::error::{Result, SessionError};
-use crate::line::envelope::{probe, Envelope, UsageProbe};
+use crate::line::envelope::{probe, LineEnvelope, UsageProbe};
 use crate::line::envelope_scan::{Role, Skim, FULL_TYPES};
 use hashbrown::{DefaultHashBuilder, HashTable};
 use std::borrow::Cow;
@@ -198,7 +198,7 @@ struct Facts<'a> {
 }
 
 impl<'a> Facts<'a> {
-    fn of(env: &'a Envelope<'_>) -> Facts<'a> {
+    fn of(env: &'a LineEnvelope<'_>) -> Facts<'a> {
         Facts {
             ty: &env.ty,
             id: &env.id,
@@ -224,7 +224,7 @@ impl<'a> Facts<'a> {
 }
 
 /// Adds one entry's counted usage to `stats` (pi G1 rules, plus `usage` entries).
-pub(crate) fn fold_usage(stats: &mut StatsAcc, env: &Envelope<'_>) {
+pub(crate) fn fold_usage(stats: &mut StatsAcc, env: &LineEnvelope<'_>) {
     match env.ty.as_ref() {
         "message" => {
             stats.message_count += 1;
@@ -238,7 +238,7 @@ pub(crate) fn fold_usage(stats: &mut StatsAcc, env: &Envelope<'_>) {
 }
 
 /// Checks the envelope rules of DECISIONS §4.1 and returns a reason when they fail.
-pub(crate) fn envelope_problem(env: &Envelope<'_>) -> Option<String> {
+pub(crate) fn envelope_problem(env: &LineEnvelope<'_>) -> Option<String> {
     if env.id.is_empty() {
         return Some("entry id is empty".into());
     }
@@ -383,7 +383,7 @@ impl Index {
 
     /// Adds one line read from a file (log order). Parents may refer forward; they are resolved
     /// by `finish_load`. Duplicate ids refuse the load.
-    pub fn load(&mut self, env: &Envelope<'_>, raw: Raw, line: u32) -> Result<()> {
+    pub fn load(&mut self, env: &LineEnvelope<'_>, raw: Raw, line: u32) -> Result<()> {
         if let Some(problem) = envelope_problem(env) {
             return Err(SessionError::Line {
                 file: self.origin.clone(),
@@ -417,7 +417,7 @@ impl Index {
         &mut self,
         facts: &Facts<'_>,
         tag: u32,
-        env: Option<&Envelope<'_>>,
+        env: Option<&LineEnvelope<'_>>,
         raw: Raw,
         line: u32,
     ) -> Result<()> {
@@ -527,7 +527,7 @@ impl Index {
     }
 
     /// Appends an entry that `check_append` accepted (its parent and targets exist).
-    pub fn append(&mut self, env: &Envelope<'_>, raw: Raw, line: u32) {
+    pub fn append(&mut self, env: &LineEnvelope<'_>, raw: Raw, line: u32) {
         let parent = match env.parent_id.as_ref().and_then(|p| p.as_deref()) {
             None => Parent::Root,
             Some(p) => match self.find(p) {
@@ -553,7 +553,7 @@ impl Index {
         &mut self,
         facts: &Facts<'_>,
         tag: u32,
-        env: Option<&Envelope<'_>>,
+        env: Option<&LineEnvelope<'_>>,
         raw: Raw,
         line: u32,
         parent: Parent,
@@ -638,7 +638,7 @@ impl Index {
     /// Validates an entry about to be appended (no state changes): unique id, existing parent,
     /// existing `leaf`/`label` targets. `context_edit` rules need entry payloads and are
     /// checked by the caller.
-    pub fn check_append(&self, env: &Envelope<'_>) -> Result<()> {
+    pub fn check_append(&self, env: &LineEnvelope<'_>) -> Result<()> {
         if let Some(problem) = envelope_problem(env) {
             return Err(SessionError::InvalidEntry(problem));
         }

@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::truncate::{
     format_size, truncate_tail, Truncation, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES,
 };
-use super::{parse_args, Progress, ToolEnv, ToolError, ToolOutput, ToolResult, ToolSpec};
+use super::{parse_args, BuiltinToolError, Progress, ToolEnv, ToolOutput, ToolResult, ToolSpec};
 
 /// The largest timeout accepted, in seconds (the most a JS timer holds; kept for parity).
 pub const MAX_TIMEOUT_SECONDS: f64 = 2_147_483.647;
@@ -56,12 +56,12 @@ struct Args {
 
 /// The shell to run commands with: the `shellPath` setting, else `/bin/bash`, `bash` on PATH,
 /// then `sh`.
-pub fn shell(setting: Option<&Path>) -> Result<PathBuf, ToolError> {
+pub fn shell(setting: Option<&Path>) -> Result<PathBuf, BuiltinToolError> {
     if let Some(p) = setting {
         return if p.exists() {
             Ok(p.to_path_buf())
         } else {
-            Err(ToolError::failed(format!(
+            Err(BuiltinToolError::failed(format!(
                 "Custom shell path not found: {}",
                 p.display()
             )))
@@ -266,19 +266,19 @@ pub async fn run_streaming(
     let timeout = match args.timeout {
         None => None,
         Some(t) if !t.is_finite() || t <= 0.0 => {
-            return Err(ToolError::failed(
+            return Err(BuiltinToolError::failed(
                 "Invalid timeout: must be a finite number of seconds",
             ))
         }
         Some(t) if t > MAX_TIMEOUT_SECONDS => {
-            return Err(ToolError::failed(format!(
+            return Err(BuiltinToolError::failed(format!(
                 "Invalid timeout: maximum is {MAX_TIMEOUT_SECONDS} seconds"
             )))
         }
         Some(t) => Some(t),
     };
     if !env.cwd.is_dir() {
-        return Err(ToolError::failed(format!(
+        return Err(BuiltinToolError::failed(format!(
             "Working directory does not exist: {}\nCannot execute bash commands.",
             env.cwd.display()
         )));
@@ -302,9 +302,9 @@ pub async fn run_streaming(
     }
     cmd.env("ARBOR_CODING_AGENT", "true")
         .env("AI_AGENT", "arbor");
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| ToolError::failed(format!("Failed to start {}: {e}", shell.display())))?;
+    let mut child = cmd.spawn().map_err(|e| {
+        BuiltinToolError::failed(format!("Failed to start {}: {e}", shell.display()))
+    })?;
     let pid = child.id().unwrap_or(0);
     let collected = Arc::new(Mutex::new(Collected::new()));
     let readers = {
@@ -340,7 +340,7 @@ pub async fn run_streaming(
         tokio::select! {
             status = &mut finished => break match status {
                 Ok(s) => End::Exited(s),
-                Err(e) => return Err(ToolError::failed(format!("Failed to wait for the command: {e}"))),
+                Err(e) => return Err(BuiltinToolError::failed(format!("Failed to wait for the command: {e}"))),
             },
             _ = sleep_until => { kill_group(pid); break End::TimedOut },
             _ = cancel.cancelled() => { kill_group(pid); break End::Aborted },
@@ -372,7 +372,7 @@ pub async fn run_streaming(
     match end {
         End::Aborted => {
             let (text, details) = format_output(&guard, "");
-            Err(ToolError::Failed {
+            Err(BuiltinToolError::Failed {
                 message: with_status(&text, "Command aborted"),
                 details,
             })
@@ -380,7 +380,7 @@ pub async fn run_streaming(
         End::TimedOut => {
             let (text, details) = format_output(&guard, "");
             let secs = timeout.map_or_else(String::new, trim_float);
-            Err(ToolError::Failed {
+            Err(BuiltinToolError::Failed {
                 message: with_status(&text, &format!("Command timed out after {secs} seconds")),
                 details,
             })
@@ -389,7 +389,7 @@ pub async fn run_streaming(
             let code = exit_code(status);
             let (text, details) = format_output(&guard, "(no output)");
             if code != 0 {
-                return Err(ToolError::Failed {
+                return Err(BuiltinToolError::Failed {
                     message: with_status(&text, &format!("Command exited with code {code}")),
                     details,
                 });

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use similar::{DiffOp, TextDiff};
 use unicode_normalization::UnicodeNormalization;
 
-use super::{parse_args, path, ToolEnv, ToolError, ToolOutput, ToolResult, ToolSpec};
+use super::{parse_args, path, BuiltinToolError, ToolEnv, ToolOutput, ToolResult, ToolSpec};
 
 /// Context lines around each change in `details.diff` and `details.patch`.
 const CONTEXT_LINES: usize = 4;
@@ -98,7 +98,7 @@ fn is_single_edit(v: &Value) -> bool {
 pub async fn run(env: &ToolEnv, args: Value) -> ToolResult {
     let args: Args = parse_args("edit", &normalize_args(args))?;
     if args.edits.is_empty() {
-        return Err(ToolError::failed(
+        return Err(BuiltinToolError::failed(
             "Edit tool input is invalid. edits must contain at least one replacement.",
         ));
     }
@@ -115,7 +115,7 @@ pub async fn run(env: &ToolEnv, args: Value) -> ToolResult {
         }
     };
     let cannot = |e: &std::io::Error| {
-        ToolError::failed(format!(
+        BuiltinToolError::failed(format!(
             "Could not edit file: {shown}. Error code: {}.",
             code_of(e)
         ))
@@ -123,18 +123,18 @@ pub async fn run(env: &ToolEnv, args: Value) -> ToolResult {
     // The file must be readable and writable before anything is computed.
     let meta = tokio::fs::metadata(&abs).await.map_err(|e| cannot(&e))?;
     if meta.is_dir() {
-        return Err(ToolError::failed(format!(
+        return Err(BuiltinToolError::failed(format!(
             "Could not edit file: {shown}. Error code: EISDIR."
         )));
     }
     if meta.permissions().readonly() {
-        return Err(ToolError::failed(format!(
+        return Err(BuiltinToolError::failed(format!(
             "Could not edit file: {shown}. Error code: EACCES."
         )));
     }
     let bytes = tokio::fs::read(&abs).await.map_err(|e| cannot(&e))?;
     let raw = String::from_utf8(bytes).map_err(|e| {
-        ToolError::failed(format!(
+        BuiltinToolError::failed(format!(
             "Could not edit file: {shown}. It is not UTF-8 text (invalid byte at offset {}); edit it with bash instead.",
             e.utf8_error().valid_up_to()
         ))
@@ -199,7 +199,11 @@ pub struct Applied {
 }
 
 /// Matches every edit against `content` (LF-normalized) and applies them from the end.
-pub fn apply_edits(content: &str, edits: &[Replace], shown: &str) -> Result<Applied, ToolError> {
+pub fn apply_edits(
+    content: &str,
+    edits: &[Replace],
+    shown: &str,
+) -> Result<Applied, BuiltinToolError> {
     let many = edits.len() > 1;
     let edits: Vec<(String, String)> = edits
         .iter()
@@ -207,7 +211,7 @@ pub fn apply_edits(content: &str, edits: &[Replace], shown: &str) -> Result<Appl
         .collect();
     for (i, (old, _)) in edits.iter().enumerate() {
         if old.is_empty() {
-            return Err(ToolError::failed(if many {
+            return Err(BuiltinToolError::failed(if many {
                 format!("edits[{i}].oldText must not be empty in {shown}.")
             } else {
                 format!("oldText must not be empty in {shown}.")
@@ -234,7 +238,7 @@ pub fn apply_edits(content: &str, edits: &[Replace], shown: &str) -> Result<Appl
                 match base.find(f.as_str()) {
                     Some(at) => (f, at),
                     None => {
-                        return Err(ToolError::failed(if many {
+                        return Err(BuiltinToolError::failed(if many {
                             format!("Could not find edits[{i}] in {shown}. The oldText must match exactly including all whitespace and newlines.")
                         } else {
                             format!("Could not find the exact text in {shown}. The old text must match exactly including all whitespace and newlines.")
@@ -246,7 +250,7 @@ pub fn apply_edits(content: &str, edits: &[Replace], shown: &str) -> Result<Appl
         let fuzzy_needle = fuzzy(old);
         let occurrences = haystack.matches(fuzzy_needle.as_str()).count();
         if occurrences > 1 {
-            return Err(ToolError::failed(if many {
+            return Err(BuiltinToolError::failed(if many {
                 format!("Found {occurrences} occurrences of edits[{i}] in {shown}. Each oldText must be unique. Please provide more context to make it unique.")
             } else {
                 format!("Found {occurrences} occurrences of the text in {shown}. The text must be unique. Please provide more context to make it unique.")
@@ -265,7 +269,7 @@ pub fn apply_edits(content: &str, edits: &[Replace], shown: &str) -> Result<Appl
     for pair in matched.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
         if a.1.at + a.1.len > b.1.at {
-            return Err(ToolError::failed(format!(
+            return Err(BuiltinToolError::failed(format!(
                 "edits[{}] and edits[{}] overlap in {shown}. Merge them into one edit or target disjoint regions.",
                 a.0, b.0
             )));
@@ -279,7 +283,7 @@ pub fn apply_edits(content: &str, edits: &[Replace], shown: &str) -> Result<Appl
     };
     let new_content = splice(content, &replacements);
     if new_content == content {
-        return Err(ToolError::failed(if many {
+        return Err(BuiltinToolError::failed(if many {
             format!("No changes made to {shown}. The replacements produced identical content.")
         } else {
             format!("No changes made to {shown}. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected.")
@@ -325,15 +329,15 @@ fn widen_to_lines(
     content: &str,
     base: &str,
     matched: &[Replacement],
-) -> Result<Vec<Replacement>, ToolError> {
+) -> Result<Vec<Replacement>, BuiltinToolError> {
     let orig = line_spans(content);
     let fz = line_spans(base);
     if orig.len() != fz.len() {
-        return Err(ToolError::failed(
+        return Err(BuiltinToolError::failed(
             "Cannot preserve unchanged lines because the base content has a different line count.",
         ));
     }
-    let outside = || ToolError::failed("Replacement range is outside the base content.");
+    let outside = || BuiltinToolError::failed("Replacement range is outside the base content.");
     struct Group<'a> {
         first: usize,
         end: usize,

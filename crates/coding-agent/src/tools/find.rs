@@ -10,7 +10,9 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::truncate::{truncate_head, LimitNotices, DEFAULT_MAX_BYTES};
-use super::{count_arg, parse_args, path, ToolEnv, ToolError, ToolOutput, ToolResult, ToolSpec};
+use super::{
+    count_arg, parse_args, path, BuiltinToolError, ToolEnv, ToolOutput, ToolResult, ToolSpec,
+};
 
 /// Results listed when the call gives no limit.
 pub const DEFAULT_LIMIT: usize = 1000;
@@ -48,13 +50,13 @@ pub async fn run(env: &ToolEnv, args: Value, cancel: CancellationToken) -> ToolR
     let args: Args = parse_args("find", &args)?;
     let root = path::resolve(args.path.as_deref().unwrap_or("."), &env.cwd);
     if !root.exists() {
-        return Err(ToolError::failed(format!(
+        return Err(BuiltinToolError::failed(format!(
             "Path not found: {}",
             root.display()
         )));
     }
     if !root.is_dir() {
-        return Err(ToolError::failed(format!(
+        return Err(BuiltinToolError::failed(format!(
             "Not a directory: {}",
             root.display()
         )));
@@ -62,7 +64,7 @@ pub async fn run(env: &ToolEnv, args: Value, cancel: CancellationToken) -> ToolR
     let limit = count_arg(args.limit).map_or(DEFAULT_LIMIT, |l| l.max(1) as usize);
     let task = tokio::task::spawn_blocking(move || search(&root, &args.pattern, limit, &cancel));
     task.await
-        .map_err(|e| ToolError::failed(format!("find failed: {e}")))?
+        .map_err(|e| BuiltinToolError::failed(format!("find failed: {e}")))?
 }
 
 fn search(root: &Path, pattern: &str, limit: usize, cancel: &CancellationToken) -> ToolResult {
@@ -79,7 +81,7 @@ fn search(root: &Path, pattern: &str, limit: usize, cancel: &CancellationToken) 
         .literal_separator(true)
         .backslash_escape(true)
         .build()
-        .map_err(|e| ToolError::failed(format!("Invalid glob '{pattern}': {e}")))?
+        .map_err(|e| BuiltinToolError::failed(format!("Invalid glob '{pattern}': {e}")))?
         .compile_matcher();
     let mut walk = ignore::WalkBuilder::new(root);
     walk.hidden(false)
@@ -92,7 +94,7 @@ fn search(root: &Path, pattern: &str, limit: usize, cancel: &CancellationToken) 
     let mut limit_reached = false;
     for entry in walk.build().filter_map(Result::ok) {
         if cancel.is_cancelled() {
-            return Err(ToolError::Aborted("Operation aborted".into()));
+            return Err(BuiltinToolError::Aborted("Operation aborted".into()));
         }
         if entry.depth() == 0 {
             continue;

@@ -13,7 +13,9 @@ use tokio_util::sync::CancellationToken;
 use super::truncate::{
     truncate_head, truncate_line, LimitNotices, DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH,
 };
-use super::{count_arg, parse_args, path, ToolEnv, ToolError, ToolOutput, ToolResult, ToolSpec};
+use super::{
+    count_arg, parse_args, path, BuiltinToolError, ToolEnv, ToolOutput, ToolResult, ToolSpec,
+};
 
 /// Matches shown when the call gives no limit.
 pub const DEFAULT_LIMIT: usize = 100;
@@ -114,14 +116,14 @@ pub async fn run(env: &ToolEnv, args: Value, cancel: CancellationToken) -> ToolR
     let args: Args = parse_args("grep", &args)?;
     let root = path::resolve(args.path.as_deref().unwrap_or("."), &env.cwd);
     let meta = std::fs::metadata(&root)
-        .map_err(|_| ToolError::failed(format!("Path not found: {}", root.display())))?;
+        .map_err(|_| BuiltinToolError::failed(format!("Path not found: {}", root.display())))?;
     let context = count_arg(args.context).map_or(0, |c| c.max(0) as usize);
     let limit = count_arg(args.limit).map_or(DEFAULT_LIMIT, |l| l.max(1) as usize);
     let task = tokio::task::spawn_blocking(move || {
         search(&root, meta.is_dir(), &args, context, limit, &cancel)
     });
     task.await
-        .map_err(|e| ToolError::failed(format!("grep failed: {e}")))?
+        .map_err(|e| BuiltinToolError::failed(format!("grep failed: {e}")))?
 }
 
 fn search(
@@ -136,7 +138,7 @@ fn search(
         .case_insensitive(args.ignore_case)
         .fixed_strings(args.literal)
         .build(&args.pattern)
-        .map_err(|e| ToolError::failed(format!("regex parse error: {e}")))?;
+        .map_err(|e| BuiltinToolError::failed(format!("regex parse error: {e}")))?;
     let mut searcher = SearcherBuilder::new()
         .line_number(true)
         .before_context(context)
@@ -153,10 +155,10 @@ fn search(
             let glob = strip_dot_slash(glob);
             let mut ob = ignore::overrides::OverrideBuilder::new(root);
             ob.add(&glob)
-                .map_err(|e| ToolError::failed(format!("Invalid glob '{glob}': {e}")))?;
+                .map_err(|e| BuiltinToolError::failed(format!("Invalid glob '{glob}': {e}")))?;
             walk.overrides(
                 ob.build()
-                    .map_err(|e| ToolError::failed(format!("Invalid glob '{glob}': {e}")))?,
+                    .map_err(|e| BuiltinToolError::failed(format!("Invalid glob '{glob}': {e}")))?,
             );
         }
         Box::new(
@@ -178,7 +180,7 @@ fn search(
     let mut trailing_end = 0u64;
     'files: for file in files {
         if cancel.is_cancelled() {
-            return Err(ToolError::Aborted("Operation aborted".into()));
+            return Err(BuiltinToolError::Aborted("Operation aborted".into()));
         }
         let mut hits = Vec::new();
         let sink = Collect {

@@ -5,7 +5,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::truncate::{truncate_head, LimitNotices, DEFAULT_MAX_BYTES};
-use super::{count_arg, parse_args, path, ToolEnv, ToolError, ToolOutput, ToolResult, ToolSpec};
+use super::{
+    count_arg, parse_args, path, BuiltinToolError, ToolEnv, ToolOutput, ToolResult, ToolSpec,
+};
 
 /// Entries listed when the call gives no limit.
 pub const DEFAULT_LIMIT: usize = 500;
@@ -42,22 +44,26 @@ pub async fn run(env: &ToolEnv, args: Value) -> ToolResult {
     let limit = count_arg(args.limit).map_or(DEFAULT_LIMIT, |l| l.max(1) as usize);
     let meta = tokio::fs::metadata(&dir)
         .await
-        .map_err(|_| ToolError::failed(format!("Path not found: {}", dir.display())))?;
+        .map_err(|_| BuiltinToolError::failed(format!("Path not found: {}", dir.display())))?;
     if !meta.is_dir() {
-        return Err(ToolError::failed(format!(
+        return Err(BuiltinToolError::failed(format!(
             "Not a directory: {}",
             dir.display()
         )));
     }
     let mut reader = tokio::fs::read_dir(&dir)
         .await
-        .map_err(|e| ToolError::failed(format!("Cannot read directory: {e}")))?;
+        .map_err(|e| BuiltinToolError::failed(format!("Cannot read directory: {e}")))?;
     let mut names: Vec<(String, bool)> = Vec::new();
     loop {
         let entry = match reader.next_entry().await {
             Ok(Some(e)) => e,
             Ok(None) => break,
-            Err(e) => return Err(ToolError::failed(format!("Cannot read directory: {e}"))),
+            Err(e) => {
+                return Err(BuiltinToolError::failed(format!(
+                    "Cannot read directory: {e}"
+                )))
+            }
         };
         // Entries that cannot be stat'ed (dangling symlinks...) are skipped, as in pi.
         let Ok(meta) = tokio::fs::metadata(entry.path()).await else {

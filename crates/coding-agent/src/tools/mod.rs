@@ -3,7 +3,7 @@
 //! limits ([`truncate`]), path handling ([`path`]), the per-file write queue ([`mutation`]) and
 //! image preparation ([`image`]).
 //!
-//! A tool returns [`ToolOutput`] on success; a failure is a [`ToolError`] whose text is what the
+//! A tool returns [`ToolOutput`] on success; a failure is a [`BuiltinToolError`] whose text is what the
 //! model sees as an error result. Nothing here panics on bad input.
 
 pub mod ansi;
@@ -37,7 +37,7 @@ pub use arbor_agent::agent::ToolOutput;
 
 /// A failed tool call; the message becomes the error result's text.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ToolError {
+pub enum BuiltinToolError {
     /// The call could not be carried out (missing file, no match, non-zero exit...).
     #[error("{message}")]
     Failed {
@@ -50,16 +50,16 @@ pub enum ToolError {
     Aborted(String),
 }
 
-impl ToolError {
+impl BuiltinToolError {
     pub fn failed(message: impl Into<String>) -> Self {
-        ToolError::Failed {
+        BuiltinToolError::Failed {
             message: message.into(),
             details: None,
         }
     }
 }
 
-pub type ToolResult = Result<ToolOutput, ToolError>;
+pub type ToolResult = Result<ToolOutput, BuiltinToolError>;
 
 /// Receives partial results while a tool runs (bash output as it arrives).
 pub type Progress = Arc<dyn Fn(ToolOutput) + Send + Sync>;
@@ -185,14 +185,14 @@ impl arbor_agent::agent::AgentTool for BuiltinTool {
         )
         .await
         .map_err(|e| match e {
-            ToolError::Failed { message, details } => {
+            BuiltinToolError::Failed { message, details } => {
                 let err = arbor_agent::agent::ToolError::new(message);
                 match details {
                     Some(d) => err.with_details(d),
                     None => err,
                 }
             }
-            ToolError::Aborted(message) => arbor_agent::agent::ToolError::new(message),
+            BuiltinToolError::Aborted(message) => arbor_agent::agent::ToolError::new(message),
         })
     }
 }
@@ -213,12 +213,15 @@ pub async fn run(
         "grep" => grep::run(env, args, cancel).await,
         "find" => find::run(env, args, cancel).await,
         "ls" => ls::run(env, args).await,
-        other => Err(ToolError::failed(format!("Tool {other} not found"))),
+        other => Err(BuiltinToolError::failed(format!("Tool {other} not found"))),
     }
 }
 
 /// Parses a tool's arguments; a mismatch names the field, like pi's validation message.
-pub(crate) fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Result<T, ToolError> {
+pub(crate) fn parse_args<T: DeserializeOwned>(
+    tool: &str,
+    args: &Value,
+) -> Result<T, BuiltinToolError> {
     serde_path_to_error::deserialize(args.clone()).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
@@ -230,7 +233,7 @@ pub(crate) fn parse_args<T: DeserializeOwned>(tool: &str, args: &Value) -> Resul
         };
         let field = if path == "." { String::new() } else { format!("{path}: ") };
         let pretty = serde_json::to_string_pretty(args).unwrap_or_default();
-        ToolError::failed(format!(
+        BuiltinToolError::failed(format!(
             "Validation failed for tool \"{tool}\":\n  - {field}{inner}\n\nReceived arguments:\n{pretty}"
         ))
     })

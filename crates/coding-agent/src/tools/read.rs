@@ -14,8 +14,8 @@ use super::truncate::{
     format_size, truncate_head, Truncation, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES,
 };
 use super::{
-    count_arg, image, io_error_text, parse_args, path, ToolEnv, ToolError, ToolOutput, ToolResult,
-    ToolSpec,
+    count_arg, image, io_error_text, parse_args, path, BuiltinToolError, ToolEnv, ToolOutput,
+    ToolResult, ToolSpec,
 };
 
 pub fn spec() -> ToolSpec {
@@ -54,13 +54,13 @@ pub async fn run(env: &ToolEnv, args: Value, cancel: &CancellationToken) -> Tool
     let abs = path::resolve_for_read(&args.path, &env.cwd);
     let mut file = tokio::fs::File::open(&abs)
         .await
-        .map_err(|e| ToolError::failed(io_error_text(&e, "access", &abs)))?;
+        .map_err(|e| BuiltinToolError::failed(io_error_text(&e, "access", &abs)))?;
     let meta = file
         .metadata()
         .await
-        .map_err(|e| ToolError::failed(io_error_text(&e, "access", &abs)))?;
+        .map_err(|e| BuiltinToolError::failed(io_error_text(&e, "access", &abs)))?;
     if meta.is_dir() {
-        return Err(ToolError::failed(format!(
+        return Err(BuiltinToolError::failed(format!(
             "EISDIR: illegal operation on a directory, read '{}'",
             abs.display()
         )));
@@ -70,19 +70,19 @@ pub async fn run(env: &ToolEnv, args: Value, cancel: &CancellationToken) -> Tool
     if let Some(mime) = image::sniff(&head[..n]) {
         let bytes = tokio::fs::read(&abs)
             .await
-            .map_err(|e| ToolError::failed(io_error_text(&e, "open", &abs)))?;
+            .map_err(|e| BuiltinToolError::failed(io_error_text(&e, "open", &abs)))?;
         return Ok(image_result(&bytes, mime, !env.settings.no_image_resize).await);
     }
     let offset = count_arg(args.offset);
     let limit = count_arg(args.limit);
     if limit.is_some_and(|l| l < 0) {
-        return Err(ToolError::failed("limit must not be negative"));
+        return Err(BuiltinToolError::failed("limit must not be negative"));
     }
     let start = offset.map_or(0, |o| (o - 1).max(0) as usize);
     let limit = limit.map(|l| l as usize);
     let file = tokio::fs::File::open(&abs)
         .await
-        .map_err(|e| ToolError::failed(io_error_text(&e, "open", &abs)))?;
+        .map_err(|e| BuiltinToolError::failed(io_error_text(&e, "open", &abs)))?;
     let sel = select_lines(file, start, limit, cancel, &abs).await?;
     text_result(&args.path, offset, start, limit, sel)
 }
@@ -91,13 +91,13 @@ async fn read_some(
     file: &mut tokio::fs::File,
     buf: &mut [u8],
     abs: &Path,
-) -> Result<usize, ToolError> {
+) -> Result<usize, BuiltinToolError> {
     let mut filled = 0;
     while filled < buf.len() {
         let n = file
             .read(&mut buf[filled..])
             .await
-            .map_err(|e| ToolError::failed(io_error_text(&e, "read", abs)))?;
+            .map_err(|e| BuiltinToolError::failed(io_error_text(&e, "read", abs)))?;
         if n == 0 {
             break;
         }
@@ -150,7 +150,7 @@ async fn select_lines(
     limit: Option<usize>,
     cancel: &CancellationToken,
     abs: &Path,
-) -> Result<Selection, ToolError> {
+) -> Result<Selection, BuiltinToolError> {
     let end = limit.map_or(usize::MAX, |l| start.saturating_add(l));
     let mut buf = vec![0u8; 64 * 1024];
     let mut line = 0usize;
@@ -165,12 +165,12 @@ async fn select_lines(
     let mut started = false;
     loop {
         if cancel.is_cancelled() {
-            return Err(ToolError::Aborted("Operation aborted".into()));
+            return Err(BuiltinToolError::Aborted("Operation aborted".into()));
         }
         let n = file
             .read(&mut buf)
             .await
-            .map_err(|e| ToolError::failed(io_error_text(&e, "read", abs)))?;
+            .map_err(|e| BuiltinToolError::failed(io_error_text(&e, "read", abs)))?;
         let mut rest = &buf[..n];
         loop {
             let nl = memchr::memchr(b'\n', rest);
@@ -254,7 +254,7 @@ fn text_result(
     } = sel;
     if start >= total_file_lines {
         let shown = offset.map_or_else(|| "0".to_owned(), |o| o.to_string());
-        return Err(ToolError::failed(format!(
+        return Err(BuiltinToolError::failed(format!(
             "Offset {shown} is beyond end of file ({total_file_lines} lines total)"
         )));
     }

@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::{
-    io_error_text, parse_args, path, ToolEnv, ToolError, ToolOutput, ToolResult, ToolSpec,
+    io_error_text, parse_args, path, BuiltinToolError, ToolEnv, ToolOutput, ToolResult, ToolSpec,
 };
 
 pub fn spec() -> ToolSpec {
@@ -39,11 +39,11 @@ pub async fn run(env: &ToolEnv, args: Value) -> ToolResult {
     if let Some(parent) = abs.parent() {
         tokio::fs::create_dir_all(parent)
             .await
-            .map_err(|e| ToolError::failed(io_error_text(&e, "mkdir", parent)))?;
+            .map_err(|e| BuiltinToolError::failed(io_error_text(&e, "mkdir", parent)))?;
     }
     tokio::fs::write(&abs, args.content.as_bytes())
         .await
-        .map_err(|e| ToolError::failed(io_error_text(&e, "open", &abs)))?;
+        .map_err(|e| BuiltinToolError::failed(io_error_text(&e, "open", &abs)))?;
     Ok(ToolOutput::text(format!(
         "Successfully wrote to {}",
         args.path

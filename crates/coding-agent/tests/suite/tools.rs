@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use arbor_ai::ContentBlock;
-use arbor_coding_agent::tools::{self, ToolEnv, ToolError, ToolOutput, ToolSettings};
+use arbor_coding_agent::tools::{self, BuiltinToolError, ToolEnv, ToolOutput, ToolSettings};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -34,7 +34,7 @@ fn repo() -> (tempfile::TempDir, ToolEnv) {
     (dir, env)
 }
 
-async fn call(env: &ToolEnv, name: &str, args: Value) -> Result<ToolOutput, ToolError> {
+async fn call(env: &ToolEnv, name: &str, args: Value) -> Result<ToolOutput, BuiltinToolError> {
     tools::run(name, env, args, CancellationToken::new(), None).await
 }
 

@@ -103,11 +103,11 @@ pub(super) fn with_id(kind: EntryKind, id: &str) -> EntryDraft {
     }
 }
 
-pub(super) trait Ctx<T> {
+pub(super) trait CaseContext<T> {
     fn ctx(self, what: &str) -> Result<T, CaseFailure>;
 }
 
-impl<T> Ctx<T> for Result<T, SessionError> {
+impl<T> CaseContext<T> for Result<T, SessionError> {
     fn ctx(self, what: &str) -> Result<T, CaseFailure> {
         self.map_err(|e| CaseFailure(format!("{what}: unexpected error [{}] {e}", e.code())))
     }

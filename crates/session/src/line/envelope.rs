@@ -52,7 +52,7 @@ macro_rules! accept_other_shapes {
 
 /// The top-level fields of one entry line that the index needs.
 #[derive(Deserialize)]
-pub(crate) struct Envelope<'a> {
+pub(crate) struct LineEnvelope<'a> {
     #[serde(rename = "type", borrow)]
     pub ty: Cow<'a, str>,
     #[serde(borrow)]
@@ -297,18 +297,18 @@ pub(crate) enum EnvelopeError {
 }
 
 /// Reads the envelope facts of one line (which must hold a JSON object).
-pub(crate) fn probe(line: &str) -> Result<Envelope<'_>, EnvelopeError> {
+pub(crate) fn probe(line: &str) -> Result<LineEnvelope<'_>, EnvelopeError> {
     if !line.trim_start().starts_with('{') {
         return Err(match serde_json::from_str::<IgnoredAny>(line) {
             Ok(_) => EnvelopeError::NotAnObject,
             Err(e) => EnvelopeError::InvalidJson(e),
         });
     }
-    serde_json::from_str::<Envelope<'_>>(line).map_err(EnvelopeError::Fields)
+    serde_json::from_str::<LineEnvelope<'_>>(line).map_err(EnvelopeError::Fields)
 }
 
 /// [`probe`] over raw bytes (strings the envelope keeps are UTF-8-checked by the parser).
-pub(crate) fn probe_bytes(line: &[u8]) -> Result<Envelope<'_>, EnvelopeError> {
+pub(crate) fn probe_bytes(line: &[u8]) -> Result<LineEnvelope<'_>, EnvelopeError> {
     let first = line.iter().find(|b| !b.is_ascii_whitespace());
     if first != Some(&b'{') {
         return Err(match serde_json::from_slice::<IgnoredAny>(line) {
@@ -316,14 +316,14 @@ pub(crate) fn probe_bytes(line: &[u8]) -> Result<Envelope<'_>, EnvelopeError> {
             Err(e) => EnvelopeError::InvalidJson(e),
         });
     }
-    serde_json::from_slice::<Envelope<'_>>(line).map_err(EnvelopeError::Fields)
+    serde_json::from_slice::<LineEnvelope<'_>>(line).map_err(EnvelopeError::Fields)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn env(line: &str) -> Envelope<'_> {
+    fn env(line: &str) -> LineEnvelope<'_> {
         serde_json::from_str(line).expect("envelope")
     }
 
@@ -370,7 +370,10 @@ mod tests {
             r#"{"type":"m","id":"a","parentId":null,"timestamp":0}"#,
             r#"{"type":"m","id":"a","id":"b","parentId":null,"timestamp":"t"}"#,
         ] {
-            assert!(serde_json::from_str::<Envelope<'_>>(bad).is_err(), "{bad}");
+            assert!(
+                serde_json::from_str::<LineEnvelope<'_>>(bad).is_err(),
+                "{bad}"
+            );
         }
     }
 }

@@ -5,7 +5,7 @@
 //! keys until it has them and stops: the payload after that point is never tokenized. Anything
 //! it is not sure about (an escape in a key or value it keeps, a duplicate key, an odd shape,
 //! a type whose payload the index needs) makes it give up, and the caller falls back to the
-//! full serde [`Envelope`](super::envelope::Envelope) probe, which also produces the precise error.
+//! full serde [`LineEnvelope`](super::envelope::LineEnvelope) probe, which also produces the precise error.
 //! Payload errors past the stop point surface when the entry is read (file and line named).
 
 /// Whether a `message` entry is an assistant's, as far as the skim could tell.
@@ -463,7 +463,7 @@ mod tests {
                 line.push_str(&serde_json::to_string(v).unwrap());
             }
             line.push('}');
-            let probed = serde_json::from_str::<crate::line::envelope::Envelope<'_>>(&line);
+            let probed = serde_json::from_str::<crate::line::envelope::LineEnvelope<'_>>(&line);
             if let Some(s) = skim(&line) {
                 let env = probed.expect("the skim accepted a line the probe refuses");
                 prop_assert_eq!(s.ty, env.ty.as_ref());
