@@ -14,7 +14,7 @@ use arbor_agent::message::AgentMessage;
 use arbor_ai::types::{AssistantMessage, Message, StopReason};
 use arbor_ai::AssistantMessageEvent as Ev;
 use arbor_coding_agent::tui::theme::Theme;
-use arbor_coding_agent::tui::transcript::Transcript;
+use arbor_coding_agent::tui::transcript::TranscriptView;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -40,7 +40,7 @@ fn messages() -> Vec<AgentMessage> {
     base.iter().cycle().take(MESSAGES).cloned().collect()
 }
 
-fn streaming(t: &mut Transcript) {
+fn streaming(t: &mut TranscriptView) {
     t.apply(&AgentEvent::MessageStart {
         message: AgentMessage::Llm(Message::Assistant(AssistantMessage {
             stop_reason: StopReason::Pending,
@@ -68,7 +68,7 @@ fn bench(c: &mut Criterion) {
 
     g.bench_function("first_frame", |b| {
         b.iter_batched(
-            || Transcript::new(Theme::colored()),
+            || TranscriptView::new(Theme::colored()),
             |mut t| {
                 t.load(&messages);
                 t.render(area, &mut buf);
@@ -78,7 +78,7 @@ fn bench(c: &mut Criterion) {
         );
     });
 
-    let mut ready = Transcript::new(Theme::colored());
+    let mut ready = TranscriptView::new(Theme::colored());
     ready.load(&messages);
     streaming(&mut ready);
     ready.render(area, &mut buf);

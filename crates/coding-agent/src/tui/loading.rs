@@ -5,7 +5,7 @@
 use arbor_agent::message::AgentMessage;
 use arbor_ai::Message;
 
-use super::transcript::Transcript;
+use super::transcript::TranscriptView;
 use crate::command::session_stats::SessionCounts;
 
 /// Entries of the active path read for the first frame of a resumed session: enough rows for
@@ -40,7 +40,7 @@ impl Totals {
 #[derive(Debug, Clone)]
 pub struct LoadedSession {
     /// The whole branch's transcript; the driver takes it out and swaps it in.
-    pub transcript: Option<Transcript>,
+    pub transcript: Option<TranscriptView>,
     /// The branch's user messages for the editor history (`None`: keep the current one).
     pub history: Option<Vec<String>>,
     pub totals: Totals,

@@ -11,7 +11,7 @@ use super::footer::fit_end;
 use super::slash;
 use super::state::{AppState, Overlay};
 use super::theme::Theme;
-use super::transcript::Transcript;
+use super::transcript::TranscriptView;
 
 /// Editor rows at most.
 const EDITOR_MAX: u16 = 8;
@@ -21,7 +21,7 @@ const QUEUE_MAX: usize = 4;
 /// Draws the whole screen into `buf`; returns where the terminal cursor goes.
 pub fn render(
     state: &mut AppState,
-    transcript: &mut Transcript,
+    transcript: &mut TranscriptView,
     area: Rect,
     buf: &mut Buffer,
     theme: &Theme,

@@ -7,7 +7,7 @@ use arbor_agent::message::AgentMessage;
 use arbor_ai::types::{AssistantMessage, StopReason, ToolCall};
 use arbor_ai::AssistantMessageEvent as Ev;
 use arbor_coding_agent::tui::theme::Theme;
-use arbor_coding_agent::tui::transcript::{NoticeKind, Transcript};
+use arbor_coding_agent::tui::transcript::{NoticeKind, TranscriptView};
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::Terminal;
@@ -37,7 +37,7 @@ fn tool_result(id: &str, name: &str, text: &str, is_error: bool, details: Value)
     msg(v)
 }
 
-fn draw(t: &mut Transcript, width: u16, height: u16) -> Buffer {
+fn draw(t: &mut TranscriptView, width: u16, height: u16) -> Buffer {
     let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
     term.draw(|f| t.render(f.area(), f.buffer_mut())).unwrap();
     term.backend().buffer().clone()
@@ -61,7 +61,7 @@ fn text(buf: &Buffer) -> String {
     rows.join("\n")
 }
 
-fn frame(t: &mut Transcript, width: u16, height: u16) -> String {
+fn frame(t: &mut TranscriptView, width: u16, height: u16) -> String {
     text(&draw(t, width, height))
 }
 
@@ -140,8 +140,8 @@ fn every_kind() -> Vec<AgentMessage> {
     ]
 }
 
-fn every_kind_transcript(theme: Theme) -> Transcript {
-    let mut t = Transcript::new(theme);
+fn every_kind_transcript(theme: Theme) -> TranscriptView {
+    let mut t = TranscriptView::new(theme);
     t.load(&every_kind());
     t.push_notice(NoticeKind::Info, "Resumed session 4f2a");
     t.push_notice(NoticeKind::Warning, "Context is 91% full");
@@ -185,10 +185,10 @@ fn styles_in_colour_and_without() {
             json!({"diff": "- 1 old\n+ 1 new"}),
         ),
     ];
-    let mut colour = Transcript::new(Theme::colored());
+    let mut colour = TranscriptView::new(Theme::colored());
     colour.load(&messages);
     insta::assert_debug_snapshot!("styles_colour", draw(&mut colour, 30, 7));
-    let mut mono = Transcript::new(Theme::monochrome());
+    let mut mono = TranscriptView::new(Theme::monochrome());
     mono.load(&messages);
     insta::assert_debug_snapshot!("styles_no_color", draw(&mut mono, 30, 7));
 }
@@ -245,7 +245,7 @@ fn update(e: Ev) -> AgentEvent {
 
 #[test]
 fn streaming_assistant_mid_delta_and_live_bash() {
-    let mut t = Transcript::new(Theme::colored());
+    let mut t = TranscriptView::new(Theme::colored());
     let user = msg(json!({"role": "user", "content": "List the files", "timestamp": 1}));
     t.apply(&AgentEvent::AgentStart);
     t.apply(&AgentEvent::MessageStart {
@@ -302,7 +302,7 @@ fn streaming_assistant_mid_delta_and_live_bash() {
 
 #[test]
 fn message_end_replaces_the_streamed_text_with_the_final_message() {
-    let mut t = Transcript::new(Theme::colored());
+    let mut t = TranscriptView::new(Theme::colored());
     t.apply(&start_assistant());
     t.apply(&update(Ev::TextStart { content_index: 0 }));
     t.apply(&delta(0, "draf"));
@@ -344,7 +344,7 @@ fn turns(n: usize) -> Vec<AgentMessage> {
 
 #[test]
 fn a_delta_lays_out_only_the_streaming_item() {
-    let mut t = Transcript::new(Theme::colored());
+    let mut t = TranscriptView::new(Theme::colored());
     t.load(&turns(200));
     frame(&mut t, 80, 30);
     let first = t.layout_count();
@@ -411,7 +411,7 @@ fn a_delta_lays_out_only_the_streaming_item() {
 
 #[test]
 fn scrolling_stops_following_and_resumes_at_the_bottom() {
-    let mut t = Transcript::new(Theme::colored());
+    let mut t = TranscriptView::new(Theme::colored());
     t.load(&turns(50));
     t.apply(&start_assistant());
     t.apply(&update(Ev::TextStart { content_index: 0 }));
@@ -466,7 +466,7 @@ async fn a_resumed_pi_session_with_summaries() {
     let projected = arbor_coding_agent::store::context_json(&path, None)
         .await
         .unwrap();
-    let mut t = Transcript::new(Theme::colored());
+    let mut t = TranscriptView::new(Theme::colored());
     t.load(projected.context.messages.iter());
     t.toggle_tools();
     insta::assert_snapshot!(frame(&mut t, 100, 200));
@@ -538,7 +538,7 @@ fn pis_tool_event_stream_renders_every_call() {
     // shows that a stream whose messages never end still draws every call and result.
     let (events, finished) = pi_rpc_events("rpc-tools-transcript.pi-1.6.0.log");
     assert!(finished.is_empty());
-    let mut live = Transcript::new(Theme::colored());
+    let mut live = TranscriptView::new(Theme::colored());
     for e in &events {
         live.apply(e);
     }
@@ -566,7 +566,7 @@ fn a_reused_tool_call_id_names_the_newest_call() {
         ]
     };
     let messages: Vec<AgentMessage> = turn(1, "a.rs").into_iter().chain(turn(2, "b.rs")).collect();
-    let mut resumed = Transcript::new(Theme::colored());
+    let mut resumed = TranscriptView::new(Theme::colored());
     resumed.load(&messages);
     let f = frame(&mut resumed, 40, 20);
     assert_eq!(
@@ -575,7 +575,7 @@ fn a_reused_tool_call_id_names_the_newest_call() {
     );
 
     // The same live: the second call streams under the reused id.
-    let mut live = Transcript::new(Theme::colored());
+    let mut live = TranscriptView::new(Theme::colored());
     for (n, path) in [(1, "a.rs"), (2, "b.rs")] {
         let call = ToolCall::new("call_0", "read", json!({"path": path}));
         live.apply(&start_assistant());
@@ -636,7 +636,7 @@ fn images_show_their_type_dimensions_and_size() {
             {"type": "image", "data": "bm90IGFuIGltYWdl", "mimeType": "image/webp"}
         ], "timestamp": 1})),
     ];
-    let mut t = Transcript::new(Theme::monochrome());
+    let mut t = TranscriptView::new(Theme::monochrome());
     t.load(&messages);
     let shown = frame(&mut t, 80, 30);
     assert!(shown.contains("[image: image/png 1024×768, "), "{shown}");
@@ -650,7 +650,7 @@ fn images_show_their_type_dimensions_and_size() {
 }
 
 /// The rows of `t` laid out in full: one frame tall enough for everything.
-fn full_rows(t: &Transcript, width: u16) -> (Vec<String>, usize) {
+fn full_rows(t: &TranscriptView, width: u16) -> (Vec<String>, usize) {
     let mut full = t.clone();
     frame(&mut full, width, 30);
     let total = full.total_rows();
@@ -666,7 +666,7 @@ fn full_rows(t: &Transcript, width: u16) -> (Vec<String>, usize) {
 /// the rows of a full layout at every step (DECISIONS §23.100, ARCHITECTURE "lazy layout").
 #[test]
 fn lazy_layout_scrolls_to_the_top_through_the_same_rows_as_a_full_layout() {
-    let mut t = Transcript::new(Theme::colored());
+    let mut t = TranscriptView::new(Theme::colored());
     let mut messages = turns(40);
     messages.insert(
         5,
@@ -710,7 +710,7 @@ fn lazy_layout_scrolls_to_the_top_through_the_same_rows_as_a_full_layout() {
 /// out only the view again and draws what a fresh transcript at that width draws.
 #[test]
 fn lazy_layout_home_and_resize() {
-    let mut t = Transcript::new(Theme::colored());
+    let mut t = TranscriptView::new(Theme::colored());
     t.load(&turns(100));
     frame(&mut t, 80, 20);
     t.scroll_to_top();
@@ -728,7 +728,7 @@ fn lazy_layout_home_and_resize() {
         "{}",
         t.layout_count() - before
     );
-    let mut fresh = Transcript::new(Theme::colored());
+    let mut fresh = TranscriptView::new(Theme::colored());
     fresh.load(&turns(100));
     assert_eq!(narrow, frame(&mut fresh, 60, 20));
 }

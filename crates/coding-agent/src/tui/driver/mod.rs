@@ -38,7 +38,7 @@ pub use super::loading::FIRST_FRAME_ENTRIES;
 use super::loading::{context_tokens, user_texts, LoadedSession, Totals};
 use super::state::{AppEvent, AppState, Effect, Note, Outcome};
 use super::theme::Theme;
-use super::transcript::{NoticeKind, Transcript};
+use super::transcript::{NoticeKind, TranscriptView};
 use crate::command::models::usable;
 use crate::config::Settings;
 pub use restore_report::{restore_notice, undo_notice, ForkRestorePlan};
@@ -125,7 +125,7 @@ impl PolicyObserver for Observer {
 pub struct Driver {
     pub app: TuiApp,
     pub state: AppState,
-    pub transcript: Transcript,
+    pub transcript: TranscriptView,
     pub theme: Theme,
     tx: mpsc::UnboundedSender<AppEvent>,
     rx: mpsc::UnboundedReceiver<AppEvent>,
@@ -152,7 +152,7 @@ impl Driver {
             state: AppState::new(FooterInfo::default(), theme)
                 .with_code_restore(app.checkpoints.is_some())
                 .with_skip_summary_prompt(app.settings.branch_summary_skip_prompt()),
-            transcript: Transcript::new(theme),
+            transcript: TranscriptView::new(theme),
             theme,
             tx,
             rx,
@@ -231,7 +231,7 @@ impl Driver {
                 handle.block_on(async move {
                     let ctx = session.build_context(&ContextOptions::default()).await?;
                     let totals = Totals::of(&session.entries().await?);
-                    let mut transcript = Transcript::new(theme);
+                    let mut transcript = TranscriptView::new(theme);
                     transcript.load(ctx.messages.iter());
                     Ok::<_, arbor_agent::SessionError>(LoadedSession {
                         transcript: Some(transcript),

@@ -11,9 +11,9 @@ use arbor_ai::AssistantMessageEvent as Ev;
 use super::item::{
     body_of, AssistantView, Body, NoticeKind, Part, ToolOutputView, ToolState, ToolView,
 };
-use super::{Streaming, Transcript};
+use super::{Streaming, TranscriptView};
 
-pub(super) fn apply(t: &mut Transcript, event: &AgentEvent) {
+pub(super) fn apply(t: &mut TranscriptView, event: &AgentEvent) {
     match event {
         AgentEvent::MessageStart { message } => message_start(t, message),
         AgentEvent::MessageUpdate {
@@ -107,7 +107,7 @@ pub(super) fn apply(t: &mut Transcript, event: &AgentEvent) {
     }
 }
 
-fn message_start(t: &mut Transcript, message: &AgentMessage) {
+fn message_start(t: &mut TranscriptView, message: &AgentMessage) {
     match message {
         AgentMessage::Llm(Message::Assistant(a)) => {
             let item = t.push(Body::Assistant(AssistantView::from_message(a, true)));
@@ -126,7 +126,7 @@ fn message_start(t: &mut Transcript, message: &AgentMessage) {
     }
 }
 
-fn message_end(t: &mut Transcript, message: &AgentMessage) {
+fn message_end(t: &mut TranscriptView, message: &AgentMessage) {
     match message {
         AgentMessage::Llm(Message::Assistant(a)) => {
             let Some(s) = t.streaming.take() else {
@@ -187,7 +187,7 @@ fn message_end(t: &mut Transcript, message: &AgentMessage) {
     }
 }
 
-fn set_call(t: &mut Transcript, i: usize, call: &arbor_ai::types::ToolCall) {
+fn set_call(t: &mut TranscriptView, i: usize, call: &arbor_ai::types::ToolCall) {
     if let Some(Body::Tool(v)) = t.items.get_mut(i).map(|it| &mut it.body) {
         v.id.clone_from(&call.id);
         v.name.clone_from(&call.name);
@@ -200,7 +200,7 @@ fn set_call(t: &mut Transcript, i: usize, call: &arbor_ai::types::ToolCall) {
     t.touch(i);
 }
 
-fn message_update(t: &mut Transcript, event: &Ev) {
+fn message_update(t: &mut TranscriptView, event: &Ev) {
     let Some(s) = &mut t.streaming else {
         return;
     };

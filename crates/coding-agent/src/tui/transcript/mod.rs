@@ -46,7 +46,7 @@ struct Streaming {
 /// The transcript widget. Feed it with [`load`](Self::load) and [`apply`](Self::apply), draw it
 /// with [`render`](Self::render).
 #[derive(Debug, Clone)]
-pub struct Transcript {
+pub struct TranscriptView {
     theme: Theme,
     items: Vec<Item>,
     /// Tool call id → its item, so results and execution events find their call.
@@ -70,10 +70,10 @@ pub struct Transcript {
     layouts: u64,
 }
 
-impl Transcript {
+impl TranscriptView {
     /// An empty transcript drawn with `theme`.
     pub fn new(theme: Theme) -> Self {
-        Transcript {
+        TranscriptView {
             theme,
             items: Vec::new(),
             tools: HashMap::new(),
@@ -114,7 +114,7 @@ impl Transcript {
     /// Takes over `full`'s content (a whole branch loaded behind the first frame, which showed
     /// only its tail; DECISIONS §23.102), keeping the toggles and the items that arrived after
     /// [`load`](Self::load) (notices). The view follows the bottom again.
-    pub fn adopt(&mut self, full: Transcript) {
+    pub fn adopt(&mut self, full: TranscriptView) {
         let live: Vec<Item> = self
             .items
             .drain(self.loaded.min(self.items.len())..)
