@@ -73,7 +73,8 @@ pub struct StreamOptions {
     pub cancel: Option<CancellationToken>,
     /// Extra request headers (case-insensitive override of defaults; `None` removes a header).
     pub headers: Vec<(String, Option<String>)>,
-    /// Maximum wait for the response headers (not the whole stream).
+    /// Longest silence allowed: the wait for the response headers and each wait for the next
+    /// body chunk (not the whole stream, so a long generation that keeps streaming is never cut).
     pub timeout: Option<Duration>,
     /// HTTP-level retries of the initial request (default 0 = off).
     pub max_retries: u32,

@@ -39,6 +39,10 @@ enum SendOutcome {
 /// Builds the request once more with `prefer` strict tools non-strict (DECISIONS §26.25).
 pub(crate) type StrictFallback = Box<dyn FnOnce() -> Option<PreparedRequest> + Send>;
 
+/// The error text of a silence longer than `timeout`, before the headers or between body chunks
+/// (the SDKs' words; the retry classifier takes it as transient).
+const TIMED_OUT: &str = "Request timed out.";
+
 /// Sends the request, retrying per DECISIONS §9.11 when `max_retries > 0`.
 async fn send_with_retries(
     http: &reqwest::Client,
@@ -88,7 +92,7 @@ async fn send_with_retries(
                 (message, retryable, Some(headers), Some((status, text)))
             }
             Ok(Err(err)) => (transport_error_text(&err), true, None, None),
-            Err(()) => ("Request timed out.".to_string(), true, None, None),
+            Err(()) => (TIMED_OUT.to_string(), true, None, None),
         };
         if !retryable || attempt >= options.max_retries {
             return SendOutcome::Failed(message, answer);
@@ -267,10 +271,15 @@ pub(crate) async fn run(
     let cancel = options.cancel.clone().unwrap_or_default();
     let mut decoder = new_decoder(parser);
     let outcome: Result<(), Halt> = loop {
+        // `timeout` bounds every silence, the wait for each body chunk as well as the one for
+        // the headers: a stream that stalls ends instead of hanging the turn (DECISIONS §9.10).
         let chunk = tokio::select! {
             biased;
             _ = cancel.cancelled() => break Err(Halt::Fail(String::new())),
-            chunk = response.chunk() => chunk,
+            chunk = with_timeout(options.timeout, response.chunk()) => chunk,
+        };
+        let Ok(chunk) = chunk else {
+            break Err(Halt::Fail(TIMED_OUT.to_string()));
         };
         match chunk {
             Ok(Some(bytes)) => {

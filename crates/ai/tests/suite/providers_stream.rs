@@ -251,6 +251,69 @@ async fn connection_refused_and_header_timeout() {
 }
 
 #[tokio::test]
+async fn a_stream_that_stalls_after_it_starts_times_out_and_a_steady_one_does_not() {
+    // Headers and one delta, then silence: the idle timeout ends the stream after `start`.
+    let server = MockServer::start().await.unwrap();
+    server.push(
+        MockResponse::sse()
+            .body(first_chunks())
+            .ending(Ending::Hang),
+    );
+    let model = oa_model(&server.url());
+    let options = StreamOptions {
+        api_key: Some("k".into()),
+        timeout: Some(Duration::from_millis(200)),
+        ..StreamOptions::default()
+    };
+    let started = Instant::now();
+    let events = tokio::time::timeout(
+        Duration::from_secs(10),
+        collect(stream(&model, &simple_context(), options)),
+    )
+    .await
+    .expect("the stalled stream must end by itself");
+    let took = started.elapsed();
+    assert!(matches!(
+        events.first(),
+        Some(AssistantMessageEvent::Start { .. })
+    ));
+    let last = check_contract(&events);
+    assert_eq!(last.stop_reason, StopReason::Error);
+    assert_eq!(last.error_message.as_deref(), Some("Request timed out."));
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    assert!(
+        arbor_ai::retry::is_retryable_assistant_error(&last),
+        "a stall is worth a retry"
+    );
+
+    // Gaps shorter than the timeout, a whole stream longer than it: nothing is cut.
+    let server = MockServer::start().await.unwrap();
+    server.push(
+        MockResponse::sse()
+            .body(first_chunks())
+            .delay(Duration::from_millis(150))
+            .body(sse_data(&[
+                json!({"id": "c", "choices": [{"index": 0, "delta": {"content": "lo"}, "finish_reason": null}]}),
+            ]))
+            .delay(Duration::from_millis(150))
+            .body(ok_stream()),
+    );
+    let model = oa_model(&server.url());
+    let options = StreamOptions {
+        api_key: Some("k".into()),
+        timeout: Some(Duration::from_millis(250)),
+        ..StreamOptions::default()
+    };
+    let last = check_contract(&collect(stream(&model, &simple_context(), options)).await);
+    assert_ne!(
+        last.stop_reason,
+        StopReason::Error,
+        "{:?}",
+        last.error_message
+    );
+}
+
+#[tokio::test]
 async fn setup_failures_are_lone_error_events_and_complete_returns_the_message() {
     let model = model(
         "openai-completions",

@@ -612,6 +612,35 @@ async fn a_429_is_retried_and_the_failed_attempt_is_hidden() {
 }
 
 #[tokio::test]
+async fn a_stream_that_stalls_is_ended_by_the_idle_timeout_and_retried() {
+    let server = MockServer::start().await.unwrap();
+    let lab = lab(&server);
+    std::fs::write(
+        lab.home.join("settings.json"),
+        r#"{"retry": {"baseDelayMs": 10}, "httpIdleTimeoutMs": 300}"#,
+    )
+    .unwrap();
+    // Headers and one delta, then silence.
+    let first = "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"},\"finish_reason\":null}]}\n\n";
+    server.push(
+        arbor_test_support::MockResponse::sse()
+            .body(first)
+            .ending(arbor_test_support::Ending::Hang),
+    );
+    server.push(openai_text("after the stall"));
+    let started = std::time::Instant::now();
+    let (code, out, err) = lab
+        .run(&["-p", "--model", "mock/mock-model", "hello"])
+        .await;
+    assert_eq!((code, out.as_str()), (0, "after the stall\n"), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(err.contains("retrying (1/3)"), "{err}");
+    assert_eq!(server.requests().len(), 2);
+    let file = lab.session_files().remove(0);
+    assert_eq!(llm_roles_of_session(&lab, &file), ["user", "assistant"]);
+}
+
+#[tokio::test]
 async fn a_context_overflow_compacts_and_retries() {
     let server = MockServer::start().await.unwrap();
     let lab = lab(&server);
