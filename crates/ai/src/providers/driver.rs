@@ -43,6 +43,10 @@ pub(crate) type StrictFallback = Box<dyn FnOnce() -> Option<PreparedRequest> + S
 /// (the SDKs' words; the retry classifier takes it as transient).
 const TIMED_OUT: &str = "Request timed out.";
 
+/// The most one server-sent event may hold before it ends (its lines and data): far above any
+/// real event (a large image is a few MB of base64), far below what hurts the machine.
+const MAX_EVENT_BYTES: usize = 64 << 20;
+
 /// Sends the request, retrying per DECISIONS §9.11 when `max_retries > 0`.
 async fn send_with_retries(
     http: &reqwest::Client,
@@ -287,6 +291,13 @@ pub(crate) async fn run(
                 drain(emitter, &mut out);
                 if let Err(halt) = fed {
                     break Err(halt);
+                }
+                // Bounds on what a server can make us hold (DECISIONS §9.22).
+                if decoder.buffered_len() > MAX_EVENT_BYTES {
+                    break Err(Halt::Fail(format!(
+                        "The provider's stream sent an event over {} MiB without ending it",
+                        MAX_EVENT_BYTES >> 20
+                    )));
                 }
             }
             // A connection dropped mid-body ends the stream like an early end of the body: the

@@ -57,6 +57,13 @@ impl SseDecoder {
         self.data_lines > 0 || self.has_event || !self.pending.iter().all(u8::is_ascii_whitespace)
     }
 
+    /// Bytes held for the event not yet dispatched: its incomplete line, its data, and its raw
+    /// lines. The driver bounds this, so a stream that never ends a line or an event cannot
+    /// grow memory without limit.
+    pub fn buffered_len(&self) -> usize {
+        self.pending.len() + self.data.len() + self.raw.len() + self.event.len()
+    }
+
     /// Feeds bytes; `on_event` runs for every complete event. Stops early (returning the error)
     /// when the callback fails.
     pub fn feed<E>(

@@ -314,6 +314,34 @@ async fn a_stream_that_stalls_after_it_starts_times_out_and_a_steady_one_does_no
 }
 
 #[tokio::test]
+async fn an_event_that_never_ends_is_cut_at_the_event_limit() {
+    // A line that never ends: 70 MiB without a newline, then the connection stays open.
+    let server = MockServer::start().await.unwrap();
+    let mut body = first_chunks().into_bytes();
+    body.extend_from_slice(b"data: ");
+    body.extend(std::iter::repeat_n(b'a', 70 << 20));
+    server.push(MockResponse::sse().body(body).ending(Ending::Hang));
+    let model = oa_model(&server.url());
+    let options = StreamOptions {
+        api_key: Some("k".into()),
+        ..StreamOptions::default()
+    };
+    let events = tokio::time::timeout(
+        Duration::from_secs(60),
+        collect(stream(&model, &simple_context(), options)),
+    )
+    .await
+    .expect("the endless event must end the stream");
+    let last = check_contract(&events);
+    assert_eq!(last.stop_reason, StopReason::Error);
+    assert_eq!(
+        last.error_message.as_deref(),
+        Some("The provider's stream sent an event over 64 MiB without ending it")
+    );
+    assert!(!arbor_ai::retry::is_retryable_assistant_error(&last));
+}
+
+#[tokio::test]
 async fn setup_failures_are_lone_error_events_and_complete_returns_the_message() {
     let model = model(
         "openai-completions",
