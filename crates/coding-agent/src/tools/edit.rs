@@ -127,6 +127,11 @@ pub async fn run(env: &ToolEnv, args: Value) -> ToolResult {
             "Could not edit file: {shown}. Error code: EISDIR."
         )));
     }
+    if let Some(kind) = path::special_kind(&meta) {
+        return Err(BuiltinToolError::failed(format!(
+            "Could not edit file: {shown}. It is {kind}, not a regular file."
+        )));
+    }
     if meta.permissions().readonly() {
         return Err(BuiltinToolError::failed(format!(
             "Could not edit file: {shown}. Error code: EACCES."

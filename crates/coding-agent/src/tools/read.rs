@@ -52,6 +52,15 @@ struct Args {
 pub async fn run(env: &ToolEnv, args: Value, cancel: &CancellationToken) -> ToolResult {
     let args: Args = parse_args("read", &args)?;
     let abs = path::resolve_for_read(&args.path, &env.cwd);
+    // Checked before opening: opening a FIFO would wait for a writer.
+    if let Ok(meta) = tokio::fs::metadata(&abs).await {
+        if let Some(kind) = path::special_kind(&meta) {
+            return Err(BuiltinToolError::failed(format!(
+                "Cannot read {}: it is {kind}, not a regular file",
+                abs.display()
+            )));
+        }
+    }
     let mut file = tokio::fs::File::open(&abs)
         .await
         .map_err(|e| BuiltinToolError::failed(io_error_text(&e, "access", &abs)))?;

@@ -36,6 +36,15 @@ pub async fn run(env: &ToolEnv, args: Value) -> ToolResult {
     let args: Args = parse_args("write", &args)?;
     let abs = path::resolve(&args.path, &env.cwd);
     let _turn = env.mutations.lock(&abs).await;
+    // Writing into a FIFO waits for a reader and into a device goes nowhere a file would.
+    if let Ok(meta) = tokio::fs::metadata(&abs).await {
+        if let Some(kind) = path::special_kind(&meta) {
+            return Err(BuiltinToolError::failed(format!(
+                "Cannot write {}: it is {kind}, not a regular file",
+                args.path
+            )));
+        }
+    }
     if let Some(parent) = abs.parent() {
         tokio::fs::create_dir_all(parent)
             .await

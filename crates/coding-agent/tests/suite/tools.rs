@@ -325,6 +325,63 @@ async fn edit_errors_are_clear_and_change_nothing() {
 }
 
 #[tokio::test]
+async fn file_tools_refuse_devices_and_fifos_at_once() {
+    let (dir, env) = repo();
+    let fifo = dir.path().join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let started = Instant::now();
+    let within = |f| tokio::time::timeout(Duration::from_secs(10), f);
+    let read_zero = within(err_text(&env, "read", json!({"path": "/dev/zero"})))
+        .await
+        .expect("read /dev/zero must not hang");
+    assert_eq!(
+        read_zero,
+        "Cannot read /dev/zero: it is a device, not a regular file"
+    );
+    let read_fifo = within(err_text(&env, "read", json!({"path": "pipe"})))
+        .await
+        .expect("read of a FIFO must not hang");
+    assert_eq!(
+        read_fifo,
+        format!(
+            "Cannot read {}: it is a FIFO, not a regular file",
+            fifo.display()
+        )
+    );
+    let edit_zero = within(err_text(
+        &env,
+        "edit",
+        json!({"path": "/dev/zero", "edits": [{"oldText": "a", "newText": "b"}]}),
+    ))
+    .await
+    .expect("edit of /dev/zero must not hang");
+    assert_eq!(
+        edit_zero,
+        "Could not edit file: /dev/zero. It is a device, not a regular file."
+    );
+    let write_fifo = within(err_text(
+        &env,
+        "write",
+        json!({"path": "pipe", "content": "x"}),
+    ))
+    .await
+    .expect("write to a FIFO must not hang");
+    assert_eq!(
+        write_fifo,
+        "Cannot write pipe: it is a FIFO, not a regular file"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // Regular files are untouched by the check.
+    assert!(ok_text(&env, "read", json!({"path": "README.md"}))
+        .await
+        .contains("Readme"));
+}
+
+#[tokio::test]
 async fn parallel_edits_of_one_file_all_land() {
     let (dir, env) = repo();
     let p = dir.path().join("counter.txt");
