@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use arbor_session::error::SessionError;
+use arbor_session::rules;
 use arbor_session::{
     DerivedSettings, EntryKind, EntryPage, ForkPosition, ListResult, SessionEntry, SessionHeader,
     SessionInfo,
@@ -282,11 +283,7 @@ impl<'a> Conn<'a> {
         after_seq: Option<u64>,
         limit: Option<usize>,
     ) -> Result<EntryPage> {
-        if limit == Some(0) {
-            return Err(SessionError::InvalidEntry(
-                "limit must be a positive integer".into(),
-            ));
-        }
+        rules::check_page_limit(limit)?;
         self.state(s).await?; // not_found once deleted
         let last: Option<i64> = self
             .query_opt(

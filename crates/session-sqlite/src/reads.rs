@@ -1,6 +1,7 @@
 //! Reading entries by id, type, parent, log position and label, and the leaf.
 
 use arbor_session::error::SessionError;
+use arbor_session::rules;
 use arbor_session::{EntryKind, EntryPage, SessionEntry};
 use rusqlite::{params, OptionalExtension, Row};
 
@@ -91,14 +92,11 @@ impl Conn<'_> {
         after_seq: Option<u64>,
         limit: Option<usize>,
     ) -> Result<EntryPage> {
-        if limit == Some(0) {
-            return Err(SessionError::InvalidEntry(
-                "limit must be a positive integer".into(),
-            ));
-        }
-        self.state(s)?; // not_found once deleted
-                        // The table's own last position (one rowid lookup), so a state row that is out of step
-                        // never hides entries.
+        rules::check_page_limit(limit)?;
+        // not_found once deleted.
+        self.state(s)?;
+        // The table's own last position (one rowid lookup), so a state row that is out of step
+        // never hides entries.
         let (lo_all, hi_all) = keys::range(s.sid);
         let last: Option<i64> = self
             .conn

@@ -38,11 +38,7 @@ pub(crate) fn page(
     after_seq: Option<u64>,
     limit: Option<usize>,
 ) -> Result<EntryPage> {
-    if limit == Some(0) {
-        return Err(SessionError::InvalidEntry(
-            "limit must be a positive integer".into(),
-        ));
-    }
+    crate::rules::check_page_limit(limit)?;
     let total = index.len() as u64;
     let start = after_seq.unwrap_or(0).min(total);
     let end = match limit {

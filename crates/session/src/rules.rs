@@ -78,10 +78,34 @@ pub fn check_context_edit_target(
     Ok(())
 }
 
+/// A page of entries holds at least one: `limit: Some(0)` is refused the same way on every
+/// backend.
+pub fn check_page_limit(limit: Option<usize>) -> Result<()> {
+    if limit == Some(0) {
+        return Err(SessionError::InvalidEntry(
+            "limit must be a positive integer".into(),
+        ));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_empty_page_is_refused_and_any_other_limit_taken() {
+        let err = check_page_limit(Some(0))
+            .map(|()| "taken")
+            .unwrap_or_else(|e| {
+                assert_eq!(e.code(), "invalid_entry");
+                "refused"
+            });
+        assert_eq!(err, "refused");
+        assert!(check_page_limit(None).is_ok());
+        assert!(check_page_limit(Some(1)).is_ok());
+    }
 
     #[test]
     fn context_edits_target_conversation_messages_on_the_active_branch() {
