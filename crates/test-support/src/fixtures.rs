@@ -1,38 +1,25 @@
-//! The shared fixture folder: `shared/` beside the repository checkout, never copied into it.
+//! Test data: `testdata/` at the workspace root, committed with the code so a fresh clone needs
+//! nothing beside it (`testdata/README.md` says where each file came from).
 
 use std::path::{Path, PathBuf};
 
-/// `shared/`: `ARBOR_SHARED_DIR` when set, otherwise the nearest ancestor of this crate that
-/// holds `shared/fixtures` (the checkout's parent in CI and on developer machines).
-///
-/// # Panics
-/// When no such folder exists: tests that need fixtures cannot run without them.
-pub fn shared_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("ARBOR_SHARED_DIR") {
-        return PathBuf::from(dir);
-    }
-    let mut dir: &Path = Path::new(env!("CARGO_MANIFEST_DIR"));
-    loop {
-        let candidate = dir.join("shared");
-        if candidate.join("fixtures").is_dir() {
-            return candidate;
-        }
-        match dir.parent() {
-            Some(parent) => dir = parent,
-            None => panic!(
-                "shared/fixtures not found above {}; set ARBOR_SHARED_DIR",
-                env!("CARGO_MANIFEST_DIR")
-            ),
-        }
-    }
+/// `testdata/` of this checkout.
+pub fn testdata_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
 }
 
-/// Every `*.jsonl` in `shared/fixtures/<sub>`, sorted by name.
+/// A Node script under `crates/test-support/pi/` that asks the published pi package (`PI_PKG`)
+/// for its answer; the optional pi-comparison tests run it when node and pi are installed.
+pub fn pi_script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("pi").join(name)
+}
+
+/// Every `*.jsonl` in `testdata/<sub>`, sorted by name.
 ///
 /// # Panics
 /// When the folder cannot be read or holds no session files.
 pub fn fixture_files(sub: &str) -> Vec<PathBuf> {
-    let dir = shared_dir().join("fixtures").join(sub);
+    let dir = testdata_dir().join(sub);
     let entries =
         std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
     let mut files: Vec<PathBuf> = entries
@@ -44,12 +31,12 @@ pub fn fixture_files(sub: &str) -> Vec<PathBuf> {
     files
 }
 
-/// One fixture file, `shared/fixtures/<sub>/<name>`.
+/// One fixture file, `testdata/<sub>/<name>`.
 ///
 /// # Panics
 /// When the file does not exist.
 pub fn fixture(sub: &str, name: &str) -> PathBuf {
-    let path = shared_dir().join("fixtures").join(sub).join(name);
+    let path = testdata_dir().join(sub).join(name);
     assert!(path.is_file(), "missing fixture {}", path.display());
     path
 }

@@ -1,5 +1,5 @@
 //! The dry-run form of a compaction preparation: the JSON `arbor session compact --dry-run
-//! --json` prints and `shared/tools/ref-plan.mjs` prints for pi (same keys, same values).
+//! --json` prints and pi prints for the same session (`cargo xtask plans` asks it) (same keys, same values).
 
 use serde_json::{json, Value};
 

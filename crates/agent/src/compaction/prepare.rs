@@ -1,5 +1,5 @@
 //! Where to cut the active path and what the summary must cover: pi 1.6.0's
-//! `prepareCompaction` over the projected path (DECISIONS §6.1, §21.2). `shared/fixtures/plans/` holds pi's own answers; the tests hold these equal.
+//! `prepareCompaction` over the projected path (DECISIONS §6.1, §21.2). `testdata/plans/` holds pi's own answers; the tests hold these equal.
 
 use std::borrow::Borrow;
 use std::collections::{HashMap, HashSet};

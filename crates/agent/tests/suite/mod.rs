@@ -12,4 +12,4 @@ mod harness_tree;
 mod message_support;
 mod plans;
 
-pub use arbor_test_support::fixtures::shared_dir;
+pub use arbor_test_support::fixtures::testdata_dir;

@@ -1,5 +1,5 @@
 //! Compaction and branch-summary preparation against pi 1.6.0's own plans
-//! (`shared/fixtures/plans/`, made by `shared/tools/make_plans.py`): every key JSON-equal,
+//! (`testdata/plans/`, made by `cargo xtask plans`): every key JSON-equal,
 //! the serialized conversation byte for byte.
 
 use std::path::{Path, PathBuf};
@@ -12,12 +12,12 @@ use arbor_agent::compaction::{prepare_compaction, CompactionSettings};
 use arbor_agent::session::{JsonlRepository, Session};
 use serde_json::Value;
 
-use super::shared_dir;
+use super::testdata_dir;
 
 /// The session file a plan was made from.
 fn session_for(plan: &Path) -> PathBuf {
     let stem = plan.file_stem().unwrap().to_string_lossy().to_string();
-    let fixtures = shared_dir().join("fixtures");
+    let fixtures = testdata_dir();
     let generated = fixtures
         .join("generated/sessions")
         .join(format!("{stem}.jsonl"));
@@ -128,7 +128,7 @@ pub async fn check_plan_file(session_path: &Path, plan: &Value, tally: &mut Tall
 
 #[tokio::test]
 async fn preparation_equals_pi_plans_on_every_fixture() {
-    let dir = shared_dir().join("fixtures/plans");
+    let dir = testdata_dir().join("plans");
     let mut plans: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())

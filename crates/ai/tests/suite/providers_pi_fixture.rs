@@ -1,5 +1,5 @@
 //! The Chat Completions body builder against 40 request bodies pi 1.6.0 really sent
-//! (`shared/fixtures/pi-streams/openai-completions-requests-sample.pi-1.6.0.jsonl`).
+//! (`testdata/pi-streams/openai-completions-requests-sample.pi-1.6.0.jsonl`).
 //!
 //! Each recorded body is read back into Arbor messages (system prompt, tools, user / assistant /
 //! tool messages, as pi's session held them), the request is rebuilt with the same model and
@@ -10,7 +10,7 @@ use arbor_ai::{
     AssistantMessage, Content, ContentBlock, Context, Message, StopReason, StreamOptions, Tool,
     ToolCall, ToolResultMessage, UserMessage,
 };
-use arbor_test_support::fixtures::shared_dir;
+use arbor_test_support::fixtures::testdata_dir;
 use serde_json::Value;
 
 use super::providers_common::{model, text_block};
@@ -120,8 +120,7 @@ fn context_from_body(body: &Value) -> Context {
 
 #[test]
 fn rebuilt_bodies_equal_pis_recorded_bodies() {
-    let path =
-        shared_dir().join("fixtures/pi-streams/openai-completions-requests-sample.pi-1.6.0.jsonl");
+    let path = testdata_dir().join("pi-streams/openai-completions-requests-sample.pi-1.6.0.jsonl");
     let text = std::fs::read_to_string(&path).expect("fixture");
     let mut checked = 0;
     for (line_no, line) in text.lines().enumerate() {

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use super::checkpoint_support::{
     checkpoint_refs, files, git, new_session, recorder, repo_with, sh, write,
 };
-use super::{arbor, ok, shared_dir, Run};
+use super::{arbor, ok, pi_script, Run};
 
 /// Branches, tags, stash, HEAD and its reflog, and the index file's bytes.
 fn user_state(root: &Path) -> (String, String, String, Option<Vec<u8>>, Option<Vec<u8>>) {
@@ -624,7 +624,7 @@ async fn pi_reads_the_session_with_checkpoint_entries_and_builds_the_same_contex
             plain.append_message(m.message).await.unwrap();
         }
     }
-    let script = shared_dir().join("tools/ref-context.mjs");
+    let script = pi_script("context.mjs");
     let pi = |file: &Path| -> Value {
         let out = Command::new("node")
             .env("PI_PKG", &pkg)

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{fixture_files, run, shared_dir};
+use super::{fixture_files, run, testdata_dir};
 
 /// v1/v2 files get fresh entry ids on every in-memory migration, so their `leafId` differs.
 fn is_pre_v3(path: &Path) -> bool {
@@ -33,10 +33,7 @@ fn check_dir(sessions: &str, expected: &str) -> usize {
     let files = fixture_files(sessions);
     for file in &files {
         let name = file.file_stem().unwrap().to_str().unwrap();
-        let expected_path = shared_dir()
-            .join("fixtures")
-            .join(expected)
-            .join(format!("{name}.json"));
+        let expected_path = testdata_dir().join(expected).join(format!("{name}.json"));
         let mut want: Value =
             serde_json::from_str(&std::fs::read_to_string(&expected_path).unwrap()).unwrap();
         let out = run(&["session", "context", file.to_str().unwrap(), "--json"]);

@@ -28,7 +28,7 @@ mod tui_tree;
 mod views;
 mod window;
 
-pub use arbor_test_support::fixtures::{fixture, fixture_files, shared_dir};
+pub use arbor_test_support::fixtures::{fixture, fixture_files, pi_script, testdata_dir};
 use std::path::Path;
 use std::process::{Command, Output};
 

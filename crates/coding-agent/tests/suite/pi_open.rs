@@ -3,7 +3,7 @@
 //! `tests/data/pi-open/` holds session files that print, JSON and RPC runs of `arbor` wrote
 //! against the 127.0.0.1 mock server (tool calls, a `bashExecution` entry, a manual
 //! compaction, a clone and a fork), each next to `<name>.pi.json`: what pi 1.6.0's own code
-//! (`shared/tools/ref-context.mjs`) projects from it. The test checks that
+//! (`crates/test-support/pi/context.mjs`) projects from it. The test checks that
 //! `arbor session context --json` prints exactly pi's projection for every committed file, and,
 //! when node and pi are installed, runs the same scenario afresh and asks pi about the new files
 //! too. `tests/data/pi-open/regenerate.sh` rewrites the committed files from a fresh run.
@@ -58,7 +58,7 @@ fn pi_context(file: &Path) -> Option<Value> {
         p.is_dir().then(|| p.display().to_string())
     })?;
     let out = std::process::Command::new("node")
-        .arg(super::shared_dir().join("tools/ref-context.mjs"))
+        .arg(super::pi_script("context.mjs"))
         .arg(file)
         .env("PI_PKG", pkg)
         .output()

@@ -1,17 +1,17 @@
 //! `arbor session compact --dry-run --json` and `arbor session navigate --summarize --dry-run
-//! --json` print pi 1.6.0's own plans (`shared/fixtures/plans/`, from `ref-plan.mjs`) for every
+//! --json` print pi 1.6.0's own plans (`testdata/plans/`, from `ref-plan.mjs`) for every
 //! fixture: all keys JSON-equal, `conversation` byte for byte.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{run, shared_dir};
+use super::{run, testdata_dir};
 
 /// The session file a plan was made from.
 fn session_for(plan: &Path) -> PathBuf {
     let stem = plan.file_stem().unwrap().to_string_lossy().to_string();
-    let fixtures = shared_dir().join("fixtures");
+    let fixtures = testdata_dir();
     let generated = fixtures
         .join("generated/sessions")
         .join(format!("{stem}.jsonl"));
@@ -111,7 +111,7 @@ fn check(case: &Case) -> Option<String> {
 
 #[test]
 fn dry_run_plans_equal_pi_plans_on_every_fixture() {
-    let dir = shared_dir().join("fixtures/plans");
+    let dir = testdata_dir().join("plans");
     let mut plans: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -1,4 +1,4 @@
-//! pi 1.6.0's RPC transcripts (`shared/fixtures/pi-streams/rpc-*-transcript.pi-1.6.0.log`)
+//! pi 1.6.0's RPC transcripts (`testdata/pi-streams/rpc-*-transcript.pi-1.6.0.log`)
 //! replayed against `arbor --mode rpc` on the 127.0.0.1 mock server: the same commands in, the
 //! same response shapes out (key sets of `data`, `success`, echoed ids, error texts), up to ids,
 //! timestamps, paths and model text. The session commands (clone, fork, switch, new) and the

@@ -1,7 +1,7 @@
 //! `arbor session compact` and `arbor session navigate --summarize` with a model: an
 //! OpenAI-compatible mock server on 127.0.0.1 (declared in the private ARBOR_HOME's
 //! models.json) writes the summaries. Checked: the request the summarizer got, the entries
-//! written, that pi (`shared/tools/ref-context.mjs`, when node and PI_PKG are there) projects
+//! written, that pi (`crates/test-support/pi/context.mjs`, when node and PI_PKG are there) projects
 //! the compacted file exactly as `arbor session context --json` does, that a session open for
 //! writing elsewhere is refused, and that a failed summary leaves the file untouched.
 
@@ -13,7 +13,7 @@ use arbor_agent::session::{CreateOptions, JsonlRepository, Session, SessionRepos
 use arbor_test_support::{sse_data, MockResponse, MockServer};
 use serde_json::{json, Value};
 
-use super::{arbor, shared_dir, Run};
+use super::{arbor, pi_script, Run};
 
 fn msg(v: Value) -> AgentMessage {
     serde_json::from_value(v).unwrap()
@@ -140,7 +140,7 @@ async fn assert_pi_projects_like_arbor(home: &Path, file: &Path) -> bool {
         return false;
     };
     let out = std::process::Command::new("node")
-        .arg(shared_dir().join("tools/ref-context.mjs"))
+        .arg(pi_script("context.mjs"))
         .arg(file)
         .env("PI_PKG", pkg)
         .output()

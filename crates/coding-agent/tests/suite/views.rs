@@ -16,7 +16,7 @@ fn view(args: &[&str]) -> String {
 
 /// Fixture paths differ per checkout; snapshots show them as `<fixtures>/...`.
 fn normalize(text: &str) -> String {
-    let root = super::shared_dir().join("fixtures");
+    let root = super::testdata_dir();
     text.replace(root.to_str().unwrap(), "<fixtures>")
 }
 

@@ -9,9 +9,9 @@ use serde_json::Value;
 use super::*;
 
 fn fixture_files() -> Vec<std::path::PathBuf> {
-    let shared = shared_dir();
+    let shared = testdata_dir();
     let mut files = Vec::new();
-    for dir in ["fixtures/generated/sessions", "fixtures/pi-sessions"] {
+    for dir in ["generated/sessions", "pi-sessions"] {
         for e in std::fs::read_dir(shared.join(dir)).unwrap() {
             let p = e.unwrap().path();
             let name = p.file_name().unwrap().to_string_lossy().to_string();

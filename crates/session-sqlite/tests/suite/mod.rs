@@ -20,7 +20,7 @@ use arbor_session::{
 use arbor_session_sqlite::{SqliteOptions, SqliteRepository, SqliteStorage};
 use tempfile::TempDir;
 
-pub use arbor_test_support::fixtures::shared_dir;
+pub use arbor_test_support::fixtures::testdata_dir;
 
 /// A fresh database in a temporary directory (kept alive by the returned guard).
 pub async fn repo() -> (TempDir, SqliteRepository) {

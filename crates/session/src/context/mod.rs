@@ -31,7 +31,7 @@ pub use stream::{write_context_json, ContextJsonWriter};
 
 use serde_json::{json, Value};
 
-/// The reference JSON shape of a projected context (`shared/fixtures/*/expected/*.json`):
+/// The reference JSON shape of a projected context (`testdata/*/expected/*.json`):
 /// `{"ok":true,"leafId","model","thinkingLevel","activeToolNames","llm"}`.
 /// Numbers are written as JavaScript would (`0.0` in a file comes back as `0`), so the output
 /// equals pi's byte for byte up to key order.

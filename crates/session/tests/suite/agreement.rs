@@ -210,7 +210,7 @@ fn pi_sessions_agree_with_pi() {
     );
 }
 
-/// Extra cases made with shared/tools (see docs/PERFORMANCE.md and docs/ARCHITECTURE.md, "Testing"):
+/// Extra cases checked against pi (see docs/PERFORMANCE.md and docs/ARCHITECTURE.md, "Testing"):
 /// `ARBOR_EXTRA_SESSIONS=DIR` with `DIR/sessions/*.jsonl` and `DIR/expected/*.json`.
 #[test]
 fn extra_generated_sessions_agree_with_pi() {

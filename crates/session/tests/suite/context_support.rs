@@ -8,7 +8,7 @@ use arbor_session::message::AgentMessage;
 use serde_json::{json, Value};
 
 pub fn fixtures_dir() -> PathBuf {
-    super::shared_dir().join("fixtures")
+    super::testdata_dir()
 }
 
 /// Entries of a JSON-lines string (one entry per non-blank line, no header).

@@ -20,4 +20,4 @@ mod store_lazy;
 mod surrogates;
 mod tree;
 
-pub use arbor_test_support::fixtures::{fixture_files, shared_dir};
+pub use arbor_test_support::fixtures::{fixture_files, testdata_dir};

@@ -551,7 +551,7 @@ fn expected_json_has_the_reference_shape() {
 }
 
 /// Edge cases checked against pi's own projection code (hand-made files run through
-/// shared/tools/ref-context.mjs; see docs/ARCHITECTURE.md, "Testing").
+/// crates/test-support/pi/context.mjs; see docs/ARCHITECTURE.md, "Testing").
 #[test]
 fn edge_cases_agree_with_pi() {
     // null contents: user/assistant/toolResult → [], system → "", custom_message → []

@@ -7,7 +7,7 @@ use arbor_session::{CreateOptions, EntryDraft, EntryKind, SessionRepository, Ses
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
-use super::shared_dir;
+use super::testdata_dir;
 
 const V1: &str = "v1-large-session.pi-mono.jsonl";
 
@@ -19,7 +19,7 @@ fn user(text: &str) -> EntryDraft {
 
 fn v1_copy(dir: &Path) -> PathBuf {
     let dst = dir.join(V1);
-    std::fs::copy(shared_dir().join("fixtures/pi-sessions").join(V1), &dst).unwrap();
+    std::fs::copy(testdata_dir().join("pi-sessions").join(V1), &dst).unwrap();
     dst
 }
 

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use super::{fixture_files, shared_dir};
+use super::{fixture_files, testdata_dir};
 
 const HEADER: &str = r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-06-20T15:00:00.000Z","cwd":"/work/p"}"#;
 
@@ -664,8 +664,8 @@ async fn second_writer_process_is_refused() {
 
 fn expected(name: &str) -> Value {
     let stem = name.trim_end_matches(".jsonl");
-    let path = shared_dir()
-        .join("fixtures/pi-sessions/expected")
+    let path = testdata_dir()
+        .join("pi-sessions/expected")
         .join(format!("{stem}.json"));
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -705,8 +705,8 @@ async fn pi_v3_fixtures_open_with_the_expected_leaf() {
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
         let exp: Value = serde_json::from_str(
             &std::fs::read_to_string(
-                shared_dir()
-                    .join("fixtures/generated/expected")
+                testdata_dir()
+                    .join("generated/expected")
                     .join(format!("{stem}.json")),
             )
             .unwrap(),
@@ -726,7 +726,7 @@ async fn pi_v3_fixtures_open_with_the_expected_leaf() {
 
 /// Copies a fixture into a temp dir so a writable open may modify it.
 fn copy_fixture(name: &str) -> (tempfile::TempDir, PathBuf) {
-    let src = shared_dir().join("fixtures/pi-sessions").join(name);
+    let src = testdata_dir().join("pi-sessions").join(name);
     let dir = tempfile::tempdir().unwrap();
     let dst = dir.path().join(name);
     std::fs::copy(&src, &dst).unwrap();
@@ -787,11 +787,11 @@ async fn v1_migrates_like_pi_and_rewrites_with_a_backup() {
 
 #[tokio::test]
 async fn v2_hook_messages_become_custom() {
-    let text =
-        std::fs::read_to_string(shared_dir().join(
-            "fixtures/pi-sessions/v2-synthetic-hookMessage-and-malformed-line.handmade.jsonl",
-        ))
-        .unwrap();
+    let text = std::fs::read_to_string(
+        testdata_dir()
+            .join("pi-sessions/v2-synthetic-hookMessage-and-malformed-line.handmade.jsonl"),
+    )
+    .unwrap();
     let without_bad: String = text
         .lines()
         .filter(|l| *l != "not json at all")
@@ -803,7 +803,7 @@ async fn v2_hook_messages_become_custom() {
     let b = serde_json::to_value(s.get_entry("bbbb2222").await.unwrap().unwrap()).unwrap();
     assert_eq!(b["message"]["role"], json!("custom"));
     let pi = std::fs::read_to_string(
-        shared_dir().join("fixtures/pi-sessions/v3-migrated-from-v2-synthetic.pi-1.6.0.jsonl"),
+        testdata_dir().join("pi-sessions/v3-migrated-from-v2-synthetic.pi-1.6.0.jsonl"),
     )
     .unwrap();
     let ours: Vec<Value> = s
@@ -1001,8 +1001,7 @@ async fn arbor_home_moves_the_default_root() {
 /// position (pi's ids are random). Returns our ids in log order.
 async fn assert_migrates_like_pi(s: &arbor_session::JsonlStorage, pi_file: &str) -> Vec<String> {
     // Compare with pi's own migration of the same file, mapping ids by position.
-    let pi =
-        std::fs::read_to_string(shared_dir().join("fixtures/pi-sessions").join(pi_file)).unwrap();
+    let pi = std::fs::read_to_string(testdata_dir().join("pi-sessions").join(pi_file)).unwrap();
     let pi_lines: Vec<Value> = pi
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -1052,7 +1051,7 @@ async fn v1_fixtures_migrate_like_pi() {
         ),
         ("v1-prompt-cache-replay.earendil-pi.jsonl", ""),
     ] {
-        let path = shared_dir().join("fixtures/pi-sessions").join(name);
+        let path = testdata_dir().join("pi-sessions").join(name);
         let s = JsonlRepository::flat(path.parent().unwrap())
             .open_read_only(p(&path))
             .await

@@ -16,7 +16,7 @@ mod row_scan;
 
 use arbor_session::SessionHeader;
 
-use super::{fixture_files, shared_dir};
+use super::{fixture_files, testdata_dir};
 
 /// Every entry line of the v3 fixture sessions (headers left out).
 pub(super) fn v3_lines() -> Vec<String> {
@@ -40,7 +40,7 @@ pub(super) fn v3_lines() -> Vec<String> {
 /// Every `.jsonl` file under the shared fixtures, any version, sorted.
 fn all_fixture_files() -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();
-    walk(&shared_dir().join("fixtures"), &mut files);
+    walk(&testdata_dir(), &mut files);
     files
 }
 
