@@ -1,5 +1,5 @@
 //! Throwaway schemas for tests and the conformance run (`cargo xtask conformance`): each
-//! [`ScratchSchema`] names a fresh schema and drops it, with everything in it, when dropped.
+//! `ScratchSchema` names a fresh schema and drops it, with everything in it, when dropped.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 

@@ -4,8 +4,8 @@
 //! how a context-edit target is looked up, how an id collision is detected — stays in the
 //! backend; the steps around it live here so that no backend can drift from the others.
 //!
-//! The memory and JSONL backends also share the index-side half ([`prepare_draft`],
-//! [`prepare_entry`], [`checked_probe`]): checks against their in-memory index and the
+//! The memory and JSONL backends also share the index-side half (`prepare_draft`,
+//! `prepare_entry`, `checked_probe`): checks against their in-memory index and the
 //! serialized line they write.
 
 use serde_json::Value;
@@ -151,7 +151,7 @@ pub(crate) fn prepare_draft(
     Prepared::new(pending.into_entry())
 }
 
-/// A verbatim entry (fork, import), serialized; [`checked_probe`] checks it before the write.
+/// A verbatim entry (fork, import), serialized; `checked_probe` checks it before the write.
 pub(crate) fn prepare_entry(entry: SessionEntry) -> Result<Prepared> {
     Prepared::new(entry)
 }

@@ -1,7 +1,7 @@
 //! The crate's one error enum, with the reference's error codes. The session store, compaction
 //! and branch summaries all fail through it; the loop and harness wrap it in their coded
-//! [`AgentError`](crate::agent::AgentError) (pi's `AgentHarnessError`), and tools fail with a
-//! [`ToolError`](crate::agent::ToolError) whose text the model reads (DECISIONS §8.9).
+//! `arbor_agent::agent::AgentError` (pi's `AgentHarnessError`), and tools fail with a
+//! `arbor_agent::agent::ToolError` whose text the model reads (DECISIONS §8.9).
 
 /// Errors of the session layer. [`SessionError::code`] gives the reference's code.
 #[derive(Debug, thiserror::Error)]

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 /// Makes a snapshot value stable: entry ids become their names (`names`), and the
-/// millisecond timestamps derived from entry times (anything after 2001) become "<entry time>".
+/// millisecond timestamps derived from entry times (anything after 2001) become `"<entry time>"`.
 pub fn normalize(mut v: Value, names: &HashMap<String, String>) -> Value {
     fn walk(v: &mut Value, names: &HashMap<String, String>) {
         match v {

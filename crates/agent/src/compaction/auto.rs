@@ -128,7 +128,7 @@ pub struct CompactionCheck<'a> {
     pub model: &'a Model,
     /// The current context messages (for the estimate when the reply has no usable usage).
     pub messages: &'a [AgentMessage],
-    /// Epoch ms of the newest compaction on the active path ([`latest_compaction_ms`]).
+    /// Epoch ms of the newest compaction on the active path (`latest_compaction_ms`).
     pub latest_compaction_ms: Option<i64>,
     pub point: CheckPoint,
 }

@@ -6,7 +6,7 @@
 //! ~100 bytes per row instead of the parsed entries.
 //!
 //! From a parsed entry a row is [`RowSummary::from_entry`]; from a stored line it is
-//! `RowSummary::from_line`, the row tier of the line readers ([`crate::line`]). The views
+//! `RowSummary::from_line`, the row tier of the line readers (the private `line` module). The views
 //! over any backend are [`visit_row_summaries`] (rows in log order) and [`row_source`] (rows
 //! to read again later, without the storage).
 

@@ -61,7 +61,7 @@ pub async fn row_source<S: SessionStorage + ?Sized>(storage: &S) -> Result<RowSo
 }
 
 /// Summaries of every line, each read through a source of the snapshot's own
-/// ([`ordered_rows`]).
+/// (`ordered_rows`).
 impl RowSource for LineSnapshot {
     fn summaries(&self, caps: RowCaps) -> Result<Vec<RowSummary>> {
         let make_src = || self.sources.source();

@@ -8,9 +8,9 @@
 //! the loop in [`super::run`] through [`Driver::take_terminal_effects`].
 //!
 //! The operations RPC mode also performs are not written here: the effects call the command
-//! layer's ([`crate::command::operations`] for the model, the thinking level, compaction, the
-//! last assistant text and HTML export; [`crate::command::set_session_name`]; the counts of
-//! [`crate::command::session_stats`]; the cycling order of [`crate::command::models`]) and only
+//! layer's (`command::operations` for the model, the thinking level, compaction, the
+//! last assistant text and HTML export; `command::set_session_name`; the counts of
+//! `command::session_stats`; the cycling order of `command::models`) and only
 //! turn the typed result into the TUI's notice text.
 
 mod effects;
