@@ -145,8 +145,8 @@ async fn context_and_system_prompt_files_are_cut_skipped_or_kept_inside_the_proj
     std::fs::write(&outside, "PRIVATE-NOTES-CONTENT").unwrap();
     std::os::unix::fs::symlink(&outside, deeper.join("AGENTS.md")).unwrap();
     // SYSTEM.md over its limit is cut with a notice too.
-    std::fs::create_dir_all(lab.repo.join(".arbor")).unwrap();
-    std::fs::write(lab.repo.join(".arbor/SYSTEM.md"), "S".repeat(300 * 1024)).unwrap();
+    std::fs::create_dir_all(deeper.join(".arbor")).unwrap();
+    std::fs::write(deeper.join(".arbor/SYSTEM.md"), "S".repeat(300 * 1024)).unwrap();
     server.push(openai_text("fine"));
     let out = lab
         .cmd()
@@ -177,7 +177,7 @@ async fn context_and_system_prompt_files_are_cut_skipped_or_kept_inside_the_proj
     )));
     assert!(system.contains(&format!(
         "[Arbor: {} is larger than 256 KiB; only its first 256 KiB are included]",
-        lab.repo.join(".arbor/SYSTEM.md").display()
+        deeper.join(".arbor/SYSTEM.md").display()
     )));
     assert!(system.len() < 600 * 1024, "{}", system.len());
 }
@@ -313,11 +313,19 @@ async fn keys_stay_out_of_tool_commands_the_session_and_the_export() {
         Some(format!("Bearer {VAR_KEY}").as_str())
     );
     let session = session_text(&lab);
-    // The tool environment lost the key variables and the excluded pattern, kept the rest.
-    assert!(session.contains("KEEP_ME=kept-variable-value"), "env ran");
+    // The `env` command lost the key variables and the excluded pattern, kept the rest. (Arbor's
+    // own /proc/self/environ, read by `read`, still names them, with the values redacted.)
+    let env_output = session
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["message"]["toolCallId"] == "call_1")
+        .expect("the env result is stored")["message"]["content"]
+        .to_string();
+    assert!(env_output.contains("KEEP_ME=kept-variable-value"), "{env_output}");
     for name in ["OPENAI_API_KEY=", "MOCK_GATEWAY_KEY=", "EXTRA_SECRET_ONE="] {
-        assert!(!session.contains(name), "{name} reached the tool");
+        assert!(!env_output.contains(name), "{name} reached the tool");
     }
+    assert!(session.contains("OPENAI_API_KEY=[redacted]"), "the environ read is scrubbed");
     // Nothing of any key is stored: neither whole nor the 401's last 12.
     let file = lab.session_files().remove(0);
     let html_path = lab.repo.join("export.html");
