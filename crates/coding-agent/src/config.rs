@@ -65,7 +65,10 @@ fn merge(base: &mut Map<String, Value>, over: Map<String, Value>) {
     }
 }
 
-fn read_object(path: &Path, project: &ProjectFiles) -> Result<Option<Map<String, Value>>, CliError> {
+fn read_object(
+    path: &Path,
+    project: &ProjectFiles,
+) -> Result<Option<Map<String, Value>>, CliError> {
     // Bounded, regular files only, inside the project (DECISIONS §30.3).
     let Some(file) = project.read(path, FileKind::SETTINGS)? else {
         return Ok(None);

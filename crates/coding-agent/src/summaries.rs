@@ -142,7 +142,8 @@ fn summary_options(
     // The idle timeout and response limits of settings.json apply here as in a run
     // (DECISIONS §30.1): a summary request must not hang or flood either.
     let cwd = std::env::current_dir().map_err(|e| CliError::io("current directory", e))?;
-    let settings = crate::config::Settings::load(&arbor_agent::session::jsonl::layout::arbor_home(), &cwd)?;
+    let settings =
+        crate::config::Settings::load(&arbor_agent::session::jsonl::layout::arbor_home(), &cwd)?;
     let mut stream = StreamOptions {
         api_key: key.map(|k| k.expose().to_string()),
         ..settings.base_stream_options()

@@ -381,7 +381,7 @@ fn response_limit_text(limit: u64) -> String {
 
 /// `64 MiB` for whole mebibytes, else the byte count.
 fn byte_size_text(bytes: u64) -> String {
-    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{} MiB", bytes >> 20)
     } else {
         format!("{bytes} bytes")

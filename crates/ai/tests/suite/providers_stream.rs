@@ -376,7 +376,11 @@ async fn a_response_that_never_ends_is_cut_at_the_response_limit() {
         Some("The provider's response went over the limit of 2 MiB (maxResponseBytes); the reply was cut there")
     );
     assert!(!arbor_ai::retry::is_retryable_assistant_error(&last));
-    assert_eq!(server.requests().len(), 1, "a body-level failure is not resent");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "a body-level failure is not resent"
+    );
     // What arrived before the limit is kept on the message, under the limit.
     let text: usize = last
         .content
@@ -387,7 +391,11 @@ async fn a_response_that_never_ends_is_cut_at_the_response_limit() {
         })
         .sum();
     assert!(text > 0 && text < 2 << 20, "{text}");
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     assert!(server.wait_for_client_close(Duration::from_secs(5)).await);
 
     // The per-event limit is configurable as well.

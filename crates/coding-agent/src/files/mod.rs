@@ -238,7 +238,10 @@ mod tests {
         let err = read_bounded(&fifo, FileKind::SETTINGS).unwrap_err();
         assert_eq!(
             err.to_string(),
-            format!("settings file {}: it is a FIFO, not a regular file", fifo.display())
+            format!(
+                "settings file {}: it is a FIFO, not a regular file",
+                fifo.display()
+            )
         );
         let err = read_bounded(Path::new("/dev/zero"), FileKind::CONTEXT).unwrap_err();
         assert_eq!(
@@ -276,7 +279,9 @@ mod tests {
             "{noticed}"
         );
         // Exactly at the cap is whole.
-        let whole = read_bounded(&path, FileKind::refused("x", 20)).unwrap().unwrap();
+        let whole = read_bounded(&path, FileKind::refused("x", 20))
+            .unwrap()
+            .unwrap();
         assert_eq!(whole.bytes.len(), 20);
     }
 
@@ -289,7 +294,10 @@ mod tests {
     }
 
     fn nix_mkfifo(path: &Path) {
-        let status = std::process::Command::new("mkfifo").arg(path).status().unwrap();
+        let status = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap();
         assert!(status.success());
     }
 }

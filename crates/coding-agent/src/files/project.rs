@@ -102,15 +102,32 @@ mod tests {
         let files = ProjectFiles::for_cwd(proj.path());
         let err = files.read(&link, FileKind::CONTEXT).unwrap_err();
         let text = err.to_string();
-        assert!(text.starts_with(&format!("context file {}: it resolves to ", link.display())), "{text}");
+        assert!(
+            text.starts_with(&format!("context file {}: it resolves to ", link.display())),
+            "{text}"
+        );
         assert!(text.ends_with("; not used"), "{text}");
         // Inside stays fine, symlink or not.
         std::fs::write(proj.path().join("real.md"), "inside").unwrap();
         let inner = proj.path().join("CLAUDE.md");
         std::os::unix::fs::symlink(proj.path().join("real.md"), &inner).unwrap();
-        assert_eq!(files.read(&inner, FileKind::CONTEXT).unwrap().unwrap().text(), "inside");
+        assert_eq!(
+            files
+                .read(&inner, FileKind::CONTEXT)
+                .unwrap()
+                .unwrap()
+                .text(),
+            "inside"
+        );
         // A file outside the project is the user's: read as is.
-        assert_eq!(files.read(&secret, FileKind::CONTEXT).unwrap().unwrap().text(), "secret");
+        assert_eq!(
+            files
+                .read(&secret, FileKind::CONTEXT)
+                .unwrap()
+                .unwrap()
+                .text(),
+            "secret"
+        );
         // A dangling link is a missing file.
         let dangling = proj.path().join("gone.md");
         std::os::unix::fs::symlink(proj.path().join("nothing"), &dangling).unwrap();

@@ -51,7 +51,11 @@ impl EnvPolicy {
         let exclude = glob_set(input.exclude, "toolEnvironment.exclude")?;
         let include = glob_set(input.include, "toolEnvironment.include")?;
         let mut removed: BTreeSet<String> = input.key_variables.clone();
-        removed.extend(environment.into_iter().filter(|name| exclude.is_match(name)));
+        removed.extend(
+            environment
+                .into_iter()
+                .filter(|name| exclude.is_match(name)),
+        );
         removed.retain(|name| !include.is_match(name));
         Ok(EnvPolicy { removed })
     }
@@ -110,7 +114,8 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            err.to_string().starts_with("settings toolEnvironment.exclude: invalid pattern \"a[b\""),
+            err.to_string()
+                .starts_with("settings toolEnvironment.exclude: invalid pattern \"a[b\""),
             "{err}"
         );
     }

@@ -10,7 +10,9 @@ mod storage;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use arbor_ai::models::{api_key_env_vars, resolve_config_value, ModelRegistry, ANTHROPIC_AUTH_TOKEN_ENV};
+use arbor_ai::models::{
+    api_key_env_vars, resolve_config_value, ModelRegistry, ANTHROPIC_AUTH_TOKEN_ENV,
+};
 
 pub use env_policy::{EnvPolicy, EnvPolicyInput};
 pub use redact::{Redactor, MIN_FRAGMENT, REDACTED};
@@ -94,8 +96,7 @@ impl Secrets {
         let home = crate::config::arbor_home();
         let cwd = std::env::current_dir().map_err(|e| CliError::io("current directory", e))?;
         let settings = Settings::load(&home, &cwd)?;
-        let mut registry =
-            ModelRegistry::builtin().map_err(|e| CliError::Config(e.to_string()))?;
+        let mut registry = ModelRegistry::builtin().map_err(|e| CliError::Config(e.to_string()))?;
         crate::files::load_models_json(&mut registry, &home.join("models.json"))?;
         let auth = AuthStore::load(&home)?;
         Secrets::gather(&SecretSources {
@@ -119,9 +120,11 @@ impl Secrets {
 /// are redacted only when they come from a variable or command).
 pub fn is_credential_header(name: &str) -> bool {
     let name = name.to_ascii_lowercase();
-    ["auth", "key", "token", "secret", "cookie", "password", "session"]
-        .iter()
-        .any(|w| name.contains(w))
+    [
+        "auth", "key", "token", "secret", "cookie", "password", "session",
+    ]
+    .iter()
+    .any(|w| name.contains(w))
 }
 
 /// Notes a models.json / auth.json value: the variables it names, and its value when it is a
@@ -144,7 +147,8 @@ fn secret_config(raw: &str, secret: bool, names: &mut BTreeSet<String>, values: 
 
 fn is_env_name(s: &str) -> bool {
     !s.is_empty()
-        && s.chars().all(|c| c == '_' || c.is_ascii_uppercase() || c.is_ascii_digit())
+        && s.chars()
+            .all(|c| c == '_' || c.is_ascii_uppercase() || c.is_ascii_digit())
         && !s.starts_with(|c: char| c.is_ascii_digit())
 }
 
@@ -166,7 +170,9 @@ fn variable_names(raw: &str) -> Vec<String> {
             None => {
                 let len = after
                     .char_indices()
-                    .take_while(|(i, c)| *c == '_' || c.is_ascii_alphabetic() || (*i > 0 && c.is_ascii_digit()))
+                    .take_while(|(i, c)| {
+                        *c == '_' || c.is_ascii_alphabetic() || (*i > 0 && c.is_ascii_digit())
+                    })
                     .count();
                 (&after[..len], &after[len..])
             }

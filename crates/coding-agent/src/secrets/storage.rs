@@ -66,7 +66,11 @@ impl SessionStorage for RedactingStorage {
         }
         // The draft goes through the entry's own serialization (a placeholder envelope that is
         // dropped again), so every string of every kind is covered.
-        let EntryDraft { kind, id, timestamp } = draft;
+        let EntryDraft {
+            kind,
+            id,
+            timestamp,
+        } = draft;
         let probe = SessionEntry {
             id: id.clone().unwrap_or_else(|| "00000000".to_owned()),
             parent_id: None,
@@ -151,17 +155,23 @@ mod tests {
             })
         };
         let a = storage
-            .append(EntryDraft::new(kind(serde_json::json!({"out": "KEY=sk-live-ABCDEFGHIJKLMNOP", "tail": "…GHIJKLMNOP"}))))
+            .append(EntryDraft::new(kind(
+                serde_json::json!({"out": "KEY=sk-live-ABCDEFGHIJKLMNOP", "tail": "…GHIJKLMNOP"}),
+            )))
             .await
             .unwrap();
         let stored = inner.get_entry(&a.id).await.unwrap().unwrap();
-        let EntryKind::Custom(c) = &stored.kind else { panic!("{stored:?}") };
+        let EntryKind::Custom(c) = &stored.kind else {
+            panic!("{stored:?}")
+        };
         assert_eq!(
             c.data,
             Some(serde_json::json!({"out": "KEY=[redacted]", "tail": "…[redacted]"}))
         );
         let b = storage
-            .append(EntryDraft::new(kind(serde_json::json!({"out": "nothing secret"}))))
+            .append(EntryDraft::new(kind(
+                serde_json::json!({"out": "nothing secret"}),
+            )))
             .await
             .unwrap();
         assert_eq!(inner.get_entry(&b.id).await.unwrap().unwrap(), b);

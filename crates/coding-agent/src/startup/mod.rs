@@ -123,12 +123,8 @@ async fn start_with(
         settings: &settings,
     })?;
     let provider = Arc::new(
-        AppProvider::new(
-            registry.clone(),
-            auth,
-            a.api_key.clone().map(ApiKey::new),
-        )
-        .with_redactor(secrets.redactor.clone()),
+        AppProvider::new(registry.clone(), auth, a.api_key.clone().map(ApiKey::new))
+            .with_redactor(secrets.redactor.clone()),
     );
 
     // ---- the session ----
@@ -525,4 +521,3 @@ async fn start_with(
         secrets,
     })
 }
-

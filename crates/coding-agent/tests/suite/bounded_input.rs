@@ -39,6 +39,9 @@ enum Hostile {
     Oversized(usize),
 }
 
+/// A place, where it is in a lab, how it is made hostile, and what the error must say.
+type Probe = (&'static str, fn(&Lab) -> PathBuf, Hostile, &'static str);
+
 fn plant(path: &Path, how: Hostile) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     let _ = std::fs::remove_file(path);
@@ -70,7 +73,11 @@ async fn assert_session_valid(lab: &Lab, file: &Path) {
         .output()
         .await
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["ok"], true);
 }
@@ -78,22 +85,97 @@ async fn assert_session_valid(lab: &Lab, file: &Path) {
 #[tokio::test]
 async fn each_file_arbor_reads_refuses_devices_fifos_and_oversized_content_at_once() {
     const OVER_1_MIB: usize = (1 << 20) + 10;
-    let cases: Vec<(&str, fn(&Lab) -> PathBuf, Hostile, &str)> = vec![
-        ("user settings", |l| l.home.join("settings.json"), Hostile::DevZero, "it is a device"),
-        ("user settings", |l| l.home.join("settings.json"), Hostile::Fifo, "it is a FIFO"),
-        ("user settings", |l| l.home.join("settings.json"), Hostile::Oversized(OVER_1_MIB), "over the size limit of 1 MiB"),
-        ("project settings", |l| l.repo.join(".arbor/settings.json"), Hostile::DevZero, "it is a device"),
-        ("project settings", |l| l.repo.join(".arbor/settings.json"), Hostile::Fifo, "it is a FIFO"),
-        ("project settings", |l| l.repo.join(".arbor/settings.json"), Hostile::Oversized(OVER_1_MIB), "over the size limit"),
-        ("models", |l| l.home.join("models.json"), Hostile::DevZero, "it is a device"),
-        ("models", |l| l.home.join("models.json"), Hostile::Fifo, "it is a FIFO"),
-        ("models", |l| l.home.join("models.json"), Hostile::Oversized(OVER_1_MIB), "models file"),
-        ("auth", |l| l.home.join("auth.json"), Hostile::DevZero, "it is a device"),
-        ("auth", |l| l.home.join("auth.json"), Hostile::Fifo, "it is a FIFO"),
-        ("auth", |l| l.home.join("auth.json"), Hostile::Oversized(OVER_1_MIB), "auth file"),
-        ("SYSTEM.md", |l| l.repo.join(".arbor/SYSTEM.md"), Hostile::DevZero, "system prompt file"),
-        ("SYSTEM.md", |l| l.repo.join(".arbor/SYSTEM.md"), Hostile::Fifo, "it is a FIFO"),
-        ("APPEND_SYSTEM.md", |l| l.home.join("APPEND_SYSTEM.md"), Hostile::Fifo, "it is a FIFO"),
+    let cases: Vec<Probe> = vec![
+        (
+            "user settings",
+            |l| l.home.join("settings.json"),
+            Hostile::DevZero,
+            "it is a device",
+        ),
+        (
+            "user settings",
+            |l| l.home.join("settings.json"),
+            Hostile::Fifo,
+            "it is a FIFO",
+        ),
+        (
+            "user settings",
+            |l| l.home.join("settings.json"),
+            Hostile::Oversized(OVER_1_MIB),
+            "over the size limit of 1 MiB",
+        ),
+        (
+            "project settings",
+            |l| l.repo.join(".arbor/settings.json"),
+            Hostile::DevZero,
+            "it is a device",
+        ),
+        (
+            "project settings",
+            |l| l.repo.join(".arbor/settings.json"),
+            Hostile::Fifo,
+            "it is a FIFO",
+        ),
+        (
+            "project settings",
+            |l| l.repo.join(".arbor/settings.json"),
+            Hostile::Oversized(OVER_1_MIB),
+            "over the size limit",
+        ),
+        (
+            "models",
+            |l| l.home.join("models.json"),
+            Hostile::DevZero,
+            "it is a device",
+        ),
+        (
+            "models",
+            |l| l.home.join("models.json"),
+            Hostile::Fifo,
+            "it is a FIFO",
+        ),
+        (
+            "models",
+            |l| l.home.join("models.json"),
+            Hostile::Oversized(OVER_1_MIB),
+            "models file",
+        ),
+        (
+            "auth",
+            |l| l.home.join("auth.json"),
+            Hostile::DevZero,
+            "it is a device",
+        ),
+        (
+            "auth",
+            |l| l.home.join("auth.json"),
+            Hostile::Fifo,
+            "it is a FIFO",
+        ),
+        (
+            "auth",
+            |l| l.home.join("auth.json"),
+            Hostile::Oversized(OVER_1_MIB),
+            "auth file",
+        ),
+        (
+            "SYSTEM.md",
+            |l| l.repo.join(".arbor/SYSTEM.md"),
+            Hostile::DevZero,
+            "system prompt file",
+        ),
+        (
+            "SYSTEM.md",
+            |l| l.repo.join(".arbor/SYSTEM.md"),
+            Hostile::Fifo,
+            "it is a FIFO",
+        ),
+        (
+            "APPEND_SYSTEM.md",
+            |l| l.home.join("APPEND_SYSTEM.md"),
+            Hostile::Fifo,
+            "it is a FIFO",
+        ),
     ];
     let server = MockServer::start().await.unwrap();
     for (place, path_of, how, expected) in cases {
@@ -104,15 +186,25 @@ async fn each_file_arbor_reads_refuses_devices_fifos_and_oversized_content_at_on
         let (code, _, err) = lab.run(&["-p", "--model", "mock/mock-model", "hi"]).await;
         let took = started.elapsed();
         assert_ne!(code, 0, "{place} {how:?}: {err}");
-        assert!(err.contains(&path.display().to_string()), "{place} {how:?} names the path: {err}");
+        assert!(
+            err.contains(&path.display().to_string()),
+            "{place} {how:?} names the path: {err}"
+        );
         assert!(err.contains(expected), "{place} {how:?}: {err}");
-        assert!(took < Duration::from_secs(5), "{place} {how:?} took {took:?}");
+        assert!(
+            took < Duration::from_secs(5),
+            "{place} {how:?} took {took:?}"
+        );
         eprintln!("probe {place} {how:?}: {took:?}: {}", err.trim());
     }
     assert!(server.requests().is_empty(), "nothing was sent");
 
     // `-p @FILE`: a FIFO and a device are refused by name; over 32 MiB is refused.
-    for how in [Hostile::Fifo, Hostile::DevZero, Hostile::Oversized(32 << 20)] {
+    for how in [
+        Hostile::Fifo,
+        Hostile::DevZero,
+        Hostile::Oversized(32 << 20),
+    ] {
         let lab = lab(&server);
         let path = lab.repo.join("input.txt");
         plant(&path, how);
@@ -123,8 +215,16 @@ async fn each_file_arbor_reads_refuses_devices_fifos_and_oversized_content_at_on
         assert_ne!(code, 0, "@file {how:?}: {err}");
         assert!(err.starts_with("Error: @file "), "{err}");
         assert!(err.contains(&path.display().to_string()), "{err}");
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
-        eprintln!("probe @file {how:?}: {:?}: {}", started.elapsed(), err.trim());
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        eprintln!(
+            "probe @file {how:?}: {:?}: {}",
+            started.elapsed(),
+            err.trim()
+        );
     }
     assert!(server.requests().is_empty(), "nothing was sent");
 }
@@ -165,7 +265,10 @@ async fn context_and_system_prompt_files_are_cut_skipped_or_kept_inside_the_proj
         "{err}"
     );
     assert!(
-        err.contains(&format!("context file {}: it resolves to", deeper.join("AGENTS.md").display())),
+        err.contains(&format!(
+            "context file {}: it resolves to",
+            deeper.join("AGENTS.md").display()
+        )),
         "{err}"
     );
     let body = server.single_request().json();
@@ -193,13 +296,19 @@ async fn a_response_over_the_limit_ends_the_turn_once_and_the_session_stays_vali
     .unwrap();
     server.push(flood());
     let started = Instant::now();
-    let (code, _, err) = lab.run(&["-p", "--model", "mock/mock-model", "hello"]).await;
+    let (code, _, err) = lab
+        .run(&["-p", "--model", "mock/mock-model", "hello"])
+        .await;
     assert_ne!(code, 0);
     assert!(
         err.contains("The provider's response went over the limit of 1 MiB (maxResponseBytes)"),
         "{err}"
     );
-    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(server.requests().len(), 1, "not retried");
     let file = lab.session_files().remove(0);
     assert_session_valid(&lab, &file).await;
@@ -234,8 +343,16 @@ async fn compaction_and_branch_summary_requests_carry_the_idle_timeout_and_the_l
     let started = Instant::now();
     let (code, out, err) = lab.run(&["-c", "-p", "three"]).await;
     assert_eq!((code, out.as_str()), (0, "third answer\n"), "{err}");
-    assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
-    assert_eq!(server.requests().len(), 8, "two runs, the overflow, two stalls, two summaries, the retry");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        server.requests().len(),
+        8,
+        "two runs, the overflow, two stalls, two summaries, the retry"
+    );
     let file = lab.session_files().remove(0);
     assert_session_valid(&lab, &file).await;
 
@@ -256,14 +373,24 @@ async fn compaction_and_branch_summary_requests_carry_the_idle_timeout_and_the_l
         .cmd()
         .args(["session", "navigate"])
         .arg(&file)
-        .args(["--to", &first_user, "--summarize", "--model", "mock/mock-model"])
+        .args([
+            "--to",
+            &first_user,
+            "--summarize",
+            "--model",
+            "mock/mock-model",
+        ])
         .output()
         .await
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(err.contains("maxResponseBytes"), "{err}");
-    assert_eq!(std::fs::read(&file).unwrap(), before, "a failed summary writes nothing");
+    assert_eq!(
+        std::fs::read(&file).unwrap(),
+        before,
+        "a failed summary writes nothing"
+    );
 }
 
 #[tokio::test]
@@ -286,8 +413,16 @@ async fn keys_stay_out_of_tool_commands_the_session_and_the_export() {
     // The model runs `env`, then echoes what it knows of the header value and reads
     // /proc/self/environ; the last request fails with a 401 that echoes the key's last 12.
     server.push(openai_tool_calls(&[
-        ("call_1", "bash", json!({"command": "env; echo 'the header is' \"$MOCK_GATEWAY_KEY\""})),
-        ("call_2", "bash", json!({"command": format!("echo hdr:{HEADER}")})),
+        (
+            "call_1",
+            "bash",
+            json!({"command": "env; echo 'the header is' \"$MOCK_GATEWAY_KEY\""}),
+        ),
+        (
+            "call_2",
+            "bash",
+            json!({"command": format!("echo hdr:{HEADER}")}),
+        ),
         ("call_3", "read", json!({"path": "/proc/self/environ"})),
     ]));
     let tail = &VAR_KEY[VAR_KEY.len() - 12..];
@@ -321,11 +456,17 @@ async fn keys_stay_out_of_tool_commands_the_session_and_the_export() {
         .find(|e| e["message"]["toolCallId"] == "call_1")
         .expect("the env result is stored")["message"]["content"]
         .to_string();
-    assert!(env_output.contains("KEEP_ME=kept-variable-value"), "{env_output}");
+    assert!(
+        env_output.contains("KEEP_ME=kept-variable-value"),
+        "{env_output}"
+    );
     for name in ["OPENAI_API_KEY=", "MOCK_GATEWAY_KEY=", "EXTRA_SECRET_ONE="] {
         assert!(!env_output.contains(name), "{name} reached the tool");
     }
-    assert!(session.contains("OPENAI_API_KEY=[redacted]"), "the environ read is scrubbed");
+    assert!(
+        session.contains("OPENAI_API_KEY=[redacted]"),
+        "the environ read is scrubbed"
+    );
     // Nothing of any key is stored: neither whole nor the 401's last 12.
     let file = lab.session_files().remove(0);
     let html_path = lab.repo.join("export.html");
@@ -339,19 +480,29 @@ async fn keys_stay_out_of_tool_commands_the_session_and_the_export() {
         .output()
         .await
         .unwrap();
-    assert!(export.status.success(), "{}", String::from_utf8_lossy(&export.stderr));
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
     let html = std::fs::read_to_string(&html_path).unwrap();
     for (what, text) in [("session", &session), ("export", &html)] {
         for secret in [ENV_KEY, VAR_KEY, HEADER, tail] {
             assert!(!text.contains(secret), "{what} holds {secret}");
             for window in secret.as_bytes().windows(8) {
                 let window = std::str::from_utf8(window).unwrap();
-                assert!(!text.contains(window), "{what} holds the fragment {window} of {secret}");
+                assert!(
+                    !text.contains(window),
+                    "{what} holds the fragment {window} of {secret}"
+                );
             }
         }
         assert!(text.contains("[redacted]"), "{what}");
     }
-    assert!(session.contains("Incorrect API key provided: mode****[redacted]"), "{session}");
+    assert!(
+        session.contains("Incorrect API key provided: mode****[redacted]"),
+        "{session}"
+    );
     assert!(session.contains("hdr:[redacted]"));
 }
 
@@ -361,11 +512,17 @@ async fn read_bounds_special_and_huge_inputs() {
     let env = ToolEnv::new(dir.path().to_path_buf(), ToolSettings::default());
     let call = |args: Value| tools::run("read", &env, args, CancellationToken::new(), None);
     // /dev/urandom: refused by name at once.
-    let err = tokio::time::timeout(Duration::from_secs(2), call(json!({"path": "/dev/urandom"})))
-        .await
-        .expect("no hang")
-        .unwrap_err();
-    assert!(err.to_string().contains("/dev/urandom: it is a device"), "{err}");
+    let err = tokio::time::timeout(
+        Duration::from_secs(2),
+        call(json!({"path": "/dev/urandom"})),
+    )
+    .await
+    .expect("no hang")
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("/dev/urandom: it is a device"),
+        "{err}"
+    );
     // /proc files (size 0 on disk) are read as text, bounded by the usual limits.
     let status = call(json!({"path": "/proc/self/status"})).await.unwrap();
     assert!(format!("{:?}", status.content).contains("Name:"));
@@ -383,7 +540,11 @@ async fn read_bounds_special_and_huge_inputs() {
         })
         .sum();
     assert!(text < 64 * 1024, "{text}");
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     // A huge file that starts like a PNG is not decoded.
     let fake = dir.path().join("fake.png");
     let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
