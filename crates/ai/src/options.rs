@@ -76,6 +76,12 @@ pub struct StreamOptions {
     /// Longest silence allowed: the wait for the response headers and each wait for the next
     /// body chunk (not the whole stream, so a long generation that keeps streaming is never cut).
     pub timeout: Option<Duration>,
+    /// The most one whole response body may hold before the attempt ends with an error
+    /// (default `MAX_RESPONSE_BYTES`, 256 MiB; DECISIONS §30.1).
+    pub max_response_bytes: Option<u64>,
+    /// The most one server-sent event may hold before it ends (default `MAX_EVENT_BYTES`,
+    /// 64 MiB; DECISIONS §9.22).
+    pub max_event_bytes: Option<usize>,
     /// HTTP-level retries of the initial request (default 0 = off).
     pub max_retries: u32,
     /// Largest server-requested retry delay accepted (default 60 s; zero = no cap).
@@ -112,6 +118,8 @@ impl std::fmt::Debug for StreamOptions {
             )
             .field("timeout", &self.timeout)
             .field("max_retries", &self.max_retries)
+            .field("max_response_bytes", &self.max_response_bytes)
+            .field("max_event_bytes", &self.max_event_bytes)
             .field("temperature", &self.temperature)
             .field("max_tokens", &self.max_tokens)
             .field("cache_retention", &self.cache_retention)

@@ -124,15 +124,20 @@ fn ensure_private_dir(dir: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `auth.json`'s text through the bounded reader (DECISIONS §30.3); a missing file is empty.
+fn read_auth_file(path: &Path) -> Result<String, CliError> {
+    Ok(
+        crate::files::read_bounded(path, crate::files::FileKind::AUTH)?
+            .map(|f| String::from_utf8_lossy(&f.bytes).into_owned())
+            .unwrap_or_default(),
+    )
+}
+
 impl AuthStore {
     /// Reads `<home>/auth.json`; a missing file is an empty store (nothing is created).
     pub fn load(home: &Path) -> Result<AuthStore, CliError> {
         let path = home.join("auth.json");
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(CliError::io(path.display().to_string(), e)),
-        };
+        let text = read_auth_file(&path)?;
         let credentials = parse(&text, &path)?;
         Ok(AuthStore {
             path,
@@ -143,6 +148,17 @@ impl AuthStore {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Every stored credential as written (`!command`, `$VAR` or literal; OAuth tokens), for
+    /// the redactor and the tool environment policy (DECISIONS §30.7).
+    pub fn configured_values(&self) -> impl Iterator<Item = &str> {
+        self.credentials.values().flat_map(|c| match c {
+            Credential::ApiKey { key } => vec![key.as_str()],
+            Credential::OAuth {
+                access, refresh, ..
+            } => vec![access.as_str(), refresh.as_str()],
+        })
     }
 
     pub fn providers(&self) -> impl Iterator<Item = &str> {
@@ -185,11 +201,7 @@ impl AuthStore {
             .map_err(|e| CliError::io(lock_path.display().to_string(), e))?;
         lock.lock()
             .map_err(|e| CliError::io(lock_path.display().to_string(), e))?;
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(CliError::io(path.display().to_string(), e)),
-        };
+        let text = read_auth_file(&path)?;
         let mut creds = parse(&text, &path)?;
         match credential {
             Some(c) => {

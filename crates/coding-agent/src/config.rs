@@ -11,15 +11,18 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::error::CliError;
+use crate::files::{FileKind, ProjectFiles};
 
 /// Keys a project file may not set.
-pub const GLOBAL_ONLY_KEYS: [&str; 6] = [
+pub const GLOBAL_ONLY_KEYS: [&str; 7] = [
     "shellPath",
     "shellCommandPrefix",
     "defaultProjectTrust",
     "httpProxy",
     "selfUpdateCommand",
     "cacheWarming",
+    // A project must not hand the provider keys back to its own commands (DECISIONS §30.7).
+    "toolEnvironment",
 ];
 
 /// `ARBOR_HOME`, else `~/.arbor`: settings, auth, models and sessions live there.
@@ -62,13 +65,16 @@ fn merge(base: &mut Map<String, Value>, over: Map<String, Value>) {
     }
 }
 
-fn read_object(path: &Path) -> Result<Option<Map<String, Value>>, CliError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(CliError::io(path.display().to_string(), e)),
+fn read_object(
+    path: &Path,
+    project: &ProjectFiles,
+) -> Result<Option<Map<String, Value>>, CliError> {
+    // Bounded, regular files only, inside the project (DECISIONS §30.3).
+    let Some(file) = project.read(path, FileKind::SETTINGS)? else {
+        return Ok(None);
     };
-    let text = text.strip_prefix('\u{FEFF}').unwrap_or(&text);
+    let text = file.text();
+    let text = text.as_str();
     if text.trim().is_empty() {
         return Ok(Some(Map::new()));
     }
@@ -90,8 +96,9 @@ fn read_object(path: &Path) -> Result<Option<Map<String, Value>>, CliError> {
 impl Settings {
     /// Reads and merges the global and project files (either may be missing).
     pub fn load(home: &Path, cwd: &Path) -> Result<Settings, CliError> {
-        let mut merged = read_object(&home.join("settings.json"))?.unwrap_or_default();
-        if let Some(mut project) = read_object(&cwd.join(".arbor").join("settings.json"))? {
+        let files = ProjectFiles::for_cwd(cwd);
+        let mut merged = read_object(&home.join("settings.json"), &files)?.unwrap_or_default();
+        if let Some(mut project) = read_object(&cwd.join(".arbor").join("settings.json"), &files)? {
             for key in GLOBAL_ONLY_KEYS {
                 project.remove(key);
             }
@@ -184,6 +191,49 @@ impl Settings {
     }
     pub fn http_idle_timeout_ms(&self) -> u64 {
         self.u64_or(&["httpIdleTimeoutMs"], 300_000)
+    }
+    /// `toolEnvironment.exclude` and `.include`: glob lists of variable names bash commands
+    /// lose or keep on top of the default policy (DECISIONS §30.7).
+    pub fn tool_environment(&self) -> (Vec<String>, Vec<String>) {
+        let list = |key: &str| -> Vec<String> {
+            self.get(&["toolEnvironment", key])
+                .and_then(Value::as_array)
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        (list("exclude"), list("include"))
+    }
+    /// `httpMaxResponseBytes`: the most one provider response may hold (DECISIONS §30.1);
+    /// `None` (absent, zero or not a number) keeps arbor-ai's default.
+    pub fn http_max_response_bytes(&self) -> Option<u64> {
+        self.get(&["httpMaxResponseBytes"])
+            .and_then(Value::as_u64)
+            .filter(|n| *n > 0)
+    }
+    /// `httpMaxEventBytes`: the most one server-sent event may hold (DECISIONS §30.1).
+    pub fn http_max_event_bytes(&self) -> Option<usize> {
+        self.get(&["httpMaxEventBytes"])
+            .and_then(Value::as_u64)
+            .filter(|n| *n > 0)
+            .and_then(|n| usize::try_from(n).ok())
+    }
+    /// The request options every model call starts from — the turn's, compaction's and branch
+    /// summaries' alike, so none of them can hang or flood (DECISIONS §30.1).
+    pub fn base_stream_options(&self) -> arbor_ai::StreamOptions {
+        arbor_ai::StreamOptions {
+            timeout: Some(std::time::Duration::from_millis(
+                self.http_idle_timeout_ms(),
+            )),
+            max_response_bytes: self.http_max_response_bytes(),
+            max_event_bytes: self.http_max_event_bytes(),
+            ..Default::default()
+        }
     }
     pub fn compaction(&self) -> CompactionSettings {
         CompactionSettings {

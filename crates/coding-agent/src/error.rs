@@ -45,6 +45,10 @@ pub enum CliError {
     /// `-r` without a terminal and nothing to pick: pi prints "No session selected", exit 0.
     #[error("No session selected")]
     NoSessionSelected,
+    /// A file Arbor reads by itself that it refuses: not a regular file, over its size limit,
+    /// or a project file leading outside the project (DECISIONS §30.2).
+    #[error("{0}")]
+    File(#[from] crate::files::FileError),
     /// The agent harness refused an operation.
     #[error("{0}")]
     Agent(#[from] arbor_agent::agent::AgentError),

@@ -56,6 +56,10 @@ pub async fn render_html(file: &Path) -> Result<String, CliError> {
 /// Writes the page to `out` (default: the session file with `.html`); returns where.
 pub async fn export(file: &Path, out: Option<&Path>) -> Result<PathBuf, CliError> {
     let html = render_html(file).await?;
+    // A session written before its keys were known (or by another tool) is scrubbed here with
+    // the keys Arbor holds now (DECISIONS §30.10).
+    let secrets = crate::secrets::Secrets::for_current_run()?;
+    let html = secrets.redactor.scrub(&html).into_owned();
     let out = out.map_or_else(|| file.with_extension("html"), Path::to_path_buf);
     tokio::fs::write(&out, html)
         .await

@@ -30,9 +30,19 @@ pub fn collect_prompts(
     for m in &args.messages {
         if let Some(raw) = m.strip_prefix('@') {
             let abs = crate::tools::path::resolve_for_read(raw, cwd);
-            let bytes = std::fs::read(&abs).map_err(|_| {
-                CliError::Startup(format!("Error: File not found: {}", abs.display()))
-            })?;
+            // Bounded and regular files only (DECISIONS §30.5): `@/dev/zero` or `@fifo` is an
+            // error naming the path, not a hang.
+            let bytes = match crate::files::read_bounded(&abs, crate::files::FileKind::PROMPT_FILE)
+            {
+                Ok(Some(file)) => file.bytes,
+                Ok(None) => {
+                    return Err(CliError::Startup(format!(
+                        "Error: File not found: {}",
+                        abs.display()
+                    )))
+                }
+                Err(err) => return Err(CliError::Startup(format!("Error: {err}"))),
+            };
             if bytes.is_empty() {
                 continue;
             }

@@ -7,6 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::files::{read_bounded, Bounded, FileError, FileKind, ProjectFiles};
 use crate::tools;
 
 /// Context file names in the order one directory is searched.
@@ -29,38 +30,48 @@ pub struct ContextFile {
     pub content: String,
 }
 
-fn context_file_in(dir: &Path) -> Option<ContextFile> {
+/// The first usable context file of `dir`. A name that exists but cannot be used (not a regular
+/// file, a project file leading outside the project, unreadable) is passed over with a warning
+/// naming it (DECISIONS §30.4); a large one is cut with a notice in its text.
+fn context_file_in(
+    dir: &Path,
+    files: &ProjectFiles,
+    warnings: &mut Vec<String>,
+) -> Option<ContextFile> {
     for name in CONTEXT_FILE_NAMES {
         let path = dir.join(name);
-        let Ok(meta) = std::fs::metadata(&path) else {
-            continue;
-        };
-        if !meta.is_file() {
-            continue;
+        match files.read(&path, FileKind::CONTEXT) {
+            Ok(None) => continue,
+            Ok(Some(file)) => {
+                let content = file.text_with_notice(&path);
+                return Some(ContextFile { path, content });
+            }
+            // A directory of that name is passed over silently, as pi does.
+            Err(FileError::NotRegular {
+                is: "a directory", ..
+            }) => continue,
+            Err(err) => {
+                warnings.push(format!("{err}; skipped"));
+                continue;
+            }
         }
-        let Ok(bytes) = std::fs::read(&path) else {
-            continue;
-        };
-        let text = String::from_utf8_lossy(&bytes);
-        let text = text.strip_prefix('\u{FEFF}').unwrap_or(&text).to_owned();
-        return Some(ContextFile {
-            path,
-            content: text,
-        });
     }
     None
 }
 
-/// The context files for `cwd`: `home`'s first, then root → cwd, each path once.
-pub fn load_context_files(home: &Path, cwd: &Path) -> Vec<ContextFile> {
+/// The context files for `cwd`: `home`'s first, then root → cwd, each path once; and the
+/// warnings about files passed over.
+pub fn load_context_files(home: &Path, cwd: &Path) -> (Vec<ContextFile>, Vec<String>) {
+    let files = ProjectFiles::for_cwd(cwd);
+    let mut warnings = Vec::new();
     let mut out: Vec<ContextFile> = Vec::new();
-    if let Some(global) = context_file_in(home) {
+    if let Some(global) = context_file_in(home, &files, &mut warnings) {
         out.push(global);
     }
     let mut dirs: Vec<&Path> = cwd.ancestors().collect();
     dirs.reverse();
     for dir in dirs {
-        if let Some(f) = context_file_in(dir) {
+        if let Some(f) = context_file_in(dir, &files, &mut warnings) {
             let real = std::fs::canonicalize(&f.path).unwrap_or_else(|_| f.path.clone());
             let seen = out
                 .iter()
@@ -70,7 +81,7 @@ pub fn load_context_files(home: &Path, cwd: &Path) -> Vec<ContextFile> {
             }
         }
     }
-    out
+    (out, warnings)
 }
 
 /// Everything the prompt is made from.
@@ -159,16 +170,24 @@ pub fn render(parts: &PromptParts) -> String {
     sections.join("\n\n")
 }
 
-/// A `--system-prompt` / `--append-system-prompt` value: a readable file's contents, else the
-/// text itself.
-pub fn text_or_file(value: &str, cwd: &Path) -> String {
+/// A `--system-prompt` / `--append-system-prompt` value: a regular file's contents (bounded,
+/// DECISIONS §30.4), else the text itself.
+pub fn text_or_file(value: &str, cwd: &Path) -> Result<String, FileError> {
     let p = tools::path::resolve(value, cwd);
     if value.len() < 4096 && p.is_file() {
-        if let Ok(text) = std::fs::read_to_string(&p) {
-            return text;
+        if let Some(file) = read_bounded(&p, FileKind::SYSTEM_PROMPT)? {
+            return Ok(file.text_with_notice(&p));
         }
     }
-    value.to_owned()
+    Ok(value.to_owned())
+}
+
+/// `SYSTEM.md` or `APPEND_SYSTEM.md` at `path` when present: bounded, with a cut noted, and a
+/// project's copy only while it stays inside the project.
+pub fn prompt_file(path: &Path, files: &ProjectFiles) -> Result<Option<String>, FileError> {
+    Ok(files
+        .read(path, FileKind::SYSTEM_PROMPT)?
+        .map(|file: Bounded| file.text_with_notice(path)))
 }
 
 #[cfg(test)]
@@ -187,7 +206,8 @@ mod tests {
         std::fs::create_dir(proj.path().join("a/AGENTS.md")).unwrap(); // a directory: skipped
         std::fs::write(sub.join("AGENTS.override.md"), "override").unwrap();
         std::fs::write(sub.join("AGENTS.md"), "shadowed").unwrap();
-        let files = load_context_files(home.path(), &sub);
+        let (files, warnings) = load_context_files(home.path(), &sub);
+        assert!(warnings.is_empty(), "{warnings:?}");
         let contents: Vec<&str> = files.iter().map(|f| f.content.as_str()).collect();
         assert_eq!(contents, vec!["global", "top agents", "override"]);
     }

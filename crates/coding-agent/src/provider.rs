@@ -11,6 +11,7 @@ use arbor_ai::stream::{ApiProvider, StreamOptions};
 use arbor_ai::{AssistantMessageEventStream, Context, Model};
 
 use crate::auth::AuthStore;
+use crate::secrets::Redactor;
 
 /// Resolves credentials and streams through arbor-ai's clients.
 pub struct AppProvider {
@@ -18,6 +19,9 @@ pub struct AppProvider {
     auth: Arc<AuthStore>,
     /// `--api-key`: wins for every provider, never stored.
     explicit: Option<ApiKey>,
+    /// Learns every key and header value a request carries, so a `!command` key resolved
+    /// at request time is redacted too (DECISIONS §30.9).
+    redactor: Option<Arc<Redactor>>,
 }
 
 impl std::fmt::Debug for AppProvider {
@@ -38,7 +42,14 @@ impl AppProvider {
             registry,
             auth,
             explicit,
+            redactor: None,
         }
+    }
+
+    /// Hands every credential a request carries to `redactor`.
+    pub fn with_redactor(mut self, redactor: Arc<Redactor>) -> Self {
+        self.redactor = Some(redactor);
+        self
     }
 
     /// The key a request to `provider` will carry.
@@ -69,6 +80,16 @@ impl ApiProvider for AppProvider {
             {
                 options.headers.push((name, Some(value)));
             }
+        }
+        if let Some(redactor) = &self.redactor {
+            redactor.add_all(options.api_key.iter().map(String::as_str));
+            redactor.add_all(
+                options
+                    .headers
+                    .iter()
+                    .filter(|(name, _)| crate::secrets::is_credential_header(name))
+                    .filter_map(|(_, v)| v.as_deref()),
+            );
         }
         arbor_ai::providers::BuiltinProvider.stream(model, context, options)
     }

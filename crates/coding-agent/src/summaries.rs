@@ -97,9 +97,7 @@ fn write_line(text: &str) -> Result<()> {
 fn registry() -> Result<ModelRegistry> {
     let mut registry = ModelRegistry::builtin().map_err(|e| CliError::Usage(e.to_string()))?;
     let user = arbor_agent::session::jsonl::layout::arbor_home().join("models.json");
-    registry
-        .load_models_json(&user)
-        .map_err(|e| CliError::Usage(e.to_string()))?;
+    crate::files::load_models_json(&mut registry, &user)?;
     Ok(registry)
 }
 
@@ -141,9 +139,14 @@ fn summary_options(
     instructions: Option<String>,
 ) -> Result<SummaryOptions> {
     let key = registry.api_key(&model.provider, None);
+    // The idle timeout and response limits of settings.json apply here as in a run
+    // (DECISIONS §30.1): a summary request must not hang or flood either.
+    let cwd = std::env::current_dir().map_err(|e| CliError::io("current directory", e))?;
+    let settings =
+        crate::config::Settings::load(&arbor_agent::session::jsonl::layout::arbor_home(), &cwd)?;
     let mut stream = StreamOptions {
         api_key: key.map(|k| k.expose().to_string()),
-        ..Default::default()
+        ..settings.base_stream_options()
     };
     stream.headers = registry
         .resolved_headers(model)

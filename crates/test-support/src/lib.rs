@@ -68,6 +68,9 @@ pub enum Ending {
     CutOff,
     /// Keep the connection open until the client closes it.
     Hang,
+    /// Write the last body part again and again until the client closes: a server that never
+    /// stops sending (a flood).
+    RepeatLast,
 }
 
 /// A scripted response.
@@ -418,6 +421,22 @@ async fn write_response(socket: &mut TcpStream, response: &MockResponse) -> std:
         Ending::CutOff => {
             let _ = socket.shutdown().await;
             Ok(())
+        }
+        Ending::RepeatLast => {
+            let last = response.parts.iter().rev().find_map(|p| match p {
+                Part::Bytes(bytes) if !bytes.is_empty() => Some(bytes),
+                _ => None,
+            });
+            let Some(bytes) = last else {
+                return Ok(());
+            };
+            let mut frame = format!("{:x}\r\n", bytes.len()).into_bytes();
+            frame.extend_from_slice(bytes);
+            frame.extend_from_slice(b"\r\n");
+            // Ends when the client hangs up (the write fails).
+            loop {
+                socket.write_all(&frame).await?;
+            }
         }
         Ending::Hang => {
             // Wait for the client to hang up: a read returns 0 (or fails) once it closes.

@@ -45,7 +45,13 @@ const TIMED_OUT: &str = "Request timed out.";
 
 /// The most one server-sent event may hold before it ends (its lines and data): far above any
 /// real event (a large image is a few MB of base64), far below what hurts the machine.
-const MAX_EVENT_BYTES: usize = 64 << 20;
+/// `StreamOptions::max_event_bytes` overrides it (DECISIONS §9.22, §30.1).
+pub const MAX_EVENT_BYTES: usize = 64 << 20;
+
+/// The most one whole response body may hold: far above any real reply (a long generation is a
+/// few MB of events), a bound on what a server that never ends can make us read
+/// (DECISIONS §30.1). `StreamOptions::max_response_bytes` overrides it.
+pub const MAX_RESPONSE_BYTES: u64 = 256 << 20;
 
 /// Sends the request, retrying per DECISIONS §9.11 when `max_retries > 0`.
 async fn send_with_retries(
@@ -274,6 +280,9 @@ pub(crate) async fn run(
     });
     let cancel = options.cancel.clone().unwrap_or_default();
     let mut decoder = new_decoder(parser);
+    let max_event = options.max_event_bytes.unwrap_or(MAX_EVENT_BYTES);
+    let max_response = options.max_response_bytes.unwrap_or(MAX_RESPONSE_BYTES);
+    let mut received: u64 = 0;
     let outcome: Result<(), Halt> = loop {
         // `timeout` bounds every silence, the wait for each body chunk as well as the one for
         // the headers: a stream that stalls ends instead of hanging the turn (DECISIONS §9.10).
@@ -287,16 +296,21 @@ pub(crate) async fn run(
         };
         match chunk {
             Ok(Some(bytes)) => {
+                received = received.saturating_add(bytes.len() as u64);
+                // Checked before the chunk is decoded, so nothing past the limit is delivered.
+                if received > max_response {
+                    break Err(Halt::Fail(response_limit_text(max_response)));
+                }
                 let fed = decoder.feed(&bytes, &mut |event| deliver(&mut *parser, event, &mut out));
                 drain(emitter, &mut out);
                 if let Err(halt) = fed {
                     break Err(halt);
                 }
                 // Bounds on what a server can make us hold (DECISIONS §9.22).
-                if decoder.buffered_len() > MAX_EVENT_BYTES {
+                if decoder.buffered_len() > max_event {
                     break Err(Halt::Fail(format!(
-                        "The provider's stream sent an event over {} MiB without ending it",
-                        MAX_EVENT_BYTES >> 20
+                        "The provider's stream sent an event over {} without ending it",
+                        byte_size_text(max_event as u64)
                     )));
                 }
             }
@@ -353,6 +367,24 @@ pub(crate) async fn run(
             out.message.error_message = Some(secrets.scrub(&message));
             emitter.error(out.message, StopReason::Error);
         }
+    }
+}
+
+/// The error of a response over `limit` bytes. Worded so the retry classifier does not take it
+/// as transient: the same server would most likely send the same flood again (DECISIONS §30.1).
+fn response_limit_text(limit: u64) -> String {
+    format!(
+        "The provider's response went over the limit of {} (maxResponseBytes); the reply was cut there",
+        byte_size_text(limit)
+    )
+}
+
+/// `64 MiB` for whole mebibytes, else the byte count.
+fn byte_size_text(bytes: u64) -> String {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{bytes} bytes")
     }
 }
 

@@ -33,6 +33,7 @@ mod transcript;
 
 pub use crate::thinking::native as simple;
 pub use dispatch::{build_request, parse_recorded, BuiltinProvider};
+pub use driver::{MAX_EVENT_BYTES, MAX_RESPONSE_BYTES};
 pub use keys::PreparedRequest;
 pub(crate) use keys::{anthropic_auth_token, cache_key, final_headers, user_agent};
 pub(crate) use output::CowStr;

@@ -342,6 +342,82 @@ async fn an_event_that_never_ends_is_cut_at_the_event_limit() {
 }
 
 #[tokio::test]
+async fn a_response_that_never_ends_is_cut_at_the_response_limit() {
+    // Well-formed deltas forever: no event is large, the whole response is.
+    let server = MockServer::start().await.unwrap();
+    let delta = sse_data(&[
+        json!({"id": "c", "choices": [{"index": 0, "delta": {"content": "flood "}, "finish_reason": null}]}),
+    ])
+    .repeat(200);
+    server.push(
+        MockResponse::sse()
+            .body(first_chunks())
+            .body(delta)
+            .ending(Ending::RepeatLast),
+    );
+    let model = oa_model(&server.url());
+    let options = StreamOptions {
+        api_key: Some("k".into()),
+        max_response_bytes: Some(2 << 20),
+        max_retries: 2,
+        ..StreamOptions::default()
+    };
+    let started = Instant::now();
+    let events = tokio::time::timeout(
+        Duration::from_secs(30),
+        collect(stream(&model, &simple_context(), options)),
+    )
+    .await
+    .expect("the flood must end the stream");
+    let last = check_contract(&events);
+    assert_eq!(last.stop_reason, StopReason::Error);
+    assert_eq!(
+        last.error_message.as_deref(),
+        Some("The provider's response went over the limit of 2 MiB (maxResponseBytes); the reply was cut there")
+    );
+    assert!(!arbor_ai::retry::is_retryable_assistant_error(&last));
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "a body-level failure is not resent"
+    );
+    // What arrived before the limit is kept on the message, under the limit.
+    let text: usize = last
+        .content
+        .iter()
+        .map(|b| match b {
+            arbor_ai::ContentBlock::Text(t) => t.text.len(),
+            _ => 0,
+        })
+        .sum();
+    assert!(text > 0 && text < 2 << 20, "{text}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(server.wait_for_client_close(Duration::from_secs(5)).await);
+
+    // The per-event limit is configurable as well.
+    let server = MockServer::start().await.unwrap();
+    let mut body = first_chunks().into_bytes();
+    body.extend_from_slice(b"data: ");
+    body.extend(std::iter::repeat_n(b'a', 4096));
+    server.push(MockResponse::sse().body(body).ending(Ending::Hang));
+    let options = StreamOptions {
+        api_key: Some("k".into()),
+        max_event_bytes: Some(1000),
+        ..StreamOptions::default()
+    };
+    let model = oa_model(&server.url());
+    let last = check_contract(&collect(stream(&model, &simple_context(), options)).await);
+    assert_eq!(
+        last.error_message.as_deref(),
+        Some("The provider's stream sent an event over 1000 bytes without ending it")
+    );
+}
+
+#[tokio::test]
 async fn setup_failures_are_lone_error_events_and_complete_returns_the_message() {
     let model = model(
         "openai-completions",

@@ -50,13 +50,11 @@ pub async fn prune(
 /// not parse is an error naming it.
 pub fn load_settings(arbor_home: &Path) -> Result<CheckpointSettings> {
     let path = arbor_home.join("settings.json");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(CheckpointSettings::default())
-        }
-        Err(e) => return Err(CliError::io(path.display().to_string(), e)),
+    // Through the bounded reader (DECISIONS §30.3), like every settings read.
+    let Some(file) = crate::files::read_bounded(&path, crate::files::FileKind::SETTINGS)? else {
+        return Ok(CheckpointSettings::default());
     };
+    let text = file.text();
     let value: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| CliError::Workspace(format!("{}: {e}", path.display())))?;
     Ok(CheckpointSettings::from_settings(&value)?)

@@ -496,6 +496,7 @@ async fn run_bash(
     let settings = crate::tools::ToolSettings {
         shell_path: app.settings.shell_path(),
         shell_command_prefix: app.settings.shell_command_prefix(),
+        env_policy: app.secrets.env_policy.clone(),
         ..Default::default()
     };
     let run = crate::user_bash::run(

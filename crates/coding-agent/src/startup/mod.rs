@@ -51,6 +51,8 @@ pub struct App {
     /// The workspace checkpoint hook added to the harness (`None`: checkpoints off, or
     /// `--no-session`). Pass it to [`crate::checkpoints::navigate`] for `/tree` and `/fork`.
     pub checkpoints: Option<Arc<CheckpointHook>>,
+    /// The run's redactor and tool environment policy (DECISIONS §30.7–§30.9).
+    pub secrets: crate::secrets::Secrets,
 }
 
 fn queue_mode(v: Option<String>) -> QueueMode {
@@ -111,16 +113,19 @@ async fn start_with(
     let home = arbor_home();
     let settings = Settings::load(&home, &cwd)?;
     let mut registry = ModelRegistry::builtin().map_err(|e| CliError::Config(e.to_string()))?;
-    registry
-        .load_models_json(&home.join("models.json"))
-        .map_err(|e| CliError::Config(e.to_string()))?;
+    crate::files::load_models_json(&mut registry, &home.join("models.json"))?;
     let registry = Arc::new(registry);
     let auth = Arc::new(AuthStore::load(&home)?);
-    let provider = Arc::new(AppProvider::new(
-        registry.clone(),
-        auth,
-        a.api_key.clone().map(ApiKey::new),
-    ));
+    let secrets = crate::secrets::Secrets::gather(&crate::secrets::SecretSources {
+        registry: &registry,
+        auth: Some(&auth),
+        explicit_key: a.api_key.as_deref(),
+        settings: &settings,
+    })?;
+    let provider = Arc::new(
+        AppProvider::new(registry.clone(), auth, a.api_key.clone().map(ApiKey::new))
+            .with_redactor(secrets.redactor.clone()),
+    );
 
     // ---- the session ----
     let (dir, layout) = session_location(a, global_dir, &settings, &cwd, &home);
@@ -284,6 +289,11 @@ async fn start_with(
             .is_some_and(|r| !matches!(r.choice, SessionChoice::New { .. }));
     // A store session has a location (`postgres://user@host/db#id`), not a file.
     let session_file = (stored && store_url.is_none()).then(|| PathBuf::from(storage.location()));
+    // Every entry passes the redactor before it is stored (DECISIONS §30.9).
+    let storage: Arc<dyn SessionStorage> = Arc::new(crate::secrets::RedactingStorage::new(
+        storage,
+        secrets.redactor.clone(),
+    ));
     let session = Arc::new(Session::new(storage));
 
     // ---- workspace checkpoints (DECISIONS §27) ----
@@ -398,25 +408,34 @@ async fn start_with(
             shell_command_prefix: settings.shell_command_prefix(),
             no_image_resize: !settings.image_auto_resize(),
             env: env_vars,
+            env_policy: secrets.env_policy.clone(),
         },
     );
     let context_files = if a.no_context_files {
         Vec::new()
     } else {
-        prompt::load_context_files(&home, &cwd)
+        let (files, warnings) = prompt::load_context_files(&home, &cwd);
+        for warning in warnings {
+            eprintln!("Warning: {warning}");
+        }
+        files
     };
-    let custom = a
-        .system_prompt
-        .as_deref()
-        .map(|v| prompt::text_or_file(v, &cwd))
-        .or_else(|| read_optional(&cwd.join(".arbor").join("SYSTEM.md")))
-        .or_else(|| read_optional(&home.join("SYSTEM.md")));
+    // Bounded reads (DECISIONS §30.4): a device, FIFO or project file leading outside the
+    // project is an error naming it, not a hang or a leak.
+    let project_files = crate::files::ProjectFiles::for_cwd(&cwd);
+    let custom = match a.system_prompt.as_deref() {
+        Some(v) => Some(prompt::text_or_file(v, &cwd)?),
+        None => match prompt::prompt_file(&cwd.join(".arbor").join("SYSTEM.md"), &project_files)? {
+            Some(text) => Some(text),
+            None => prompt::prompt_file(&home.join("SYSTEM.md"), &project_files)?,
+        },
+    };
     let mut append: Vec<String> = a
         .append_system_prompt
         .iter()
         .map(|v| prompt::text_or_file(v, &cwd))
-        .collect();
-    if let Some(extra) = read_optional(&home.join("APPEND_SYSTEM.md")) {
+        .collect::<Result<_, _>>()?;
+    if let Some(extra) = prompt::prompt_file(&home.join("APPEND_SYSTEM.md"), &project_files)? {
         append.push(extra);
     }
     let parts = PromptParts {
@@ -441,12 +460,7 @@ async fn start_with(
         tools: tools::builtin_tools(&tool_env),
         active_tool_names: Some(active),
         system_prompt,
-        stream_options: arbor_ai::StreamOptions {
-            timeout: Some(std::time::Duration::from_millis(
-                settings.http_idle_timeout_ms(),
-            )),
-            ..Default::default()
-        },
+        stream_options: settings.base_stream_options(),
         compaction: {
             let c = settings.compaction();
             arbor_agent::compaction::CompactionSettings {
@@ -504,9 +518,6 @@ async fn start_with(
         scope: scope.models,
         repo,
         checkpoints,
+        secrets,
     })
-}
-
-fn read_optional(p: &Path) -> Option<String> {
-    std::fs::read_to_string(p).ok()
 }

@@ -297,6 +297,7 @@ pub async fn run_streaming(
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
+    env.settings.env_policy.apply(&mut cmd);
     for (k, v) in &env.settings.env {
         cmd.env(k, v);
     }

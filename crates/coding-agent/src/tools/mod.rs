@@ -75,6 +75,8 @@ pub struct ToolSettings {
     pub no_image_resize: bool,
     /// Extra environment for bash (session id, model...), never secrets.
     pub env: Vec<(String, String)>,
+    /// The variables bash commands do not get (DECISIONS §30.7).
+    pub env_policy: Arc<crate::secrets::EnvPolicy>,
 }
 
 /// What every tool call shares: the session's working directory, the write queue and settings.

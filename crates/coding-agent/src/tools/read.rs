@@ -18,6 +18,10 @@ use super::{
     ToolResult, ToolSpec,
 };
 
+/// The largest image file `read` decodes: far above any picture worth sending (they are shrunk
+/// to 4.5 MB of base64), a bound on what a disguised file can make us load.
+pub const MAX_IMAGE_FILE_BYTES: u64 = 64 << 20;
+
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "read",
@@ -77,9 +81,23 @@ pub async fn run(env: &ToolEnv, args: Value, cancel: &CancellationToken) -> Tool
     let mut head = [0u8; 64];
     let n = read_some(&mut file, &mut head, &abs).await?;
     if let Some(mime) = image::sniff(&head[..n]) {
-        let bytes = tokio::fs::read(&abs)
+        // An image is decoded whole, so its size is bounded first (DECISIONS §30.11): a huge
+        // file with an image's first bytes must not be loaded into memory.
+        if meta.len() > MAX_IMAGE_FILE_BYTES {
+            return Ok(ToolOutput::text(format!(
+                "Read image file [{mime}]\n[Image omitted: the file is {}, over the {} an image may have]",
+                format_size(meta.len() as usize),
+                format_size(MAX_IMAGE_FILE_BYTES as usize)
+            )));
+        }
+        let mut bytes = Vec::new();
+        tokio::fs::File::open(&abs)
             .await
-            .map_err(|e| BuiltinToolError::failed(io_error_text(&e, "open", &abs)))?;
+            .map_err(|e| BuiltinToolError::failed(io_error_text(&e, "open", &abs)))?
+            .take(MAX_IMAGE_FILE_BYTES)
+            .read_to_end(&mut bytes)
+            .await
+            .map_err(|e| BuiltinToolError::failed(io_error_text(&e, "read", &abs)))?;
         return Ok(image_result(&bytes, mime, !env.settings.no_image_resize).await);
     }
     let offset = count_arg(args.offset);

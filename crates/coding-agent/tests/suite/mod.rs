@@ -2,6 +2,7 @@
 
 mod agent_e2e;
 mod basics;
+mod bounded_input;
 mod checkpoint_app;
 mod checkpoint_harness;
 mod checkpoint_support;

@@ -72,6 +72,7 @@ impl Driver {
                 let settings = crate::tools::ToolSettings {
                     shell_path: self.app.settings.shell_path(),
                     shell_command_prefix: self.app.settings.shell_command_prefix(),
+                    env_policy: self.app.env_policy.clone(),
                     ..Default::default()
                 };
                 self.tasks.spawn(async move {

@@ -60,6 +60,8 @@ pub struct TuiApp {
     /// The workspace checkpoint hook (`None`: checkpoints off): `/tree` offers code restores
     /// only when it is there (DECISIONS §23.12).
     pub checkpoints: Option<Arc<crate::checkpoints::CheckpointHook>>,
+    /// The variables `!` commands do not get (DECISIONS §30.7).
+    pub env_policy: Arc<crate::secrets::EnvPolicy>,
 }
 
 impl TuiApp {
@@ -89,6 +91,7 @@ impl TuiApp {
             cwd: app.cwd,
             repo: Some(app.repo),
             checkpoints: app.checkpoints,
+            env_policy: app.secrets.env_policy,
         }
     }
 }
