@@ -397,6 +397,7 @@ async fn start_with(
             shell_path: settings.shell_path(),
             shell_command_prefix: settings.shell_command_prefix(),
             no_image_resize: !settings.image_auto_resize(),
+            bash_timeout_seconds: settings.bash_timeout_seconds(),
             env: env_vars,
         },
     );
