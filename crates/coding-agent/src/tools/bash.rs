@@ -46,7 +46,7 @@ pub fn spec() -> ToolSpec {
             "required": ["command"],
             "properties": {
                 "command": {"type": "string", "description": "The command line to run"},
-                "timeout": {"type": "number", "description": "Seconds before the command is stopped (optional; without it the user's bashTimeoutSeconds setting applies, 30 minutes by default)"}
+                "timeout": {"type": "number", "description": "Seconds before the command is stopped (optional; has a default)"}
             }
         }),
         snippet: "Run shell commands (ls, rg, git, builds, tests...)",
