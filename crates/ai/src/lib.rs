@@ -47,6 +47,7 @@ mod options;
 mod pi_options;
 mod registry;
 
+pub use emit::error_stream;
 pub use error::{AiError, Result};
 pub use event::{AssistantMessageEvent, AssistantMessageEventStream, MessageAccumulator};
 pub use kept::Kept;

@@ -30,6 +30,10 @@ pub fn main() -> ExitCode {
             .unwrap_or_else(|payload| Err(CliError::internal(payload.as_ref()))),
         Err(e) => Err(CliError::io("thread", e)),
     };
+    // Whatever the command started and left running — a `server &` from a finished bash call,
+    // a group a dropped future was still ending — ends with arbor, however the command ended,
+    // a panic included (DECISIONS §28.3).
+    crate::process::end_all();
     match outcome {
         Ok(code) => code,
         Err(err) => {

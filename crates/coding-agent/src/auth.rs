@@ -15,6 +15,7 @@ use arbor_ai::models::ApiKey;
 use serde_json::{json, Map, Value};
 
 use crate::error::CliError;
+use crate::key_command::KeyCommandError;
 
 /// One stored credential.
 #[derive(Clone, PartialEq)]
@@ -42,8 +43,8 @@ impl fmt::Debug for Credential {
 pub struct AuthStore {
     path: PathBuf,
     credentials: BTreeMap<String, Credential>,
-    /// `!command` keys run once per process (pi's behaviour).
-    resolved: Mutex<BTreeMap<String, Option<String>>>,
+    /// `!command` keys run once per process (pi's behaviour), failures included.
+    resolved: Mutex<BTreeMap<String, Result<Option<String>, KeyCommandError>>>,
 }
 
 impl fmt::Debug for AuthStore {
@@ -167,9 +168,15 @@ impl AuthStore {
 
     /// The key stored for `provider`, with `!command` run (once) and `$VAR` expanded.
     pub fn api_key(&self, provider: &str) -> Option<ApiKey> {
-        let raw = match self.credentials.get(provider)? {
-            Credential::ApiKey { key } => key.clone(),
-            Credential::OAuth { access, .. } => return Some(ApiKey::new(access.clone())),
+        self.api_key_checked(provider).ok().flatten()
+    }
+
+    /// [`Self::api_key`], with a failed `!command` reported (DECISIONS §28.6).
+    pub fn api_key_checked(&self, provider: &str) -> Result<Option<ApiKey>, KeyCommandError> {
+        let raw = match self.credentials.get(provider) {
+            None => return Ok(None),
+            Some(Credential::ApiKey { key }) => key.clone(),
+            Some(Credential::OAuth { access, .. }) => return Ok(Some(ApiKey::new(access.clone()))),
         };
         let mut cache = self
             .resolved
@@ -177,9 +184,9 @@ impl AuthStore {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let value = cache
             .entry(provider.to_owned())
-            .or_insert_with(|| arbor_ai::models::resolve_config_value(&raw))
+            .or_insert_with(|| crate::key_command::resolve(provider, "auth.json", &raw))
             .clone();
-        value.map(ApiKey::new)
+        value.map(|v| v.map(ApiKey::new))
     }
 
     /// Stores (or with `None` removes) a provider's credential under the lock, re-reading the

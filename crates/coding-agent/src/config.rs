@@ -25,6 +25,9 @@ pub const GLOBAL_ONLY_KEYS: [&str; 7] = [
     "toolEnvironment",
 ];
 
+/// The `bash` tool's timeout when neither the model nor `bashTimeoutSeconds` gives one.
+pub const DEFAULT_BASH_TIMEOUT_SECONDS: f64 = 1800.0;
+
 /// `ARBOR_HOME`, else `~/.arbor`: settings, auth, models and sessions live there.
 pub fn arbor_home() -> PathBuf {
     arbor_agent::session::jsonl::layout::arbor_home()
@@ -169,6 +172,16 @@ impl Settings {
     }
     pub fn shell_command_prefix(&self) -> Option<String> {
         self.str(&["shellCommandPrefix"])
+    }
+    /// `bashTimeoutSeconds`: the `bash` tool's timeout when the model gives none; default 1800
+    /// (30 minutes), `0` for none (DECISIONS §28.4).
+    pub fn bash_timeout_seconds(&self) -> Option<f64> {
+        let secs = self
+            .get(&["bashTimeoutSeconds"])
+            .and_then(Value::as_f64)
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .unwrap_or(DEFAULT_BASH_TIMEOUT_SECONDS);
+        (secs > 0.0).then(|| secs.min(crate::tools::bash::MAX_TIMEOUT_SECONDS))
     }
     pub fn image_auto_resize(&self) -> bool {
         self.bool_or(&["images", "autoResize"], true)

@@ -11,7 +11,8 @@
 //! - `command`: the one command layer (typed commands, replies and errors) RPC runs and whose
 //!   rules (session stats, model and thinking cycling) the TUI shares; `policy`: retries and
 //!   automatic compaction around a prompt.
-//! - [`tools`]: the agent's tools (read, write, edit, bash, grep, find, ls);
+//! - [`tools`]: the agent's tools (read, write, edit, bash, grep, find, ls); [`process`]: the
+//!   process groups of the commands they and the user run, ended with every run;
 //!   [`checkpoints`]: workspace checkpoints beside the session.
 //! - `session_commands`, [`store`], `render`: the `arbor session` commands, opening stores
 //!   and rendering sessions as text; [`config`]: settings files.
@@ -28,10 +29,12 @@ pub mod error;
 pub(crate) mod export;
 pub mod files;
 pub(crate) mod initial_prompts;
+pub(crate) mod key_command;
 pub(crate) mod lookup;
 pub(crate) mod modes;
 pub(crate) mod pgstore;
 pub(crate) mod policy;
+pub mod process;
 pub(crate) mod prompt;
 pub(crate) mod provider;
 pub(crate) mod render;

@@ -6,11 +6,12 @@
 
 use std::sync::Arc;
 
-use arbor_ai::models::{ApiKey, ModelRegistry};
+use arbor_ai::models::{ApiKey, ModelRegistry, SecretConfig};
 use arbor_ai::stream::{ApiProvider, StreamOptions};
 use arbor_ai::{AssistantMessageEventStream, Context, Model};
 
 use crate::auth::AuthStore;
+use crate::key_command::{self, KeyCommandError};
 use crate::secrets::Redactor;
 
 /// Resolves credentials and streams through arbor-ai's clients.
@@ -54,11 +55,46 @@ impl AppProvider {
 
     /// The key a request to `provider` will carry.
     pub fn api_key(&self, provider: &str) -> Option<ApiKey> {
-        let stored = self
-            .explicit
-            .clone()
-            .or_else(|| self.auth.api_key(provider));
-        self.registry.api_key(provider, stored)
+        self.api_key_checked(provider).ok().flatten()
+    }
+
+    /// [`Self::api_key`], with a failed `!command` reported rather than read as "no key"
+    /// (DECISIONS §28.6).
+    pub fn api_key_checked(&self, provider: &str) -> Result<Option<ApiKey>, KeyCommandError> {
+        if let Some(k) = &self.explicit {
+            return Ok(Some(k.clone()));
+        }
+        if let Some(k) = self.auth.api_key_checked(provider)? {
+            return Ok(Some(k));
+        }
+        let configured = self
+            .registry
+            .provider(provider)
+            .and_then(|p| p.api_key_config.as_ref());
+        if let Some(SecretConfig(config)) = configured {
+            if let Some(k) = key_command::resolve(provider, "models.json", config)? {
+                return Ok(Some(ApiKey::new(k)));
+            }
+        }
+        Ok(arbor_ai::models::env_api_key(provider))
+    }
+
+    /// The provider's `headers`, then the model's (later wins, names compared
+    /// case-insensitively), each `!command` run bounded; a value that resolves to nothing is
+    /// left out, as arbor-ai's own resolution does.
+    fn headers(&self, model: &Model) -> Result<Vec<(String, String)>, KeyCommandError> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        let provider_headers = self.registry.provider(&model.provider).map(|p| &p.headers);
+        for headers in provider_headers.into_iter().chain(model.headers.as_ref()) {
+            for (name, value) in headers {
+                out.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+                let Some(raw) = value.as_str() else { continue };
+                if let Some(v) = key_command::resolve(&model.provider, "models.json", raw)? {
+                    out.push((name.clone(), v));
+                }
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -70,9 +106,16 @@ impl ApiProvider for AppProvider {
         mut options: StreamOptions,
     ) -> AssistantMessageEventStream {
         if options.api_key.is_none() {
-            options.api_key = self.api_key(&model.provider).map(|k| k.expose().to_owned());
+            match self.api_key_checked(&model.provider) {
+                Ok(key) => options.api_key = key.map(|k| k.expose().to_owned()),
+                Err(e) => return arbor_ai::error_stream(model, e.to_string()),
+            }
         }
-        for (name, value) in self.registry.resolved_headers(model) {
+        let headers = match self.headers(model) {
+            Ok(h) => h,
+            Err(e) => return arbor_ai::error_stream(model, e.to_string()),
+        };
+        for (name, value) in headers {
             if !options
                 .headers
                 .iter()

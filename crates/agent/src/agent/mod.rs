@@ -25,7 +25,7 @@ pub use run::{
 };
 pub use tool::{
     llm_tool, AgentTool, ToolError, ToolExecutionMode, ToolInvocation, ToolOutput, ToolProgress,
-    ToolRef,
+    ToolRef, CANCEL_REPORT_LIMIT,
 };
 pub use tool_execution::{OPERATION_ABORTED, TOOL_BLOCKED};
 pub use validate::ToolSet;

@@ -44,10 +44,21 @@ pub trait AgentTool: Send + Sync {
     fn execution_mode(&self) -> ToolExecutionMode {
         ToolExecutionMode::Parallel
     }
+    /// `true` when the tool answers cancellation itself, promptly, with a result that says what
+    /// it did (a killed process group, a file already replaced): after an abort the loop then
+    /// records that answer, waiting at most [`CANCEL_REPORT_LIMIT`] for it, instead of
+    /// dropping the call with "Operation aborted".
+    fn reports_cancellation(&self) -> bool {
+        false
+    }
     /// Runs the call. `call.arguments` are already validated and coerced against
     /// [`AgentTool::parameters`]. Should return promptly once `call.cancel` fires.
     async fn execute(&self, call: ToolInvocation) -> Result<ToolOutput, ToolError>;
 }
+
+/// How long the loop waits, after an abort, for a tool that [reports its cancellation]
+/// (AgentTool::reports_cancellation) (longer than the coding agent's 2 s process-group grace).
+pub const CANCEL_REPORT_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The model-facing description of a tool (what goes into the provider request).
 pub fn llm_tool(tool: &dyn AgentTool) -> arbor_ai::Tool {

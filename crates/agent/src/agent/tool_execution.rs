@@ -306,16 +306,29 @@ impl RunState<'_> {
             };
             let cancel = self.cancel.clone();
             running.push(async move {
+                let reports = tool.reports_cancellation();
+                let run = tool.execute(invocation);
+                tokio::pin!(run);
+                let finished = |r: Result<ToolOutput, super::tool::ToolError>| match r {
+                    Ok(o) => (o, false),
+                    Err(e) => (ToolOutput {
+                        content: vec![ContentBlock::text(e.message())],
+                        details: e.details().cloned(),
+                    }, true),
+                };
                 let (output, is_error) = tokio::select! {
                     biased;
-                    _ = cancel.cancelled() => (error_output(OPERATION_ABORTED), true),
-                    r = tool.execute(invocation) => match r {
-                        Ok(o) => (o, false),
-                        Err(e) => (ToolOutput {
-                            content: vec![ContentBlock::text(e.message())],
-                            details: e.details().cloned(),
-                        }, true),
-                    },
+                    _ = cancel.cancelled() => {
+                        // A tool that answers its own cancellation says what happened (a
+                        // process group killed, a file already replaced); others are dropped.
+                        let answer = if reports {
+                            tokio::time::timeout(super::tool::CANCEL_REPORT_LIMIT, &mut run).await.ok()
+                        } else {
+                            None
+                        };
+                        answer.map_or_else(|| (error_output(OPERATION_ABORTED), true), finished)
+                    }
+                    r = &mut run => finished(r),
                 };
                 done.store(true, Ordering::Release);
                 (index, call, args, output, is_error)

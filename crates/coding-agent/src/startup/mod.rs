@@ -407,6 +407,7 @@ async fn start_with(
             shell_path: settings.shell_path(),
             shell_command_prefix: settings.shell_command_prefix(),
             no_image_resize: !settings.image_auto_resize(),
+            bash_timeout_seconds: settings.bash_timeout_seconds(),
             env: env_vars,
             env_policy: secrets.env_policy.clone(),
         },

@@ -14,6 +14,8 @@ use serde_json::{json, Value};
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
+use crate::process::{Ending, ProcessGroup};
+
 use super::truncate::{
     format_size, truncate_tail, Truncation, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES,
 };
@@ -23,6 +25,9 @@ use super::{parse_args, BuiltinToolError, Progress, ToolEnv, ToolOutput, ToolRes
 pub const MAX_TIMEOUT_SECONDS: f64 = 2_147_483.647;
 /// Partial results are sent at most this often.
 const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
+/// After the shell exits, the pipes are read until they have been quiet this long (pi's 100 ms).
+const PIPE_IDLE: Duration = Duration::from_millis(100);
+const PIPE_POLL: Duration = Duration::from_millis(20);
 /// Tail kept in memory: comfortably more than one result's byte limit.
 const WINDOW_BYTES: usize = 2 * DEFAULT_MAX_BYTES;
 
@@ -41,7 +46,7 @@ pub fn spec() -> ToolSpec {
             "required": ["command"],
             "properties": {
                 "command": {"type": "string", "description": "The command line to run"},
-                "timeout": {"type": "number", "description": "Seconds before the command is stopped (optional; none by default)"}
+                "timeout": {"type": "number", "description": "Seconds before the command is stopped (optional; has a default)"}
             }
         }),
         snippet: "Run shell commands (ls, rg, git, builds, tests...)",
@@ -91,6 +96,8 @@ struct Collected {
     /// Everything so far while no spill file exists (bounded by the limits).
     head: Vec<u8>,
     spill_error: Option<String>,
+    /// When the last chunk arrived (the pipes count as drained once quiet after the exit).
+    last_chunk: Instant,
 }
 
 impl Collected {
@@ -103,10 +110,12 @@ impl Collected {
             spill: None,
             head: Vec::new(),
             spill_error: None,
+            last_chunk: Instant::now(),
         }
     }
 
     fn push(&mut self, chunk: &[u8]) {
+        self.last_chunk = Instant::now();
         self.total_bytes += chunk.len();
         let nl = memchr::memchr_iter(b'\n', chunk).count();
         self.newlines += nl;
@@ -225,20 +234,45 @@ fn with_status(text: &str, status: &str) -> String {
     }
 }
 
-/// Sends SIGKILL to the whole process group led by `pid`, falling back to the pid alone.
-fn kill_group(pid: u32) {
-    use nix::sys::signal::{kill, killpg, Signal};
-    use nix::unistd::Pid;
-    let Ok(raw) = i32::try_from(pid) else { return };
-    if killpg(Pid::from_raw(raw), Signal::SIGKILL).is_err() {
-        let _ = kill(Pid::from_raw(raw), Signal::SIGKILL);
+/// How a run ended.
+enum End {
+    Exited(std::process::ExitStatus),
+    TimedOut(Ending),
+    Aborted(Ending),
+}
+
+/// Reader tasks of the command's pipes, stopped when dropped: a dropped tool future must not
+/// leave tasks reading pipes a background job holds open.
+struct Readers(Vec<tokio::task::JoinHandle<()>>);
+
+impl Readers {
+    /// Waits until both pipes are closed, or — once the shell has exited — until they have been
+    /// quiet for [`PIPE_IDLE`]: a background job holding them must not hold the tool
+    /// (DECISIONS §28.4).
+    async fn drained(&mut self, collected: &Mutex<Collected>) {
+        loop {
+            if self.0.iter().all(tokio::task::JoinHandle::is_finished) {
+                return;
+            }
+            tokio::time::sleep(PIPE_POLL).await;
+            let quiet = collected
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .last_chunk
+                .elapsed();
+            if quiet >= PIPE_IDLE {
+                return;
+            }
+        }
     }
 }
 
-enum End {
-    Exited(std::process::ExitStatus),
-    TimedOut,
-    Aborted,
+impl Drop for Readers {
+    fn drop(&mut self) {
+        for t in &self.0 {
+            t.abort();
+        }
+    }
 }
 
 /// Receives the command's output as it arrives (stdout and stderr chunks, whole UTF-8
@@ -264,7 +298,7 @@ pub async fn run_streaming(
 ) -> ToolResult {
     let args: Args = parse_args("bash", &args)?;
     let timeout = match args.timeout {
-        None => None,
+        None => env.settings.bash_timeout_seconds,
         Some(t) if !t.is_finite() || t <= 0.0 => {
             return Err(BuiltinToolError::failed(
                 "Invalid timeout: must be a finite number of seconds",
@@ -295,8 +329,7 @@ pub async fn run_streaming(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+        .process_group(0);
     env.settings.env_policy.apply(&mut cmd);
     for (k, v) in &env.settings.env {
         cmd.env(k, v);
@@ -306,9 +339,10 @@ pub async fn run_streaming(
     let mut child = cmd.spawn().map_err(|e| {
         BuiltinToolError::failed(format!("Failed to start {}: {e}", shell.display()))
     })?;
-    let pid = child.id().unwrap_or(0);
+    // From here on the group is in the guard's charge: dropping this future ends it.
+    let mut group = child.id().and_then(ProcessGroup::adopt);
     let collected = Arc::new(Mutex::new(Collected::new()));
-    let readers = {
+    let mut readers = {
         let mut tasks = Vec::new();
         if let Some(out) = child.stdout.take() {
             tasks.push(tokio::spawn(pump(out, collected.clone(), chunks.clone())));
@@ -316,21 +350,15 @@ pub async fn run_streaming(
         if let Some(err) = child.stderr.take() {
             tasks.push(tokio::spawn(pump(err, collected.clone(), chunks.clone())));
         }
-        tasks
+        Readers(tasks)
     };
     let started = Instant::now();
     let deadline = timeout.map(|t| started + Duration::from_secs_f64(t));
-    let finished = async {
-        let status = child.wait().await;
-        for t in readers {
-            let _ = t.await;
-        }
-        status
-    };
-    tokio::pin!(finished);
     let mut ticker = tokio::time::interval(UPDATE_INTERVAL);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut last_sent = 0usize;
+    // `None` while the shell runs; its status once it exited (then only the pipes are read).
+    let mut exited: Option<std::process::ExitStatus> = None;
     let end = loop {
         let sleep_until = async {
             match deadline {
@@ -338,13 +366,26 @@ pub async fn run_streaming(
                 None => std::future::pending().await,
             }
         };
+        let waiting = async {
+            match exited {
+                None => Some(child.wait().await),
+                Some(_) => {
+                    readers.drained(&collected).await;
+                    None
+                }
+            }
+        };
         tokio::select! {
-            status = &mut finished => break match status {
-                Ok(s) => End::Exited(s),
-                Err(e) => return Err(BuiltinToolError::failed(format!("Failed to wait for the command: {e}"))),
+            r = waiting => match r {
+                Some(Ok(status)) => exited = Some(status),
+                Some(Err(e)) => return Err(BuiltinToolError::failed(format!("Failed to wait for the command: {e}"))),
+                None => match exited {
+                    Some(status) => break End::Exited(status),
+                    None => continue,
+                },
             },
-            _ = sleep_until => { kill_group(pid); break End::TimedOut },
-            _ = cancel.cancelled() => { kill_group(pid); break End::Aborted },
+            _ = sleep_until => break End::TimedOut(end_group(group.take(), &mut child, exited.is_some()).await),
+            _ = cancel.cancelled() => break End::Aborted(end_group(group.take(), &mut child, exited.is_some()).await),
             _ = ticker.tick() => {
                 if let Some(p) = &progress {
                     let guard = collected.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -360,10 +401,17 @@ pub async fn run_streaming(
             }
         }
     };
-    if !matches!(end, End::Exited(_)) {
-        // Reap the shell and let the pipes drain (the group is dead, so they close).
-        let _ = tokio::time::timeout(Duration::from_secs(5), &mut finished).await;
+    if let End::Exited(_) = end {
+        // Jobs the command left running (`server &`) stay, as in pi; arbor's exit ends them
+        // (DECISIONS §28.3).
+        if let Some(g) = group.take() {
+            g.release();
+        }
+    } else {
+        // The group is gone, so the pipes close; whatever escaped it (`setsid`) is not waited for.
+        let _ = tokio::time::timeout(Duration::from_secs(1), readers.drained(&collected)).await;
     }
+    drop(readers);
     let mut guard = collected
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -371,18 +419,24 @@ pub async fn run_streaming(
         let _ = f.flush();
     }
     match end {
-        End::Aborted => {
+        End::Aborted(ending) => {
             let (text, details) = format_output(&guard, "");
             Err(BuiltinToolError::Failed {
-                message: with_status(&text, "Command aborted"),
+                message: with_status(&text, &format!("Command aborted; {}", ending.describe())),
                 details,
             })
         }
-        End::TimedOut => {
+        End::TimedOut(ending) => {
             let (text, details) = format_output(&guard, "");
             let secs = timeout.map_or_else(String::new, trim_float);
             Err(BuiltinToolError::Failed {
-                message: with_status(&text, &format!("Command timed out after {secs} seconds")),
+                message: with_status(
+                    &text,
+                    &format!(
+                        "Command timed out after {secs} seconds; {}",
+                        ending.describe()
+                    ),
+                ),
                 details,
             })
         }
@@ -400,6 +454,26 @@ pub async fn run_streaming(
             Ok(out)
         }
     }
+}
+
+/// Ends the command's group (SIGTERM, then SIGKILL after the grace) while the shell is reaped,
+/// so the record can say what it took (DECISIONS §28.2).
+async fn end_group(
+    group: Option<ProcessGroup>,
+    child: &mut tokio::process::Child,
+    shell_exited: bool,
+) -> Ending {
+    let Some(group) = group else {
+        let _ = child.start_kill();
+        return Ending::Killed;
+    };
+    let reap = async {
+        if !shell_exited {
+            let _ = child.wait().await;
+        }
+    };
+    let (ending, ()) = tokio::join!(group.end(), reap);
+    ending
 }
 
 /// `1` prints as `1`, `0.5` as `0.5`, as JavaScript prints numbers.

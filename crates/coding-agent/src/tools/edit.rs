@@ -95,7 +95,11 @@ fn is_single_edit(v: &Value) -> bool {
     v.get("oldText").is_some_and(Value::is_string) && v.get("newText").is_some_and(Value::is_string)
 }
 
-pub async fn run(env: &ToolEnv, args: Value) -> ToolResult {
+pub async fn run(
+    env: &ToolEnv,
+    args: Value,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> ToolResult {
     let args: Args = parse_args("edit", &normalize_args(args))?;
     if args.edits.is_empty() {
         return Err(BuiltinToolError::failed(
@@ -105,6 +109,9 @@ pub async fn run(env: &ToolEnv, args: Value) -> ToolResult {
     let shown = args.path.as_str();
     let abs = path::resolve(shown, &env.cwd);
     let _turn = env.mutations.lock(&abs).await;
+    if cancel.is_cancelled() {
+        return Err(super::aborted_unchanged(shown));
+    }
     let code_of = |e: &std::io::Error| -> String {
         use std::io::ErrorKind::*;
         match e.kind() {
@@ -157,9 +164,18 @@ pub async fn run(env: &ToolEnv, args: Value) -> ToolResult {
     } else {
         format!("{bom}{}", restore_endings(content, &applied.replacements))
     };
-    tokio::fs::write(&abs, final_content.as_bytes())
+    // Temporary file, fsync, rename: never a half-written file (DECISIONS §28.7); an abort
+    // before the rename leaves it as it was and says so, after it the edit is recorded as
+    // applied (DECISIONS §28.8).
+    let outcome = super::atomic_write::replace(&abs, final_content.into_bytes(), cancel)
         .await
-        .map_err(|e| cannot(&e))?;
+        .map_err(|e| match e.io() {
+            Some((err, _, _)) => cannot(err),
+            None => BuiltinToolError::failed(format!("Could not edit file: {shown}. {e}")),
+        })?;
+    if outcome == super::atomic_write::Outcome::Abandoned {
+        return Err(super::aborted_unchanged(shown));
+    }
     Ok(ToolOutput::text(format!(
         "Successfully replaced {} block(s) in {shown}.",
         args.edits.len()

@@ -7,6 +7,7 @@
 //! model sees as an error result. Nothing here panics on bad input.
 
 pub mod ansi;
+pub mod atomic_write;
 pub mod bash;
 pub mod edit;
 pub mod find;
@@ -73,6 +74,9 @@ pub struct ToolSettings {
     pub shell_command_prefix: Option<String>,
     /// `images.autoResize` (default on): `false` sends images unchanged.
     pub no_image_resize: bool,
+    /// `bashTimeoutSeconds`: the model's `bash` calls without a `timeout` stop after this
+    /// many seconds (`None`: never; the user's own `!cmd` has none).
+    pub bash_timeout_seconds: Option<f64>,
     /// Extra environment for bash (session id, model...), never secrets.
     pub env: Vec<(String, String)>,
     /// The variables bash commands do not get (DECISIONS §30.7).
@@ -163,6 +167,11 @@ impl arbor_agent::agent::AgentTool for BuiltinTool {
     fn parameters(&self) -> &Value {
         &self.spec.parameters
     }
+    /// Every built-in tool ends promptly on cancellation and says what happened: bash's
+    /// process group ended, a write or edit applied or not (DECISIONS §28.5).
+    fn reports_cancellation(&self) -> bool {
+        true
+    }
     /// `edit` still takes pi's older forms (top-level `oldText`/`newText`, `edits` as a JSON
     /// string or a single object); they become `edits[]` before the schema check.
     fn prepare_arguments(&self, arguments: Value) -> Value {
@@ -209,8 +218,8 @@ pub async fn run(
 ) -> ToolResult {
     match name {
         "read" => read::run(env, args, &cancel).await,
-        "write" => write::run(env, args).await,
-        "edit" => edit::run(env, args).await,
+        "write" => write::run(env, args, &cancel).await,
+        "edit" => edit::run(env, args, &cancel).await,
         "bash" => bash::run(env, args, cancel, progress).await,
         "grep" => grep::run(env, args, cancel).await,
         "find" => find::run(env, args, cancel).await,
@@ -248,6 +257,12 @@ pub(crate) fn count_arg(v: Option<f64>) -> Option<i64> {
 
 /// Node-style text for an I/O failure on `path` (`ENOENT: no such file or directory, access
 /// '<path>'`), the wording pi's tools return.
+/// The record of a write or edit cancelled before its rename: nothing changed on disk
+/// (DECISIONS §28.8).
+pub(crate) fn aborted_unchanged(shown: &str) -> BuiltinToolError {
+    BuiltinToolError::Aborted(format!("Operation aborted; {shown} was not changed"))
+}
+
 pub(crate) fn io_error_text(err: &std::io::Error, syscall: &str, path: &std::path::Path) -> String {
     use std::io::ErrorKind;
     let (code, text) = match err.kind() {

@@ -208,7 +208,9 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
             break;
         }
     }
-    // Orderly end: stop a running turn so its last entries are written.
+    // Orderly end: stop a running turn and the user's `!cmd` so their last entries are
+    // written; their process groups end with them (DECISIONS §28.2).
+    driver.cancel_user_bash();
     if driver.busy() {
         driver.app.harness.abort().await;
         driver.settle().await;

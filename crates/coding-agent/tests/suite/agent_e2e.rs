@@ -846,6 +846,12 @@ async fn rpc_replay_of_pis_tool_transcript_gives_the_same_results() {
             }
             // The environment variables are ARBOR_* by design (DECISIONS §22.7).
             "r14" => continue,
+            // pi's timeout text, then what ending the group took (DECISIONS §28.2).
+            "r12" => assert_eq!(
+                our_text,
+                format!("{pi_text}; process group ended by SIGTERM"),
+                "{id}"
+            ),
             "r19" => {
                 assert_eq!(our_text, pi_text);
                 assert_eq!(

@@ -15,6 +15,7 @@ mod plans;
 mod postgres;
 mod rpc_concurrency;
 mod rpc_replay;
+mod run_endings;
 mod store_fuzz;
 mod summaries;
 mod tools;

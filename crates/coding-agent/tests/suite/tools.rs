@@ -426,7 +426,7 @@ async fn bash_reports_exit_codes_output_and_timeouts() {
     let started = Instant::now();
     assert_eq!(
         err_text(&env, "bash", json!({"command": "sleep 30", "timeout": 0.5})).await,
-        "Command timed out after 0.5 seconds"
+        "Command timed out after 0.5 seconds; process group ended by SIGTERM"
     );
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(
@@ -502,7 +502,10 @@ async fn bash_abort_kills_the_whole_process_group() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(res.unwrap_err().to_string(), "Command aborted");
+    assert_eq!(
+        res.unwrap_err().to_string(),
+        "Command aborted; process group ended by SIGTERM"
+    );
     tokio::time::sleep(Duration::from_millis(2500)).await;
     assert!(!marker.exists(), "the background child outlived the abort");
 }

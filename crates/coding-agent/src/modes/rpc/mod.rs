@@ -188,6 +188,6 @@ pub async fn run(
     };
     tokio::select! {
         () = drain => Ok(ExitCode::from(code)),
-        again = crate::shutdown::shutdown_signal() => Ok(ExitCode::from(again)),
+        again = crate::shutdown::shutdown_signal() => crate::shutdown::exit_now(again),
     }
 }

@@ -442,6 +442,14 @@ impl Driver {
         let _ = self.tx.send(AppEvent::Done(o));
     }
 
+    /// Stops the user's running `!cmd`, if any: its process group is ended and the run is
+    /// still recorded by its task (DECISIONS §28.2).
+    pub fn cancel_user_bash(&mut self) {
+        if let Some(c) = self.bash_cancel.take() {
+            c.cancel();
+        }
+    }
+
     /// Whether the harness or one of the driver's tasks is still working.
     pub fn busy(&self) -> bool {
         !self.tasks.is_empty() || self.app.harness.phase() != Phase::Idle
