@@ -1069,3 +1069,97 @@ fn transforming_twice_equals_transforming_once() {
         }
     }
 }
+
+// ----- orphaned tool results (DECISIONS §29.6) -------------------------------------------------
+
+#[test]
+fn an_orphaned_result_becomes_a_user_note_after_the_owed_results() {
+    let m = anthropic_model();
+    let out = transform_messages(
+        &[
+            user("q"),
+            two_calls(&m),
+            tool_result("c1", "read", "file text"),
+            tool_result("gone", "bash", "a.txt"),
+            tool_result("c2", "bash", "ok"),
+            user("next"),
+        ],
+        &m,
+    );
+    assert_eq!(
+        roles(&out),
+        [
+            "user",
+            "assistant",
+            "toolResult",
+            "toolResult",
+            "user",
+            "user"
+        ],
+        "{:#}",
+        to_json(&out)
+    );
+    let v = to_json(&out);
+    assert_eq!(v[3]["toolCallId"], "c2", "a matched result keeps its place");
+    assert_eq!(
+        v[4]["content"],
+        json!([
+            {"type": "text", "text": "[A tool result whose call is missing (tool bash, call id gone):]"},
+            {"type": "text", "text": "a.txt"}
+        ])
+    );
+}
+
+#[test]
+fn results_of_a_failed_turn_or_after_a_user_message_are_orphans() {
+    let m = anthropic_model();
+    let failed = assistant(
+        &m,
+        json!([{"type": "toolCall", "id": "c9", "name": "bash", "arguments": {}}]),
+        "error",
+    );
+    let mut error = tool_result("c9", "bash", "boom");
+    if let Message::ToolResult(r) = &mut error {
+        r.is_error = true;
+    }
+    let out = transform_messages(
+        &[
+            user("q"),
+            failed,
+            error,
+            user("later"),
+            tool_result("c1", "read", "x"),
+        ],
+        &m,
+    );
+    assert_eq!(roles(&out), ["user", "user", "user", "user"]);
+    let v = to_json(&out);
+    assert_eq!(
+        v[1]["content"][0]["text"],
+        "[A tool result whose call is missing (tool bash, call id c9, marked as an error):]"
+    );
+    // Transforming the output again changes nothing.
+    assert_eq!(to_json(&transform_messages(&out, &m)), v);
+}
+
+#[test]
+fn incremental_transform_holds_an_orphan_note_like_a_system_message() {
+    let m = anthropic_model();
+    let input = [
+        user("q"),
+        two_calls(&m),
+        tool_result("zz", "bash", "stray"),
+        tool_result("c1", "read", "one"),
+    ];
+    let mut t = ModelTransform::new(&m);
+    for x in &input {
+        t.push(x);
+    }
+    let mut whole: Vec<Message> = t.settled().to_vec();
+    whole.extend(t.tail());
+    assert_eq!(to_json(&whole), to_json(&transform_messages(&input, &m)));
+    assert_eq!(
+        roles(&whole),
+        ["user", "assistant", "toolResult", "toolResult", "user"]
+    );
+}
