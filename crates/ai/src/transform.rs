@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use crate::message_list::TransformTarget;
 use crate::types::{
     AssistantMessage, Content, ContentBlock, Message, Model, StopReason, TextContent, ToolCall,
-    ToolResultMessage, UserMessage,
+    ToolResultMessage,
 };
 
 /// Placeholder for an image in a user message sent to a model without image input.
@@ -161,11 +161,9 @@ struct TransformState {
     supports_images: bool,
     id_map: HashMap<String, String>,
     result: Vec<Message>,
-    /// Tool calls of the last assistant message (cleared once a later message closes them):
-    /// `(id, name)`.
+    /// Tool calls of the last assistant message still owed a result: `(id, name)`.
     pending: Vec<(String, String)>,
     seen_results: HashSet<String>,
-    /// System messages and orphaned-result notes held until the owed results are in.
     held_system: Vec<Message>,
 }
 
@@ -256,21 +254,8 @@ impl TransformState {
                 self.result.push(Message::Assistant(assistant));
             }
             Message::ToolResult(tr) => {
-                if self.pending.iter().any(|(id, _)| *id == tr.tool_call_id) {
-                    self.seen_results.insert(tr.tool_call_id.clone());
-                    self.result.push(Message::ToolResult(tr));
-                } else {
-                    // An orphaned result (its call is not in the message before it: a lost or
-                    // failed turn, an unknown entry in its place): strict APIs refuse it, so it
-                    // goes as the user's note instead, after any results still owed
-                    // (DECISIONS §29.6).
-                    let note = Message::User(orphaned_result_note(tr));
-                    if self.pending.is_empty() {
-                        self.result.push(note);
-                    } else {
-                        self.held_system.push(note);
-                    }
-                }
+                self.seen_results.insert(tr.tool_call_id.clone());
+                self.result.push(Message::ToolResult(tr));
             }
             Message::System(sys) => {
                 if self.pending.is_empty() {
@@ -389,32 +374,6 @@ fn missing_tool_result(
         details: None,
         is_error: true,
         timestamp: timestamp.into(),
-        extra: Default::default(),
-    }
-}
-
-/// Opening line of the user message an orphaned tool result becomes.
-pub const ORPHANED_TOOL_RESULT_PREFIX: &str = "[A tool result whose call is missing";
-
-/// An orphaned tool result as a user message: a line naming the tool and the call id, then the
-/// result's own content (DECISIONS §29.6).
-fn orphaned_result_note(tr: ToolResultMessage) -> UserMessage {
-    let failed = if tr.is_error {
-        ", marked as an error"
-    } else {
-        ""
-    };
-    let mut blocks = vec![ContentBlock::Text(plain_text(format!(
-        "{ORPHANED_TOOL_RESULT_PREFIX} (tool {}, call id {}{failed}):]",
-        tr.tool_name, tr.tool_call_id
-    )))];
-    match tr.content {
-        Content::Text(text) => blocks.push(ContentBlock::Text(plain_text(text))),
-        Content::Blocks(content) => blocks.extend(content),
-    }
-    UserMessage {
-        content: Content::Blocks(blocks),
-        timestamp: tr.timestamp,
         extra: Default::default(),
     }
 }

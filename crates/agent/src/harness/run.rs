@@ -287,6 +287,7 @@ impl LoopHooks for RunHooks<'_> {
         if let Some(replaced) = self.transform_context(&ctx.messages).await? {
             // A hook rewrote the context: nothing cached applies to it.
             let llm: Vec<Message> = replaced.iter().filter_map(convert_one).collect();
+            let llm = crate::context::OrphanRepair::repair(llm);
             let mut list: MessageList = transform_messages(&llm, model).into();
             list.mark_transformed_for(model);
             return Ok(Some(list));

@@ -78,7 +78,6 @@ const RETRYABLE: &[&str] = &[
     "stream disconnected before completion: stream closed before response.completed",
     "Claude Code's stream from Anthropic was cut short after the reply had begun",
     "pending stream has been canceled",
-    "Server requested 120s retry delay (max: 60s). 429 rate limited",
     "An error occurred. You can retry your request.",
     "Please try your request again",
     "please retry your request",
@@ -122,6 +121,15 @@ fn transient_errors_are_retryable() {
             "should retry: {text}"
         );
     }
+}
+
+#[test]
+fn a_delay_above_the_cap_matches_the_classifier_but_is_not_retried() {
+    // pi-ai's classifier takes it as transient ("retry delay"); the agent does not retry what
+    // the user's cap refused (DECISIONS §29.3).
+    let text = "Server requested 120s retry delay (max: 60s). 429 rate limited";
+    assert!(is_retryable_error_text(text));
+    assert!(!is_retryable_assistant_error(&error(text)));
 }
 
 #[test]
@@ -307,7 +315,11 @@ fn server_requested_delays_win_and_are_capped() {
     );
     assert!(
         is_retryable_error_text(&err.message),
-        "flows into the turn-level retry"
+        "the classifier takes it as transient (pi-ai's pattern)"
+    );
+    assert!(
+        !is_retryable_assistant_error(&error(&err.message)),
+        "the agent does not retry it (DECISIONS §29.3)"
     );
     // 0 disables the cap.
     assert_eq!(
