@@ -87,9 +87,7 @@ struct WriteSide {
 
 impl Drop for WriteSide {
     fn drop(&mut self) {
-        if let Some(tmp) = self.pending.take() {
-            // Nothing of the user's was written: the session never took its name.
-            let _ = std::fs::remove_file(tmp);
+        if pending::discard(self.pending.take()) {
             return;
         }
         if self.unsynced && self.sync != SyncPolicy::Never {
@@ -202,10 +200,7 @@ impl JsonlStorage {
         factory: WriterFactory,
     ) -> Result<JsonlStorage> {
         let made = Self::from_locked(path, file, sync, factory);
-        let Ok(mut storage) = made else {
-            let _ = std::fs::remove_file(&at);
-            return made;
-        };
+        let mut storage = made.inspect_err(|_| drop(std::fs::remove_file(&at)))?;
         if let Some(ws) = storage.state.get_mut().write.as_mut() {
             ws.pending = Some(at);
         }
@@ -440,11 +435,8 @@ impl JsonlStorage {
             ws.writer.truncate(ws.committed).map_err(io_err(path))?;
             ws.dirty_tail = false;
         }
-        if ws.pending.is_some() && pending::is_conversation_line(line) {
-            if let Some(tmp) = ws.pending.take() {
-                pending::take_name(&tmp, path, ws.sync)?;
-                ws.checked_at = None;
-            }
+        if pending::name_on_message(&mut ws.pending, line, path, ws.sync)? {
+            ws.checked_at = None;
         }
         self.rewrite_if_migrated(st)?;
         let Some(ws) = st.write.as_mut() else {
