@@ -80,7 +80,7 @@ pub(super) fn newest_in(dir: &Path, cwd: &str, check_cwd: bool) -> Option<PathBu
         }
         found.push((mtime, p));
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
     found
         .into_iter()
         .map(|(_, p)| p)
