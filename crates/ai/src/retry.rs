@@ -186,13 +186,13 @@ pub fn is_retryable_error_text(text: &str) -> bool {
 }
 
 /// Whether the agent should restart the turn that produced `message`. Context overflow is
-/// the caller's business (compaction) and must be checked first.
+/// the caller's business (compaction) and must be checked first. Unlike pi, a server-requested
+/// delay above the cap is not retried (DECISIONS §29.3).
 pub fn is_retryable_assistant_error(message: &AssistantMessage) -> bool {
     message.stop_reason == StopReason::Error
-        && message
-            .error_message
-            .as_deref()
-            .is_some_and(|t| !t.is_empty() && is_retryable_error_text(t))
+        && message.error_message.as_deref().is_some_and(|t| {
+            !t.is_empty() && !is_retry_delay_above_cap(t) && is_retryable_error_text(t)
+        })
 }
 
 /// Default cap of one turn-level backoff.
@@ -320,7 +320,19 @@ pub fn request_retry_delay(
     jitter: f64,
     provider_message: &str,
 ) -> Result<Duration, RetryDelayTooLong> {
-    let server_ms = headers
+    if let Some(ms) = server_delay_ms(headers, now_unix_ms) {
+        check_server_delay(ms, max_retry_delay_ms, provider_message)?;
+        return Ok(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+    }
+    let exponential = (0.5 * 2f64.powi(i32::try_from(retry_index).unwrap_or(i32::MAX))).min(8.0);
+    let factor = 1.0 - jitter.clamp(0.0, 1.0) * 0.25;
+    Ok(Duration::from_secs_f64(exponential * factor))
+}
+
+/// The delay a server asked for (`retry-after-ms`, else `retry-after` as seconds or an HTTP date
+/// relative to `now_unix_ms`), in milliseconds.
+pub fn server_delay_ms(headers: &RetryAfterHeaders<'_>, now_unix_ms: i64) -> Option<f64> {
+    headers
         .retry_after_ms
         .and_then(parse_js_float)
         .or_else(|| {
@@ -330,25 +342,80 @@ pub fn request_retry_delay(
                 None => parse_http_date_ms(value).map(|at| (at - now_unix_ms) as f64),
             }
         })
-        .filter(|v| v.is_finite());
-    if let Some(ms) = server_ms {
-        let max = max_retry_delay_ms.unwrap_or(DEFAULT_MAX_RETRY_DELAY_MS);
-        if max > 0 && ms > max as f64 {
-            return Err(RetryDelayTooLong {
-                requested_ms: ms,
-                max_ms: max,
-                message: format!(
-                    "Server requested {}s retry delay (max: {}s). {provider_message}",
-                    (ms / 1000.0).ceil(),
-                    (max as f64 / 1000.0).ceil()
-                ),
-            });
-        }
-        return Ok(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
+        .filter(|v| v.is_finite())
+}
+
+/// Fails a server-requested delay above `max_retry_delay_ms` (default 60 s, 0 = no cap).
+fn check_server_delay(
+    ms: f64,
+    max_retry_delay_ms: Option<u64>,
+    provider_message: &str,
+) -> Result<(), RetryDelayTooLong> {
+    let max = max_retry_delay_ms.unwrap_or(DEFAULT_MAX_RETRY_DELAY_MS);
+    if max > 0 && ms > max as f64 {
+        return Err(RetryDelayTooLong {
+            requested_ms: ms,
+            max_ms: max,
+            message: format!(
+                "{TOO_LONG_PREFIX}{}s retry delay (max: {}s). {provider_message}",
+                (ms / 1000.0).ceil(),
+                (max as f64 / 1000.0).ceil()
+            ),
+        });
     }
-    let exponential = (0.5 * 2f64.powi(i32::try_from(retry_index).unwrap_or(i32::MAX))).min(8.0);
-    let factor = 1.0 - jitter.clamp(0.0, 1.0) * 0.25;
-    Ok(Duration::from_secs_f64(exponential * factor))
+    Ok(())
+}
+
+/// How the error text of a server-requested delay above the cap begins (pi-ai's words).
+const TOO_LONG_PREFIX: &str = "Server requested ";
+
+/// How the error text of a transient failure ends when the server said how long to wait; the
+/// agent's retry reads it back ([`requested_retry_delay`], DECISIONS §29.3).
+const WAIT_NOTE_PREFIX: &str = " (the server asks to retry in ";
+const WAIT_NOTE_SUFFIX: &str = " s)";
+
+/// The error text of a request that failed for good after a transient failure (`retryable`):
+/// a server-requested delay within `max_retry_delay_ms` is noted at the end of the text, one
+/// above it turns the text into pi-ai's "Server requested …s retry delay (max: …s)" error,
+/// which no retry repeats (DECISIONS §29.3).
+pub fn final_request_failure(
+    message: String,
+    retryable: bool,
+    headers: &RetryAfterHeaders<'_>,
+    max_retry_delay_ms: Option<u64>,
+    now_unix_ms: i64,
+) -> String {
+    if !retryable {
+        return message;
+    }
+    let Some(ms) = server_delay_ms(headers, now_unix_ms) else {
+        return message;
+    };
+    match check_server_delay(ms, max_retry_delay_ms, &message) {
+        Err(too_long) => too_long.message,
+        Ok(()) => {
+            let seconds = (ms.max(0.0) / 1000.0 * 1000.0).round() / 1000.0;
+            format!("{message}{WAIT_NOTE_PREFIX}{seconds}{WAIT_NOTE_SUFFIX}")
+        }
+    }
+}
+
+/// The wait a failed answer's server asked for, as [`final_request_failure`] noted it.
+pub fn requested_retry_delay(message: &AssistantMessage) -> Option<Duration> {
+    let text = message.error_message.as_deref()?;
+    let rest = text.strip_suffix(WAIT_NOTE_SUFFIX)?;
+    let at = rest.rfind(WAIT_NOTE_PREFIX)?;
+    let seconds: f64 = rest[at + WAIT_NOTE_PREFIX.len()..].parse().ok()?;
+    (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds))
+}
+
+/// Whether an error text is the failure of a server-requested delay above the cap: waiting is
+/// what the server asked for and the user refused, so no retry repeats it (DECISIONS §29.3).
+pub fn is_retry_delay_above_cap(text: &str) -> bool {
+    text.strip_prefix(TOO_LONG_PREFIX).is_some_and(|rest| {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        digits > 0 && rest[digits..].starts_with("s retry delay (max: ")
+    })
 }
 
 /// `Number.parseFloat`: the longest numeric prefix after leading whitespace, or `None`.

@@ -48,6 +48,9 @@ pub struct RetrySettings {
     pub max_retries: u32,
     pub base_delay_ms: u64,
     pub max_agent_delay_ms: u64,
+    /// `retry.provider.maxRetryDelayMs` (legacy `retry.maxDelayMs`): the longest wait a server
+    /// may ask for; 0 = no limit (DECISIONS §29.3).
+    pub max_retry_delay_ms: u64,
 }
 
 /// The merged settings.
@@ -245,6 +248,9 @@ impl Settings {
             )),
             max_response_bytes: self.http_max_response_bytes(),
             max_event_bytes: self.http_max_event_bytes(),
+            max_retry_delay: Some(std::time::Duration::from_millis(
+                self.retry().max_retry_delay_ms,
+            )),
             ..Default::default()
         }
     }
@@ -268,6 +274,11 @@ impl Settings {
                 .min(u64::from(u32::MAX)) as u32,
             base_delay_ms: self.u64_or(&["retry", "baseDelayMs"], 2000),
             max_agent_delay_ms: self.u64_or(&["retry", "maxAgentDelayMs"], 60_000),
+            max_retry_delay_ms: self
+                .get(&["retry", "provider", "maxRetryDelayMs"])
+                .or_else(|| self.get(&["retry", "maxDelayMs"]))
+                .and_then(Value::as_u64)
+                .unwrap_or(arbor_ai::retry::DEFAULT_MAX_RETRY_DELAY_MS),
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use arbor_agent::agent::AgentError;
 use arbor_agent::harness::{
-    AgentHarness, PolicyControl, PolicyObserver, PromptPolicy, PromptRetry,
+    AgentHarness, PolicyControl, PolicyObserver, PromptPolicy, PromptRetry, RETRY_CANCELLED,
 };
 use arbor_ai::{AssistantMessage, ImageContent};
 
@@ -78,11 +78,12 @@ impl PolicyObserver for StderrObserver {
         );
     }
     fn retry_finished(&self, success: bool, attempt: u32, final_error: Option<&str>) {
+        // Print mode prints the final error itself, once (DECISIONS §29.2).
         if !success {
-            eprintln!(
-                "arbor: giving up after {attempt} retries: {}",
-                final_error.unwrap_or("unknown error")
-            );
+            match final_error {
+                Some(RETRY_CANCELLED) => eprintln!("arbor: {RETRY_CANCELLED}"),
+                _ => eprintln!("arbor: giving up after {attempt} retries"),
+            }
         }
     }
     fn compacting(&self, reason: &str) {

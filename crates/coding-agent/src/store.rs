@@ -225,6 +225,7 @@ pub async fn list(dirs: &SessionDirs, cwd: &str, all: bool) -> Result<Listing> {
     } else {
         repo.list_cwd(cwd).await?
     };
+    result.sessions = with_conversation(result.sessions).await?;
     // The store counts entries only for files it reads whole (listing stays cheap on huge
     // stores); a line count gives the rest without parsing (same rule: non-blank lines after
     // the header).
@@ -260,6 +261,23 @@ pub async fn list(dirs: &SessionDirs, cwd: &str, all: bool) -> Result<Listing> {
         skipped: result.skipped,
         scanned,
     })
+}
+
+/// The sessions of a listing that hold a user or assistant message: a file without one is a
+/// start that never reached a prompt, which `session list` and `/resume` pass over
+/// (DECISIONS §29.5). A session whose first user text the listing found holds one already.
+pub(crate) async fn with_conversation(sessions: Vec<SessionInfo>) -> Result<Vec<SessionInfo>> {
+    tokio::task::spawn_blocking(move || {
+        sessions
+            .into_iter()
+            .filter(|s| {
+                s.first_message.is_some()
+                    || arbor_agent::session::jsonl::holds_conversation(Path::new(&s.location))
+            })
+            .collect()
+    })
+    .await
+    .map_err(|e| CliError::Usage(format!("listing sessions failed: {e}")))
 }
 
 /// Forks into `--session-dir` when given, else into `~/.arbor/sessions` under the source's

@@ -116,8 +116,8 @@ impl AgentHarness {
         let retry = policy.retry;
         let mut attempt = 0u32;
         let mut compacted_for_overflow = false;
+        let mut answer = self.prompt(text, images).await?;
         loop {
-            let answer = self.prompt(text, images).await?;
             if answer.stop_reason == StopReason::Error {
                 let window = self.model().context_window;
                 if control.auto_compaction()
@@ -131,7 +131,10 @@ impl AgentHarness {
                         self.hide_attempt(&ids).await?;
                         observer.compacting("context overflow");
                         match self.compact(None).await {
-                            Ok(_) => continue,
+                            Ok(_) => {
+                                answer = self.prompt(text, images).await?;
+                                continue;
+                            }
                             Err(e) => {
                                 observer.compaction_failed(&e);
                                 return Ok(answer);
@@ -141,26 +144,36 @@ impl AgentHarness {
                 }
                 if control.auto_retry() && arbor_ai::retry::is_retryable_assistant_error(&answer) {
                     if attempt < retry.max_retries {
-                        if let Some(ids) = self.failed_attempt(text).await {
+                        if let Some(failed) = self.failed_answer_id().await {
                             attempt += 1;
-                            let delay = retry
+                            let backoff = retry
                                 .base_delay_ms
                                 .saturating_mul(1u64 << (attempt - 1).min(30))
                                 .min(retry.max_agent_delay_ms);
+                            // The server's own wait wins (the driver already refused one
+                            // above the cap, DECISIONS §29.3).
+                            let delay = arbor_ai::retry::requested_retry_delay(&answer)
+                                .map_or(backoff, |d| {
+                                    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+                                });
                             observer.retry_scheduled(
                                 attempt,
                                 retry.max_retries,
                                 delay,
                                 answer.error_message.as_deref().unwrap_or(""),
                             );
-                            self.hide_attempt(&ids).await?;
+                            // Only the failed answer is hidden: the prompt stays where it is
+                            // and the retry runs on from it (DECISIONS §29.1).
+                            self.session().append_context_edit(&failed, None).await?;
                             tokio::select! {
-                                () = tokio::time::sleep(Duration::from_millis(delay)) => continue,
+                                () = tokio::time::sleep(Duration::from_millis(delay)) => {}
                                 () = control.retry_wait.notified() => {
                                     observer.retry_finished(false, attempt, Some(RETRY_CANCELLED));
                                     return Ok(answer);
                                 }
                             }
+                            answer = self.rerun().await?;
+                            continue;
                         }
                     }
                     if attempt > 0 {
@@ -205,6 +218,18 @@ impl AgentHarness {
                     .to_owned(),
             );
         (is_user && same_text).then_some((parent_id, leaf))
+    }
+
+    /// The id of the run's failed answer when it is the session's leaf (a retry hides it and
+    /// runs on from its parent's context).
+    async fn failed_answer_id(&self) -> Option<String> {
+        let session = self.session();
+        let leaf = session.leaf_id().await.ok()??;
+        let entry = session.get_entry(&leaf).await.ok()??;
+        let v = serde_json::to_value(&entry).ok()?;
+        let failed = v.pointer("/message/role").and_then(|r| r.as_str()) == Some("assistant")
+            && v.pointer("/message/stopReason").and_then(|r| r.as_str()) == Some("error");
+        failed.then_some(leaf)
     }
 
     /// Hides a failed attempt (answer first, then its prompt) from the context.

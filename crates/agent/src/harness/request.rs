@@ -11,6 +11,7 @@ use arbor_ai::transform::ModelTransform;
 use arbor_ai::{MessageList, Model};
 
 use crate::context::convert::convert_one;
+use crate::context::OrphanRepair;
 use crate::message::AgentMessage;
 
 /// The converted and transformed messages of the session context last seen.
@@ -21,6 +22,8 @@ pub(super) struct RequestCache {
     /// How many of that projection's messages are folded in.
     consumed: usize,
     transform: Option<ModelTransform>,
+    /// Orphaned tool results become user notes before the transform (DECISIONS §29.6).
+    repair: OrphanRepair,
     /// Settled output followed by the open tail of the last call.
     out: MessageList,
     /// How much of `out` is settled (the rest is re-rendered every call).
@@ -44,6 +47,7 @@ impl RequestCache {
             self.generation = generation;
             self.consumed = 0;
             self.transform = None;
+            self.repair = OrphanRepair::default();
             self.out = MessageList::default();
             self.settled = 0;
         }
@@ -52,7 +56,7 @@ impl RequestCache {
             .get_or_insert_with(|| ModelTransform::new(model));
         for m in &context[self.consumed..] {
             if let Some(llm) = convert_one(m) {
-                transform.push(&llm);
+                transform.push(&self.repair.push(llm));
             }
         }
         self.consumed = context.len();

@@ -51,6 +51,20 @@ impl AgentHarness {
         Ok(message)
     }
 
+    /// Runs the agent again from the session's context, adding no message: the retry of a
+    /// failed answer the policy has hidden (DECISIONS §29.1). No `before_agent_start` hook runs
+    /// (what it added the first time is stored). Returns the run's last assistant message.
+    /// Requires idle.
+    pub(super) async fn rerun(&self) -> Result<AssistantMessage, AgentError> {
+        let cancel = self.begin(Phase::Turn, "AgentHarness is busy")?;
+        let result = self.run_loop(Vec::new(), None, cancel).await;
+        let flushed = self.flush_pending().await;
+        self.finish();
+        let message = result?;
+        flushed?;
+        Ok(message)
+    }
+
     /// The current loop configuration (model, tools, system prompt of this turn).
     pub(super) fn loop_config(&self, system_prompt_override: Option<String>) -> AgentLoopConfig {
         let s = self.state();
@@ -106,6 +120,16 @@ impl AgentHarness {
             override_prompt = r.system_prompt;
         }
 
+        self.run_loop(messages, override_prompt, cancel).await
+    }
+
+    /// Runs the loop with `messages` added first; returns the run's last assistant message.
+    async fn run_loop(
+        &self,
+        messages: Vec<AgentMessage>,
+        override_prompt: Option<String>,
+        cancel: CancellationToken,
+    ) -> Result<AssistantMessage, AgentError> {
         let config = self.loop_config(override_prompt);
         let failure_model = config.model.clone();
         let hooks = RunHooks {
@@ -263,6 +287,7 @@ impl LoopHooks for RunHooks<'_> {
         if let Some(replaced) = self.transform_context(&ctx.messages).await? {
             // A hook rewrote the context: nothing cached applies to it.
             let llm: Vec<Message> = replaced.iter().filter_map(convert_one).collect();
+            let llm = crate::context::OrphanRepair::repair(llm);
             let mut list: MessageList = transform_messages(&llm, model).into();
             list.mark_transformed_for(model);
             return Ok(Some(list));

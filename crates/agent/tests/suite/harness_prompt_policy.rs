@@ -259,7 +259,62 @@ async fn a_transient_error_is_retried_with_the_failed_attempt_hidden() {
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert!(lines[0].starts_with("retry 1/2: "), "{lines:?}");
     assert_eq!(lines[1], "retry end true 1 -");
-    assert_eq!(omissions(&r).await, 2);
+    // Only the failed answer is hidden; the prompt is stored once (DECISIONS §29.1).
+    assert_eq!(omissions(&r).await, 1);
+    assert_eq!(prompts_stored(&r, "try").await, 1);
+    assert!(no_failed_answer_in_context(&r).await);
+    r.assert_next_turn_matches_session().await;
+}
+
+/// How many user messages with exactly `text` the session holds.
+async fn prompts_stored(r: &Rig, text: &str) -> usize {
+    r.session
+        .entries()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            matches!(&e.kind, EntryKind::Message(m)
+                if matches!(&m.message, AgentMessage::Llm(Message::User(u)) if u.content.joined_text("") == text))
+        })
+        .count()
+}
+
+#[tokio::test]
+async fn two_failed_attempts_store_the_prompt_once_and_resend_the_same_request() {
+    let r = rig();
+    warm_up(&r).await;
+    let said = Said::default();
+    r.faux
+        .push(FauxResponse::new().error("503 Service Unavailable: overloaded"));
+    r.faux
+        .push(FauxResponse::new().error("502 Bad Gateway: upstream connect error"));
+    r.faux.push(FauxResponse::text("fine now"));
+    let last = send(&r, "try", &said).await;
+    assert_eq!(last.text(), "fine now");
+    assert_eq!(said.lines().len(), 3, "{:?}", said.lines());
+    assert_eq!(prompts_stored(&r, "try").await, 1);
+    assert_eq!(
+        omissions(&r).await,
+        2,
+        "one context_edit per failed attempt"
+    );
+    // The user message events went out once: a UI shows the prompt once.
+    let user_ends = r
+        .events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "message_end" && e["message"]["role"] == "user")
+        .count();
+    assert_eq!(user_ends, 1);
+    let requests = r.faux.requests();
+    let n = requests.len();
+    assert_eq!(
+        requests[n - 3].context.messages,
+        requests[n - 1].context.messages,
+        "every attempt sends the same messages"
+    );
     assert!(no_failed_answer_in_context(&r).await);
     r.assert_next_turn_matches_session().await;
 }

@@ -7,13 +7,15 @@ use std::time::Duration;
 use crate::emit::{Emitter, ABORTED_MESSAGE};
 use crate::event::AssistantMessageEvent;
 use crate::options::StreamOptions;
-use crate::retry::{is_retryable_request_failure, request_retry_delay, RetryAfterHeaders};
+use crate::retry::{
+    final_request_failure, is_retryable_request_failure, request_retry_delay, RetryAfterHeaders,
+};
 use crate::types::{AssistantMessage, Model, StopReason};
 
 use super::anthropic::strict_limits;
 use super::anthropic::threads::{self, Rejection, ThreadSession};
 use super::api_client::ApiClient;
-use super::http_error::transport_error_text;
+use super::http_error::{invalid_request_text, transport_error_text};
 use super::keys::{PreparedRequest, Secrets};
 use super::output::{Halt, Output, StreamParser};
 use super::sse::{SseDecoder, SseEvent};
@@ -101,25 +103,34 @@ async fn send_with_retries(
                 let retryable = is_retryable_request_failure(Some(status), should_retry);
                 (message, retryable, Some(headers), Some((status, text)))
             }
+            // A request that cannot be built never succeeds (DECISIONS §29.4).
+            Ok(Err(err)) if err.is_builder() => {
+                let text = invalid_request_text(model, &request.url, &request.headers, &err);
+                (text, false, None, None)
+            }
             Ok(Err(err)) => (transport_error_text(&err), true, None, None),
             Err(()) => (TIMED_OUT.to_string(), true, None, None),
         };
-        if !retryable || attempt >= options.max_retries {
-            return SendOutcome::Failed(message, answer);
-        }
         let header = |name: &str| {
             retry_headers
                 .as_ref()
                 .and_then(|h| h.get(name))
                 .and_then(|v| v.to_str().ok())
         };
+        let wait = RetryAfterHeaders {
+            retry_after_ms: header("retry-after-ms"),
+            retry_after: header("retry-after"),
+        };
+        let max_delay = options.max_retry_delay.map(|d| d.as_millis() as u64);
+        if !retryable || attempt >= options.max_retries {
+            let now = crate::time::now_ms();
+            let message = final_request_failure(message, retryable, &wait, max_delay, now);
+            return SendOutcome::Failed(message, answer);
+        }
         let delay = request_retry_delay(
             attempt,
-            &RetryAfterHeaders {
-                retry_after_ms: header("retry-after-ms"),
-                retry_after: header("retry-after"),
-            },
-            options.max_retry_delay.map(|d| d.as_millis() as u64),
+            &wait,
+            max_delay,
             crate::time::now_ms(),
             rand::random::<f64>(),
             &message,

@@ -114,6 +114,40 @@ pub(crate) fn transport_error_text(err: &reqwest::Error) -> String {
     }
 }
 
+/// The error text of a request that could not be built (DECISIONS §29.4): names the part of the
+/// model's configuration at fault (the URL, or the header by name; header values may be
+/// credentials and are never shown) so the user knows what to fix; never retried.
+pub(crate) fn invalid_request_text(
+    model: &crate::types::Model,
+    url: &str,
+    headers: &[(String, String)],
+    err: &reqwest::Error,
+) -> String {
+    let who = format!("{}/{}", model.provider, model.id);
+    if let Err(e) = reqwest::Url::parse(url) {
+        return format!(
+            "Invalid request URL {url:?} for model {who} ({e}): check the provider's baseUrl"
+        );
+    }
+    let bad_header = headers.iter().find(|(name, value)| {
+        reqwest::header::HeaderName::from_bytes(name.as_bytes()).is_err()
+            || reqwest::header::HeaderValue::from_str(value).is_err()
+    });
+    if let Some((name, _)) = bad_header {
+        return format!(
+            "Invalid request header {name:?} for model {who}: names and values may not hold \
+             line breaks or other control characters"
+        );
+    }
+    let mut cause = err.to_string();
+    let mut source = std::error::Error::source(err);
+    while let Some(s) = source {
+        cause = s.to_string();
+        source = s.source();
+    }
+    format!("Invalid request for model {who}: {cause}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -78,7 +78,6 @@ const RETRYABLE: &[&str] = &[
     "stream disconnected before completion: stream closed before response.completed",
     "Claude Code's stream from Anthropic was cut short after the reply had begun",
     "pending stream has been canceled",
-    "Server requested 120s retry delay (max: 60s). 429 rate limited",
     "An error occurred. You can retry your request.",
     "Please try your request again",
     "please retry your request",
@@ -122,6 +121,15 @@ fn transient_errors_are_retryable() {
             "should retry: {text}"
         );
     }
+}
+
+#[test]
+fn a_delay_above_the_cap_matches_the_classifier_but_is_not_retried() {
+    // pi-ai's classifier takes it as transient ("retry delay"); the agent does not retry what
+    // the user's cap refused (DECISIONS §29.3).
+    let text = "Server requested 120s retry delay (max: 60s). 429 rate limited";
+    assert!(is_retryable_error_text(text));
+    assert!(!is_retryable_assistant_error(&error(text)));
 }
 
 #[test]
@@ -307,7 +315,11 @@ fn server_requested_delays_win_and_are_capped() {
     );
     assert!(
         is_retryable_error_text(&err.message),
-        "flows into the turn-level retry"
+        "the classifier takes it as transient (pi-ai's pattern)"
+    );
+    assert!(
+        !is_retryable_assistant_error(&error(&err.message)),
+        "the agent does not retry it (DECISIONS §29.3)"
     );
     // 0 disables the cap.
     assert_eq!(
@@ -343,4 +355,75 @@ fn http_dates() {
     );
     assert_eq!(parse_http_date_ms("not a date"), None);
     assert_eq!(parse_http_date_ms("Sun, 06 Foo 1994 08:49:37 GMT"), None);
+}
+
+// ----- the final failure of a request (DECISIONS §29.3) --------------------------------------
+
+#[test]
+fn a_final_failure_notes_the_servers_wait_or_refuses_one_above_the_cap() {
+    let secs = |v| RetryAfterHeaders {
+        retry_after_ms: None,
+        retry_after: Some(v),
+    };
+    let noted = final_request_failure("429 slow down".into(), true, &secs("30"), None, 0);
+    assert_eq!(noted, "429 slow down (the server asks to retry in 30 s)");
+    assert_eq!(
+        requested_retry_delay(&error(&noted)),
+        Some(Duration::from_secs(30))
+    );
+    assert!(is_retryable_assistant_error(&error(&noted)));
+    let ms = RetryAfterHeaders {
+        retry_after_ms: Some("1500"),
+        retry_after: None,
+    };
+    let noted = final_request_failure("503 busy".into(), true, &ms, None, 0);
+    assert_eq!(
+        requested_retry_delay(&error(&noted)),
+        Some(Duration::from_millis(1500))
+    );
+    // An HTTP date, relative to now.
+    let date = final_request_failure(
+        "503 busy".into(),
+        true,
+        &secs("Thu, 01 Jan 1970 00:00:10 GMT"),
+        None,
+        4_000,
+    );
+    assert_eq!(
+        requested_retry_delay(&error(&date)),
+        Some(Duration::from_secs(6))
+    );
+
+    // Above the cap: pi-ai's text, and the agent does not retry it.
+    let long = final_request_failure("429 slow down".into(), true, &secs("3600"), None, 0);
+    assert_eq!(
+        long,
+        "Server requested 3600s retry delay (max: 60s). 429 slow down"
+    );
+    assert!(is_retry_delay_above_cap(&long));
+    assert!(!is_retryable_assistant_error(&error(&long)));
+    assert_eq!(requested_retry_delay(&error(&long)), None);
+    let custom = final_request_failure("429 x".into(), true, &secs("2"), Some(1_000), 0);
+    assert!(
+        custom.starts_with("Server requested 2s retry delay (max: 1s)."),
+        "{custom}"
+    );
+    // 0 = no cap.
+    let none = final_request_failure("429 x".into(), true, &secs("3600"), Some(0), 0);
+    assert_eq!(
+        requested_retry_delay(&error(&none)),
+        Some(Duration::from_secs(3600))
+    );
+
+    // Not transient, or no header: the text is the provider's.
+    assert_eq!(
+        final_request_failure("400 bad".into(), false, &secs("5"), None, 0),
+        "400 bad"
+    );
+    assert_eq!(
+        final_request_failure("500 x".into(), true, &RetryAfterHeaders::default(), None, 0),
+        "500 x"
+    );
+    assert_eq!(requested_retry_delay(&error("500 x")), None);
+    assert!(!is_retry_delay_above_cap("Server requested a coffee"));
 }

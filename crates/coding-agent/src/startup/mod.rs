@@ -129,11 +129,13 @@ async fn start_with(
 
     // ---- the session ----
     let (dir, layout) = session_location(a, global_dir, &settings, &cwd, &home);
+    // New session files appear with their first message (DECISIONS §29.5).
     let repo = if layout {
         JsonlRepository::new(dir.clone())
     } else {
         JsonlRepository::flat(dir.clone())
-    };
+    }
+    .with_file_on_first_message(true);
     let project_dir = if layout {
         repo.dir_for_cwd(&cwd_text)
     } else {
@@ -295,6 +297,14 @@ async fn start_with(
         secrets.redactor.clone(),
     ));
     let session = Arc::new(Session::new(storage));
+    if opened_existing {
+        // A session that fails validation is never written to (DECISIONS §29.7): the projection
+        // the read-only commands run, before anything is appended (it also warms the context
+        // the first turn uses).
+        session
+            .build_context(&arbor_agent::context::ContextOptions::default())
+            .await?;
+    }
 
     // ---- workspace checkpoints (DECISIONS §27) ----
     // Startup notes go to stderr before any mode owns the terminal (as pi's warnings do).

@@ -59,9 +59,11 @@ pub(super) fn session_store_url(
     settings.session_store()
 }
 
-/// The newest session file (by mtime) of `dir` whose header cwd is `cwd`.
+/// The newest session file (by mtime) of `dir` whose header cwd is `cwd` and that holds a user
+/// or assistant message (DECISIONS §29.5: `-c` passes over files of starts that never reached
+/// a prompt).
 pub(super) fn newest_in(dir: &Path, cwd: &str, check_cwd: bool) -> Option<PathBuf> {
-    let mut best: Option<(std::time::SystemTime, PathBuf)> = None;
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
     for e in std::fs::read_dir(dir).ok()?.flatten() {
         let p = e.path();
         if p.extension().is_none_or(|x| x != "jsonl") {
@@ -76,11 +78,13 @@ pub(super) fn newest_in(dir: &Path, cwd: &str, check_cwd: bool) -> Option<PathBu
         {
             continue;
         }
-        if best.as_ref().is_none_or(|(t, _)| mtime > *t) {
-            best = Some((mtime, p));
-        }
+        found.push((mtime, p));
     }
-    best.map(|(_, p)| p)
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
+    found
+        .into_iter()
+        .map(|(_, p)| p)
+        .find(|p| arbor_agent::session::jsonl::holds_conversation(p))
 }
 
 pub(super) fn missing_cwd(header: &SessionHeader, file: &Path, cwd: &Path) -> Result<(), CliError> {

@@ -608,7 +608,9 @@ async fn a_429_is_retried_and_the_failed_attempt_is_hidden() {
     let file = lab.session_files().remove(0);
     assert_eq!(llm_roles_of_session(&lab, &file), ["user", "assistant"]);
     let log = std::fs::read_to_string(&file).unwrap();
-    assert_eq!(log.matches("\"type\":\"context_edit\"").count(), 2, "{log}");
+    // One edit hides the failed answer; the prompt is stored once (DECISIONS §29.1).
+    assert_eq!(log.matches("\"type\":\"context_edit\"").count(), 1, "{log}");
+    assert_eq!(log.matches("\"role\":\"user\"").count(), 1, "{log}");
 }
 
 #[tokio::test]

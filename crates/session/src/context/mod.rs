@@ -7,10 +7,12 @@
 //! - [`entries`]: the list the context is projected from, read from any backend, and
 //!   [`renderer`]: how that list is turned into bytes (the streamed `session context --json`).
 //! - [`stream`]: the context written as JSON without holding it.
+//! - [`orphans`]: tool results without their call, repaired before a request.
 
 pub mod cache;
 pub mod convert;
 pub mod entries;
+pub mod orphans;
 mod planned;
 pub mod projection;
 pub mod renderer;
@@ -22,6 +24,7 @@ pub use convert::{
     COMPACTION_SUMMARY_SUFFIX,
 };
 pub use entries::{render_context_entries, visit_context_entries};
+pub use orphans::OrphanRepair;
 pub use projection::{
     build_session_context, build_session_context_owned, ContextOptions, CustomProjector,
     DerivedState, EntryTransform, ModelRef, SessionContext,

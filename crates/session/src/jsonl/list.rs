@@ -120,6 +120,35 @@ pub(crate) fn read_info(path: &Path) -> Result<SessionInfo, Unlisted> {
     })
 }
 
+/// Whether a session file holds a user or assistant message: files without one are what a start
+/// that never got to a prompt left behind (older versions wrote the header at once), and `-c`,
+/// pickers and listings pass over them (DECISIONS §29.5). Reads line by line up to the first
+/// such message (the second or third line of a real session); an unreadable file counts as
+/// holding one, so it is reported where it is opened rather than hidden.
+pub fn holds_conversation(path: &Path) -> bool {
+    use std::io::BufRead as _;
+    let Ok(file) = File::open(path) else {
+        return true;
+    };
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) => return false,
+            Ok(_) => {
+                if memchr::memmem::find(&line, b"\"message\"").is_some()
+                    && std::str::from_utf8(&line)
+                        .is_ok_and(|l| super::pending::is_conversation_line(l.trim_end()))
+                {
+                    return true;
+                }
+            }
+            Err(_) => return true,
+        }
+    }
+}
+
 fn read_range(file: &mut File, start: u64, len: u64) -> std::io::Result<Vec<u8>> {
     file.seek(SeekFrom::Start(start))?;
     let mut buf = Vec::with_capacity(len as usize);

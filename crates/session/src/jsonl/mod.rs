@@ -9,11 +9,13 @@ pub mod layout;
 mod list;
 mod load;
 mod migrate;
+mod pending;
 mod repo;
 mod storage;
 pub mod writer;
 
 pub use files::{DIR_MODE, FILE_MODE};
+pub use list::holds_conversation;
 pub use repo::{JsonlRepository, Layout, Migration};
 pub use storage::{JsonlStorage, OpenReport, TornTail};
 pub use writer::{FileWriter, SessionWriter, SyncPolicy, WriterFactory};

@@ -38,6 +38,9 @@ pub struct JsonlRepository {
     layout: Layout,
     sync: SyncPolicy,
     writer: WriterFactory,
+    /// New sessions keep their file under a temporary name until the first user or assistant
+    /// message (DECISIONS §29.5).
+    file_with_first_message: bool,
 }
 
 impl std::fmt::Debug for JsonlRepository {
@@ -78,7 +81,16 @@ impl JsonlRepository {
             layout,
             sync: SyncPolicy::default(),
             writer: file_writer_factory(),
+            file_with_first_message: false,
         }
+    }
+
+    /// Sessions this repository creates appear under their name with their first user or
+    /// assistant message, as pi's do (DECISIONS §29.5): until then the file is a locked
+    /// temporary beside it, removed when the session is dropped without one.
+    pub fn with_file_on_first_message(mut self, on: bool) -> Self {
+        self.file_with_first_message = on;
+        self
     }
 
     pub fn with_sync(mut self, sync: SyncPolicy) -> Self {
@@ -256,9 +268,18 @@ impl JsonlRepository {
         let durable = self.sync != SyncPolicy::Never;
         let Some((source, selection)) = copy.filter(|(_, s)| !s.is_empty()) else {
             // A lone header: exclusive create is atomic enough (an empty file is never valid).
-            let mut f = files::create_new(&path, files::FILE_MODE)?;
-            try_lock(&f, &path)?;
-            f.write_all(text.as_bytes()).map_err(io_err(&path))?;
+            // Deferred, it is written to a temporary that takes the real name later.
+            let at = if self.file_with_first_message {
+                layout::temp_path(&path, crate::time::now_ms())
+            } else {
+                path.clone()
+            };
+            let mut f = files::create_new(&at, files::FILE_MODE)?;
+            try_lock(&f, &at)?;
+            f.write_all(text.as_bytes()).map_err(io_err(&at))?;
+            if self.file_with_first_message {
+                return JsonlStorage::pending(&path, at, f, self.sync, self.writer.clone());
+            }
             if durable {
                 f.sync_all().map_err(io_err(&path))?;
                 sync_dir(&dir);

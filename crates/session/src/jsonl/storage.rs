@@ -81,10 +81,15 @@ struct WriteSide {
     rewrite_from: Option<u32>,
     header_line: String,
     scratch: Vec<u8>,
+    /// A new session's temporary name until its first conversation message (DECISIONS §29.5).
+    pending: Option<PathBuf>,
 }
 
 impl Drop for WriteSide {
     fn drop(&mut self) {
+        if pending::discard(self.pending.take()) {
+            return;
+        }
         if self.unsynced && self.sync != SyncPolicy::Never {
             let _ = self.writer.sync();
         }
@@ -143,6 +148,7 @@ pub(crate) fn try_lock(file: &File, path: &Path) -> Result<()> {
 
 use super::files;
 pub(crate) use super::files::sync_dir;
+use super::pending;
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> SessionError + '_ {
     move |e| SessionError::io(path.display().to_string(), e)
@@ -182,6 +188,23 @@ impl JsonlStorage {
     ) -> Result<JsonlStorage> {
         let loaded = load::load(&path.display().to_string(), &file)?;
         Self::from_loaded(path, file, sync, factory, loaded)
+    }
+
+    /// A new session whose file is still the temporary `at` (locked, header written); it
+    /// takes `path` with the first conversation message (DECISIONS §29.5).
+    pub(crate) fn pending(
+        path: &Path,
+        at: PathBuf,
+        file: File,
+        sync: SyncPolicy,
+        factory: WriterFactory,
+    ) -> Result<JsonlStorage> {
+        let made = Self::from_locked(path, file, sync, factory);
+        let mut storage = made.inspect_err(|_| drop(std::fs::remove_file(&at)))?;
+        if let Some(ws) = storage.state.get_mut().write.as_mut() {
+            ws.pending = Some(at);
+        }
+        Ok(storage)
     }
 
     /// A writable storage over a new fork file and the index its copy built (no re-read).
@@ -247,6 +270,7 @@ impl JsonlStorage {
                     rewrite_from: migrated_from,
                     header_line,
                     scratch: Vec::new(),
+                    pending: None,
                 }),
                 report,
                 lines,
@@ -405,10 +429,14 @@ impl JsonlStorage {
         let len = u32::try_from(line.len())
             .map_err(|_| SessionError::InvalidEntry("entry larger than 4 GiB".into()))?;
         let env = append::checked_probe(&st.index, line)?;
-        check_identity(path, &st.file, ws)?;
+        let at = ws.pending.clone();
+        check_identity(at.as_deref().unwrap_or(path), &st.file, ws)?;
         if ws.dirty_tail {
             ws.writer.truncate(ws.committed).map_err(io_err(path))?;
             ws.dirty_tail = false;
+        }
+        if pending::name_on_message(&mut ws.pending, line, path, ws.sync)? {
+            ws.checked_at = None;
         }
         self.rewrite_if_migrated(st)?;
         let Some(ws) = st.write.as_mut() else {

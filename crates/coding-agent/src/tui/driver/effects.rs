@@ -105,15 +105,21 @@ impl Driver {
                     self.done(Outcome::Error("No session store to resume from".into()));
                     return;
                 };
-                match arbor_agent::session::SessionRepository::list(repo).await {
-                    Ok(list) => {
+                let listed = match arbor_agent::session::SessionRepository::list(repo).await {
+                    Ok(list) => crate::store::with_conversation(list.sessions)
+                        .await
+                        .map_err(|e| e.to_string()),
+                    Err(e) => Err(e.to_string()),
+                };
+                match listed {
+                    Ok(sessions) => {
                         let current = self
                             .app
                             .session_file
                             .as_ref()
                             .map(|p| p.display().to_string());
                         let picker = SessionPicker::new(
-                            list.sessions,
+                            sessions,
                             &self.app.cwd.display().to_string(),
                             current.as_deref(),
                             arbor_ai::time::now_ms(),
@@ -121,7 +127,7 @@ impl Driver {
                         );
                         self.state.overlay = Some(Overlay::Sessions(Box::new(picker)));
                     }
-                    Err(e) => self.done(Outcome::Error(e.to_string())),
+                    Err(e) => self.done(Outcome::Error(e)),
                 }
             }
             Effect::DeleteSession(location) => {
