@@ -37,6 +37,20 @@ pub struct Checkpoint {
     pub head: Option<String>,
     /// The tree of the user's index (`None` when it had unmerged entries, or not a git store).
     pub index: Option<String>,
+    /// Untracked files left out of this checkpoint because they exceed
+    /// `checkpoints.maxUntrackedFileBytes` (DECISIONS §27.41): a restore never removes them,
+    /// and refuses rather than overwrite one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkippedFile>,
+}
+
+/// A file a capture left out because of its size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkippedFile {
+    /// Relative to the workspace root, `/`-separated.
+    pub path: String,
+    /// Its size in bytes when the capture saw it.
+    pub size: u64,
 }
 
 impl Checkpoint {
@@ -101,6 +115,9 @@ pub enum Captured {
 pub struct Restored {
     /// Paths the restore wrote or removed (from the current state to the target).
     pub changed: Vec<Change>,
+    /// Of those, the untracked files (in no git index; outside git: every file) it removed or
+    /// overwrote. The checkpoint captured just before holds them (DECISIONS §27.43).
+    pub untracked: Vec<Change>,
     /// The index was set to the target's index tree.
     pub index_restored: bool,
     /// HEAD was moved (detached) to the target's HEAD.

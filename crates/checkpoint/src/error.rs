@@ -38,6 +38,10 @@ pub enum CheckpointError {
         current: String,
         dir: PathBuf,
     },
+    /// A restore would overwrite files the current checkpoint does not hold (ignored, kept out
+    /// or too large to capture): the user's only copies.
+    #[error("cannot restore in {dir}: the checkpoint holds {paths}, which exist here but were not captured (ignored or too large); move them away first")]
+    Uncaptured { dir: PathBuf, paths: String },
     /// Filesystem trouble in the snapshot store or the worktree.
     #[error("{path}: {source}")]
     Io {
@@ -75,6 +79,7 @@ impl CheckpointError {
             CheckpointError::Busy { .. }
                 | CheckpointError::Gone { .. }
                 | CheckpointError::WrongStore { .. }
+                | CheckpointError::Uncaptured { .. }
         )
     }
 }

@@ -15,18 +15,23 @@
 
 mod change_detection;
 mod head_and_index;
+mod modes;
 mod refs;
 mod restore;
 mod staging;
+mod untracked;
 
 use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::checkpoint::{check_session_id, Captured, Change, ChangeStatus, Checkpoint, StoreKind};
+use crate::checkpoint::{
+    check_session_id, Captured, Change, ChangeStatus, Checkpoint, SkippedFile, StoreKind,
+};
 use crate::error::{CheckpointError, Result};
 use crate::git::{Git, Located};
+use crate::keep_out::KeepOut;
 use crate::notify::Notify;
 use crate::stat_watch::{Ignored, Watch};
 
@@ -55,6 +60,12 @@ pub struct GitStore {
     user_index: Option<(IndexStamp, Option<String>)>,
     /// The in-process stat check's state (DECISIONS §27.60), boxed: most stores are small.
     quick: Box<QuickState>,
+    /// Untracked files above this many bytes are left out (DECISIONS §27.41).
+    max_untracked_bytes: u64,
+    /// Untracked files left out by the last look at the worktree.
+    last_skipped: Vec<SkippedFile>,
+    /// Paths a restore un-ignored (DECISIONS §27.40), read on first use.
+    keep_out: Option<KeepOut>,
 }
 
 /// What the stat check keeps between captures.
@@ -141,7 +152,11 @@ impl IndexStamp {
 }
 
 impl GitStore {
-    pub(crate) fn new(located: Located, session_id: &str) -> Result<Self> {
+    pub(crate) fn new(
+        located: Located,
+        session_id: &str,
+        max_untracked_bytes: u64,
+    ) -> Result<Self> {
         check_session_id(session_id)?;
         let Located {
             toplevel,
@@ -173,6 +188,9 @@ impl GitStore {
                 stats: WatchStats::default(),
                 after_git: None,
             }),
+            max_untracked_bytes,
+            last_skipped: Vec::new(),
+            keep_out: None,
         })
     }
 
@@ -233,6 +251,7 @@ impl GitStore {
                 && prev.tree == tree
                 && prev.head == head_commit
                 && prev.index == index
+                && prev.skipped == self.last_skipped
             {
                 return Ok(Captured::Unchanged(prev.clone()));
             }
@@ -259,12 +278,15 @@ impl GitStore {
                 args.push(index_commit);
             }
         }
-        let message = format!(
+        let mut message = format!(
             "arbor checkpoint\n\nsession: {}\nhead: {}\nindex: {}\n",
             self.session_id,
             head_commit.as_deref().unwrap_or("none"),
             index.as_deref().unwrap_or("unmerged")
         );
+        for s in &self.last_skipped {
+            message.push_str(&format!("skipped: {} ({} bytes)\n", s.path, s.size));
+        }
         args.push("-m".into());
         args.push(message);
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -287,6 +309,7 @@ impl GitStore {
                 tree,
                 head: head_commit,
                 index,
+                skipped: self.last_skipped.clone(),
             },
             changed,
         })

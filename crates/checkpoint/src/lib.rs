@@ -14,6 +14,7 @@ mod checkpoint;
 mod error;
 mod git;
 mod git_store;
+mod keep_out;
 mod notify;
 mod settings;
 mod snapshot;
@@ -22,8 +23,8 @@ mod workspace;
 
 // What a checkpoint is and what capturing, restoring and pruning report.
 pub use checkpoint::{
-    Captured, Change, ChangeStatus, Checkpoint, Pruned, RestoreOptions, Restored, StoreKind,
-    StoredCheckpoint,
+    Captured, Change, ChangeStatus, Checkpoint, Pruned, RestoreOptions, Restored, SkippedFile,
+    StoreKind, StoredCheckpoint,
 };
 pub use error::{CheckpointError, Result};
 // The two stores: git objects inside a work tree, content-addressed snapshots elsewhere.

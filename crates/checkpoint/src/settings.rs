@@ -20,6 +20,9 @@ pub struct CheckpointSettings {
     pub max_snapshot_bytes: u64,
     /// … or that holds more files than this (default 10,000).
     pub max_snapshot_files: usize,
+    /// Untracked files larger than this are left out of checkpoints and recorded as skipped
+    /// (default 10 MiB; DECISIONS §27.41). Outside git every file counts as untracked.
+    pub max_untracked_file_bytes: u64,
     /// Prune by the rules above when the app starts, at most once per `autoPruneHours`
     /// (default 24; 0 = only `arbor session prune-checkpoints` prunes).
     pub auto_prune_hours: u64,
@@ -33,6 +36,7 @@ impl Default for CheckpointSettings {
             max_age_days: 30,
             max_snapshot_bytes: 50 * 1024 * 1024,
             max_snapshot_files: 10_000,
+            max_untracked_file_bytes: 10 * 1024 * 1024,
             auto_prune_hours: 24,
         }
     }

@@ -8,7 +8,11 @@
 //! - `cache/<session>.json`: the stat cache (size, mtime, inode → hash) that spares re-hashing
 //!   unchanged files.
 //!
-//! `.gitignore` and `.ignore` files are honoured as in a repository.
+//! `.gitignore` and `.ignore` files are honoured as in a repository (`.git/info/exclude` and
+//! git's global excludes are not: there is no repository), and a restore that changes one
+//! keeps what it un-ignored out (DECISIONS §27.40). Files above `maxUntrackedFileBytes` are
+//! left out and recorded (§27.41). The store is private to the user: directories `0700`,
+//! files `0600`; each file's mode is in its manifest entry and comes back with it (§27.42).
 //!
 //! This file holds the store's layout, its types and the capture; [`scan`] walks the
 //! directory into a manifest, [`restore`] moves the directory to a snapshot, [`refs`] keeps
@@ -27,8 +31,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::checkpoint::{check_session_id, Captured, Change, ChangeStatus, Checkpoint, StoreKind};
+use crate::checkpoint::{
+    check_session_id, Captured, Change, ChangeStatus, Checkpoint, SkippedFile, StoreKind,
+};
 use crate::error::{CheckpointError, Result};
+use crate::keep_out::KeepOut;
 use scan::{Scan, StatCache};
 
 /// Size and count limits above which a directory is not snapshotted.
@@ -36,6 +43,8 @@ use scan::{Scan, StatCache};
 pub struct SnapshotLimits {
     pub max_bytes: u64,
     pub max_files: usize,
+    /// A file above this size is left out and recorded as skipped (DECISIONS §27.41).
+    pub max_file_bytes: u64,
 }
 
 /// What kind of file a manifest entry is.
@@ -53,12 +62,18 @@ struct FileRecord {
     kind: FileKind,
     size: u64,
     hash: String,
+    /// The permission bits (`0o600`); absent in manifests written before modes were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    mode: Option<u32>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct Manifest {
     version: u32,
     files: Vec<FileRecord>,
+    /// Files left out for their size (DECISIONS §27.41).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    skipped: Vec<SkippedFile>,
 }
 
 /// The snapshot store of one session for one directory.
@@ -69,6 +84,8 @@ pub struct SnapshotStore {
     session_id: String,
     limits: SnapshotLimits,
     cache: Option<StatCache>,
+    /// Paths a restore un-ignored (DECISIONS §27.40), read on first use.
+    keep_out: Option<KeepOut>,
 }
 
 /// Grace before an unreferenced store file is deleted: a capture in another process writes its
@@ -89,6 +106,7 @@ impl SnapshotStore {
             session_id: session_id.to_string(),
             limits,
             cache: None,
+            keep_out: None,
         })
     }
 
@@ -124,6 +142,23 @@ impl SnapshotStore {
             .join(format!("{}.json", self.session_id))
     }
 
+    fn keep_out_path(&self) -> PathBuf {
+        self.store
+            .join("cache")
+            .join(format!("{}.keep-out", self.session_id))
+    }
+
+    /// The session's keep-out list, read on first use.
+    fn keep_out(&mut self) -> Result<&mut KeepOut> {
+        if self.keep_out.is_none() {
+            self.keep_out = Some(KeepOut::load(self.keep_out_path())?);
+        }
+        match &mut self.keep_out {
+            Some(k) => Ok(k),
+            None => Err(CheckpointError::invalid("keep-out list", "not loaded")),
+        }
+    }
+
     fn store_object(&self, bytes: &[u8]) -> Result<String> {
         let hash = hex(&Sha256::digest(bytes));
         let path = self.object_path(&hash);
@@ -156,6 +191,7 @@ impl SnapshotStore {
 
     /// Captures the directory; see [`crate::GitStore::capture`] for `previous`.
     pub fn capture(&mut self, previous: Option<&Checkpoint>) -> Result<Captured> {
+        make_private_dir(&self.store)?;
         let manifest = match self.scan()? {
             Scan::Complete(m) => m,
             Scan::OverLimit(over) => {
@@ -185,19 +221,20 @@ impl SnapshotStore {
             _ => Manifest::default(),
         };
         Ok(Captured::Created {
-            checkpoint: checkpoint_of(&id),
+            checkpoint: checkpoint_of(&id, &manifest),
             changed: changes(&before, &manifest),
         })
     }
 }
 
-fn checkpoint_of(id: &str) -> Checkpoint {
+fn checkpoint_of(id: &str, manifest: &Manifest) -> Checkpoint {
     Checkpoint {
         store: StoreKind::Snapshot,
         id: id.to_string(),
         tree: id.to_string(),
         head: None,
         index: None,
+        skipped: manifest.skipped.clone(),
     }
 }
 
@@ -211,7 +248,7 @@ fn changes(from: &Manifest, to: &Manifest) -> Vec<Change> {
                 status: ChangeStatus::Deleted,
                 path: path.to_string(),
             }),
-            Some(new) if new.kind != old.kind => out.push(Change {
+            Some(new) if new.kind != old.kind || new.mode != old.mode => out.push(Change {
                 status: ChangeStatus::TypeChanged,
                 path: path.to_string(),
             }),
@@ -249,6 +286,7 @@ fn now_nanos() -> u64 {
         .unwrap_or(0)
 }
 
+/// Creates the missing directories above a file of the user's workspace (default modes).
 fn make_parent(path: &Path) -> Result<()> {
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir).map_err(|e| CheckpointError::io(dir, e))?;
@@ -256,18 +294,70 @@ fn make_parent(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes through a temporary file and a rename, so a crash never leaves half a file.
+/// Creates `dir` and its missing parents `0700` (the store holds copies of the user's
+/// files, secrets included: DECISIONS §27.42); an existing store root is narrowed to `0700`.
+fn make_private_dir(dir: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        if let Ok(meta) = fs::metadata(dir) {
+            if meta.is_dir() && meta.permissions().mode() & 0o077 != 0 {
+                fs::set_permissions(dir, fs::Permissions::from_mode(0o700))
+                    .map_err(|e| CheckpointError::io(dir, e))?;
+            }
+            return Ok(());
+        }
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| CheckpointError::io(dir, e))
+    }
+    #[cfg(not(unix))]
+    fs::create_dir_all(dir).map_err(|e| CheckpointError::io(dir, e))
+}
+
+/// Writes a store file (in a `0700` directory, itself `0600`) through a temporary file and a
+/// rename, so a crash never leaves half a file.
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        make_private_dir(dir)?;
+    }
+    write_via_rename(path, bytes, None)
+}
+
+/// Writes a file of the user's workspace the same way, with its recorded `mode`.
+fn write_restored(path: &Path, bytes: &[u8], mode: u32) -> Result<()> {
     make_parent(path)?;
+    write_via_rename(path, bytes, Some(mode))
+}
+
+/// The temporary file is created `0600` and gets `mode` before the rename, so the contents
+/// are never readable by others on the way.
+fn write_via_rename(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.arbor-tmp-{}", std::process::id()));
-    let mut file = fs::File::create(&tmp).map_err(|e| CheckpointError::io(&tmp, e))?;
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options
+        .open(&tmp)
+        .map_err(|e| CheckpointError::io(&tmp, e))?;
     file.write_all(bytes)
         .map_err(|e| CheckpointError::io(&tmp, e))?;
     drop(file);
+    #[cfg(unix)]
+    if let Some(mode) = mode {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&tmp, fs::Permissions::from_mode(mode))
+            .map_err(|e| CheckpointError::io(&tmp, e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
     fs::rename(&tmp, path).map_err(|e| CheckpointError::io(path, e))
 }
 

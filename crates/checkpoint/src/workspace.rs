@@ -51,7 +51,11 @@ impl Workspace {
         arbor_home: &Path,
     ) -> Result<Workspace> {
         match discover(cwd)? {
-            Some(located) => Ok(Workspace::Git(GitStore::new(located, session_id)?)),
+            Some(located) => Ok(Workspace::Git(GitStore::new(
+                located,
+                session_id,
+                settings.max_untracked_file_bytes,
+            )?)),
             None => Ok(Workspace::Snapshot(SnapshotStore::new(
                 cwd.to_path_buf(),
                 arbor_home.join("checkpoints"),
@@ -59,6 +63,7 @@ impl Workspace {
                 SnapshotLimits {
                     max_bytes: settings.max_snapshot_bytes,
                     max_files: settings.max_snapshot_files,
+                    max_file_bytes: settings.max_untracked_file_bytes,
                 },
             )?)),
         }
@@ -93,6 +98,19 @@ impl Workspace {
         match self {
             Workspace::Git(g) => g.check_restorable(target),
             Workspace::Snapshot(s) => s.check_restorable(target),
+        }
+    }
+
+    /// The untracked files a restore from `current` (captured just before) to `target` would
+    /// remove or overwrite (DECISIONS §27.43); nothing is written.
+    pub fn untracked_at_risk(
+        &self,
+        target: &Checkpoint,
+        current: &Checkpoint,
+    ) -> Result<Vec<Change>> {
+        match self {
+            Workspace::Git(g) => g.untracked_at_risk(target, current),
+            Workspace::Snapshot(s) => s.untracked_at_risk(target, current),
         }
     }
 

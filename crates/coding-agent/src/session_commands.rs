@@ -99,9 +99,9 @@ pub async fn session(
             let done =
                 store::fork_restoring(&dirs, &path, entry.as_deref(), position, mode).await?;
             if let Some((at, report)) = &done.restored {
-                let changed = report.restored.as_ref().map_or(0, |r| r.changed.len());
                 eprintln!(
-                    "arbor: restored the workspace to the fork point's checkpoint ({changed} paths changed; recorded in {})",
+                    "arbor: restored the workspace to the fork point's checkpoint ({}; recorded in {})",
+                    crate::checkpoints::report::restore_summary(report),
                     at.display()
                 );
             }

@@ -80,11 +80,14 @@ impl GitStore {
     }
 
     /// Removes the private index of a session whose checkpoints are all gone.
+    /// Removes a gone session's private files: its index, keep-out list and file modes.
     pub(crate) fn forget_session_index(&self, session_id: &str) {
-        let path = self
-            .git_dir
-            .join("arbor")
-            .join(format!("{session_id}.index"));
-        let _ = fs::remove_file(path);
+        for ext in ["index", "keep-out", "modes"] {
+            let path = self
+                .git_dir
+                .join("arbor")
+                .join(format!("{session_id}.{ext}"));
+            let _ = fs::remove_file(path);
+        }
     }
 }

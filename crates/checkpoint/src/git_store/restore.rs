@@ -3,9 +3,11 @@
 
 use std::ffi::OsStr;
 
+use super::modes::{parse_raw, RawChange};
 use super::GitStore;
-use crate::checkpoint::{Checkpoint, RestoreOptions, Restored, StoreKind};
+use crate::checkpoint::{Change, ChangeStatus, Checkpoint, RestoreOptions, Restored, StoreKind};
 use crate::error::{CheckpointError, Result};
+use crate::keep_out::touches_ignore_rules;
 
 impl GitStore {
     /// The operation that makes restoring unsafe right now, if any.
@@ -100,10 +102,22 @@ impl GitStore {
                 )
                 .ok();
         }
-        let changed = self.tree_changes(&current.tree, &target.tree)?;
+        let raw = self.raw_changes(&current.tree, &target.tree)?;
+        let changed = changes_of(&raw);
+        // Named before anything moves: the notice lists them, the checkpoint `current` holds
+        // them (DECISIONS §27.43).
+        let untracked = self.untracked_among(current, &changed)?;
+        // A restore that changes a `.gitignore` must not turn ignored files into captured
+        // ones (DECISIONS §27.40): what it un-ignores is kept out of later captures.
+        let ignored_before = if touches_ignore_rules(&changed) {
+            Some(self.ignored_now()?)
+        } else {
+            None
+        };
+        self.remember_modes(&raw)?;
         // A two-tree switch, like `git checkout` does: only differing paths are written or
         // removed, and git refuses rather than overwrite a file that changed in between or an
-        // ignored file in the way.
+        // untracked file in the way (ignored or too large to capture).
         self.private_tree = None;
         // The worktree is about to change under the watch (DECISIONS §27.60): the next
         // capture asks git, and the one after builds a new watch.
@@ -116,6 +130,11 @@ impl GitStore {
             &["read-tree", "-m", "-u", &current.tree, &target.tree],
             Some(&self.private_index),
         )?;
+        self.apply_modes(&raw)?;
+        if let Some(before) = ignored_before {
+            let after = self.ignored_now()?;
+            self.keep_out()?.add_unignored(&before, &after)?;
+        }
         self.private_tree = Some(target.tree.clone());
         let mut index_restored = false;
         if opts.index {
@@ -161,9 +180,25 @@ impl GitStore {
         // user's index its identity changed, and the next capture re-seeds from it.
         Ok(Restored {
             changed,
+            untracked,
             index_restored,
             head_moved,
             head_differs: target.head.is_some() && head_after != target.head,
+        })
+    }
+
+    /// `diff-tree --raw` from one tree to another: modes and blobs besides the paths.
+    fn raw_changes(&self, from: &str, to: &str) -> Result<Vec<RawChange>> {
+        if from == to {
+            return Ok(Vec::new());
+        }
+        let out = self.git.run(
+            &["diff-tree", "-r", "-z", "--no-renames", "--raw", from, to],
+            None,
+        )?;
+        parse_raw(&out).ok_or_else(|| CheckpointError::GitOutput {
+            command: "diff-tree --raw".into(),
+            output: String::from_utf8_lossy(&out).into_owned(),
         })
     }
 
@@ -184,4 +219,19 @@ impl GitStore {
         )?;
         Ok(String::from_utf8_lossy(&out).into_owned())
     }
+}
+
+/// The changes of a raw diff, as [`GitStore::tree_changes`] reports them.
+fn changes_of(raw: &[RawChange]) -> Vec<Change> {
+    raw.iter()
+        .map(|c| Change {
+            status: match c.status {
+                b'A' => ChangeStatus::Added,
+                b'D' => ChangeStatus::Deleted,
+                b'T' => ChangeStatus::TypeChanged,
+                _ => ChangeStatus::Modified,
+            },
+            path: c.path.clone(),
+        })
+        .collect()
 }

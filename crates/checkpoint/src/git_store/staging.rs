@@ -3,7 +3,7 @@
 
 use super::{os, GitStore, IndexStamp, Known};
 use crate::checkpoint::{Change, ChangeStatus};
-use crate::error::Result;
+use crate::error::{CheckpointError, Result};
 use crate::git::Locks;
 use crate::stat_watch::{self, Verdict};
 
@@ -26,8 +26,20 @@ impl GitStore {
             }
             Verdict::Files(paths) => {
                 let stamp = stat_watch::stamp(&self.quick.stamp_path)?;
-                // Every suspect is an index path.
-                let staged = self.add_paths(&paths, Tracked::Yes)?;
+                // Every suspect is an index path; one the user does not track may have
+                // grown past the size limit (DECISIONS §27.41).
+                let (paths, grown) = self.screen_grown(paths)?;
+                for g in grown {
+                    if !self.last_skipped.iter().any(|s| s.path == g.path) {
+                        self.last_skipped.push(g);
+                    }
+                }
+                self.last_skipped.sort_by(|a, b| a.path.cmp(&b.path));
+                let staged = if paths.is_empty() {
+                    Vec::new()
+                } else {
+                    self.add_paths(&paths, Tracked::Yes)?
+                };
                 let tree = self.tree_after(&staged)?;
                 self.after_git();
                 self.quick.watched_index = IndexStamp::of(&self.private_index);
@@ -107,36 +119,31 @@ impl GitStore {
     /// refreshed. Only the paths it names are then staged; nothing named means the index
     /// still holds the tree we wrote last time, and no further process runs.
     fn status_tree(&mut self) -> Result<String> {
-        let staged = match self.worktree_changes()? {
-            Some((tracked, untracked)) if tracked.is_empty() && untracked.is_empty() => {
-                if let Some(tree) = &self.private_tree {
-                    return Ok(tree.clone());
-                }
-                Vec::new()
-            }
-            Some((tracked, untracked)) => {
-                let mut staged = Vec::new();
-                if !tracked.is_empty() {
-                    staged = self.add_paths(&tracked, Tracked::Yes)?;
-                }
-                if !untracked.is_empty() {
-                    staged.extend(self.add_paths(&untracked, Tracked::No)?);
-                }
-                staged
-            }
-            // Output we do not understand: stage everything, as a full `add -A` does.
-            None => self.git.run(
-                &[
-                    "-c",
-                    "core.fsmonitor=false",
-                    "add",
-                    "-A",
-                    "--verbose",
-                    "--no-warn-embedded-repo",
-                ],
-                Some(&self.private_index),
-            )?,
+        let Some((tracked, untracked)) = self.worktree_changes()? else {
+            // Staging everything blindly would ignore the size limit and the keep-out list.
+            return Err(CheckpointError::GitOutput {
+                command: "status --porcelain=v2".into(),
+                output: "a record this version of arbor does not know".into(),
+            });
         };
+        let (tracked, grown) = self.screen_grown(tracked)?;
+        let (untracked, mut skipped) = self.screen_untracked(untracked)?;
+        skipped.extend(grown);
+        skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        skipped.dedup_by(|a, b| a.path == b.path);
+        self.last_skipped = skipped;
+        if tracked.is_empty() && untracked.is_empty() {
+            if let Some(tree) = &self.private_tree {
+                return Ok(tree.clone());
+            }
+        }
+        let mut staged = Vec::new();
+        if !tracked.is_empty() {
+            staged = self.add_paths(&tracked, Tracked::Yes)?;
+        }
+        if !untracked.is_empty() {
+            staged.extend(self.add_paths(&untracked, Tracked::No)?);
+        }
         self.tree_after(&staged)
     }
 
@@ -150,10 +157,14 @@ impl GitStore {
             "core.untrackedCache=true",
             "-c",
             "core.fsmonitor=false",
+            // Every untracked file by name (sizes, keep-out: DECISIONS §27.41); git keeps the
+            // untracked cache for `-uall` only when this names the same mode.
+            "-c",
+            "status.showUntrackedFiles=all",
             "status",
             "--porcelain=v2",
             "-z",
-            "--untracked-files=normal",
+            "--untracked-files=all",
             "--ignore-submodules=dirty",
             "--no-renames",
         ]);

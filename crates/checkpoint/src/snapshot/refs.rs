@@ -60,6 +60,11 @@ impl SnapshotStore {
     pub(crate) fn forget_session(&self, session_id: &str) {
         let _ = fs::remove_dir(self.store.join("refs").join(session_id));
         let _ = fs::remove_file(self.store.join("cache").join(format!("{session_id}.json")));
+        let _ = fs::remove_file(
+            self.store
+                .join("cache")
+                .join(format!("{session_id}.keep-out")),
+        );
     }
 
     /// Deletes manifests no ref names and objects no kept manifest names, if older than `grace`.

@@ -6,11 +6,12 @@ use std::fs;
 use std::path::Path;
 
 use super::{
-    changes, make_parent, remove_empty_parents, remove_file_if_present, write_atomic, FileKind,
-    FileRecord, SnapshotStore,
+    changes, make_parent, remove_empty_parents, remove_file_if_present, write_restored, FileKind,
+    FileRecord, Manifest, SnapshotStore,
 };
-use crate::checkpoint::{Checkpoint, Restored, StoreKind};
+use crate::checkpoint::{Change, ChangeStatus, Checkpoint, Restored, StoreKind};
 use crate::error::{CheckpointError, Result};
+use crate::keep_out::touches_ignore_rules;
 
 impl SnapshotStore {
     /// Refuses when the target's manifest or any of its files is gone.
@@ -36,13 +37,36 @@ impl SnapshotStore {
         Ok(())
     }
 
+    /// The files a restore from `current` to `target` would remove (DECISIONS §27.43): outside
+    /// git nothing is tracked, so every one of them is the user's only copy besides `current`.
+    pub fn untracked_at_risk(
+        &self,
+        target: &Checkpoint,
+        current: &Checkpoint,
+    ) -> Result<Vec<Change>> {
+        if target.store != StoreKind::Snapshot || current.store != StoreKind::Snapshot {
+            return Ok(Vec::new());
+        }
+        let from = self.load_manifest(&current.id)?;
+        let to = self.load_manifest(&target.id)?;
+        Ok(removed(&changes(&from, &to)))
+    }
+
     /// Moves the directory from `current` (captured just now) to `target`: removes what the
-    /// target lacks, writes what differs. Ignored files are left alone.
+    /// target lacks, writes what differs, each file with its recorded mode. Files `current`
+    /// did not capture (ignored, kept out, too large) are never removed, and the restore is
+    /// refused before anything changes when the target would overwrite one.
     pub fn restore(&mut self, target: &Checkpoint, current: &Checkpoint) -> Result<Restored> {
         self.check_restorable(target)?;
         let from = self.load_manifest(&current.id)?;
         let to = self.load_manifest(&target.id)?;
         let changed = changes(&from, &to);
+        self.refuse_uncaptured_in_the_way(&from, &to)?;
+        let ignored_before = if touches_ignore_rules(&changed) {
+            Some(self.ignored_now()?)
+        } else {
+            None
+        };
         let wanted: HashMap<&str, &FileRecord> =
             to.files.iter().map(|f| (f.path.as_str(), f)).collect();
         let had: HashMap<&str, &FileRecord> =
@@ -81,17 +105,45 @@ impl SnapshotStore {
                     if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
                         remove_file_if_present(&path)?;
                     }
-                    write_atomic(&path, &bytes)?;
-                    set_executable(&path, kind == FileKind::Exec)?;
+                    let mode = f
+                        .mode
+                        .unwrap_or(if kind == FileKind::Exec { 0o755 } else { 0o644 });
+                    write_restored(&path, &bytes, mode)?;
                 }
             }
         }
+        if let Some(before) = ignored_before {
+            let after = self.ignored_now()?;
+            self.keep_out()?.add_unignored(&before, &after)?;
+        }
         self.cache = None;
         Ok(Restored {
+            untracked: removed(&changed),
             changed,
             index_restored: false,
             head_moved: false,
             head_differs: false,
+        })
+    }
+
+    /// Refuses when a file the target holds is on disk but not in `current` (ignored, kept
+    /// out or too large to capture): writing it would destroy the user's only copy.
+    fn refuse_uncaptured_in_the_way(&self, from: &Manifest, to: &Manifest) -> Result<()> {
+        let had: HashMap<&str, &FileRecord> =
+            from.files.iter().map(|f| (f.path.as_str(), f)).collect();
+        let in_the_way: Vec<&str> = to
+            .files
+            .iter()
+            .filter(|f| !had.contains_key(f.path.as_str()))
+            .filter(|f| fs::symlink_metadata(self.root.join(&f.path)).is_ok_and(|m| !m.is_dir()))
+            .map(|f| f.path.as_str())
+            .collect();
+        if in_the_way.is_empty() {
+            return Ok(());
+        }
+        Err(CheckpointError::Uncaptured {
+            dir: self.root.clone(),
+            paths: in_the_way.join(", "),
         })
     }
 
@@ -168,16 +220,13 @@ impl SnapshotStore {
     }
 }
 
-#[cfg(unix)]
-fn set_executable(path: &Path, exec: bool) -> Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let mode = if exec { 0o755 } else { 0o644 };
-    fs::set_permissions(path, fs::Permissions::from_mode(mode))
-        .map_err(|e| CheckpointError::io(path, e))
-}
-#[cfg(not(unix))]
-fn set_executable(_path: &Path, _exec: bool) -> Result<()> {
-    Ok(())
+/// The removals among `changed`.
+fn removed(changed: &[Change]) -> Vec<Change> {
+    changed
+        .iter()
+        .filter(|c| c.status == ChangeStatus::Deleted)
+        .cloned()
+        .collect()
 }
 
 #[cfg(unix)]
@@ -186,5 +235,5 @@ fn make_symlink(target: &str, path: &Path) -> Result<()> {
 }
 #[cfg(not(unix))]
 fn make_symlink(target: &str, path: &Path) -> Result<()> {
-    write_atomic(path, target.as_bytes())
+    write_restored(path, target.as_bytes(), 0o644)
 }

@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 use super::{
     now_nanos, write_atomic, FileKind, FileRecord, Manifest, SnapshotLimits, SnapshotStore,
 };
+use crate::checkpoint::SkippedFile;
 use crate::error::{CheckpointError, Result};
+use crate::keep_out::KeepOut;
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(super) struct StatCache {
@@ -72,19 +74,17 @@ impl SnapshotStore {
             taken: started,
             files: HashMap::with_capacity(old.files.len()),
         };
-        let store = self.store.clone();
-        let walker = ignore::WalkBuilder::new(&self.root)
-            .hidden(false)
-            .git_ignore(true)
-            .git_exclude(false)
-            .git_global(false)
-            .ignore(true)
-            .parents(true)
-            .require_git(false)
-            .follow_links(false)
-            .filter_entry(move |e| !e.path().starts_with(&store) && e.file_name() != ".git")
-            .build();
+        let root = self.root.clone();
+        let keep_out = {
+            let k = self.keep_out()?;
+            if !k.is_empty() {
+                k.prune(&root)?;
+            }
+            k.clone()
+        };
+        let walker = self.walker(Some(keep_out));
         let mut files = Vec::new();
+        let mut skipped = Vec::new();
         let mut total: u64 = 0;
         for entry in walker {
             let entry = entry.map_err(|e| {
@@ -109,6 +109,13 @@ impl SnapshotStore {
             } else {
                 continue;
             };
+            if kind != FileKind::Symlink && meta.len() > self.limits.max_file_bytes {
+                skipped.push(SkippedFile {
+                    path: relative(&self.root, path)?,
+                    size: meta.len(),
+                });
+                continue;
+            }
             total += meta.len();
             if files.len() >= self.limits.max_files || total > self.limits.max_bytes {
                 self.cache = Some(old);
@@ -148,11 +155,87 @@ impl SnapshotStore {
                 kind,
                 size: meta.len(),
                 hash,
+                mode: (kind != FileKind::Symlink).then(|| permission_bits(&meta)),
             });
         }
         files.sort_by(|a, b| a.path.cmp(&b.path));
+        skipped.sort_by(|a, b| a.path.cmp(&b.path));
         self.cache = Some(fresh);
-        Ok(Scan::Complete(Manifest { version: 1, files }))
+        Ok(Scan::Complete(Manifest {
+            version: 1,
+            files,
+            skipped,
+        }))
+    }
+
+    /// The walk of the directory: `.gitignore` and `.ignore` files honoured (DECISIONS
+    /// §27.6), `.git` and the store itself left out, and with `keep_out` its entries too.
+    fn walker(&self, keep_out: Option<KeepOut>) -> ignore::Walk {
+        let store = self.store.clone();
+        let root = self.root.clone();
+        ignore::WalkBuilder::new(&self.root)
+            .hidden(false)
+            .git_ignore(true)
+            .git_exclude(false)
+            .git_global(false)
+            .ignore(true)
+            .parents(true)
+            .require_git(false)
+            .follow_links(false)
+            .filter_entry(move |e| {
+                if e.path().starts_with(&store) || e.file_name() == ".git" {
+                    return false;
+                }
+                match (&keep_out, e.path().strip_prefix(&root)) {
+                    (Some(k), Ok(rel)) if !rel.as_os_str().is_empty() => {
+                        !k.covers(&rel.to_string_lossy().replace('\\', "/"))
+                    }
+                    _ => true,
+                }
+            })
+            .build()
+    }
+
+    /// What the ignore rules leave out of the directory right now (a wholly ignored
+    /// directory as `dir/`): the entries of each directory the walk visits that it does not
+    /// visit itself.
+    pub(super) fn ignored_now(&self) -> Result<Vec<String>> {
+        let mut visited = std::collections::HashSet::new();
+        let mut dirs = Vec::new();
+        for entry in self.walker(None) {
+            let entry = entry.map_err(|e| {
+                CheckpointError::io(
+                    &self.root,
+                    std::io::Error::other(format!("walking the directory: {e}")),
+                )
+            })?;
+            if entry.file_type().is_some_and(|t| t.is_dir()) {
+                dirs.push(entry.path().to_path_buf());
+            }
+            visited.insert(entry.path().to_path_buf());
+        }
+        let mut ignored = Vec::new();
+        for dir in dirs {
+            let Ok(children) = fs::read_dir(&dir) else {
+                continue;
+            };
+            for child in children.flatten() {
+                let path = child.path();
+                if visited.contains(&path)
+                    || child.file_name() == ".git"
+                    || path.starts_with(&self.store)
+                {
+                    continue;
+                }
+                let mut rel = relative(&self.root, &path)?;
+                if child.file_type().is_ok_and(|t| t.is_dir()) {
+                    rel.push('/');
+                }
+                ignored.push(rel);
+            }
+        }
+        ignored.sort();
+        Ok(ignored)
     }
 
     pub(super) fn save_cache(&self) -> Result<()> {
@@ -180,6 +263,19 @@ fn inode(meta: &fs::Metadata) -> u64 {
 #[cfg(not(unix))]
 fn inode(_meta: &fs::Metadata) -> u64 {
     0
+}
+
+#[cfg(unix)]
+fn permission_bits(meta: &fs::Metadata) -> u32 {
+    std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777
+}
+#[cfg(not(unix))]
+fn permission_bits(meta: &fs::Metadata) -> u32 {
+    if meta.permissions().readonly() {
+        0o444
+    } else {
+        0o644
+    }
 }
 
 #[cfg(unix)]
@@ -215,6 +311,7 @@ mod tests {
             limits: SnapshotLimits {
                 max_bytes: 100,
                 max_files: 3,
+                max_file_bytes: 10,
             },
         };
         assert_eq!(

@@ -215,9 +215,12 @@ fn the_private_index_keeps_a_warm_untracked_cache() {
         .args([
             "-c",
             "core.untrackedCache=true",
+            "-c",
+            "status.showUntrackedFiles=all",
             "status",
             "--porcelain=v2",
-            "--untracked-files=normal",
+            // The mode arbor asks with (DECISIONS §27.41): the cache is kept per mode.
+            "--untracked-files=all",
         ])
         .output()
         .unwrap();

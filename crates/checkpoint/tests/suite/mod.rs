@@ -7,6 +7,7 @@ mod notify;
 mod prune;
 mod snapshot;
 mod stat_watch;
+mod user_files;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -132,6 +132,7 @@ fn a_git_checkpoint_is_refused_by_the_snapshot_store() {
         tree: "def".into(),
         head: None,
         index: None,
+        skipped: Vec::new(),
     };
     let err = ws.check_restorable(&foreign).unwrap_err();
     assert!(err.to_string().contains("belongs to a git store"), "{err}");

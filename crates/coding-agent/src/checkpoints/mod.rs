@@ -10,10 +10,12 @@ pub mod inspect;
 pub mod navigate;
 pub mod record;
 pub mod recorder;
+pub mod report;
 
 pub use hook::{navigation_leaf, CheckpointHook};
-pub use navigate::{navigate, TreeMove};
+pub use navigate::{navigate, navigate_confirmed, TreeMove};
 pub use record::{CheckpointRecord, RestoreRecord, StateMarker, CHECKPOINT_TYPE, RESTORE_TYPE};
 pub use recorder::{
-    state_of, Recorded, Recorder, RestoreMode, RestorePlan, RestoreReport, Trigger,
+    state_of, ConfirmUntracked, Recorded, Recorder, RestoreMode, RestorePlan, RestoreReport,
+    Trigger,
 };

@@ -3,8 +3,10 @@
 
 use arbor_agent::harness::{AgentHarness, NavigateOptions, NavigateResult, Phase};
 
+use arbor_checkpoint::Change;
+
 use super::hook::{navigation_leaf, CheckpointHook};
-use super::recorder::{RestoreMode, RestoreReport};
+use super::recorder::{ConfirmUntracked, RestoreMode, RestoreReport};
 use crate::error::{CliError, Result};
 
 /// What [`navigate`] did.
@@ -15,6 +17,9 @@ pub struct TreeMove {
     /// The code's restore (`None` for conversation only, and when the navigation was
     /// cancelled before the code moved).
     pub restore: Option<RestoreReport>,
+    /// The user declined removing or overwriting these untracked files: nothing moved
+    /// (DECISIONS §27.43).
+    pub declined: Option<Vec<Change>>,
 }
 
 /// Moves the harness's session to `target` per `mode`:
@@ -34,6 +39,19 @@ pub async fn navigate(
     mode: RestoreMode,
     options: NavigateOptions,
 ) -> Result<TreeMove> {
+    navigate_confirmed(harness, checkpoints, target, mode, options, None).await
+}
+
+/// [`navigate`], asking `confirm` with the list first when the code restore would remove or
+/// overwrite untracked files (DECISIONS §27.43); a "no" moves neither conversation nor code.
+pub async fn navigate_confirmed(
+    harness: &AgentHarness,
+    checkpoints: Option<&CheckpointHook>,
+    target: Option<&str>,
+    mode: RestoreMode,
+    options: NavigateOptions,
+    confirm: Option<&ConfirmUntracked>,
+) -> Result<TreeMove> {
     if harness.phase() != Phase::Idle {
         return Err(CliError::Workspace(
             "cannot navigate while the agent is busy; wait for it or abort first".into(),
@@ -44,6 +62,7 @@ pub async fn navigate(
         return Ok(TreeMove {
             navigation: Some(nav),
             restore: None,
+            declined: None,
         });
     }
     let Some(hook) = checkpoints else {
@@ -60,11 +79,21 @@ pub async fn navigate(
         .prepare_restore(session, new_leaf.as_deref(), mode)
         .await?
         .ok_or_else(|| CliError::Workspace("restore mode moves no code".into()))?;
+    if let Some(ask) = confirm {
+        if !plan.at_risk.is_empty() && !ask(plan.at_risk.clone()).await {
+            return Ok(TreeMove {
+                navigation: None,
+                restore: None,
+                declined: Some(plan.at_risk),
+            });
+        }
+    }
     if mode == RestoreMode::CodeOnly {
         let report = recorder.finish_restore(session, plan).await?;
         return Ok(TreeMove {
             navigation: None,
             restore: Some(report),
+            declined: None,
         });
     }
     let nav = harness.navigate_tree(target, options).await?;
@@ -72,11 +101,13 @@ pub async fn navigate(
         return Ok(TreeMove {
             navigation: Some(nav),
             restore: None,
+            declined: None,
         });
     }
     let report = recorder.finish_restore(session, plan).await?;
     Ok(TreeMove {
         navigation: Some(nav),
         restore: Some(report),
+        declined: None,
     })
 }

@@ -109,7 +109,18 @@ pub struct RestorePlan {
     pub target: Checkpoint,
     /// The state captured just before (an "undo restore" goes back to it).
     pub current: Checkpoint,
+    /// The untracked files the restore would remove or overwrite (DECISIONS §27.43): named to
+    /// the user before it runs; `current` holds them.
+    pub at_risk: Vec<Change>,
 }
+
+/// Asked before a restore that would remove or overwrite untracked files, with their list;
+/// `false` cancels the restore before anything changes (DECISIONS §27.43).
+pub type ConfirmUntracked = std::sync::Arc<
+    dyn Fn(Vec<Change>) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>>
+        + Send
+        + Sync,
+>;
 
 /// What a restore did.
 #[derive(Debug, Clone, PartialEq)]
@@ -316,11 +327,19 @@ impl Recorder {
                 .cloned()
                 .ok_or_else(|| CliError::Workspace("capture returned no state".into()))?,
         };
+        let at_risk = if current.same_state(&target) {
+            Vec::new()
+        } else {
+            let (t, c) = (target.clone(), current.clone());
+            self.with_workspace(move |ws| ws.untracked_at_risk(&t, &c))
+                .await?
+        };
         Ok(RestorePlan {
             mode,
             target_entry,
             target,
             current,
+            at_risk,
         })
     }
 
@@ -415,6 +434,18 @@ impl Recorder {
     /// Undoes the latest restore on the active path: the workspace goes back to the state
     /// captured just before it (the conversation stays where it is).
     pub async fn undo_restore(&self, session: &Session) -> Result<RestoreReport> {
+        self.undo_restore_confirmed(session, None)
+            .await?
+            .ok_or_else(|| CliError::Workspace("undo restore cancelled".into()))
+    }
+
+    /// [`Recorder::undo_restore`], asking `confirm` first when it would remove or overwrite
+    /// untracked files; `Ok(None)`: the user said no, nothing changed.
+    pub async fn undo_restore_confirmed(
+        &self,
+        session: &Session,
+        confirm: Option<&ConfirmUntracked>,
+    ) -> Result<Option<RestoreReport>> {
         let leaf = session.leaf_id().await?;
         let mut cursor = leaf;
         while let Some(id) = cursor {
@@ -426,7 +457,12 @@ impl Recorder {
                 let plan = self
                     .plan_to(session, None, r.from, RestoreMode::CodeOnly)
                     .await?;
-                return self.finish_restore(session, plan).await;
+                if let Some(ask) = confirm {
+                    if !plan.at_risk.is_empty() && !ask(plan.at_risk.clone()).await {
+                        return Ok(None);
+                    }
+                }
+                return self.finish_restore(session, plan).await.map(Some);
             }
             cursor = entry.parent_id;
         }

@@ -335,10 +335,10 @@ async fn start_with(
                 .recorder()
                 .restore_to(&session, entry.clone(), state, restore_mode)
                 .await?;
-            let changed = report.restored.as_ref().map_or(0, |r| r.changed.len());
             eprintln!(
-                "Restored the workspace to the checkpoint of the fork point{} ({changed} paths changed; the files before it are checkpointed in this session)",
-                entry.map(|e| format!(" (entry {e})")).unwrap_or_default()
+                "Restored the workspace to the checkpoint of the fork point{} ({}; the files before it are checkpointed in this session)",
+                entry.map(|e| format!(" (entry {e})")).unwrap_or_default(),
+                crate::checkpoints::report::restore_summary(&report)
             );
         }
         // At most once per `autoPruneHours`; a few git calls when due (DECISIONS §27.14).

@@ -20,6 +20,7 @@
 //!   (restore mode, "Summarize branch?") and the summary's progress.
 //! - [`picker`]: the session picker (`/resume`, `-r`) and the model picker (`/model`);
 //!   `query`: the search line they share.
+//! - [`restore_confirm`]: "Restore anyway?" before a restore removes untracked files.
 //! - `fork_picker`: `/fork`'s list (its "Restore what?" is a [`summarize`] prompt).
 //! - `image_label`: how an image block reads in the transcript.
 //! - `project_files`: the files offered for `@` completion.
@@ -36,6 +37,7 @@ pub(crate) mod loading;
 pub mod picker;
 pub(crate) mod project_files;
 pub(crate) mod query;
+pub mod restore_confirm;
 pub(crate) mod slash;
 pub mod state;
 pub mod summarize;

@@ -96,6 +96,7 @@ pub fn render(
             Overlay::Sessions(p) => p.render(o_area, buf),
             Overlay::Models(p) => p.render(o_area, buf),
             Overlay::Fork(p) => p.render(o_area, buf),
+            Overlay::ConfirmRestore { confirm, .. } => confirm.render(o_area, buf),
         }
     }
     if let Some(c) = &state.completion {

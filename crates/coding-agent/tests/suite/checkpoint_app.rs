@@ -380,6 +380,11 @@ async fn fork_with_restore_takes_the_code_of_the_fork_point() {
         .await;
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("Restored the workspace"), "{err}");
+    // The untracked file it removed is named, with the checkpoint that keeps it (§27.43).
+    assert!(
+        err.contains("(2 paths changed; removed untracked file notes.txt, kept in checkpoint "),
+        "{err}"
+    );
     assert_eq!(read(&lab.repo, "app.txt").as_deref(), Some("plan A\n"));
     assert_eq!(read(&lab.repo, "notes.txt"), None);
     let forked = lab.sessions().into_iter().find(|f| *f != source).unwrap();

@@ -25,6 +25,7 @@ mod tree_view;
 mod tui_app;
 mod tui_pickers;
 mod tui_restore;
+mod tui_restore_confirm;
 mod tui_resume;
 mod tui_smoke;
 mod tui_transcript;

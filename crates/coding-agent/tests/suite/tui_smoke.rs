@@ -10,12 +10,12 @@ use arbor_test_support::scripts::openai_text;
 use arbor_test_support::MockServer;
 use serde_json::{json, Value};
 
-struct Tmux {
-    socket: String,
+pub(super) struct Tmux {
+    pub(super) socket: String,
 }
 
 impl Tmux {
-    async fn run(&self, args: &[&str]) -> (bool, String) {
+    pub(super) async fn run(&self, args: &[&str]) -> (bool, String) {
         let out = tokio::process::Command::new("tmux")
             .arg("-L")
             .arg(&self.socket)
@@ -29,17 +29,17 @@ impl Tmux {
         )
     }
 
-    async fn capture(&self) -> String {
+    pub(super) async fn capture(&self) -> String {
         self.run(&["capture-pane", "-p", "-t", "arbor"]).await.1
     }
 
-    async fn keys(&self, keys: &[&str]) {
+    pub(super) async fn keys(&self, keys: &[&str]) {
         let mut args = vec!["send-keys", "-t", "arbor"];
         args.extend_from_slice(keys);
         assert!(self.run(&args).await.0, "send-keys {keys:?}");
     }
 
-    async fn literal(&self, text: &str) {
+    pub(super) async fn literal(&self, text: &str) {
         assert!(
             self.run(&["send-keys", "-t", "arbor", "-l", text]).await.0,
             "send-keys -l {text}"
@@ -47,7 +47,7 @@ impl Tmux {
     }
 
     /// Waits until the pane shows `needle` (10 s), returning the screen.
-    async fn wait_for(&self, needle: &str) -> String {
+    pub(super) async fn wait_for(&self, needle: &str) -> String {
         let start = Instant::now();
         loop {
             let screen = self.capture().await;
@@ -62,7 +62,7 @@ impl Tmux {
         }
     }
 
-    async fn alive(&self) -> bool {
+    pub(super) async fn alive(&self) -> bool {
         self.run(&["has-session", "-t", "arbor"]).await.0
     }
 }
@@ -104,7 +104,7 @@ fn expected() -> Vec<(String, String)> {
     ]
 }
 
-fn tmux_available() -> bool {
+pub(super) fn tmux_available() -> bool {
     std::process::Command::new("tmux")
         .arg("-V")
         .output()
@@ -624,6 +624,10 @@ async fn fork_restores_the_code_and_undo_restore_brings_it_back() {
     pane.tmux.keys(&["C-c"]).await;
     pane.tmux.literal("/undo-restore").await;
     pane.tmux.keys(&["Enter"]).await;
+    // app.txt is untracked in this repository: the undo names it and asks first (§27.43).
+    let screen = pane.tmux.wait_for("Restore anyway?").await;
+    assert!(screen.contains("overwritten  app.txt"), "{screen}");
+    pane.tmux.literal("y").await;
     pane.tmux.wait_for("Workspace back to checkpoint").await;
     assert_eq!(app(), "plan B\n");
     // Ctrl+C twice on the empty editor quits, and the terminal is the shell's again.

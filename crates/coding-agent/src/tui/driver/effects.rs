@@ -184,9 +184,17 @@ impl Driver {
                     return;
                 };
                 let session = self.app.session.clone();
+                let confirm = super::fork_restore::confirm_untracked(tx.clone());
                 self.tasks.spawn(async move {
-                    let o = match hook.recorder().undo_restore(&session).await {
-                        Ok(report) => Outcome::Notice(undo_notice(&report)),
+                    let undone = hook
+                        .recorder()
+                        .undo_restore_confirmed(&session, Some(&confirm))
+                        .await;
+                    let o = match undone {
+                        Ok(Some(report)) => Outcome::Notice(undo_notice(&report)),
+                        Ok(None) => {
+                            Outcome::Notice("Undo restore cancelled; nothing changed".to_owned())
+                        }
                         Err(e) => Outcome::Error(e.to_string()),
                     };
                     let _ = tx.send(AppEvent::Done(o));

@@ -1,12 +1,33 @@
 //! `/fork` and `/clone` copies of the session, and the code restores that go with a fork or a
 //! `/tree` move when workspace checkpoints are on (DECISIONS §27.20, §27.21).
 
-use crate::checkpoints::RestoreMode;
+use std::sync::Arc;
+
+use crate::checkpoints::{ConfirmUntracked, RestoreMode};
 use crate::error::CliError;
+use crate::tui::restore_confirm::{ConfirmRequest, ReplySlot};
 use crate::tui::state::{AppEvent, Effect, Outcome};
 
-use super::restore_report::{restore_notice, ForkRestorePlan};
+use super::restore_report::{declined_notice, restore_notice, ForkRestorePlan};
 use super::Driver;
+
+/// The question a restore asks before it removes or overwrites untracked files: an overlay
+/// opened through `tx`, answered by a key (DECISIONS §27.43). No answer (the app gone) is no.
+pub(super) fn confirm_untracked(
+    tx: tokio::sync::mpsc::UnboundedSender<AppEvent>,
+) -> ConfirmUntracked {
+    Arc::new(move |files| {
+        let tx = tx.clone();
+        Box::pin(async move {
+            let (reply, answer) = ReplySlot::new();
+            let asked = tx.send(AppEvent::Done(Outcome::ConfirmRestore(ConfirmRequest {
+                files,
+                reply,
+            })));
+            asked.is_ok() && answer.await.unwrap_or(false)
+        })
+    })
+}
 
 impl Driver {
     /// Moves the code (and for `Both` the conversation) through `checkpoints::navigate` in a
@@ -24,16 +45,24 @@ impl Driver {
         }
         let (h, tx) = (self.app.harness.clone(), self.tx.clone());
         let hook = self.app.checkpoints.clone();
+        let confirm = confirm_untracked(tx.clone());
         self.tasks.spawn(async move {
             let opts = Effect::navigate_options(summarize, custom_instructions);
-            let r =
-                crate::checkpoints::navigate(&h, hook.as_deref(), target.as_deref(), restore, opts)
-                    .await;
+            let r = crate::checkpoints::navigate_confirmed(
+                &h,
+                hook.as_deref(),
+                target.as_deref(),
+                restore,
+                opts,
+                Some(&confirm),
+            )
+            .await;
             let o = match r {
                 Ok(m) => {
-                    let text = match &m.restore {
-                        Some(report) => restore_notice(report),
-                        None => "Workspace unchanged".to_owned(),
+                    let text = match (&m.restore, &m.declined) {
+                        (_, Some(files)) => declined_notice(files),
+                        (Some(report), None) => restore_notice(report),
+                        (None, None) => "Workspace unchanged".to_owned(),
                     };
                     let moved = match m.navigation {
                         Some(n) if n.cancelled => Outcome::Navigated(Ok(None)),

@@ -50,6 +50,9 @@ pub enum Outcome {
     Idle,
     /// The project's files for `@` completion (walked in the background at start).
     Files(Vec<String>),
+    /// A code restore waits for a yes or no: it would remove or overwrite these untracked
+    /// files (DECISIONS §27.43).
+    ConfirmRestore(crate::tui::restore_confirm::ConfirmRequest),
     /// A large resumed session finished loading behind the first frame: the full transcript
     /// (the driver swaps it in) and the totals of every answer (DECISIONS §23.102).
     Loaded(Box<crate::tui::loading::LoadedSession>),

@@ -278,6 +278,12 @@ impl AppState {
                     }]
                 }
             },
+            Overlay::ConfirmRestore { mut confirm, under } => match confirm.handle_key(k) {
+                Flow::Pending => self.overlay = Some(Overlay::ConfirmRestore { confirm, under }),
+                // The restore's task hears the answer and reports what it did.
+                Flow::Done(true) => self.overlay = under.map(|o| *o),
+                Flow::Done(false) | Flow::Cancel => {}
+            },
             Overlay::Models(mut picker) => match picker.handle_key(k) {
                 Flow::Pending => self.overlay = Some(Overlay::Models(picker)),
                 Flow::Cancel => {}

@@ -14,6 +14,7 @@ use super::footer::FooterInfo;
 use super::fork_picker::{ForkPicker, ForkPoint};
 use super::picker::model::ModelPicker;
 use super::picker::session::SessionPicker;
+use super::restore_confirm::RestoreConfirm;
 use super::summarize::{SummarizePrompt, SummaryProgress};
 use super::theme::Theme;
 use super::tree::TreeNavigator;
@@ -70,6 +71,12 @@ pub enum Overlay {
         prompt: Box<SummarizePrompt>,
         point: ForkPoint,
     },
+    /// "Restore anyway?" before a restore removes untracked files; `under` is the overlay it
+    /// covers (a summary's progress), shown again after a yes.
+    ConfirmRestore {
+        confirm: Box<RestoreConfirm>,
+        under: Option<Box<Overlay>>,
+    },
 }
 
 impl std::fmt::Debug for Overlay {
@@ -82,6 +89,7 @@ impl std::fmt::Debug for Overlay {
             Overlay::Models(_) => "Models",
             Overlay::Fork(_) => "Fork",
             Overlay::ForkRestore { .. } => "ForkRestore",
+            Overlay::ConfirmRestore { .. } => "ConfirmRestore",
         })
     }
 }
@@ -331,6 +339,13 @@ impl AppState {
                 self.footer.compacting = None;
             }
             Outcome::Files(f) => self.files = f,
+            Outcome::ConfirmRestore(request) => {
+                let under = self.overlay.take().map(Box::new);
+                self.overlay = Some(Overlay::ConfirmRestore {
+                    confirm: Box::new(RestoreConfirm::new(request, self.theme)),
+                    under,
+                });
+            }
             Outcome::Loaded(l) => {
                 self.set_loading(false);
                 if let Some(e) = &l.error {
