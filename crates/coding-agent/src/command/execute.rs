@@ -22,6 +22,7 @@ use super::operations::{
 use super::reply::*;
 use super::request::{required, Command};
 use super::session_stats::{ContextUsage, SessionCounts, SessionStatsReply};
+use super::system_message::with_system_message;
 use crate::startup::{App, SessionChoice};
 
 /// What a client provides for commands to act on.
@@ -47,6 +48,9 @@ pub trait CommandHost {
     fn bash_output(&self) -> crate::tools::bash::ChunkSink;
     /// Builds the app again over another session.
     async fn replace_session(&self, choice: SessionChoice) -> Result<(), CommandError>;
+    /// Tells the client about a change a command made outside the run (pi's
+    /// `session_info_changed`), before the command's answer.
+    fn notify(&self, event: Value);
 }
 
 /// Runs one command; `Ok(None)`: success with no data.
@@ -197,7 +201,8 @@ pub async fn execute(
                 session_file: app.session_file.as_ref().map(|p| p.display().to_string()),
                 session_id: app.header.id.clone(),
                 auto_compaction_enabled: host.control().auto_compaction(),
-                message_count: ctx.messages.len(),
+                // pi counts its system message (DECISIONS §31.2).
+                message_count: ctx.messages.len() + usize::from(!ctx.messages.is_empty()),
                 pending_message_count: steer.len() + follow.len(),
                 session_name: name,
             }))))
@@ -207,8 +212,14 @@ pub async fn execute(
                 .session
                 .build_context(&ContextOptions::default())
                 .await?;
+            let messages = ctx
+                .messages
+                .iter()
+                .map(serde_json::to_value)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(CommandError::Encode)?;
             Ok(Some(Reply::Messages(MessagesReply {
-                messages: ctx.messages.to_vec(),
+                messages: with_system_message(h, messages),
             })))
         }
         Command::SetModel { provider, model_id } => {
@@ -290,7 +301,8 @@ pub async fn execute(
             Ok(Some(Reply::ForkMessages(ForkMessagesReply { messages })))
         }
         Command::SetSessionName { name } => {
-            set_session_name(&app.session, &required(name, "name")?).await?;
+            let name = set_session_name(&app.session, &required(name, "name")?).await?;
+            host.notify(serde_json::json!({"type": "session_info_changed", "name": name}));
             Ok(None)
         }
         Command::GetCommands => Ok(Some(Reply::Commands(CommandsReply {

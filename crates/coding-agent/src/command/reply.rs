@@ -1,7 +1,6 @@
 //! What a command answers, typed. Serialized, each is the `data` of pi's RPC response with
 //! its keys in pi's order; `None` in place of a reply means the response has no `data`.
 
-use arbor_agent::message::AgentMessage;
 use arbor_agent::session::SessionEntry;
 use arbor_ai::Model;
 use serde::Serialize;
@@ -101,10 +100,10 @@ pub struct State {
     pub session_name: Option<String>,
 }
 
-/// `get_messages`: the projected context.
+/// `get_messages`: the projected context, pi's system message first.
 #[derive(Debug, Clone, Serialize)]
 pub struct MessagesReply {
-    pub messages: Vec<AgentMessage>,
+    pub messages: Vec<Value>,
 }
 
 /// `get_available_models`.
@@ -150,9 +149,10 @@ pub struct TreeNode {
     pub label: Option<String>,
 }
 
-/// `get_last_assistant_text`.
+/// `get_last_assistant_text`: `{}` when there is no text, as pi answers.
 #[derive(Debug, Clone, Serialize)]
 pub struct TextReply {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
 }
 

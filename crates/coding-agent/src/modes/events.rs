@@ -17,9 +17,19 @@ pub struct PiEvents {
     tool_started: HashMap<String, Instant>,
     usage: Option<Value>,
     aborted: bool,
+    /// pi's system message, announced after the next `turn_start` (DECISIONS §31.2).
+    system: Option<Value>,
+    /// The system message announced in this run, first in `agent_end.messages`.
+    run_system: Option<Value>,
 }
 
 impl PiEvents {
+    /// The next run starts a session's conversation: its first turn announces pi's system
+    /// message (`message_start`/`message_end`) and `agent_end` lists it first.
+    pub fn announce_system(&mut self, message: Value) {
+        self.system = Some(message);
+    }
+
     /// The JSON lines (usually one, sometimes none) for an event.
     pub fn convert(&mut self, event: &AgentEvent) -> Vec<Value> {
         let Ok(mut v) = serde_json::to_value(event) else {
@@ -77,8 +87,23 @@ impl PiEvents {
                 }
             }
             AgentEvent::AgentStart => self.aborted = false,
+            AgentEvent::TurnStart => {
+                if let Some(m) = self.system.take() {
+                    self.run_system = Some(m.clone());
+                    return vec![
+                        v,
+                        json!({"type": "message_start", "message": m}),
+                        json!({"type": "message_end", "message": m}),
+                    ];
+                }
+            }
             AgentEvent::AgentEnd { .. } => {
                 if let Some(obj) = v.as_object_mut() {
+                    if let Some(m) = self.run_system.take() {
+                        if let Some(Value::Array(ms)) = obj.get_mut("messages") {
+                            ms.insert(0, m);
+                        }
+                    }
                     obj.insert("willRetry".into(), json!(false));
                 }
             }

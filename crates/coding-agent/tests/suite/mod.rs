@@ -13,6 +13,7 @@ mod pi_open;
 mod plans;
 mod postgres;
 mod rpc_concurrency;
+mod rpc_parity;
 mod rpc_replay;
 mod store_fuzz;
 mod summaries;
