@@ -277,6 +277,18 @@ fn compare_streams(name: &str, pi: &Value, arbor: &Value) -> Vec<Unit> {
     }
     let log = |v: &Value| v["log"].as_array().cloned().unwrap_or_default();
     let (ps, as_) = (segments(&log(pi)), segments(&log(arbor)));
+    // A response is compared with the other agent's response of the same id wherever it came
+    // (a cancelled `bash` may answer a step later); one without an id within its step.
+    let arbor_by_id: HashMap<String, Value> = as_
+        .iter()
+        .flat_map(|s| s.responses.iter())
+        .filter_map(|r| Some((r.get("id")?.as_str()?.to_owned(), r.clone())))
+        .collect();
+    let pi_ids: Vec<String> = ps
+        .iter()
+        .flat_map(|s| s.responses.iter())
+        .filter_map(|r| Some(r.get("id")?.as_str()?.to_owned()))
+        .collect();
     let mut units = Vec::new();
     for (i, p) in ps.iter().enumerate() {
         let mut d = Vec::new();
@@ -288,15 +300,41 @@ fn compare_streams(name: &str, pi: &Value, arbor: &Value) -> Vec<Unit> {
             });
             continue;
         };
-        if p.responses.len() != a.responses.len() {
+        let without_id = |rs: &[Value]| -> Vec<Value> {
+            rs.iter()
+                .filter(|r| r.get("id").is_none())
+                .cloned()
+                .collect()
+        };
+        for (j, pr) in p.responses.iter().enumerate() {
+            let Some(id) = pr.get("id").and_then(Value::as_str) else {
+                continue;
+            };
+            match arbor_by_id.get(id) {
+                Some(ar) => diff(&format!("response[{j}]"), pr, ar, &mut d),
+                None => d.push(format!("response {id}: arbor never answered")),
+            }
+        }
+        for ar in &a.responses {
+            if let Some(id) = ar.get("id").and_then(Value::as_str) {
+                if !pi_ids.iter().any(|p| p == id) {
+                    d.push(format!(
+                        "response {id}: pi never answered; arbor {}",
+                        short(ar)
+                    ));
+                }
+            }
+        }
+        let (pn, an) = (without_id(&p.responses), without_id(&a.responses));
+        if pn.len() != an.len() {
             d.push(format!(
-                "responses: pi {}, arbor {}",
-                p.responses.len(),
-                a.responses.len()
+                "responses without id: pi {}, arbor {}",
+                pn.len(),
+                an.len()
             ));
         }
-        for (j, (pr, ar)) in p.responses.iter().zip(&a.responses).enumerate() {
-            diff(&format!("response[{j}]"), pr, ar, &mut d);
+        for (j, (pr, ar)) in pn.iter().zip(&an).enumerate() {
+            diff(&format!("response-without-id[{j}]"), pr, ar, &mut d);
         }
         diff_events("events", &p.events, &a.events, &mut d);
         if p.failures != a.failures {
@@ -320,8 +358,8 @@ fn compare_streams(name: &str, pi: &Value, arbor: &Value) -> Vec<Unit> {
     units
 }
 
-/// A line of `decisions.txt`: the unit key, the DECISIONS id that explains its difference and
-/// a note.
+/// A line of `decisions.txt`: the unit key, the DECISIONS id that explains its difference (or
+/// `open`: a known gap not closed yet, counted apart) and a note.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Accepted {
     pub key: String,
@@ -331,7 +369,7 @@ pub struct Accepted {
 
 /// A `decisions.txt` line that does not name a DECISIONS id.
 #[derive(Debug, thiserror::Error)]
-#[error("decisions.txt line {line}: expected `KEY §N.M note`, got {text:?}")]
+#[error("decisions.txt line {line}: expected `KEY §N.M note` or `KEY open note`, got {text:?}")]
 pub struct BadDecisionLine {
     pub line: usize,
     pub text: String,
@@ -349,7 +387,7 @@ pub fn parse_accepted(text: &str) -> Result<Vec<Accepted>, BadDecisionLine> {
         let mut parts = line.splitn(3, char::is_whitespace);
         let key = parts.next().unwrap_or_default();
         let decision = parts.next().unwrap_or_default();
-        if !decision.starts_with('§') {
+        if !decision.starts_with('§') && decision != "open" {
             return Err(BadDecisionLine {
                 line: n + 1,
                 text: line.to_owned(),
@@ -368,7 +406,7 @@ pub fn parse_accepted(text: &str) -> Result<Vec<Accepted>, BadDecisionLine> {
 /// decision and every decision line is still needed.
 pub fn verdict(units: &[Unit], accepted: &[Accepted]) -> (Vec<String>, bool) {
     let mut lines = Vec::new();
-    let (mut agree, mut decided, mut open, mut stale) = (0, 0, 0, 0);
+    let (mut agree, mut decided, mut known, mut open, mut stale) = (0, 0, 0, 0, 0);
     for u in units {
         let decision = accepted.iter().find(|a| a.key == u.key);
         match (u.differences.is_empty(), decision) {
@@ -382,6 +420,11 @@ pub fn verdict(units: &[Unit], accepted: &[Accepted]) -> (Vec<String>, bool) {
                     "STALE    {} {}: agrees now; drop its line ({})",
                     u.key, u.command, a.decision
                 ));
+            }
+            (false, Some(a)) if a.decision == "open" => {
+                known += 1;
+                lines.push(format!("OPEN     {} {} {}", u.key, u.command, a.note));
+                lines.extend(u.differences.iter().map(|d| format!("    {d}")));
             }
             (false, Some(a)) => {
                 decided += 1;
@@ -404,7 +447,7 @@ pub fn verdict(units: &[Unit], accepted: &[Accepted]) -> (Vec<String>, bool) {
         }
     }
     lines.push(format!(
-        "rpc-parity: {} steps: {agree} agree, {decided} differ by decision, {open} differ, {stale} stale decision lines",
+        "rpc-parity: {} steps: {agree} agree, {decided} differ by decision, {known} known open gaps, {open} differ unexplained, {stale} stale lines",
         units.len()
     ));
     (lines, open == 0 && stale == 0)

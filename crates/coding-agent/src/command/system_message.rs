@@ -6,7 +6,22 @@
 //! carrying the prompt the next turn sends as `content` (DECISIONS §31.2).
 
 use arbor_agent::harness::AgentHarness;
+use arbor_agent::message::AgentMessage;
+use arbor_ai::Message;
 use serde_json::{json, Value};
+
+/// Whether a conversation has begun: pi adds its system message with a session's first prompt,
+/// so a context holding only `bash` results has none.
+pub fn has_conversation(messages: &[AgentMessage]) -> bool {
+    messages.iter().any(|m| {
+        matches!(
+            m,
+            AgentMessage::Llm(Message::User(_) | Message::Assistant(_))
+                | AgentMessage::CompactionSummary(_)
+                | AgentMessage::BranchSummary(_)
+        )
+    })
+}
 
 /// The system message for a context that holds messages, with the given timestamp (ms).
 pub fn system_message(harness: &AgentHarness, timestamp: i64) -> Value {
@@ -20,9 +35,14 @@ pub fn now_ms() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// `messages` as pi lists them: the system message first when there are any.
-pub fn with_system_message(harness: &AgentHarness, messages: Vec<Value>) -> Vec<Value> {
-    if messages.is_empty() {
+/// `messages` (the context, serialized) as pi lists them: the system message first once a
+/// conversation has begun.
+pub fn with_system_message(
+    harness: &AgentHarness,
+    context: &[AgentMessage],
+    messages: Vec<Value>,
+) -> Vec<Value> {
+    if !has_conversation(context) {
         return messages;
     }
     let timestamp = messages

@@ -11,7 +11,7 @@ use arbor_agent::harness::AgentHarness;
 use arbor_agent::session::Session;
 
 use super::events::PiEvents;
-use crate::command::system_message::{now_ms, system_message};
+use crate::command::system_message::{has_conversation, now_ms, system_message};
 use crate::error::CliError;
 use crate::initial_prompts::Prompt;
 use crate::startup::App;
@@ -54,11 +54,11 @@ pub async fn announce_system_if_new(
     harness: &AgentHarness,
     events: &Mutex<PiEvents>,
 ) {
-    let empty = session
+    let begins = session
         .build_context(&ContextOptions::default())
         .await
-        .is_ok_and(|c| c.messages.is_empty());
-    if empty {
+        .is_ok_and(|c| !has_conversation(&c.messages));
+    if begins {
         let message = system_message(harness, now_ms());
         events
             .lock()
