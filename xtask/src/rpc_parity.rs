@@ -6,7 +6,7 @@
 //! files). Every difference must be listed in `tests/data/rpc/decisions.txt` with the
 //! DECISIONS id that explains it. Needs `PI_PKG` (pi's package directory) and, for pi,
 //! `PI_NODE` (a Node ≥ 22 binary; its directory is put first on PATH for the client's
-//! `node`).
+//! `node`). `ARBOR_BIN` names an arbor binary to use instead of building one.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -19,6 +19,14 @@ fn root() -> PathBuf {
         .parent()
         .unwrap_or(Path::new("."))
         .to_path_buf()
+}
+
+/// The arbor binary: `ARBOR_BIN` when set (say, the one `cargo test` built), else the debug
+/// build this command makes.
+fn arbor_bin() -> PathBuf {
+    std::env::var_os("ARBOR_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/debug/arbor"))
 }
 
 fn record(agent: &str, out: &Path, only: &[String]) -> Result<(), String> {
@@ -35,7 +43,7 @@ fn record(agent: &str, out: &Path, only: &[String]) -> Result<(), String> {
         dirs.extend(std::env::split_paths(&path));
         path = std::env::join_paths(dirs).map_err(|e| format!("PATH: {e}"))?;
     }
-    let arbor = root().join("target/debug/arbor");
+    let arbor = arbor_bin();
     let status = Command::new(&node)
         .arg(root().join("tools/rpc-parity/record.mjs"))
         .args(["--agent", agent, "--pi-pkg", &pkg, "--out"])
@@ -66,13 +74,15 @@ fn run_inner(args: &[String]) -> Result<bool, String> {
         .cloned()
         .collect();
     let data = root().join("crates/coding-agent/tests/data/rpc");
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["build", "-p", "arbor-coding-agent", "--bin", "arbor"])
-        .current_dir(root())
-        .status()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !status.success() {
-        return Err("building arbor failed".into());
+    if std::env::var_os("ARBOR_BIN").is_none() {
+        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(["build", "-p", "arbor-coding-agent", "--bin", "arbor"])
+            .current_dir(root())
+            .status()
+            .map_err(|e| format!("cannot run cargo: {e}"))?;
+        if !status.success() {
+            return Err("building arbor failed".into());
+        }
     }
     if record_pi {
         record("pi", &data.join("pi"), &only)?;
