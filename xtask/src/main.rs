@@ -14,9 +14,12 @@
 //!   against pi 1.6.0 on freshly generated sessions (see `plans.rs`).
 //! - `parity requests|streams N [SEED] [--golden FILE K] [--show N]`: differential tests of the
 //!   providers against pi-ai 1.6.0 (needs node and the reference install; see `parity`).
+//! - `rpc-parity [--record-pi] [SCENARIO...]`: RPC and JSON mode against pi 1.6.0 through
+//!   pi's own RPC client (see `rpc_parity.rs`).
 
 mod parity;
 mod plans;
+mod rpc_parity;
 mod tidy;
 
 use arbor_session::conformance::{process, run_all, CaseOutcome, Fixture, CASES};
@@ -37,8 +40,10 @@ fn main() -> ExitCode {
         Some("tidy") => tidy_check(),
         Some("plans") => plans::plans(&args[1..]),
         Some("parity") => parity::run(&args[1..]),
+        Some("rpc-parity") => rpc_parity::run(&args[1..]),
         Some("help" | "--help" | "-h") | None => {
             println!("usage: cargo xtask conformance [memory|jsonl|sqlite|postgres ...]\n       cargo xtask parity requests|streams N [SEED] [--golden FILE K] [--show N]");
+            println!("       cargo xtask rpc-parity [--record-pi] [SCENARIO...]");
             println!("       cargo xtask tidy");
             println!("       cargo xtask plans [--count N] [--seed S] [--dir DIR]");
             ExitCode::SUCCESS

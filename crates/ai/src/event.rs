@@ -61,6 +61,12 @@ pub enum AssistantMessageEvent {
     ToolcallStart {
         #[serde(rename = "contentIndex")]
         content_index: usize,
+        /// The call's id and tool name, known when it starts. Not part of pi-ai's event (not
+        /// serialized); pi's RPC and JSON modes add them to `toolcall_start`.
+        #[serde(skip_serializing, default)]
+        id: String,
+        #[serde(skip_serializing, default)]
+        tool_name: String,
     },
     /// `delta` is a raw fragment of the arguments' JSON text.
     #[serde(rename = "toolcall_delta")]
@@ -289,7 +295,7 @@ impl MessageAccumulator {
                     t.thinking.clone_from(content);
                 }
             }
-            AssistantMessageEvent::ToolcallStart { content_index } => {
+            AssistantMessageEvent::ToolcallStart { content_index, .. } => {
                 self.start_block(*content_index, pending_tool_call());
                 self.arguments_text.retain(|(i, _)| i != content_index);
                 self.arguments_text.push((*content_index, String::new()));
@@ -355,7 +361,11 @@ mod tests {
             content_index: 0,
             delta: "lo".into(),
         });
-        acc.apply(&AssistantMessageEvent::ToolcallStart { content_index: 1 });
+        acc.apply(&AssistantMessageEvent::ToolcallStart {
+            content_index: 1,
+            id: String::new(),
+            tool_name: String::new(),
+        });
         acc.apply(&AssistantMessageEvent::ToolcallDelta {
             content_index: 1,
             delta: r#"{"path": "src/ma"#.into(),

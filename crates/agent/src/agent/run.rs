@@ -15,6 +15,7 @@ use arbor_ai::{
     StopReason, ThinkingLevel, ToolCall, Usage,
 };
 use futures::StreamExt;
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::context::convert::convert_one;
@@ -395,9 +396,14 @@ impl RunState<'_> {
 
     async fn finish_stream(
         &mut self,
-        message: AssistantMessage,
+        mut message: AssistantMessage,
         started: bool,
     ) -> Result<AssistantMessage, AgentError> {
+        // The level the request asked for, on the finished message as pi records it.
+        message.extra.insert(
+            "thinkingLevel".into(),
+            Value::from(self.config.thinking_level.as_str()),
+        );
         let wrapped = AgentMessage::Llm(Message::Assistant(message.clone()));
         if !started {
             self.hooks

@@ -42,8 +42,12 @@ struct Finalized {
     terminate: bool,
 }
 
+/// An error result as pi writes one: the text and empty `details`.
 fn error_output(text: impl Into<String>) -> ToolOutput {
-    ToolOutput::text(text)
+    ToolOutput {
+        details: Some(Value::Object(Default::default())),
+        ..ToolOutput::text(text)
+    }
 }
 
 fn immediate(text: impl Into<String>) -> Prepared {
@@ -313,7 +317,11 @@ impl RunState<'_> {
                     Ok(o) => (o, false),
                     Err(e) => (ToolOutput {
                         content: vec![ContentBlock::text(e.message())],
-                        details: e.details().cloned(),
+                        details: Some(
+                            e.details()
+                                .cloned()
+                                .unwrap_or_else(|| Value::Object(Default::default())),
+                        ),
                     }, true),
                 };
                 let (output, is_error) = tokio::select! {

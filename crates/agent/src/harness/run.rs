@@ -65,6 +65,12 @@ impl AgentHarness {
         Ok(message)
     }
 
+    /// The system prompt the next turn sends unless a hook replaces it; the RPC and JSON modes
+    /// show it as pi's `role: "system"` message.
+    pub fn system_prompt_text(&self) -> String {
+        self.loop_config(None).system_prompt.unwrap_or_default()
+    }
+
     /// The current loop configuration (model, tools, system prompt of this turn).
     pub(super) fn loop_config(&self, system_prompt_override: Option<String>) -> AgentLoopConfig {
         let s = self.state();

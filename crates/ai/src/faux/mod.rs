@@ -498,6 +498,8 @@ impl FauxProvider {
                     plan.push_back(Planned::checked(
                         AssistantMessageEvent::ToolcallStart {
                             content_index: index,
+                            id: tc.id.clone(),
+                            tool_name: tc.name.clone(),
                         },
                         None,
                     ));

@@ -223,6 +223,7 @@ impl Output {
 
     pub fn toolcall_start(&mut self, id: String, name: String, arguments: Value) -> usize {
         let index = self.message.content.len();
+        let (call_id, tool_name) = (id.clone(), name.clone());
         self.message.content.push(ContentBlock::ToolCall(ToolCall {
             id,
             name,
@@ -234,6 +235,8 @@ impl Output {
         }));
         self.events.push(AssistantMessageEvent::ToolcallStart {
             content_index: index,
+            id: call_id,
+            tool_name,
         });
         index
     }

@@ -51,7 +51,7 @@ fn check_contract(events: &[E]) -> AssistantMessage {
         match e {
             E::TextStart { content_index }
             | E::ThinkingStart { content_index }
-            | E::ToolcallStart { content_index } => {
+            | E::ToolcallStart { content_index, .. } => {
                 assert_eq!(open, None, "previous block closed");
                 assert_eq!(*content_index, next_index);
                 open = Some(*content_index);

@@ -188,7 +188,7 @@ pub fn render(events: &[AssistantMessageEvent]) -> String {
             } => {
                 format!("thinking_end[{content_index}] {}", q(content))
             }
-            AssistantMessageEvent::ToolcallStart { content_index } => {
+            AssistantMessageEvent::ToolcallStart { content_index, .. } => {
                 format!("toolcall_start[{content_index}]")
             }
             AssistantMessageEvent::ToolcallDelta {
@@ -298,7 +298,7 @@ pub fn check_contract(events: &[AssistantMessageEvent]) -> AssistantMessage {
         let (index, phase) = match event {
             AssistantMessageEvent::TextStart { content_index }
             | AssistantMessageEvent::ThinkingStart { content_index }
-            | AssistantMessageEvent::ToolcallStart { content_index } => (*content_index, 0),
+            | AssistantMessageEvent::ToolcallStart { content_index, .. } => (*content_index, 0),
             AssistantMessageEvent::TextDelta { content_index, .. }
             | AssistantMessageEvent::ThinkingDelta { content_index, .. }
             | AssistantMessageEvent::ToolcallDelta { content_index, .. } => (*content_index, 1),

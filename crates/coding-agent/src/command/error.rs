@@ -29,7 +29,7 @@ pub enum CommandError {
     EntryNotFound(String),
     #[error("Entry {0} is not a user message")]
     NotAUserMessage(String),
-    #[error("Cannot clone session: no current entry selected")]
+    #[error("This session has not been saved yet. Send a message before cloning or forking it.")]
     NoCurrentEntry,
     /// `what` could not be done because the session lives in memory only.
     #[error("Cannot {what}: the session is not stored (--no-session)")]

@@ -14,7 +14,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::error::CommandError;
-use super::models::{cycle_pool, levels, next_in_pool, usable};
+use super::models::{clamp_level, cycle_pool, levels, next_in_pool, usable};
 use super::operations::{
     compact, cycle_thinking_level, export_html, last_assistant_text, parse_thinking_level,
     switch_model, AssistantText,
@@ -22,6 +22,7 @@ use super::operations::{
 use super::reply::*;
 use super::request::{required, Command};
 use super::session_stats::{ContextUsage, SessionCounts, SessionStatsReply};
+use super::system_message::{has_conversation, with_system_message};
 use crate::startup::{App, SessionChoice};
 
 /// What a client provides for commands to act on.
@@ -47,6 +48,9 @@ pub trait CommandHost {
     fn bash_output(&self) -> crate::tools::bash::ChunkSink;
     /// Builds the app again over another session.
     async fn replace_session(&self, choice: SessionChoice) -> Result<(), CommandError>;
+    /// Tells the client about a change a command made outside the run (pi's
+    /// `session_info_changed`), before the command's answer.
+    fn notify(&self, event: Value);
 }
 
 /// Runs one command; `Ok(None)`: success with no data.
@@ -97,6 +101,12 @@ pub async fn execute(
         }
         Command::ClearQueue => {
             let (steering, follow_up) = h.clear_queues();
+            if steering.is_empty() && follow_up.is_empty() {
+                // pi reports the (unchanged, empty) queues after every clear_queue.
+                host.notify(
+                    serde_json::json!({"type": "queue_update", "steering": [], "followUp": []}),
+                );
+            }
             let texts = |q: &[AgentMessage]| q.iter().map(message_text).collect::<Vec<_>>();
             Ok(Some(Reply::Queues(Queues {
                 steering: texts(&steering),
@@ -197,7 +207,8 @@ pub async fn execute(
                 session_file: app.session_file.as_ref().map(|p| p.display().to_string()),
                 session_id: app.header.id.clone(),
                 auto_compaction_enabled: host.control().auto_compaction(),
-                message_count: ctx.messages.len(),
+                // pi counts its system message (DECISIONS §31.2).
+                message_count: ctx.messages.len() + usize::from(has_conversation(&ctx.messages)),
                 pending_message_count: steer.len() + follow.len(),
                 session_name: name,
             }))))
@@ -207,8 +218,14 @@ pub async fn execute(
                 .session
                 .build_context(&ContextOptions::default())
                 .await?;
+            let messages = ctx
+                .messages
+                .iter()
+                .map(serde_json::to_value)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(CommandError::Encode)?;
             Ok(Some(Reply::Messages(MessagesReply {
-                messages: ctx.messages.to_vec(),
+                messages: with_system_message(h, &ctx.messages, messages),
             })))
         }
         Command::SetModel { provider, model_id } => {
@@ -226,8 +243,12 @@ pub async fn execute(
                 .collect(),
         }))),
         Command::SetThinkingLevel { level } => {
-            let level = required(level, "level")?;
-            h.set_thinking_level(parse_thinking_level(&level)?).await?;
+            let level = parse_thinking_level(&required(level, "level")?)?;
+            let level = clamp_level(&h.model(), level);
+            // Unchanged (say, clamped back to `off`): nothing to record, as in pi.
+            if level != h.thinking_level() {
+                h.set_thinking_level(level).await?;
+            }
             Ok(None)
         }
         Command::GetAvailableThinkingLevels => Ok(Some(Reply::Levels(LevelsReply {
@@ -290,7 +311,8 @@ pub async fn execute(
             Ok(Some(Reply::ForkMessages(ForkMessagesReply { messages })))
         }
         Command::SetSessionName { name } => {
-            set_session_name(&app.session, &required(name, "name")?).await?;
+            let name = set_session_name(&app.session, &required(name, "name")?).await?;
+            host.notify(serde_json::json!({"type": "session_info_changed", "name": name}));
             Ok(None)
         }
         Command::GetCommands => Ok(Some(Reply::Commands(CommandsReply {
@@ -420,7 +442,11 @@ async fn cycle_model(app: &App) -> Result<Option<Reply>, CommandError> {
 
 async fn stats(app: &App) -> Result<Option<Reply>, CommandError> {
     let entries = app.session.entries().await?;
-    let counts = SessionCounts::of(&entries);
+    let mut counts = SessionCounts::of(&entries);
+    // pi stores its system message with the first prompt and counts it (DECISIONS §31.2).
+    if counts.user_messages > 0 {
+        counts.total_messages += 1;
+    }
     let window = app.harness.model().context_window;
     let usage = if window == 0 {
         None

@@ -7,6 +7,7 @@
 //! and cycling the thinking level, compaction, the last assistant text, HTML export),
 //! [`set_session_name`], [`session_stats`] (the counts) and [`models`] (the usable models and
 //! the cycling order).
+//! [`system_message`] is pi's `role: "system"` message, synthesized for RPC and JSON clients.
 //! Each client only maps the typed result or [`CommandError`] to its own output.
 
 mod error;
@@ -16,6 +17,7 @@ pub mod operations;
 mod reply;
 mod request;
 pub mod session_stats;
+pub mod system_message;
 
 pub use error::CommandError;
 pub use execute::{execute, set_session_name, CommandHost};

@@ -22,6 +22,17 @@ pub fn levels(model: &Model) -> Vec<&'static str> {
     }
 }
 
+/// `level` as `model` can run it: the highest of its levels not above the one asked for, so a
+/// model without reasoning stays `off` (pi clamps the same way).
+pub fn clamp_level(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
+    levels(model)
+        .iter()
+        .filter_map(|l| ThinkingLevel::parse(l))
+        .filter(|l| *l <= level)
+        .max()
+        .unwrap_or(ThinkingLevel::Off)
+}
+
 /// The level after `current` for `model`, wrapping around (from the first when `current` is
 /// not one of them); `None` when the model has a single level (no reasoning).
 pub fn next_level(model: &Model, current: ThinkingLevel) -> Option<ThinkingLevel> {

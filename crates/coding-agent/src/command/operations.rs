@@ -11,7 +11,7 @@ use arbor_agent::harness::{AgentHarness, NOTHING_TO_COMPACT};
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::{Session, SessionEntry};
 use arbor_ai::models::ModelRegistry;
-use arbor_ai::{Message, Model, ThinkingLevel};
+use arbor_ai::{Message, Model, StopReason, ThinkingLevel};
 
 use super::error::CommandError;
 use super::models::next_level;
@@ -71,7 +71,9 @@ pub async fn compact(
 /// Which assistant message [`last_assistant_text`] answers with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AssistantText {
-    /// The last assistant message, even when it has no text (`get_last_assistant_text`).
+    /// The last reply that ended normally or has text, trimmed; blank is none
+    /// (`get_last_assistant_text`, as pi answers it: an aborted or failed turn without text is
+    /// skipped, DECISIONS §31.6).
     Last,
     /// The last assistant message that has text (the TUI's `/copy`).
     LastNonEmpty,
@@ -83,14 +85,21 @@ pub async fn last_assistant_text(
     which: AssistantText,
 ) -> Result<Option<String>, CommandError> {
     let ctx = session.build_context(&ContextOptions::default()).await?;
-    Ok(ctx.messages.iter().rev().find_map(|m| match m {
-        AgentMessage::Llm(Message::Assistant(a))
-            if which == AssistantText::Last || !a.text().is_empty() =>
-        {
-            Some(a.text())
+    let found = ctx.messages.iter().rev().find_map(|m| match m {
+        AgentMessage::Llm(Message::Assistant(a)) => {
+            let text = a.text();
+            let keep = match which {
+                AssistantText::Last => a.stop_reason == StopReason::Stop || !text.trim().is_empty(),
+                AssistantText::LastNonEmpty => !text.is_empty(),
+            };
+            keep.then_some(text)
         }
         _ => None,
-    }))
+    });
+    Ok(match which {
+        AssistantText::Last => found.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()),
+        AssistantText::LastNonEmpty => found,
+    })
 }
 
 /// Writes the stored session as HTML (`export_html`, the TUI's `/export`) to `out`, already

@@ -1,7 +1,6 @@
 //! What a command answers, typed. Serialized, each is the `data` of pi's RPC response with
 //! its keys in pi's order; `None` in place of a reply means the response has no `data`.
 
-use arbor_agent::message::AgentMessage;
 use arbor_agent::session::SessionEntry;
 use arbor_ai::Model;
 use serde::Serialize;
@@ -101,10 +100,10 @@ pub struct State {
     pub session_name: Option<String>,
 }
 
-/// `get_messages`: the projected context.
+/// `get_messages`: the projected context, pi's system message first.
 #[derive(Debug, Clone, Serialize)]
 pub struct MessagesReply {
-    pub messages: Vec<AgentMessage>,
+    pub messages: Vec<Value>,
 }
 
 /// `get_available_models`.
@@ -150,9 +149,10 @@ pub struct TreeNode {
     pub label: Option<String>,
 }
 
-/// `get_last_assistant_text`.
+/// `get_last_assistant_text`: `{}` when there is no text, as pi answers.
 #[derive(Debug, Clone, Serialize)]
 pub struct TextReply {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
 }
 
@@ -170,10 +170,40 @@ pub struct ForkMessage {
     pub text: String,
 }
 
-/// `get_commands` (no extension commands yet).
+/// `get_commands`: the commands a client can run by sending `/name` as a prompt.
 #[derive(Debug, Clone, Serialize)]
 pub struct CommandsReply {
-    pub commands: Vec<Value>,
+    pub commands: Vec<DiscoverableCommand>,
+}
+
+/// One `get_commands` entry in pi's shape. Each kind of resource that adds slash commands
+/// (prompt templates as `source: "prompt"`, skills as `source: "skill"` named `skill:<name>`)
+/// contributes its entries to [`CommandsReply`]; Arbor runs no extensions, so none has
+/// `source: "extension"` (DECISIONS §31.5).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoverableCommand {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    pub source: &'static str,
+    pub source_info: SourceInfo,
+}
+
+/// Where a [`DiscoverableCommand`] comes from (pi's `sourceInfo`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SourceInfo {
+    /// Absolute path of the resource.
+    pub path: String,
+    /// How it was found: `local`, `auto`, `cli`.
+    pub source: String,
+    /// `user`, `project` or `temporary`.
+    pub scope: String,
+    /// `top-level` or `package`.
+    pub origin: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_dir: Option<String>,
 }
 
 /// `compact`: the compaction entry's fields as stored, and the context's size after it.
@@ -215,6 +245,23 @@ mod tests {
     fn replies_serialize_as_pis_data() {
         let s = |r: Reply| serde_json::to_string(&r).unwrap();
         assert_eq!(s(Reply::Null), "null");
+        assert_eq!(
+            s(Reply::Commands(CommandsReply {
+                commands: vec![DiscoverableCommand {
+                    name: "fix-tests".into(),
+                    description: Some("Fix failing tests".into()),
+                    source: "prompt",
+                    source_info: SourceInfo {
+                        path: "/p/fix-tests.md".into(),
+                        source: "local".into(),
+                        scope: "project".into(),
+                        origin: "top-level".into(),
+                        base_dir: None,
+                    },
+                }]
+            })),
+            r#"{"commands":[{"name":"fix-tests","description":"Fix failing tests","source":"prompt","sourceInfo":{"path":"/p/fix-tests.md","source":"local","scope":"project","origin":"top-level"}}]}"#
+        );
         assert_eq!(
             s(Reply::Disposition(Disposition::QUEUED)),
             r#"{"disposition":"queued"}"#

@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use arbor_agent::agent::AgentEvent;
 use arbor_agent::harness::AgentHarness;
+use arbor_ai::AssistantMessageEvent;
 use serde_json::{json, Value};
 
 /// Converts events one by one; keeps what later events need (tool start times, usage).
@@ -17,11 +18,52 @@ pub struct PiEvents {
     tool_started: HashMap<String, Instant>,
     usage: Option<Value>,
     aborted: bool,
+    /// pi's system message, announced after the next `turn_start` (DECISIONS §31.2).
+    system: Option<Value>,
+    /// The system message announced in this run, first in `agent_end.messages`.
+    run_system: Option<Value>,
+    /// The queues last reported: pi reports a change, not every harness notification
+    /// (start-up, abort, session replacement), DECISIONS §31.4.
+    queues: (Vec<String>, Vec<String>),
+    /// Between a `turn_end` and the next `turn_start`: a queue change there (queued messages
+    /// taken for the next turn) is reported after that `turn_start`, where pi reports it.
+    between_turns: bool,
+    held: Option<Value>,
 }
 
 impl PiEvents {
+    /// The next run starts a session's conversation: its first turn announces pi's system
+    /// message (`message_start`/`message_end`) and `agent_end` lists it first.
+    pub fn announce_system(&mut self, message: Value) {
+        self.system = Some(message);
+    }
+
     /// The JSON lines (usually one, sometimes none) for an event.
     pub fn convert(&mut self, event: &AgentEvent) -> Vec<Value> {
+        let mut lines = self.convert_one(event);
+        match event {
+            AgentEvent::QueueUpdate { .. } if self.between_turns => {
+                if let Some(l) = lines.pop() {
+                    self.held = Some(l);
+                }
+                return Vec::new();
+            }
+            AgentEvent::TurnEnd { .. } => self.between_turns = true,
+            AgentEvent::TurnStart => {
+                self.between_turns = false;
+                lines.extend(self.held.take());
+                return lines;
+            }
+            AgentEvent::AgentEnd { .. } => self.between_turns = false,
+            _ => {}
+        }
+        if let Some(h) = self.held.take() {
+            lines.insert(0, h);
+        }
+        lines
+    }
+
+    fn convert_one(&mut self, event: &AgentEvent) -> Vec<Value> {
         let Ok(mut v) = serde_json::to_value(event) else {
             return Vec::new();
         };
@@ -29,6 +71,11 @@ impl PiEvents {
             AgentEvent::MessageStart { .. } | AgentEvent::MessageEnd { .. } => {
                 if let Some(u) = v.pointer("/message/usage") {
                     self.usage = Some(u.clone());
+                }
+                // A reply cut off by an abort settles an aborted run, also when the harness
+                // announced no queue clearing.
+                if v.pointer("/message/stopReason").and_then(Value::as_str) == Some("aborted") {
+                    self.aborted = true;
                 }
             }
             AgentEvent::MessageUpdate { .. } => {
@@ -45,6 +92,20 @@ impl PiEvents {
                         if let Some(u) = m.get("usage") {
                             self.usage = Some(u.clone());
                         }
+                    }
+                }
+                // pi names the call a `toolcall_start` begins (json.md).
+                if let AgentEvent::MessageUpdate {
+                    assistant_message_event:
+                        AssistantMessageEvent::ToolcallStart { id, tool_name, .. },
+                } = event
+                {
+                    if let Some(ev) = v
+                        .get_mut("assistantMessageEvent")
+                        .and_then(Value::as_object_mut)
+                    {
+                        ev.insert("id".into(), json!(id));
+                        ev.insert("toolName".into(), json!(tool_name));
                     }
                 }
                 if let Some(obj) = v.as_object_mut() {
@@ -77,8 +138,23 @@ impl PiEvents {
                 }
             }
             AgentEvent::AgentStart => self.aborted = false,
+            AgentEvent::TurnStart => {
+                if let Some(m) = self.system.take() {
+                    self.run_system = Some(m.clone());
+                    return vec![
+                        v,
+                        json!({"type": "message_start", "message": m}),
+                        json!({"type": "message_end", "message": m}),
+                    ];
+                }
+            }
             AgentEvent::AgentEnd { .. } => {
                 if let Some(obj) = v.as_object_mut() {
+                    if let Some(m) = self.run_system.take() {
+                        if let Some(Value::Array(ms)) = obj.get_mut("messages") {
+                            ms.insert(0, m);
+                        }
+                    }
                     obj.insert("willRetry".into(), json!(false));
                 }
             }
@@ -86,6 +162,24 @@ impl PiEvents {
                 self.aborted = true;
                 return Vec::new();
             }
+            AgentEvent::TurnEnd { .. } => {
+                // pi's tool results carry their role.
+                if let Some(Value::Array(rs)) = v.get_mut("toolResults") {
+                    for r in rs.iter_mut().filter_map(Value::as_object_mut) {
+                        let mut with_role = serde_json::Map::new();
+                        with_role.insert("role".into(), json!("toolResult"));
+                        with_role.extend(std::mem::take(r));
+                        *r = with_role;
+                    }
+                }
+            }
+            // Events pi's stream does not have (DECISIONS §31.4).
+            AgentEvent::ModelUpdate { .. }
+            | AgentEvent::ToolsUpdate { .. }
+            | AgentEvent::SessionCompact { .. }
+            | AgentEvent::SessionTree { .. }
+            | AgentEvent::RetryAttemptStart { .. }
+            | AgentEvent::RetryFinished { .. } => return Vec::new(),
             AgentEvent::Settled { .. } => {
                 return vec![json!({"type": "agent_settled", "aborted": self.aborted})]
             }
@@ -93,11 +187,16 @@ impl PiEvents {
             AgentEvent::QueueUpdate {
                 steer, follow_up, ..
             } => {
-                let text = |ms: &Vec<arbor_agent::message::AgentMessage>| -> Vec<Value> {
-                    ms.iter().map(|m| json!(message_text(m))).collect()
+                let text = |ms: &Vec<arbor_agent::message::AgentMessage>| -> Vec<String> {
+                    ms.iter().map(message_text).collect()
                 };
+                let queues = (text(steer), text(follow_up));
+                if queues == self.queues {
+                    return Vec::new();
+                }
+                self.queues = queues;
                 return vec![
-                    json!({"type": "queue_update", "steering": text(steer), "followUp": text(follow_up)}),
+                    json!({"type": "queue_update", "steering": self.queues.0, "followUp": self.queues.1}),
                 ];
             }
             AgentEvent::RetryScheduled {
@@ -111,7 +210,13 @@ impl PiEvents {
                     json!({"type": "auto_retry_start", "attempt": attempt, "maxAttempts": max_attempts, "delayMs": delay_ms, "errorMessage": error_message}),
                 ];
             }
-            AgentEvent::ThinkingLevelUpdate { level, .. } => {
+            AgentEvent::ThinkingLevelUpdate {
+                level,
+                previous_level,
+            } => {
+                if level == previous_level {
+                    return Vec::new();
+                }
                 return vec![json!({"type": "thinking_level_changed", "level": level})];
             }
             _ => {}

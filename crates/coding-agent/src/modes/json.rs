@@ -6,7 +6,12 @@ use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
+use arbor_agent::context::projection::ContextOptions;
+use arbor_agent::harness::AgentHarness;
+use arbor_agent::session::Session;
+
 use super::events::PiEvents;
+use crate::command::system_message::{has_conversation, now_ms, system_message};
 use crate::error::CliError;
 use crate::initial_prompts::Prompt;
 use crate::startup::App;
@@ -42,9 +47,30 @@ impl arbor_agent::harness::PolicyObserver for EventObserver {
     }
 }
 
+/// Before a prompt: when the session's context is still empty, the run starts the
+/// conversation and announces pi's system message (DECISIONS §31.2).
+pub async fn announce_system_if_new(
+    session: &Session,
+    harness: &AgentHarness,
+    events: &Mutex<PiEvents>,
+) {
+    let begins = session
+        .build_context(&ContextOptions::default())
+        .await
+        .is_ok_and(|c| !has_conversation(&c.messages));
+    if begins {
+        let message = system_message(harness, now_ms());
+        events
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .announce_system(message);
+    }
+}
+
 pub async fn run(app: App, prompts: Vec<Prompt>) -> Result<ExitCode, CliError> {
     emit_line(&serde_json::to_value(&app.header).unwrap_or_default());
     let conv = Arc::new(Mutex::new(PiEvents::default()));
+    let events = conv.clone();
     app.harness.subscribe(move |e| {
         let lines = conv
             .lock()
@@ -56,8 +82,10 @@ pub async fn run(app: App, prompts: Vec<Prompt>) -> Result<ExitCode, CliError> {
     });
     let harness = app.harness.clone();
     let settings = app.settings.clone();
+    let session = app.session.clone();
     let mut work = tokio::spawn(async move {
         for p in &prompts {
+            announce_system_if_new(&session, &harness, &events).await;
             crate::policy::prompt(&harness, &settings, &p.text, &p.images, &EventObserver).await?;
         }
         Ok::<_, CliError>(())

@@ -460,7 +460,8 @@ async fn rpc_mode_answers_commands_and_streams_events() {
         .iter()
         .map(|m| m["role"].as_str().unwrap())
         .collect();
-    assert_eq!(roles, ["user", "assistant"]);
+    // pi's system message leads (DECISIONS §31.2).
+    assert_eq!(roles, ["system", "user", "assistant"]);
     assert_eq!(resp("r8")["error"], "Session name cannot be empty");
 }
 

@@ -15,6 +15,7 @@ mod plans;
 mod postgres;
 mod retries;
 mod rpc_concurrency;
+mod rpc_parity;
 mod rpc_replay;
 mod run_endings;
 mod session_files;

@@ -75,7 +75,8 @@ async fn get_state_and_abort_are_answered_while_a_compaction_runs() {
     // The session is usable after the aborted compaction.
     let s = rpc.call(r#"{"type":"get_state","id":"s2"}"#).await;
     assert_eq!(s["data"]["isCompacting"], false);
-    assert_eq!(s["data"]["messageCount"], 6);
+    // Five context messages and pi's system message (DECISIONS §31.2).
+    assert_eq!(s["data"]["messageCount"], 7);
     rpc.finish().await;
 }
 

@@ -263,7 +263,11 @@ fn streaming_assistant_mid_delta_and_live_bash() {
         t.apply(&delta(1, piece));
     }
     let mid = frame(&mut t, 60, 12);
-    t.apply(&update(Ev::ToolcallStart { content_index: 2 }));
+    t.apply(&update(Ev::ToolcallStart {
+        content_index: 2,
+        id: String::new(),
+        tool_name: String::new(),
+    }));
     t.apply(&update(Ev::ToolcallDelta {
         content_index: 2,
         delta: "{\"command\":".into(),
@@ -579,7 +583,11 @@ fn a_reused_tool_call_id_names_the_newest_call() {
     for (n, path) in [(1, "a.rs"), (2, "b.rs")] {
         let call = ToolCall::new("call_0", "read", json!({"path": path}));
         live.apply(&start_assistant());
-        live.apply(&update(Ev::ToolcallStart { content_index: 0 }));
+        live.apply(&update(Ev::ToolcallStart {
+            content_index: 0,
+            id: String::new(),
+            tool_name: String::new(),
+        }));
         live.apply(&update(Ev::ToolcallEnd {
             content_index: 0,
             tool_call: call,

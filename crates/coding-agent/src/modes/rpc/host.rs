@@ -28,6 +28,8 @@ pub(super) struct Rpc {
     pub(super) app: RwLock<Arc<App>>,
     /// The harness subscription that writes events, moved to each new harness.
     pub(super) subscription: Mutex<Option<SubscriptionId>>,
+    /// The converter of the current subscription (told when a run starts a conversation).
+    pub(super) events: Mutex<Arc<Mutex<PiEvents>>>,
     /// The running prompt, if any.
     pub(super) running: Mutex<Option<tokio::task::JoinHandle<()>>>,
     pub(super) control: Arc<PolicyControl>,
@@ -50,6 +52,7 @@ impl Rpc {
     /// Writes the new harness's events to stdout (pi's shapes), dropping the old subscription.
     pub(super) fn attach(&self, app: &App) {
         let conv = Arc::new(Mutex::new(PiEvents::default()));
+        *lock(&self.events) = conv.clone();
         let id = app.harness.subscribe(move |e| {
             for l in lock(&conv).convert(e) {
                 emit_line(&l);
@@ -141,7 +144,10 @@ impl CommandHost for Call<'_> {
         let harness = app.harness.clone();
         let settings = app.settings.clone();
         let control = self.rpc.control.clone();
+        let events = lock(&self.rpc.events).clone();
+        let session = app.session.clone();
         let task = tokio::spawn(async move {
+            crate::modes::json::announce_system_if_new(&session, &harness, &events).await;
             let observer = crate::modes::json::EventObserver;
             if let Err(e) = crate::policy::prompt_controlled(
                 &harness, &settings, &message, &images, &observer, &control,
@@ -188,5 +194,9 @@ impl CommandHost for Call<'_> {
 
     async fn replace_session(&self, choice: SessionChoice) -> Result<(), CommandError> {
         self.rpc.replace_session(choice).await
+    }
+
+    fn notify(&self, event: Value) {
+        emit_line(&event);
     }
 }

@@ -154,6 +154,7 @@ pub async fn run(
         session_dir,
         app: RwLock::new(Arc::new(app)),
         subscription: Mutex::new(None),
+        events: Mutex::new(Arc::default()),
         running: Mutex::new(None),
         control,
         bash: Mutex::new(Vec::new()),

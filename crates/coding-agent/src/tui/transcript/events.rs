@@ -206,7 +206,7 @@ fn message_update(t: &mut TranscriptView, event: &Ev) {
     };
     let item = s.item;
     match event {
-        Ev::ToolcallStart { content_index } => {
+        Ev::ToolcallStart { content_index, .. } => {
             let i = t.push(Body::Tool(ToolView {
                 id: String::new(),
                 name: String::new(),
