@@ -15,6 +15,8 @@
 //!   [`checkpoints`]: workspace checkpoints beside the session.
 //! - `session_commands`, [`store`], `render`: the `arbor session` commands, opening stores
 //!   and rendering sessions as text; [`config`]: settings files.
+//! - [`trust`]: project trust, the gate every loader of project resources asks;
+//!   `resources`: skills and prompt templates.
 //!
 //! Only what the tests and benches use is public; everything else is `pub(crate)`.
 
@@ -41,6 +43,7 @@ pub(crate) mod startup;
 pub mod store;
 pub(crate) mod summaries;
 pub mod tools;
+pub mod trust;
 pub mod tui;
 pub(crate) mod user_bash;
 

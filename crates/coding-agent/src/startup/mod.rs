@@ -21,6 +21,7 @@ use crate::error::CliError;
 use crate::prompt::{self, PromptParts};
 use crate::provider::AppProvider;
 use crate::tools::{self, ToolEnv, ToolSettings};
+use crate::trust::{self, ProjectTrust, TrustStore};
 
 mod flags;
 mod model_choice;
@@ -51,6 +52,9 @@ pub struct App {
     /// The workspace checkpoint hook added to the harness (`None`: checkpoints off, or
     /// `--no-session`). Pass it to [`crate::checkpoints::navigate`] for `/tree` and `/fork`.
     pub checkpoints: Option<Arc<CheckpointHook>>,
+    /// The project trust decision for `cwd`: every loader of project resources (settings,
+    /// skills, templates, MCP servers, hooks) asks it (DECISIONS §32.10).
+    pub trust: ProjectTrust,
 }
 
 fn queue_mode(v: Option<String>) -> QueueMode {
@@ -109,7 +113,9 @@ async fn start_with(
     let cwd = std::env::current_dir().map_err(|e| CliError::io("current directory", e))?;
     let cwd_text = cwd.display().to_string();
     let home = arbor_home();
-    let settings = Settings::load(&home, &cwd)?;
+    // Trust first: project settings are among what it guards (DECISIONS §32.11).
+    let trust = project_trust(a, &home, &cwd)?;
+    let settings = Settings::load_with_trust(&home, &cwd, trust.is_trusted())?;
     let mut registry = ModelRegistry::builtin().map_err(|e| CliError::Config(e.to_string()))?;
     registry
         .load_models_json(&home.join("models.json"))
@@ -409,7 +415,12 @@ async fn start_with(
         .system_prompt
         .as_deref()
         .map(|v| prompt::text_or_file(v, &cwd))
-        .or_else(|| read_optional(&cwd.join(".arbor").join("SYSTEM.md")))
+        .or_else(|| {
+            trust
+                .is_trusted()
+                .then(|| read_optional(&cwd.join(".arbor").join("SYSTEM.md")))
+                .flatten()
+        })
         .or_else(|| read_optional(&home.join("SYSTEM.md")));
     let mut append: Vec<String> = a
         .append_system_prompt
@@ -504,7 +515,29 @@ async fn start_with(
         scope: scope.models,
         repo,
         checkpoints,
+        trust,
     })
+}
+
+/// The trust decision for a run without asking anyone: `--approve` / `--no-approve`, the
+/// saved decision, else `defaultProjectTrust` ("ask" loads nothing). The TUI asks before it
+/// starts the app and passes its answer on as a saved decision or a flag.
+pub fn project_trust(a: &AgentArgs, home: &Path, cwd: &Path) -> Result<ProjectTrust, CliError> {
+    let global = Settings::load_global(home)?;
+    let store =
+        TrustStore::load(&home.join("trust.json")).map_err(|e| CliError::Config(e.to_string()))?;
+    Ok(trust::resolve(trust_flag(a), &store, cwd, global.default_project_trust()).without_prompt())
+}
+
+/// `--approve` → `Some(true)`, `--no-approve` → `Some(false)`.
+pub fn trust_flag(a: &AgentArgs) -> Option<bool> {
+    if a.approve {
+        Some(true)
+    } else if a.no_approve {
+        Some(false)
+    } else {
+        None
+    }
 }
 
 fn read_optional(p: &Path) -> Option<String> {
