@@ -59,6 +59,13 @@ fn ctx(faux: &FauxProvider, session: Arc<Session>, harness: AgentHarness) -> Tui
         cwd: std::env::temp_dir(),
         repo: None,
         checkpoints: None,
+        resources: arbor_coding_agent::resources::LiveResources::empty(std::path::Path::new(
+            "/work/project",
+        )),
+        trust: arbor_coding_agent::trust::ProjectTrust::new(
+            true,
+            arbor_coding_agent::trust::TrustSource::NothingToProtect,
+        ),
     }
 }
 

@@ -82,6 +82,8 @@ pub struct PromptParts {
     pub append: Vec<String>,
     pub active_tools: Vec<String>,
     pub context_files: Vec<ContextFile>,
+    /// The `<skills>` section's body, already worded for the active tools (DECISIONS §32.4).
+    pub skills: Option<String>,
     pub cwd: String,
 }
 
@@ -155,6 +157,9 @@ pub fn render(parts: &PromptParts) -> String {
         }
         sections.push(wrap("project_context", body.trim_end()));
     }
+    if let Some(skills) = &parts.skills {
+        sections.push(wrap("skills", skills));
+    }
     sections.push(wrap("cwd", &parts.cwd.replace('\\', "/")));
     sections.join("\n\n")
 }
@@ -202,6 +207,7 @@ mod tests {
                 path: "/p/AGENTS.md".into(),
                 content: "Be terse.".into(),
             }],
+            skills: Some("One skill.".into()),
             cwd: "/p".into(),
         };
         let p = render(&parts);
@@ -211,6 +217,7 @@ mod tests {
             "<rules>",
             "<addendum>",
             "<project_context>",
+            "<skills>\nOne skill.\n</skills>",
             "<cwd>\n/p\n</cwd>",
         ]
         .iter()

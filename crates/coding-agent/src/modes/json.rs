@@ -56,9 +56,11 @@ pub async fn run(app: App, prompts: Vec<Prompt>) -> Result<ExitCode, CliError> {
     });
     let harness = app.harness.clone();
     let settings = app.settings.clone();
+    let resources = app.resources.clone();
     let mut work = tokio::spawn(async move {
         for p in &prompts {
-            crate::policy::prompt(&harness, &settings, &p.text, &p.images, &EventObserver).await?;
+            let text = resources.expand(&p.text)?;
+            crate::policy::prompt(&harness, &settings, &text, &p.images, &EventObserver).await?;
         }
         Ok::<_, CliError>(())
     });

@@ -18,8 +18,9 @@ use crate::checkpoints::{housekeeping, CheckpointHook, Recorder, RestoreMode};
 use crate::cli::AgentArgs;
 use crate::config::{arbor_home, Settings};
 use crate::error::CliError;
-use crate::prompt::{self, PromptParts};
 use crate::provider::AppProvider;
+use crate::resources::live::PromptInputs;
+use crate::resources::{LiveResources, LoadOptions};
 use crate::tools::{self, ToolEnv, ToolSettings};
 use crate::trust::{self, ProjectTrust, TrustStore};
 
@@ -55,6 +56,8 @@ pub struct App {
     /// The project trust decision for `cwd`: every loader of project resources (settings,
     /// skills, templates, MCP servers, hooks) asks it (DECISIONS §32.10).
     pub trust: ProjectTrust,
+    /// Skills, prompt templates and the system prompt's files, shared with `/reload`.
+    pub resources: LiveResources,
 }
 
 fn queue_mode(v: Option<String>) -> QueueMode {
@@ -406,45 +409,26 @@ async fn start_with(
             env: env_vars,
         },
     );
-    let context_files = if a.no_context_files {
-        Vec::new()
-    } else {
-        prompt::load_context_files(&home, &cwd)
-    };
-    let custom = a
-        .system_prompt
-        .as_deref()
-        .map(|v| prompt::text_or_file(v, &cwd))
-        .or_else(|| {
-            trust
-                .is_trusted()
-                .then(|| read_optional(&cwd.join(".arbor").join("SYSTEM.md")))
-                .flatten()
-        })
-        .or_else(|| read_optional(&home.join("SYSTEM.md")));
-    let mut append: Vec<String> = a
-        .append_system_prompt
-        .iter()
-        .map(|v| prompt::text_or_file(v, &cwd))
-        .collect();
-    if let Some(extra) = read_optional(&home.join("APPEND_SYSTEM.md")) {
-        append.push(extra);
-    }
-    let parts = PromptParts {
-        custom,
-        append,
-        active_tools: Vec::new(),
-        context_files,
-        cwd: cwd_text.clone(),
-    };
+    let mut load_options = LoadOptions::new(&home, &cwd, &trust);
+    load_options.skill_paths = a.skills.clone();
+    load_options.template_paths = a.prompt_templates.clone();
+    let resources = LiveResources::load(
+        load_options,
+        PromptInputs {
+            system_prompt: a.system_prompt.clone(),
+            append_system_prompt: a.append_system_prompt.clone(),
+            no_context_files: a.no_context_files,
+        },
+    );
+    let live = resources.clone();
     let system_prompt = SystemPrompt::callback(move |input| {
-        let mut p = parts.clone();
-        p.active_tools = input
-            .active_tools
-            .iter()
-            .map(|t| t.name().to_owned())
-            .collect();
-        prompt::render(&p)
+        live.system_prompt(
+            input
+                .active_tools
+                .iter()
+                .map(|t| t.name().to_owned())
+                .collect(),
+        )
     });
     let options = HarnessOptions {
         model: model.clone(),
@@ -516,6 +500,7 @@ async fn start_with(
         repo,
         checkpoints,
         trust,
+        resources,
     })
 }
 
@@ -538,8 +523,4 @@ pub fn trust_flag(a: &AgentArgs) -> Option<bool> {
     } else {
         None
     }
-}
-
-fn read_optional(p: &Path) -> Option<String> {
-    std::fs::read_to_string(p).ok()
 }

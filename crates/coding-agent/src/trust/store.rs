@@ -182,8 +182,8 @@ mod tests {
         std::fs::write(&path, "{\n \"/p\": \"yes\"\n}").unwrap();
         let e = TrustStore::load(&path).unwrap_err().to_string();
         assert!(e.contains("trust.json") && e.contains("\"/p\""), "{e}");
-        std::fs::write(&path, "{\n \"/p\": tru\n}").unwrap();
+        std::fs::write(&path, "{\n \"/p\": tru,\n}").unwrap();
         let e = TrustStore::load(&path).unwrap_err().to_string();
-        assert!(e.contains("line 2"), "{e}");
+        assert!(e.contains("invalid JSON at line"), "{e}");
     }
 }

@@ -75,6 +75,13 @@ pub(crate) async fn rig_with_settings(settings: serde_json::Value) -> Rig {
         cwd: PathBuf::from("/work/project"),
         repo: None,
         checkpoints: None,
+        resources: arbor_coding_agent::resources::LiveResources::empty(std::path::Path::new(
+            "/work/project",
+        )),
+        trust: arbor_coding_agent::trust::ProjectTrust::new(
+            true,
+            arbor_coding_agent::trust::TrustSource::NothingToProtect,
+        ),
     };
     let driver = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     Rig {
@@ -506,6 +513,11 @@ pub(crate) async fn rig_over(
         cwd: root.to_path_buf(),
         repo: None,
         checkpoints: Some(hook),
+        resources: arbor_coding_agent::resources::LiveResources::empty(root),
+        trust: arbor_coding_agent::trust::ProjectTrust::new(
+            true,
+            arbor_coding_agent::trust::TrustSource::NothingToProtect,
+        ),
     };
     let driver = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     Rig {

@@ -79,6 +79,13 @@ async fn resumed() -> (FauxProvider, Driver) {
         cwd: "/work/project".into(),
         repo: None,
         checkpoints: None,
+        resources: arbor_coding_agent::resources::LiveResources::empty(std::path::Path::new(
+            "/work/project",
+        )),
+        trust: arbor_coding_agent::trust::ProjectTrust::new(
+            true,
+            arbor_coding_agent::trust::TrustSource::NothingToProtect,
+        ),
     };
     let driver = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     (faux, driver)
@@ -246,6 +253,13 @@ async fn a_short_session_loads_at_once() {
         cwd: "/work/project".into(),
         repo: None,
         checkpoints: None,
+        resources: arbor_coding_agent::resources::LiveResources::empty(std::path::Path::new(
+            "/work/project",
+        )),
+        trust: arbor_coding_agent::trust::ProjectTrust::new(
+            true,
+            arbor_coding_agent::trust::TrustSource::NothingToProtect,
+        ),
     };
     let d = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     assert!(!d.state.is_loading());

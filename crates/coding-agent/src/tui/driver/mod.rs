@@ -15,6 +15,7 @@
 
 mod effects;
 mod fork_restore;
+mod resources;
 mod restore_report;
 
 use std::path::PathBuf;
@@ -60,6 +61,10 @@ pub struct TuiApp {
     /// The workspace checkpoint hook (`None`: checkpoints off): `/tree` offers code restores
     /// only when it is there (DECISIONS §23.12).
     pub checkpoints: Option<Arc<crate::checkpoints::CheckpointHook>>,
+    /// Skills and prompt templates (`/reload` re-reads them).
+    pub resources: crate::resources::LiveResources,
+    /// The project trust decision this run started with.
+    pub trust: crate::trust::ProjectTrust,
 }
 
 impl TuiApp {
@@ -89,6 +94,8 @@ impl TuiApp {
             cwd: app.cwd,
             repo: Some(app.repo),
             checkpoints: app.checkpoints,
+            resources: app.resources,
+            trust: app.trust,
         }
     }
 }
@@ -165,6 +172,8 @@ impl Driver {
             app,
         };
         d.start().await?;
+        let resources = d.app.resources.resources();
+        d.announce_resources(&resources, false);
         // The walk runs off the UI thread so a large project does not delay the first frame.
         let (cwd, files_tx) = (d.app.cwd.clone(), d.tx.clone());
         d.tasks.spawn(async move {
