@@ -12,6 +12,7 @@ mod fork_migrate;
 mod pi_open;
 mod plans;
 mod postgres;
+mod resources;
 mod rpc_concurrency;
 mod rpc_replay;
 mod store_fuzz;
