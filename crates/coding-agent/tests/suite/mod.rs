@@ -19,6 +19,7 @@ mod store_fuzz;
 mod summaries;
 mod tools;
 mod tree_view;
+mod trust_tui;
 mod tui_app;
 mod tui_pickers;
 mod tui_restore;
