@@ -82,7 +82,7 @@ pub struct PromptParts {
     pub append: Vec<String>,
     pub active_tools: Vec<String>,
     pub context_files: Vec<ContextFile>,
-    /// The `<skills>` section's body, already worded for the active tools (DECISIONS §32.4).
+    /// The `<skills>` section's body, already worded for the active tools (DECISIONS §32.5).
     pub skills: Option<String>,
     pub cwd: String,
 }

@@ -1,5 +1,5 @@
 //! `/settings key value`: sets one of the settings Arbor reads in the global file
-//! (`<ARBOR_HOME>/settings.json`), keeping every other key as it is (DECISIONS §32.18). Only
+//! (`<ARBOR_HOME>/settings.json`), keeping every other key as it is (DECISIONS §32.15). Only
 //! known keys are accepted, so a typo is an error instead of a setting nothing reads.
 
 use std::path::Path;

@@ -1,6 +1,6 @@
 //! The resources a running session uses, shared by the system prompt, the modes that expand
 //! `/template` and `/skill:name` lines, and `/reload`, which reads every file again and swaps
-//! the whole set at once (DECISIONS §32.17).
+//! the whole set at once (DECISIONS §32.14).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -110,7 +110,10 @@ impl LiveResources {
     fn current(&self) -> Arc<Loaded> {
         // A writer cannot panic half-way (it swaps one Arc), so a poisoned lock still holds a
         // whole set.
-        let guard = self.state.read().unwrap_or_else(|e| e.into_inner());
+        let guard = self
+            .state
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         guard.clone()
     }
 
@@ -143,7 +146,10 @@ impl LiveResources {
     pub fn reload(&self) -> Arc<Resources> {
         let loaded = Arc::new(load(&self.opts, &self.inputs));
         let resources = loaded.resources.clone();
-        let mut guard = self.state.write().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self
+            .state
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         *guard = loaded;
         resources
     }

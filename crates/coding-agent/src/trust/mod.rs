@@ -1,4 +1,4 @@
-//! Project trust (DECISIONS §32.10–§32.16): whether the resources a working folder supplies —
+//! Project trust (DECISIONS §32.10–§32.13): whether the resources a working folder supplies —
 //! project settings, skills, prompt templates, system-prompt files, and the MCP servers and
 //! hooks other modules load — may be used. A cloned repository must not be able to change what
 //! Arbor runs or tells the model before the user agrees.

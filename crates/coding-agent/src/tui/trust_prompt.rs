@@ -180,7 +180,11 @@ mod tests {
         assert_eq!(p.handle_key(ctrl_c), TrustKey::Quit);
         let mut buf = Buffer::empty(Rect::new(0, 0, 70, 20));
         p.render(buf.area, &mut buf, &Theme::monochrome());
-        let text: String = buf.content.iter().map(|c| c.symbol()).collect();
+        let text: String = buf
+            .content
+            .iter()
+            .map(ratatui::buffer::Cell::symbol)
+            .collect();
         assert!(text.contains("Trust this project folder?"), "{text}");
         assert!(text.contains("skills"), "{text}");
     }

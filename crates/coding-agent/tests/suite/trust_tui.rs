@@ -1,5 +1,5 @@
 //! The project-trust question and `/reload` in a real terminal (tmux) against the mock model
-//! server (DECISIONS §32.13, §32.17): refusing for the session leaves the project's skills and
+//! server (DECISIONS §32.13, §32.14): refusing for the session leaves the project's skills and
 //! templates out; trusting saves the decision (0600) and loads them; `/reload` picks up a skill
 //! added while the session runs. Skipped with a notice when tmux is missing, unless
 //! `ARBOR_TEST_TMUX_REQUIRE=1`.

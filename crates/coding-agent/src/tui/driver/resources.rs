@@ -1,5 +1,5 @@
 //! The TUI's side of skills, prompt templates, `/reload` and `/settings` (DECISIONS §32.5,
-//! §32.17, §32.18): the completion list, the start-up report as a notice, expanding a
+//! §32.14, §32.15): the completion list, the start-up report as a notice, expanding a
 //! submitted line, and re-reading everything on `/reload`.
 
 use crate::config::{arbor_home, Settings};
