@@ -35,7 +35,7 @@ impl Driver {
                     Ok(t) => t,
                     Err(e) => {
                         self.done(Outcome::PromptFinished(Ok(())));
-                        self.done(Outcome::Error(e));
+                        self.done(Outcome::Error(e.to_string()));
                         return;
                     }
                 };
@@ -53,7 +53,7 @@ impl Driver {
                 let text = match self.expand_line(text) {
                     Ok(t) => t,
                     Err(e) => {
-                        self.done(Outcome::Error(e));
+                        self.done(Outcome::Error(e.to_string()));
                         return;
                     }
                 };

@@ -3,7 +3,7 @@
 //! submitted line, and re-reading everything on `/reload`.
 
 use crate::config::{arbor_home, Settings};
-use crate::resources::Resources;
+use crate::resources::{ResourceError, Resources};
 use crate::tui::slash;
 use crate::tui::state::Outcome;
 
@@ -47,10 +47,10 @@ impl Driver {
         }
     }
 
-    /// A submitted line with its `/template` or `/skill:name` expanded (`Err`: the text to
-    /// show instead of sending anything).
-    pub(super) fn expand_line(&self, text: &str) -> Result<String, String> {
-        self.app.resources.expand(text).map_err(|e| e.to_string())
+    /// A submitted line with its `/template` or `/skill:name` expanded (`Err`: shown instead
+    /// of sending anything).
+    pub(super) fn expand_line(&self, text: &str) -> Result<String, ResourceError> {
+        self.app.resources.expand(text)
     }
 
     /// `/reload`: settings (the policy of the next prompt), skills, templates, the system
