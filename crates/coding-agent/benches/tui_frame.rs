@@ -60,6 +60,13 @@ fn ctx(faux: &FauxProvider, session: Arc<Session>, harness: AgentHarness) -> Tui
         repo: None,
         checkpoints: None,
         env_policy: Default::default(),
+        resources: arbor_coding_agent::resources::LiveResources::empty(std::path::Path::new(
+            "/work/project",
+        )),
+        trust: arbor_coding_agent::trust::ProjectTrust::new(
+            true,
+            arbor_coding_agent::trust::TrustSource::NothingToProtect,
+        ),
     }
 }
 

@@ -119,6 +119,18 @@ pub struct AgentArgs {
     /// Do not load AGENTS.md / CLAUDE.md files.
     #[arg(long)]
     pub no_context_files: bool,
+    /// Trust this folder's project resources for this run (DECISIONS §32.10).
+    #[arg(long, conflicts_with = "no_approve")]
+    pub approve: bool,
+    /// Do not load this folder's project resources for this run.
+    #[arg(long)]
+    pub no_approve: bool,
+    /// Load a skill (a SKILL.md, a Markdown file or a folder of skills); repeatable.
+    #[arg(long = "skill", value_name = "PATH")]
+    pub skills: Vec<String>,
+    /// Load a prompt template (a Markdown file or a folder of them); repeatable.
+    #[arg(long = "prompt-template", value_name = "PATH")]
+    pub prompt_templates: Vec<String>,
     /// No network access except to the model (Arbor makes no other requests anyway).
     #[arg(long)]
     pub offline: bool,

@@ -102,8 +102,26 @@ fn read_object(
 impl Settings {
     /// Reads and merges the global and project files (either may be missing).
     pub fn load(home: &Path, cwd: &Path) -> Result<Settings, CliError> {
+        Settings::load_with_trust(home, cwd, true)
+    }
+
+    /// The global file alone: what decides project trust (`defaultProjectTrust`) is read
+    /// before any project file may be.
+    pub fn load_global(home: &Path) -> Result<Settings, CliError> {
+        let files = ProjectFiles::for_cwd(home);
+        Ok(Settings {
+            merged: read_object(&home.join("settings.json"), &files)?.unwrap_or_default(),
+        })
+    }
+
+    /// [`Settings::load`], with the project file read only when the folder is trusted
+    /// (DECISIONS §32.11).
+    pub fn load_with_trust(home: &Path, cwd: &Path, trusted: bool) -> Result<Settings, CliError> {
         let files = ProjectFiles::for_cwd(cwd);
         let mut merged = read_object(&home.join("settings.json"), &files)?.unwrap_or_default();
+        if !trusted {
+            return Ok(Settings { merged });
+        }
         if let Some(mut project) = read_object(&cwd.join(".arbor").join("settings.json"), &files)? {
             for key in GLOBAL_ONLY_KEYS {
                 project.remove(key);
@@ -138,6 +156,16 @@ impl Settings {
 
     fn u64_or(&self, path: &[&str], default: u64) -> u64 {
         self.get(path).and_then(Value::as_u64).unwrap_or(default)
+    }
+
+    /// `defaultProjectTrust`: `ask` (default), `always` or `never`.
+    pub fn default_project_trust(&self) -> crate::trust::DefaultTrust {
+        crate::trust::DefaultTrust::parse(self.str(&["defaultProjectTrust"]).as_deref())
+    }
+
+    /// The merged settings as JSON (`/settings` shows them).
+    pub fn as_value(&self) -> Value {
+        Value::Object(self.merged.clone())
     }
 
     pub fn default_provider(&self) -> Option<String> {

@@ -56,6 +56,9 @@ pub enum CliError {
     /// compaction or branch summary that failed or was aborted (the session is unchanged).
     #[error("{0}")]
     Session(#[from] SessionError),
+    /// A `/skill:name` line naming no loaded skill, or a skill file that cannot be read.
+    #[error("{0}")]
+    Resource(#[from] crate::resources::ResourceError),
     /// A bug: the command panicked. Never a verdict on the user's input or files.
     #[error("internal error: {0} (this is a bug in arbor; please report it)")]
     Internal(String),

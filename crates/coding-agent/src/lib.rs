@@ -16,6 +16,8 @@
 //!   [`checkpoints`]: workspace checkpoints beside the session.
 //! - `session_commands`, [`store`], `render`: the `arbor session` commands, opening stores
 //!   and rendering sessions as text; [`config`]: settings files.
+//! - [`trust`]: project trust, the gate every loader of project resources asks;
+//!   `resources`: skills and prompt templates.
 //!
 //! Only what the tests and benches use is public; everything else is `pub(crate)`.
 
@@ -38,14 +40,17 @@ pub mod process;
 pub(crate) mod prompt;
 pub(crate) mod provider;
 pub(crate) mod render;
+pub mod resources;
 pub(crate) mod scope;
 pub mod secrets;
 pub(crate) mod session_commands;
+pub(crate) mod settings_edit;
 pub(crate) mod shutdown;
 pub(crate) mod startup;
 pub mod store;
 pub(crate) mod summaries;
 pub mod tools;
+pub mod trust;
 pub mod tui;
 pub(crate) mod user_bash;
 

@@ -93,6 +93,8 @@ pub struct PromptParts {
     pub append: Vec<String>,
     pub active_tools: Vec<String>,
     pub context_files: Vec<ContextFile>,
+    /// The `<skills>` section's body, already worded for the active tools (DECISIONS §32.5).
+    pub skills: Option<String>,
     pub cwd: String,
 }
 
@@ -166,6 +168,9 @@ pub fn render(parts: &PromptParts) -> String {
         }
         sections.push(wrap("project_context", body.trim_end()));
     }
+    if let Some(skills) = &parts.skills {
+        sections.push(wrap("skills", skills));
+    }
     sections.push(wrap("cwd", &parts.cwd.replace('\\', "/")));
     sections.join("\n\n")
 }
@@ -222,6 +227,7 @@ mod tests {
                 path: "/p/AGENTS.md".into(),
                 content: "Be terse.".into(),
             }],
+            skills: Some("One skill.".into()),
             cwd: "/p".into(),
         };
         let p = render(&parts);
@@ -231,6 +237,7 @@ mod tests {
             "<rules>",
             "<addendum>",
             "<project_context>",
+            "<skills>\nOne skill.\n</skills>",
             "<cwd>\n/p\n</cwd>",
         ]
         .iter()

@@ -67,7 +67,7 @@ pub async fn execute(
             images,
             streaming_behavior,
         } => {
-            let message = required(message, "message")?;
+            let message = expand(&app, required(message, "message")?)?;
             let images = images.unwrap_or_default();
             if host.busy() {
                 return match streaming_behavior.as_deref() {
@@ -86,12 +86,12 @@ pub async fn execute(
             Ok(Some(Reply::Disposition(Disposition::STARTED)))
         }
         Command::Steer { message, images } => {
-            let message = required(message, "message")?;
+            let message = expand(&app, required(message, "message")?)?;
             h.steer(&message, &images.unwrap_or_default())?;
             Ok(Some(Reply::Disposition(Disposition::QUEUED)))
         }
         Command::FollowUp { message, images } => {
-            let message = required(message, "message")?;
+            let message = expand(&app, required(message, "message")?)?;
             h.follow_up(&message, &images.unwrap_or_default())?;
             Ok(Some(Reply::Disposition(Disposition::QUEUED)))
         }
@@ -316,7 +316,7 @@ pub async fn execute(
             Ok(None)
         }
         Command::GetCommands => Ok(Some(Reply::Commands(CommandsReply {
-            commands: Vec::new(),
+            commands: app.resources.resources().rpc_commands(),
         }))),
         Command::Compact {
             custom_instructions,
@@ -357,6 +357,14 @@ pub async fn set_session_name(session: &Session, name: &str) -> Result<String, C
     }
     session.append_session_name(name).await?;
     Ok(name.to_owned())
+}
+
+/// A prompt line with its `/template` or `/skill:name` expanded, as pi does for RPC prompts.
+fn expand(app: &App, message: String) -> Result<String, CommandError> {
+    Ok(app
+        .resources
+        .expand(&message)
+        .map_err(crate::error::CliError::from)?)
 }
 
 fn stored_file(app: &App, what: &'static str) -> Result<PathBuf, CommandError> {

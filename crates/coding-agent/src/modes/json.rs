@@ -83,10 +83,12 @@ pub async fn run(app: App, prompts: Vec<Prompt>) -> Result<ExitCode, CliError> {
     let harness = app.harness.clone();
     let settings = app.settings.clone();
     let session = app.session.clone();
+    let resources = app.resources.clone();
     let mut work = tokio::spawn(async move {
         for p in &prompts {
+            let text = resources.expand(&p.text)?;
             announce_system_if_new(&session, &harness, &events).await;
-            crate::policy::prompt(&harness, &settings, &p.text, &p.images, &EventObserver).await?;
+            crate::policy::prompt(&harness, &settings, &text, &p.images, &EventObserver).await?;
         }
         Ok::<_, CliError>(())
     });

@@ -71,6 +71,10 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
         ));
     }
     let app = crate::startup::start(&args, session_dir).await?;
+    // What was found and every warning, before the run's own output (DECISIONS §32.5).
+    for line in app.resources.resources().report() {
+        eprintln!("{line}");
+    }
     match mode {
         Mode::Json => json::run(app, prompts).await,
         Mode::Rpc => rpc::run(app, args, session_dir.map(Path::to_path_buf)).await,

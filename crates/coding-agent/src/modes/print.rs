@@ -43,6 +43,7 @@ pub fn outcome(last: Option<&AssistantMessage>) -> (String, Option<String>, u8) 
 pub async fn run(app: App, prompts: Vec<Prompt>) -> Result<ExitCode, CliError> {
     let harness = app.harness.clone();
     let settings = app.settings.clone();
+    let resources = app.resources.clone();
     super::events::progress_on_stderr(&harness);
     // The run is its own task so an abort (which waits for the run to wind down) can proceed.
     let mut work = tokio::spawn(async move {
@@ -52,7 +53,7 @@ pub async fn run(app: App, prompts: Vec<Prompt>) -> Result<ExitCode, CliError> {
                 crate::policy::prompt(
                     &harness,
                     &settings,
-                    &p.text,
+                    &resources.expand(&p.text)?,
                     &p.images,
                     &crate::policy::StderrObserver,
                 )

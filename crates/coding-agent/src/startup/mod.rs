@@ -18,9 +18,11 @@ use crate::checkpoints::{housekeeping, CheckpointHook, Recorder, RestoreMode};
 use crate::cli::AgentArgs;
 use crate::config::{arbor_home, Settings};
 use crate::error::CliError;
-use crate::prompt::{self, PromptParts};
 use crate::provider::AppProvider;
+use crate::resources::live::PromptInputs;
+use crate::resources::{LiveResources, LoadOptions};
 use crate::tools::{self, ToolEnv, ToolSettings};
+use crate::trust::{self, ProjectTrust, TrustStore};
 
 mod flags;
 mod model_choice;
@@ -53,6 +55,11 @@ pub struct App {
     pub checkpoints: Option<Arc<CheckpointHook>>,
     /// The run's redactor and tool environment policy (DECISIONS §30.7–§30.9).
     pub secrets: crate::secrets::Secrets,
+    /// The project trust decision for `cwd`: every loader of project resources (settings,
+    /// skills, templates, MCP servers, hooks) asks it (DECISIONS §32.10).
+    pub trust: ProjectTrust,
+    /// Skills, prompt templates and the system prompt's files, shared with `/reload`.
+    pub resources: LiveResources,
 }
 
 fn queue_mode(v: Option<String>) -> QueueMode {
@@ -111,7 +118,9 @@ async fn start_with(
     let cwd = std::env::current_dir().map_err(|e| CliError::io("current directory", e))?;
     let cwd_text = cwd.display().to_string();
     let home = arbor_home();
-    let settings = Settings::load(&home, &cwd)?;
+    // Trust first: project settings are among what it guards (DECISIONS §32.11).
+    let trust = project_trust(a, &home, &cwd)?;
+    let settings = Settings::load_with_trust(&home, &cwd, trust.is_trusted())?;
     let mut registry = ModelRegistry::builtin().map_err(|e| CliError::Config(e.to_string()))?;
     crate::files::load_models_json(&mut registry, &home.join("models.json"))?;
     let registry = Arc::new(registry);
@@ -422,48 +431,31 @@ async fn start_with(
             env_policy: secrets.env_policy.clone(),
         },
     );
-    let context_files = if a.no_context_files {
-        Vec::new()
-    } else {
-        let (files, warnings) = prompt::load_context_files(&home, &cwd);
-        for warning in warnings {
-            eprintln!("Warning: {warning}");
-        }
-        files
-    };
+    let mut load_options = LoadOptions::new(&home, &cwd, &trust);
+    load_options.skill_paths = a.skills.clone();
+    load_options.template_paths = a.prompt_templates.clone();
     // Bounded reads (DECISIONS §30.4): a device, FIFO or project file leading outside the
     // project is an error naming it, not a hang or a leak.
-    let project_files = crate::files::ProjectFiles::for_cwd(&cwd);
-    let custom = match a.system_prompt.as_deref() {
-        Some(v) => Some(prompt::text_or_file(v, &cwd)?),
-        None => match prompt::prompt_file(&cwd.join(".arbor").join("SYSTEM.md"), &project_files)? {
-            Some(text) => Some(text),
-            None => prompt::prompt_file(&home.join("SYSTEM.md"), &project_files)?,
+    let (resources, warnings) = LiveResources::load(
+        load_options,
+        PromptInputs {
+            system_prompt: a.system_prompt.clone(),
+            append_system_prompt: a.append_system_prompt.clone(),
+            no_context_files: a.no_context_files,
         },
-    };
-    let mut append: Vec<String> = a
-        .append_system_prompt
-        .iter()
-        .map(|v| prompt::text_or_file(v, &cwd))
-        .collect::<Result<_, _>>()?;
-    if let Some(extra) = prompt::prompt_file(&home.join("APPEND_SYSTEM.md"), &project_files)? {
-        append.push(extra);
+    )?;
+    for warning in warnings {
+        eprintln!("Warning: {warning}");
     }
-    let parts = PromptParts {
-        custom,
-        append,
-        active_tools: Vec::new(),
-        context_files,
-        cwd: cwd_text.clone(),
-    };
+    let live = resources.clone();
     let system_prompt = SystemPrompt::callback(move |input| {
-        let mut p = parts.clone();
-        p.active_tools = input
-            .active_tools
-            .iter()
-            .map(|t| t.name().to_owned())
-            .collect();
-        prompt::render(&p)
+        live.system_prompt(
+            input
+                .active_tools
+                .iter()
+                .map(|t| t.name().to_owned())
+                .collect(),
+        )
     });
     let options = HarnessOptions {
         model: model.clone(),
@@ -530,5 +522,28 @@ async fn start_with(
         repo,
         checkpoints,
         secrets,
+        trust,
+        resources,
     })
+}
+
+/// The trust decision for a run without asking anyone: `--approve` / `--no-approve`, the
+/// saved decision, else `defaultProjectTrust` ("ask" loads nothing). The TUI asks before it
+/// starts the app and passes its answer on as a saved decision or a flag.
+pub fn project_trust(a: &AgentArgs, home: &Path, cwd: &Path) -> Result<ProjectTrust, CliError> {
+    let global = Settings::load_global(home)?;
+    let store =
+        TrustStore::load(&home.join("trust.json")).map_err(|e| CliError::Config(e.to_string()))?;
+    Ok(trust::resolve(trust_flag(a), &store, cwd, global.default_project_trust()).without_prompt())
+}
+
+/// `--approve` → `Some(true)`, `--no-approve` → `Some(false)`.
+pub fn trust_flag(a: &AgentArgs) -> Option<bool> {
+    if a.approve {
+        Some(true)
+    } else if a.no_approve {
+        Some(false)
+    } else {
+        None
+    }
 }

@@ -24,6 +24,7 @@
 //! - `fork_picker`: `/fork`'s list (its "Restore what?" is a [`summarize`] prompt).
 //! - `image_label`: how an image block reads in the transcript.
 //! - `project_files`: the files offered for `@` completion.
+//! - [`trust_prompt`]: the project-trust question asked before the session starts.
 
 pub mod component;
 pub mod driver;
@@ -45,6 +46,7 @@ pub(crate) mod terminal;
 pub mod theme;
 pub mod transcript;
 pub mod tree;
+pub mod trust_prompt;
 pub(crate) mod view;
 
 use std::io::Write;
@@ -81,7 +83,11 @@ pub fn app_event(e: Event) -> Option<AppEvent> {
 }
 
 /// Runs the interactive UI until the user quits (or SIGTERM/SIGHUP).
-pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode, CliError> {
+pub async fn run(mut args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode, CliError> {
+    // Trust is settled before anything reads the project (DECISIONS §32.13).
+    if !ask_trust(&mut args).await? {
+        return Ok(ExitCode::from(130));
+    }
     // `-r` opens the picker over a fresh session (DECISIONS §23.13): startup's own `--resume`
     // would pick the newest session without asking.
     let pick_at_start = args.resume;
@@ -219,6 +225,33 @@ pub async fn run(args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode
     }
     drop(guard);
     Ok(ExitCode::from(code))
+}
+
+/// Asks the trust question when the folder needs a decision and nothing gives one; saves the
+/// answer, or (for "this session only") turns it into `--approve` / `--no-approve` so `/new`
+/// and the other session switches keep it. `false`: the user quit instead of answering.
+async fn ask_trust(args: &mut AgentArgs) -> Result<bool, CliError> {
+    if crate::startup::trust_flag(args).is_some() {
+        return Ok(true);
+    }
+    let cwd = std::env::current_dir().map_err(|e| CliError::io("current directory", e))?;
+    let home = crate::config::arbor_home();
+    let global = crate::config::Settings::load_global(&home)?;
+    let mut store = crate::trust::TrustStore::load(&home.join("trust.json"))
+        .map_err(|e| CliError::Config(e.to_string()))?;
+    let resolution = crate::trust::resolve(None, &store, &cwd, global.default_project_trust());
+    if resolution != crate::trust::Resolution::Ask {
+        return Ok(true);
+    }
+    let Some(choice) = trust_prompt::ask(&cwd, Theme::from_env()).await? else {
+        return Ok(false);
+    };
+    crate::trust::save_choice(&mut store, &choice).map_err(|e| CliError::Config(e.to_string()))?;
+    if choice.saves.is_empty() {
+        args.approve = choice.trusted;
+        args.no_approve = !choice.trusted;
+    }
+    Ok(true)
 }
 
 /// The environment variable that makes a debug build panic right after its first frame.

@@ -26,6 +26,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("compact", "Compact the context [instructions]"),
     ("export", "Export the session (HTML, or .jsonl) [path]"),
     ("copy", "Copy the last assistant message"),
+    (
+        "settings",
+        "Show the settings in force [key value: set one]",
+    ),
+    (
+        "reload",
+        "Read settings, skills, templates and context files again",
+    ),
     ("hotkeys", "Show the keyboard shortcuts"),
     ("quit", "Quit"),
 ];
@@ -46,6 +54,9 @@ pub enum Slash {
     Compact(Option<String>),
     Export(Option<String>),
     Copy,
+    /// `/settings` with an optional `key value` to set.
+    Settings(Option<String>),
+    Reload,
     Hotkeys,
     Quit,
 }
@@ -90,6 +101,8 @@ pub fn parse(text: &str) -> Option<Result<Slash, SlashError>> {
         "compact" => Slash::Compact(arg),
         "export" => Slash::Export(arg),
         "copy" => Slash::Copy,
+        "settings" => Slash::Settings(arg),
+        "reload" => Slash::Reload,
         "hotkeys" => Slash::Hotkeys,
         "quit" | "exit" => Slash::Quit,
         other => return Some(Err(SlashError::Unknown(other.to_owned()))),
@@ -97,8 +110,9 @@ pub fn parse(text: &str) -> Option<Result<Slash, SlashError>> {
 }
 
 /// Commands whose name starts with what is typed after `/` (only while the editor holds a single
-/// word starting with `/`).
-pub fn candidates(text: &str) -> Vec<(&'static str, &'static str)> {
+/// word starting with `/`): the built-ins, then `extra` (prompt templates and `skill:name`
+/// commands, DECISIONS §32.8).
+pub fn candidates(text: &str, extra: &[(String, String)]) -> Vec<(String, String)> {
     let Some(typed) = text.strip_prefix('/') else {
         return Vec::new();
     };
@@ -107,9 +121,15 @@ pub fn candidates(text: &str) -> Vec<(&'static str, &'static str)> {
     }
     COMMANDS
         .iter()
-        .copied()
+        .map(|(n, h)| ((*n).to_owned(), (*h).to_owned()))
+        .chain(extra.iter().cloned())
         .filter(|(name, _)| name.starts_with(typed))
         .collect()
+}
+
+/// Whether `name` is a built-in command (a template of that name is never reached in the TUI).
+pub fn is_builtin(name: &str) -> bool {
+    name == "exit" || COMMANDS.iter().any(|(n, _)| *n == name)
 }
 
 /// The completion popup: candidates with their help, the selected one reversed.
@@ -174,10 +194,20 @@ mod tests {
 
     #[test]
     fn completion_filters_by_prefix() {
-        let names: Vec<&str> = candidates("/co").iter().map(|c| c.0).collect();
+        let extra = vec![
+            ("review".to_owned(), "Review [focus]".to_owned()),
+            ("skill:pdf".to_owned(), "PDFs".to_owned()),
+        ];
+        let names: Vec<String> = candidates("/co", &extra).into_iter().map(|c| c.0).collect();
         assert_eq!(names, ["compact", "copy"]);
-        assert_eq!(candidates("/").len(), COMMANDS.len());
-        assert!(candidates("/compact x").is_empty());
-        assert!(candidates("plain").is_empty());
+        assert_eq!(candidates("/", &[]).len(), COMMANDS.len());
+        assert_eq!(candidates("/", &extra).len(), COMMANDS.len() + 2);
+        let names: Vec<String> = candidates("/re", &extra).into_iter().map(|c| c.0).collect();
+        assert_eq!(names, ["resume", "reload", "review"]);
+        assert_eq!(candidates("/skill:", &extra)[0].0, "skill:pdf");
+        assert!(candidates("/compact x", &extra).is_empty());
+        assert!(candidates("plain", &extra).is_empty());
+        assert_eq!(parse("/reload"), Some(Ok(Slash::Reload)));
+        assert!(is_builtin("settings") && !is_builtin("review"));
     }
 }

@@ -76,6 +76,13 @@ pub(crate) async fn rig_with_settings(settings: serde_json::Value) -> Rig {
         repo: None,
         checkpoints: None,
         env_policy: Default::default(),
+        resources: arbor_coding_agent::resources::LiveResources::empty(std::path::Path::new(
+            "/work/project",
+        )),
+        trust: arbor_coding_agent::trust::ProjectTrust::new(
+            true,
+            arbor_coding_agent::trust::TrustSource::NothingToProtect,
+        ),
     };
     let driver = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     Rig {
@@ -508,6 +515,11 @@ pub(crate) async fn rig_over(
         repo: None,
         checkpoints: Some(hook),
         env_policy: Default::default(),
+        resources: arbor_coding_agent::resources::LiveResources::empty(root),
+        trust: arbor_coding_agent::trust::ProjectTrust::new(
+            true,
+            arbor_coding_agent::trust::TrustSource::NothingToProtect,
+        ),
     };
     let driver = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     Rig {

@@ -80,6 +80,13 @@ async fn resumed() -> (FauxProvider, Driver) {
         repo: None,
         checkpoints: None,
         env_policy: Default::default(),
+        resources: arbor_coding_agent::resources::LiveResources::empty(std::path::Path::new(
+            "/work/project",
+        )),
+        trust: arbor_coding_agent::trust::ProjectTrust::new(
+            true,
+            arbor_coding_agent::trust::TrustSource::NothingToProtect,
+        ),
     };
     let driver = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     (faux, driver)
@@ -248,6 +255,13 @@ async fn a_short_session_loads_at_once() {
         repo: None,
         checkpoints: None,
         env_policy: Default::default(),
+        resources: arbor_coding_agent::resources::LiveResources::empty(std::path::Path::new(
+            "/work/project",
+        )),
+        trust: arbor_coding_agent::trust::ProjectTrust::new(
+            true,
+            arbor_coding_agent::trust::TrustSource::NothingToProtect,
+        ),
     };
     let d = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     assert!(!d.state.is_loading());

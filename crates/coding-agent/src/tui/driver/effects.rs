@@ -31,6 +31,14 @@ impl Driver {
         let tx = self.tx.clone();
         match effect {
             Effect::Prompt(text) => {
+                let text = match self.expand_line(&text) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        self.done(Outcome::PromptFinished(Ok(())));
+                        self.done(Outcome::Error(e.to_string()));
+                        return;
+                    }
+                };
                 let settings = self.app.settings.clone();
                 self.tasks.spawn(async move {
                     let observer = Observer(tx.clone());
@@ -42,6 +50,14 @@ impl Driver {
             }
             Effect::Steer(ref text) | Effect::FollowUp(ref text) => {
                 let steer = matches!(effect, Effect::Steer(_));
+                let text = match self.expand_line(text) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        self.done(Outcome::Error(e.to_string()));
+                        return;
+                    }
+                };
+                let text = &text;
                 let r = if steer {
                     h.steer(text, &[])
                 } else {
@@ -309,6 +325,8 @@ impl Driver {
                     Err(e) => self.done(Outcome::Error(e.to_string())),
                 }
             }
+            Effect::Settings(arg) => self.show_settings(arg),
+            Effect::Reload => self.reload_resources(),
             Effect::Copy => {
                 match last_assistant_text(&self.app.session, AssistantText::LastNonEmpty)
                     .await

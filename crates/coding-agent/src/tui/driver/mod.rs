@@ -15,6 +15,7 @@
 
 mod effects;
 mod fork_restore;
+mod resources;
 mod restore_report;
 
 use std::path::PathBuf;
@@ -62,6 +63,10 @@ pub struct TuiApp {
     pub checkpoints: Option<Arc<crate::checkpoints::CheckpointHook>>,
     /// The variables `!` commands do not get (DECISIONS §30.7).
     pub env_policy: Arc<crate::secrets::EnvPolicy>,
+    /// Skills and prompt templates (`/reload` re-reads them).
+    pub resources: crate::resources::LiveResources,
+    /// The project trust decision this run started with.
+    pub trust: crate::trust::ProjectTrust,
 }
 
 impl TuiApp {
@@ -92,6 +97,8 @@ impl TuiApp {
             repo: Some(app.repo),
             checkpoints: app.checkpoints,
             env_policy: app.secrets.env_policy,
+            resources: app.resources,
+            trust: app.trust,
         }
     }
 }
@@ -168,6 +175,8 @@ impl Driver {
             app,
         };
         d.start().await?;
+        let resources = d.app.resources.resources();
+        d.announce_resources(&resources, false);
         // The walk runs off the UI thread so a large project does not delay the first frame.
         let (cwd, files_tx) = (d.app.cwd.clone(), d.tx.clone());
         d.tasks.spawn(async move {

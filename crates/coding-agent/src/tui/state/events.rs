@@ -114,6 +114,10 @@ pub enum Effect {
     Resume,
     Export(Option<String>),
     Copy,
+    /// `/settings` (show), `/settings key value` (set in the global file).
+    Settings(Option<String>),
+    /// `/reload`.
+    Reload,
     ExternalEditor(String),
     ToggleThinking,
     ToggleTools,

@@ -24,16 +24,20 @@ impl AppState {
             return Vec::new();
         }
         if let Some(cmd) = slash::parse(&shown) {
-            return match cmd {
+            match cmd {
                 Ok(c) => {
                     self.editor.take();
-                    self.command(c)
+                    return self.command(c);
                 }
+                // A template or skill command is a prompt; the driver expands it.
+                Err(slash::SlashError::Unknown(name))
+                    if name.starts_with("skill:")
+                        || self.user_commands.iter().any(|(n, _)| *n == name) => {}
                 Err(e) => {
                     self.error(e.to_string());
-                    Vec::new()
+                    return Vec::new();
                 }
-            };
+            }
         }
         if let Some(rest) = shown.strip_prefix('!') {
             let (include, command) = match rest.strip_prefix('!') {
@@ -72,7 +76,12 @@ impl AppState {
         // Commands that change the session or start work need an idle agent.
         let needs_idle = !matches!(
             c,
-            Slash::Hotkeys | Slash::Quit | Slash::Session | Slash::Copy | Slash::Name(None)
+            Slash::Hotkeys
+                | Slash::Quit
+                | Slash::Session
+                | Slash::Copy
+                | Slash::Name(None)
+                | Slash::Settings(None)
         );
         if needs_idle && (self.is_running() || self.background.is_some()) {
             self.error("Wait for the agent to finish (or press Esc) before running this command");
@@ -104,6 +113,8 @@ impl AppState {
             }
             Slash::Export(p) => vec![Effect::Export(p)],
             Slash::Copy => vec![Effect::Copy],
+            Slash::Settings(arg) => vec![Effect::Settings(arg)],
+            Slash::Reload => vec![Effect::Reload],
             Slash::Hotkeys => {
                 let w = HOTKEYS.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
                 let table: Vec<String> = HOTKEYS
@@ -124,9 +135,9 @@ impl AppState {
     pub(super) fn refresh_completion(&mut self) {
         let text = self.editor.text();
         let items: Vec<(String, String)> = if text.starts_with('/') {
-            slash::candidates(text)
+            slash::candidates(text, &self.user_commands)
                 .into_iter()
-                .map(|(n, h)| (format!("/{n}"), h.to_owned()))
+                .map(|(n, h)| (format!("/{n}"), h))
                 .collect()
         } else {
             let token = self.editor.current_token();

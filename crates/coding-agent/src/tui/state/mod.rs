@@ -117,6 +117,8 @@ pub struct AppState {
     pub completion: Option<Completion>,
     /// Files offered for `@` completion (relative paths), filled by the driver.
     pub files: Vec<String>,
+    /// Prompt templates and `skill:name` commands as (name, help), filled by the driver.
+    pub user_commands: Vec<(String, String)>,
     pub notes: Vec<Note>,
     pub quit: bool,
     /// Prompts sent one after another when the current one ends (command-line messages).
@@ -176,6 +178,7 @@ impl AppState {
             background: None,
             completion: None,
             files: Vec::new(),
+            user_commands: Vec::new(),
             notes: Vec::new(),
             quit: false,
             pending_prompts: Default::default(),
