@@ -59,6 +59,7 @@ fn ctx(faux: &FauxProvider, session: Arc<Session>, harness: AgentHarness) -> Tui
         cwd: std::env::temp_dir(),
         repo: None,
         checkpoints: None,
+        mcp: None,
     }
 }
 

@@ -12,7 +12,8 @@
 //!   rules (session stats, model and thinking cycling) the TUI shares; `policy`: retries and
 //!   automatic compaction around a prompt.
 //! - [`tools`]: the agent's tools (read, write, edit, bash, grep, find, ls);
-//!   [`checkpoints`]: workspace checkpoints beside the session.
+//!   [`checkpoints`]: workspace checkpoints beside the session; [`mcp`]: MCP servers' tools;
+//!   [`hooks`]: commands run on the harness's events.
 //! - `session_commands`, [`store`], `render`: the `arbor session` commands, opening stores
 //!   and rendering sessions as text; [`config`]: settings files.
 //!
@@ -26,8 +27,10 @@ pub(crate) mod command;
 pub mod config;
 pub mod error;
 pub(crate) mod export;
+pub mod hooks;
 pub(crate) mod initial_prompts;
 pub(crate) mod lookup;
+pub mod mcp;
 pub(crate) mod modes;
 pub(crate) mod pgstore;
 pub(crate) mod policy;

@@ -51,6 +51,8 @@ pub struct App {
     /// The workspace checkpoint hook added to the harness (`None`: checkpoints off, or
     /// `--no-session`). Pass it to [`crate::checkpoints::navigate`] for `/tree` and `/fork`.
     pub checkpoints: Option<Arc<CheckpointHook>>,
+    /// The run's MCP servers (`None` with `--no-mcp`); `/mcp` drives it.
+    pub mcp: Option<crate::mcp::McpManager>,
 }
 
 fn queue_mode(v: Option<String>) -> QueueMode {
@@ -489,6 +491,15 @@ async fn start_with(
     if let Some(hook) = &checkpoints {
         harness.add_hook(hook.clone());
     }
+    let mcp = integrations(
+        a,
+        &harness,
+        &home,
+        &cwd,
+        &settings,
+        &header.id,
+        &session_file,
+    );
     if let Some(name) = a.name.as_ref().filter(|_| restart.is_none()) {
         session.append_session_name(name.trim()).await?;
     }
@@ -504,7 +515,57 @@ async fn start_with(
         scope: scope.models,
         repo,
         checkpoints,
+        mcp,
     })
+}
+
+/// MCP servers and hooks: both configured from files, neither on the start-up path (servers
+/// start in the background, `session_start` hooks run in the background). Diagnostics go to
+/// stderr before any mode owns the terminal.
+fn integrations(
+    a: &AgentArgs,
+    harness: &AgentHarness,
+    home: &Path,
+    cwd: &Path,
+    settings: &Settings,
+    session_id: &str,
+    session_file: &Option<PathBuf>,
+) -> Option<crate::mcp::McpManager> {
+    // The project-trust gate (issue 29, item 5) decides this; until it is wired, a project's
+    // own mcp.json and hooks are not used, so opening a repository runs none of its commands.
+    let trusted = false;
+    if !a.no_hooks {
+        let set = crate::hooks::config::load(home, cwd, trusted);
+        for d in &set.diagnostics {
+            eprintln!("Warning: {d}");
+        }
+        if !set.is_empty() {
+            let hooks = Arc::new(crate::hooks::CommandHooks::new(
+                set,
+                cwd.to_path_buf(),
+                session_id.to_owned(),
+                |text| eprintln!("{text}"),
+            ));
+            harness.add_hook(hooks.clone());
+            let file = session_file.as_ref().map(|f| f.display().to_string());
+            tokio::spawn(async move { hooks.session_start(file).await });
+        }
+    }
+    if a.no_mcp {
+        return None;
+    }
+    let timeout = settings.mcp_start_timeout();
+    let manager = crate::mcp::start(home, cwd, trusted, timeout);
+    for d in manager.diagnostics() {
+        eprintln!("Warning: {d}");
+    }
+    let h = harness.clone();
+    manager.on_tools(move |tools| h.set_extension_tools(tools));
+    harness.add_hook(Arc::new(crate::mcp::gate::PromptGate {
+        manager: manager.clone(),
+        timeout,
+    }));
+    Some(manager)
 }
 
 fn read_optional(p: &Path) -> Option<String> {

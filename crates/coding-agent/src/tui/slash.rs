@@ -26,6 +26,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("compact", "Compact the context [instructions]"),
     ("export", "Export the session (HTML, or .jsonl) [path]"),
     ("copy", "Copy the last assistant message"),
+    (
+        "mcp",
+        "MCP servers: status and tools [reconnect|enable|disable NAME]",
+    ),
     ("hotkeys", "Show the keyboard shortcuts"),
     ("quit", "Quit"),
 ];
@@ -46,6 +50,7 @@ pub enum Slash {
     Compact(Option<String>),
     Export(Option<String>),
     Copy,
+    Mcp(Option<String>),
     Hotkeys,
     Quit,
 }
@@ -90,6 +95,7 @@ pub fn parse(text: &str) -> Option<Result<Slash, SlashError>> {
         "compact" => Slash::Compact(arg),
         "export" => Slash::Export(arg),
         "copy" => Slash::Copy,
+        "mcp" => Slash::Mcp(arg),
         "hotkeys" => Slash::Hotkeys,
         "quit" | "exit" => Slash::Quit,
         other => return Some(Err(SlashError::Unknown(other.to_owned()))),

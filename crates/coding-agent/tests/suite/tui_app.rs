@@ -75,6 +75,7 @@ pub(crate) async fn rig_with_settings(settings: serde_json::Value) -> Rig {
         cwd: PathBuf::from("/work/project"),
         repo: None,
         checkpoints: None,
+        mcp: None,
     };
     let driver = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     Rig {
@@ -506,6 +507,7 @@ pub(crate) async fn rig_over(
         cwd: root.to_path_buf(),
         repo: None,
         checkpoints: Some(hook),
+        mcp: None,
     };
     let driver = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     Rig {

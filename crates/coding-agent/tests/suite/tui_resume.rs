@@ -79,6 +79,7 @@ async fn resumed() -> (FauxProvider, Driver) {
         cwd: "/work/project".into(),
         repo: None,
         checkpoints: None,
+        mcp: None,
     };
     let driver = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     (faux, driver)
@@ -246,6 +247,7 @@ async fn a_short_session_loads_at_once() {
         cwd: "/work/project".into(),
         repo: None,
         checkpoints: None,
+        mcp: None,
     };
     let d = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     assert!(!d.state.is_loading());

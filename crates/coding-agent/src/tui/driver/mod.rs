@@ -60,6 +60,8 @@ pub struct TuiApp {
     /// The workspace checkpoint hook (`None`: checkpoints off): `/tree` offers code restores
     /// only when it is there (DECISIONS §23.12).
     pub checkpoints: Option<Arc<crate::checkpoints::CheckpointHook>>,
+    /// The run's MCP servers (`None`: `--no-mcp`, tests); `/mcp` shows and drives them.
+    pub mcp: Option<crate::mcp::McpManager>,
 }
 
 impl TuiApp {
@@ -89,6 +91,7 @@ impl TuiApp {
             cwd: app.cwd,
             repo: Some(app.repo),
             checkpoints: app.checkpoints,
+            mcp: app.mcp,
         }
     }
 }
@@ -148,6 +151,13 @@ impl Driver {
         app.harness.subscribe(move |e| {
             let _ = sink.send(AppEvent::Agent(Box::new(e.clone())));
         });
+        if let Some(mcp) = &app.mcp {
+            // Crash and reconnect notices go to the transcript, not over the screen.
+            let notices = tx.clone();
+            mcp.on_notice(move |text| {
+                let _ = notices.send(AppEvent::Done(Outcome::Notice(text)));
+            });
+        }
         let mut d = Driver {
             state: AppState::new(FooterInfo::default(), theme)
                 .with_code_restore(app.checkpoints.is_some())

@@ -72,7 +72,12 @@ impl AppState {
         // Commands that change the session or start work need an idle agent.
         let needs_idle = !matches!(
             c,
-            Slash::Hotkeys | Slash::Quit | Slash::Session | Slash::Copy | Slash::Name(None)
+            Slash::Hotkeys
+                | Slash::Quit
+                | Slash::Session
+                | Slash::Copy
+                | Slash::Name(None)
+                | Slash::Mcp(_)
         );
         if needs_idle && (self.is_running() || self.background.is_some()) {
             self.error("Wait for the agent to finish (or press Esc) before running this command");
@@ -104,6 +109,7 @@ impl AppState {
             }
             Slash::Export(p) => vec![Effect::Export(p)],
             Slash::Copy => vec![Effect::Copy],
+            Slash::Mcp(args) => vec![Effect::Mcp(args)],
             Slash::Hotkeys => {
                 let w = HOTKEYS.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
                 let table: Vec<String> = HOTKEYS
