@@ -176,38 +176,48 @@ fn load_file(path: &Path, set: &mut HookSet) {
     }
 }
 
-fn hook_from(event: HookEvent, item: &Value, path: &Path) -> Result<Hook, String> {
+/// Why one hook entry is not used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct EntryError(pub String);
+
+fn hook_from(event: HookEvent, item: &Value, path: &Path) -> Result<Hook, EntryError> {
     let Value::Object(m) = item else {
-        return Err("must be an object with a \"command\"".to_owned());
+        return Err(EntryError(
+            "must be an object with a \"command\"".to_owned(),
+        ));
     };
     let command = match m.get("command") {
         Some(Value::String(c)) if !c.trim().is_empty() => c.clone(),
-        Some(Value::String(_)) => return Err("\"command\" is empty".to_owned()),
-        Some(_) => return Err("\"command\" must be a string".to_owned()),
-        None => return Err("needs a \"command\"".to_owned()),
+        Some(Value::String(_)) => return Err(EntryError("\"command\" is empty".to_owned())),
+        Some(_) => return Err(EntryError("\"command\" must be a string".to_owned())),
+        None => return Err(EntryError("needs a \"command\"".to_owned())),
     };
     let matcher = match m.get("matcher") {
         None | Some(Value::Null) => None,
         Some(Value::String(p)) if p.is_empty() || p == "*" => None,
         Some(Value::String(p)) => {
             if !matches!(event, HookEvent::ToolCall | HookEvent::ToolResult) {
-                return Err(format!(
+                return Err(EntryError(format!(
                     "\"matcher\" applies to tool_call and tool_result only, not {}",
                     event.name()
-                ));
+                )));
             }
-            Some(
-                regex_lite::Regex::new(&format!("^(?:{p})$"))
-                    .map_err(|e| format!("\"matcher\" {p:?} is not a valid pattern: {e}"))?,
-            )
+            Some(regex_lite::Regex::new(&format!("^(?:{p})$")).map_err(|e| {
+                EntryError(format!("\"matcher\" {p:?} is not a valid pattern: {e}"))
+            })?)
         }
-        Some(_) => return Err("\"matcher\" must be a string".to_owned()),
+        Some(_) => return Err(EntryError("\"matcher\" must be a string".to_owned())),
     };
     let timeout = match m.get("timeout") {
         None | Some(Value::Null) => DEFAULT_TIMEOUT,
         Some(v) => match v.as_f64() {
             Some(s) if s > 0.0 && s.is_finite() => Duration::from_secs_f64(s),
-            _ => return Err("\"timeout\" must be a positive number of seconds".to_owned()),
+            _ => {
+                return Err(EntryError(
+                    "\"timeout\" must be a positive number of seconds".to_owned(),
+                ))
+            }
         },
     };
     Ok(Hook {

@@ -32,6 +32,16 @@ impl fmt::Display for Diagnostic {
     }
 }
 
+/// Why one entry of a configuration file is not used (its text goes into a [`Diagnostic`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct EntryError(pub String);
+
+/// `${NAME}` names a variable that is not set and has no default.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("${{{0}}} is not set")]
+pub struct UnsetVariable(pub String);
+
 /// How Arbor reaches a server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transport {
@@ -118,10 +128,13 @@ pub(crate) fn read_config_text(path: &Path) -> Result<Option<String>, McpError> 
     }
 }
 
+/// One server entry while the files are merged: its order of first appearance, the file and
+/// line that last defined it, and its keys.
+type MergedEntry = (usize, PathBuf, Map<String, Value>, Option<usize>);
+
 /// Reads and merges the files. `env` resolves `${VAR}`.
 pub fn load(files: &ConfigFiles, env: &dyn Fn(&str) -> Option<String>) -> LoadedConfig {
-    let mut merged: BTreeMap<String, (usize, PathBuf, Map<String, Value>, Option<usize>)> =
-        BTreeMap::new();
+    let mut merged: BTreeMap<String, MergedEntry> = BTreeMap::new();
     let mut out = LoadedConfig::default();
     let mut order = 0usize;
     for (path, _project) in &files.files {
@@ -171,10 +184,10 @@ pub fn load(files: &ConfigFiles, env: &dyn Fn(&str) -> Option<String>) -> Loaded
     for (_, path, entry, line) in entries {
         match server_from_entry(&entry, &path, env) {
             Ok(s) => out.servers.push(s),
-            Err(message) => out.diagnostics.push(Diagnostic {
+            Err(e) => out.diagnostics.push(Diagnostic {
                 file: path,
                 line,
-                message,
+                message: e.0,
             }),
         }
     }
@@ -268,30 +281,33 @@ fn server_from_entry(
     entry: &Map<String, Value>,
     source: &Path,
     env: &dyn Fn(&str) -> Option<String>,
-) -> Result<ServerConfig, String> {
+) -> Result<ServerConfig, EntryError> {
     let name = entry
         .get(NAME_KEY)
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
-    let fail = |m: String| format!("server \"{name}\": {m}");
-    let string = |key: &str| -> Result<Option<String>, String> {
+    let fail = |m: String| EntryError(format!("server \"{name}\": {m}"));
+    let string = |key: &str| -> Result<Option<String>, EntryError> {
         match entry.get(key) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => expand(s, env)
                 .map(Some)
-                .map_err(|v| fail(format!("\"{key}\" uses ${{{v}}}, which is not set"))),
+                .map_err(|v| fail(format!("\"{key}\" uses ${{{}}}, which is not set", v.0))),
             Some(_) => Err(fail(format!("\"{key}\" must be a string"))),
         }
     };
-    let string_map = |key: &str| -> Result<Vec<(String, String)>, String> {
+    let string_map = |key: &str| -> Result<Vec<(String, String)>, EntryError> {
         match entry.get(key) {
             None | Some(Value::Null) => Ok(Vec::new()),
             Some(Value::Object(m)) => m
                 .iter()
                 .map(|(k, v)| match v {
                     Value::String(s) => expand(s, env).map(|s| (k.clone(), s)).map_err(|var| {
-                        fail(format!("\"{key}.{k}\" uses ${{{var}}}, which is not set"))
+                        fail(format!(
+                            "\"{key}.{k}\" uses ${{{}}}, which is not set",
+                            var.0
+                        ))
                     }),
                     _ => Err(fail(format!("\"{key}.{k}\" must be a string"))),
                 })
@@ -350,7 +366,7 @@ fn server_from_entry(
                     .iter()
                     .map(|v| match v {
                         Value::String(s) => expand(s, env).map_err(|var| {
-                            fail(format!("\"args\" uses ${{{var}}}, which is not set"))
+                            fail(format!("\"args\" uses ${{{}}}, which is not set", var.0))
                         }),
                         _ => Err(fail("\"args\" must be an array of strings".to_owned())),
                     })
@@ -401,7 +417,7 @@ fn home_path(s: &str) -> String {
 
 /// Expands `${VAR}` (and `${VAR:-default}`); `Err(var)` names an unset variable without a
 /// default. `$$` is not special; a `$` not followed by `{` stays as it is.
-pub fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+pub fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String, UnsetVariable> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -419,7 +435,7 @@ pub fn expand(text: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<String
         match (env(var), default) {
             (Some(v), _) if !v.is_empty() || default.is_none() => out.push_str(&v),
             (_, Some(d)) => out.push_str(d),
-            (None, None) => return Err(var.to_owned()),
+            (None, None) => return Err(UnsetVariable(var.to_owned())),
             (Some(v), None) => out.push_str(&v),
         }
         rest = &after[end + 1..];
@@ -444,7 +460,10 @@ mod tests {
     fn variables_expand_with_defaults_and_unset_ones_are_named() {
         assert_eq!(expand("Bearer ${TOKEN}", &env).as_deref(), Ok("Bearer abc"));
         assert_eq!(expand("${NOPE:-x}-${EMPTY:-y}", &env).as_deref(), Ok("x-y"));
-        assert_eq!(expand("a ${NOPE} b", &env), Err("NOPE".to_owned()));
+        assert_eq!(
+            expand("a ${NOPE} b", &env),
+            Err(UnsetVariable("NOPE".to_owned()))
+        );
         assert_eq!(
             expand("$HOME ${unclosed", &env).as_deref(),
             Ok("$HOME ${unclosed")
@@ -467,7 +486,7 @@ mod tests {
         )
         .unwrap_or_else(|e| panic!("{e}"));
         let files = ConfigFiles {
-            files: vec![(user.clone(), false), (project.clone(), true)],
+            files: vec![(user, false), (project.clone(), true)],
         };
         let loaded = load(&files, &env);
         assert!(loaded.diagnostics.is_empty(), "{:?}", loaded.diagnostics);

@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use super::config::{canonical_name, Diagnostic, LoadedConfig, ServerConfig};
 use super::connection::{self, Connection, RemoteTool};
 use super::names::tool_names;
-use super::tool::McpTool;
+use super::tool::{McpTool, ToolCaller};
 use super::McpError;
 
 /// How often a server that keeps exiting is restarted before Arbor waits for the next call.
@@ -193,7 +193,7 @@ impl McpManager {
                 .zip(tool_names(&slot.config.name, &remote))
             {
                 out.push(Arc::new(McpTool {
-                    manager: self.clone(),
+                    manager: Arc::new(self.clone()),
                     server: slot.key.clone(),
                     remote_name: tool.name.clone(),
                     name,
@@ -541,5 +541,17 @@ impl McpManager {
         )
         .await;
         *lock(&self.inner.on_tools) = None;
+    }
+}
+
+#[async_trait::async_trait]
+impl ToolCaller for McpManager {
+    async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<Value, McpError> {
+        self.call_tool(server, tool, arguments).await
     }
 }

@@ -12,15 +12,20 @@ pub enum McpAction {
     Disable(String),
 }
 
+/// `/mcp` with words it does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("Usage: /mcp [reconnect|enable|disable NAME]")]
+pub struct UsageError;
+
 /// Parses the words after `/mcp`.
-pub fn parse(args: Option<&str>) -> Result<McpAction, String> {
+pub fn parse(args: Option<&str>) -> Result<McpAction, UsageError> {
     let words: Vec<&str> = args.unwrap_or_default().split_whitespace().collect();
     match words.as_slice() {
         [] | ["status"] | ["list"] => Ok(McpAction::Status),
         ["reconnect", name] => Ok(McpAction::Reconnect((*name).to_owned())),
         ["enable", name] => Ok(McpAction::Enable((*name).to_owned())),
         ["disable", name] => Ok(McpAction::Disable((*name).to_owned())),
-        _ => Err("Usage: /mcp [reconnect|enable|disable NAME]".to_owned()),
+        _ => Err(UsageError),
     }
 }
 

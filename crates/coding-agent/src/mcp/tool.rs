@@ -6,11 +6,24 @@ use arbor_agent::agent::{AgentTool, ToolError, ToolInvocation, ToolOutput};
 use arbor_ai::{ContentBlock, ImageContent};
 use serde_json::{json, Value};
 
-use super::manager::McpManager;
+use super::McpError;
+
+/// What an [`McpTool`] calls through: the manager, which owns the connections (a trait, so
+/// the tool does not depend on the manager that makes it).
+#[async_trait::async_trait]
+pub trait ToolCaller: Send + Sync {
+    /// Calls `tool` on the server `server` (canonical key); the `CallToolResult` as JSON.
+    async fn call(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: serde_json::Map<String, Value>,
+    ) -> Result<Value, McpError>;
+}
 
 /// One tool of one server.
 pub struct McpTool {
-    pub(super) manager: McpManager,
+    pub(super) manager: std::sync::Arc<dyn ToolCaller>,
     /// The canonical server key (see [`super::config::canonical_name`]).
     pub(super) server: String,
     /// The tool's name on the server.
@@ -47,7 +60,7 @@ impl AgentTool for McpTool {
         };
         let call_fut = self
             .manager
-            .call_tool(&self.server, &self.remote_name, arguments);
+            .call(&self.server, &self.remote_name, arguments);
         let result = tokio::select! {
             r = call_fut => r,
             _ = call.cancel.cancelled() => return Err(ToolError::new("Operation aborted")),

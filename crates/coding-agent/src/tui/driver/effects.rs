@@ -295,7 +295,7 @@ impl Driver {
                 }
             }
             Effect::Mcp(args) => match crate::mcp::panel::parse(args.as_deref()) {
-                Err(usage) => self.done(Outcome::Error(usage)),
+                Err(usage) => self.done(Outcome::Error(usage.to_string())),
                 Ok(action) => match crate::mcp::panel::run(self.app.mcp.as_ref(), action).await {
                     Ok(text) => self.done(Outcome::Notice(text)),
                     Err(e) => self.done(Outcome::Error(e.to_string())),
