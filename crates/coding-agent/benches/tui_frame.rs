@@ -67,6 +67,7 @@ fn ctx(faux: &FauxProvider, session: Arc<Session>, harness: AgentHarness) -> Tui
             true,
             arbor_coding_agent::trust::TrustSource::NothingToProtect,
         ),
+        mcp: None,
     }
 }
 

@@ -131,6 +131,12 @@ pub struct AgentArgs {
     /// Load a prompt template (a Markdown file or a folder of them); repeatable.
     #[arg(long = "prompt-template", value_name = "PATH")]
     pub prompt_templates: Vec<String>,
+    /// Start no MCP server this run (mcp.json files are not read).
+    #[arg(long)]
+    pub no_mcp: bool,
+    /// Run no hook command this run (the `hooks` settings are not read).
+    #[arg(long)]
+    pub no_hooks: bool,
     /// No network access except to the model (Arbor makes no other requests anyway).
     #[arg(long)]
     pub offline: bool,
@@ -144,6 +150,44 @@ pub enum Command {
     /// Inspect, fork and migrate sessions.
     #[command(subcommand, arg_required_else_help = true)]
     Session(SessionCommand),
+    /// Add, list and remove MCP servers (mcp.json).
+    #[command(subcommand, arg_required_else_help = true)]
+    Mcp(McpCommand),
+}
+
+/// `arbor mcp …`: edits Arbor's own mcp.json (user level, or the project's with --local).
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Add a server: `arbor mcp add NAME -- COMMAND ARGS…` (stdio) or `arbor mcp add NAME
+    /// --url URL` (streamable HTTP).
+    Add {
+        /// Server name: letters, digits, '_' and '-'.
+        name: String,
+        /// Streamable HTTP endpoint (instead of a command).
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
+        /// Environment for a stdio server, KEY=VALUE (repeatable; ${VAR} is expanded at start).
+        #[arg(long = "env", short = 'e', value_name = "KEY=VALUE")]
+        env: Vec<String>,
+        /// HTTP header, "Name: value" (repeatable).
+        #[arg(long = "header", value_name = "NAME: VALUE")]
+        headers: Vec<String>,
+        /// Write the project's .arbor/mcp.json instead of the user file.
+        #[arg(short = 'l', long)]
+        local: bool,
+        /// The command and its arguments (after `--`).
+        #[arg(last = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
+    /// Connect to every enabled server and print its state and tools; exit 1 when an entry is
+    /// invalid or an enabled server does not connect.
+    List,
+    /// Remove a server from Arbor's user file (or the project's with --local).
+    Remove {
+        name: String,
+        #[arg(short = 'l', long)]
+        local: bool,
+    },
 }
 
 /// `SESSION` is a file path, a full session id, or a unique id prefix.

@@ -100,6 +100,18 @@ fn read_object(
 }
 
 impl Settings {
+    /// `mcpStartTimeoutMs`: how long an MCP server may take to start, and how long a prompt
+    /// waits for servers still starting (default 10 s; DECISIONS §33.5).
+    pub fn mcp_start_timeout(&self) -> std::time::Duration {
+        self.merged
+            .get("mcpStartTimeoutMs")
+            .and_then(Value::as_u64)
+            .map_or(
+                crate::mcp::manager::DEFAULT_START_TIMEOUT,
+                std::time::Duration::from_millis,
+            )
+    }
+
     /// Reads and merges the global and project files (either may be missing).
     pub fn load(home: &Path, cwd: &Path) -> Result<Settings, CliError> {
         Settings::load_with_trust(home, cwd, true)

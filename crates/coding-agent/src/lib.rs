@@ -13,7 +13,8 @@
 //!   automatic compaction around a prompt.
 //! - [`tools`]: the agent's tools (read, write, edit, bash, grep, find, ls); [`process`]: the
 //!   process groups of the commands they and the user run, ended with every run;
-//!   [`checkpoints`]: workspace checkpoints beside the session.
+//!   [`checkpoints`]: workspace checkpoints beside the session; [`mcp`]: MCP servers' tools;
+//!   [`hooks`]: commands run on the harness's events.
 //! - `session_commands`, [`store`], `render`: the `arbor session` commands, opening stores
 //!   and rendering sessions as text; [`config`]: settings files.
 //! - [`trust`]: project trust, the gate every loader of project resources asks;
@@ -30,9 +31,11 @@ pub mod config;
 pub mod error;
 pub(crate) mod export;
 pub mod files;
+pub mod hooks;
 pub(crate) mod initial_prompts;
 pub(crate) mod key_command;
 pub(crate) mod lookup;
+pub mod mcp;
 pub(crate) mod modes;
 pub(crate) mod pgstore;
 pub(crate) mod policy;

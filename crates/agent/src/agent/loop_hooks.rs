@@ -42,6 +42,9 @@ pub struct ToolCallDecision {
     pub reason: Option<String>,
     /// With `block`: this result asks the agent to stop after the batch.
     pub terminate: bool,
+    /// Without `block`: the arguments the tool runs with instead (not validated again, as in
+    /// pi, where a `tool_call` handler edits `event.input` in place).
+    pub arguments: Option<Value>,
 }
 
 /// A finished tool call (`after_tool_call`).

@@ -17,7 +17,7 @@ use crate::message::AgentMessage;
 
 use super::error::AgentError;
 use super::event::AgentEvent;
-use super::loop_hooks::{ToolCallRequest, ToolCallResult};
+use super::loop_hooks::{ToolCallDecision, ToolCallRequest, ToolCallResult};
 use super::run::RunState;
 use super::tool::{ToolExecutionMode, ToolInvocation, ToolOutput, ToolProgress, ToolRef};
 
@@ -154,6 +154,13 @@ impl RunState<'_> {
                 is_error: true,
                 terminate: d.terminate,
             }),
+            Ok(Some(ToolCallDecision {
+                arguments: Some(changed),
+                ..
+            })) => Prepared::Ready {
+                tool,
+                args: changed,
+            },
             Ok(_) => Prepared::Ready { tool, args },
         }
     }

@@ -74,6 +74,7 @@ impl AgentHarness {
             tools: options.tools,
             active_tool_names: active_names,
             active,
+            extension_tools: Vec::new(),
             system_prompt: options.system_prompt,
             stream_options: options.stream_options,
             thinking_budgets: options.thinking_budgets,

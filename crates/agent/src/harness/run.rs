@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::{
     run_agent_loop, AgentError, AgentEvent, AgentLoopConfig, ErrorCode, LoopHooks, NextTurn,
-    ToolCallDecision, ToolCallRequest, ToolCallResult, ToolResultPatch,
+    ToolCallDecision, ToolCallRequest, ToolCallResult, ToolResultPatch, ToolSet,
 };
 use crate::context::convert::convert_one;
 use crate::message::AgentMessage;
@@ -74,11 +74,22 @@ impl AgentHarness {
     /// The current loop configuration (model, tools, system prompt of this turn).
     pub(super) fn loop_config(&self, system_prompt_override: Option<String>) -> AgentLoopConfig {
         let s = self.state();
+        let tools = if s.extension_tools.is_empty() {
+            s.active.clone()
+        } else {
+            let mut all = s.active.tools().to_vec();
+            for t in &s.extension_tools {
+                if !all.iter().any(|a| a.name() == t.name()) {
+                    all.push(t.clone());
+                }
+            }
+            ToolSet::new(all)
+        };
         let system_prompt = system_prompt_override.unwrap_or_else(|| {
             s.system_prompt.render(&SystemPromptInput {
                 model: &s.model,
                 thinking_level: s.thinking_level,
-                active_tools: s.active.tools(),
+                active_tools: tools.tools(),
             })
         });
         AgentLoopConfig {
@@ -86,7 +97,7 @@ impl AgentHarness {
             model: s.model.clone(),
             thinking_level: s.thinking_level,
             system_prompt: Some(system_prompt),
-            tools: s.active.clone(),
+            tools,
             stream_options: s.stream_options.clone(),
             thinking_budgets: s.thinking_budgets,
             tool_execution: s.tool_execution,

@@ -125,6 +125,12 @@ impl AgentHarness {
         Ok(())
     }
 
+    /// Replaces the tools a host offers beside the recorded set (MCP servers' tools), from the
+    /// next request on. Never stored: they follow the host's connections, not the session.
+    pub fn set_extension_tools(&self, tools: Vec<ToolRef>) {
+        self.state().extension_tools = tools;
+    }
+
     /// Replaces the system prompt (used from the next request; never stored).
     pub fn set_system_prompt(&self, prompt: SystemPrompt) {
         self.state().system_prompt = prompt;

@@ -38,6 +38,9 @@ pub(super) struct State {
     pub(super) tools: Vec<ToolRef>,
     pub(super) active_tool_names: Vec<String>,
     pub(super) active: ToolSet,
+    /// Tools a host adds beside the recorded set (MCP servers' tools): offered after the
+    /// active tools, never written to the session (DECISIONS §33.9).
+    pub(super) extension_tools: Vec<ToolRef>,
     pub(super) system_prompt: SystemPrompt,
     pub(super) stream_options: StreamOptions,
     pub(super) thinking_budgets: ThinkingBudgets,

@@ -367,6 +367,7 @@ impl HarnessHook for Guard {
             block: true,
             reason: Some("fail is not allowed here".into()),
             terminate: false,
+            arguments: None,
         }))
     }
     async fn tool_result(&self, result: ToolCallResult<'_>) -> HookResult<ToolResultPatch> {

@@ -60,6 +60,8 @@ pub struct App {
     pub trust: ProjectTrust,
     /// Skills, prompt templates and the system prompt's files, shared with `/reload`.
     pub resources: LiveResources,
+    /// The run's MCP servers (`None` with `--no-mcp`); `/mcp` drives it.
+    pub mcp: Option<crate::mcp::McpManager>,
 }
 
 fn queue_mode(v: Option<String>) -> QueueMode {
@@ -506,6 +508,17 @@ async fn start_with(
     if let Some(hook) = &checkpoints {
         harness.add_hook(hook.clone());
     }
+    let mcp = integrations(
+        a,
+        &harness,
+        &home,
+        &cwd,
+        &settings,
+        &header.id,
+        &session_file,
+        // A project's own mcp.json and hooks run only in a trusted folder (DECISIONS §32.10).
+        trust.is_trusted(),
+    );
     if let Some(name) = a.name.as_ref().filter(|_| restart.is_none()) {
         session.append_session_name(name.trim()).await?;
     }
@@ -524,6 +537,7 @@ async fn start_with(
         secrets,
         trust,
         resources,
+        mcp,
     })
 }
 
@@ -546,4 +560,51 @@ pub fn trust_flag(a: &AgentArgs) -> Option<bool> {
     } else {
         None
     }
+}
+
+/// MCP servers and hooks: both configured from files, neither on the start-up path (servers
+/// start in the background, `session_start` hooks run in the background). Diagnostics go to
+/// stderr before any mode owns the terminal.
+fn integrations(
+    a: &AgentArgs,
+    harness: &AgentHarness,
+    home: &Path,
+    cwd: &Path,
+    settings: &Settings,
+    session_id: &str,
+    session_file: &Option<PathBuf>,
+    trusted: bool,
+) -> Option<crate::mcp::McpManager> {
+    if !a.no_hooks {
+        let set = crate::hooks::config::load(home, cwd, trusted);
+        for d in &set.diagnostics {
+            eprintln!("Warning: {d}");
+        }
+        if !set.is_empty() {
+            let hooks = Arc::new(crate::hooks::CommandHooks::new(
+                set,
+                cwd.to_path_buf(),
+                session_id.to_owned(),
+                |text| eprintln!("{text}"),
+            ));
+            harness.add_hook(hooks.clone());
+            let file = session_file.as_ref().map(|f| f.display().to_string());
+            tokio::spawn(async move { hooks.session_start(file).await });
+        }
+    }
+    if a.no_mcp {
+        return None;
+    }
+    let timeout = settings.mcp_start_timeout();
+    let manager = crate::mcp::start(home, cwd, trusted, timeout);
+    for d in manager.diagnostics() {
+        eprintln!("Warning: {d}");
+    }
+    let h = harness.clone();
+    manager.on_tools(move |tools| h.set_extension_tools(tools));
+    harness.add_hook(Arc::new(crate::mcp::gate::PromptGate {
+        manager: manager.clone(),
+        timeout,
+    }));
+    Some(manager)
 }

@@ -189,6 +189,10 @@ pub async fn run(mut args: AgentArgs, session_dir: Option<&Path>) -> Result<Exit
                     match switch(&args, session_dir, &driver, &effect).await {
                         Ok(Some(next)) => {
                             let plan = driver.take_fork_restore();
+                            // The next session starts its own MCP servers.
+                            if let Some(old) = driver.app.mcp.take() {
+                                old.shutdown().await;
+                            }
                             driver = Driver::new(TuiApp::from_app(next), theme).await?;
                             if matches!(effect, Effect::ForkAt { .. } | Effect::Clone) {
                                 driver.finish_fork_restore(plan).await;

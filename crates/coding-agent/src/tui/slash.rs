@@ -34,6 +34,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "reload",
         "Read settings, skills, templates and context files again",
     ),
+    (
+        "mcp",
+        "MCP servers: status and tools [reconnect|enable|disable NAME]",
+    ),
     ("hotkeys", "Show the keyboard shortcuts"),
     ("quit", "Quit"),
 ];
@@ -57,6 +61,7 @@ pub enum Slash {
     /// `/settings` with an optional `key value` to set.
     Settings(Option<String>),
     Reload,
+    Mcp(Option<String>),
     Hotkeys,
     Quit,
 }
@@ -103,6 +108,7 @@ pub fn parse(text: &str) -> Option<Result<Slash, SlashError>> {
         "copy" => Slash::Copy,
         "settings" => Slash::Settings(arg),
         "reload" => Slash::Reload,
+        "mcp" => Slash::Mcp(arg),
         "hotkeys" => Slash::Hotkeys,
         "quit" | "exit" => Slash::Quit,
         other => return Some(Err(SlashError::Unknown(other.to_owned()))),

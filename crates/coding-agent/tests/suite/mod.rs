@@ -10,6 +10,8 @@ mod checkpoints;
 mod context_json;
 mod errors;
 mod fork_migrate;
+mod hooks;
+mod mcp;
 mod pi_open;
 mod plans;
 mod postgres;

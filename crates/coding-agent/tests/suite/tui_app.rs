@@ -83,6 +83,7 @@ pub(crate) async fn rig_with_settings(settings: serde_json::Value) -> Rig {
             true,
             arbor_coding_agent::trust::TrustSource::NothingToProtect,
         ),
+        mcp: None,
     };
     let driver = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     Rig {
@@ -520,6 +521,7 @@ pub(crate) async fn rig_over(
             true,
             arbor_coding_agent::trust::TrustSource::NothingToProtect,
         ),
+        mcp: None,
     };
     let driver = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     Rig {

@@ -87,6 +87,7 @@ async fn resumed() -> (FauxProvider, Driver) {
             true,
             arbor_coding_agent::trust::TrustSource::NothingToProtect,
         ),
+        mcp: None,
     };
     let driver = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     (faux, driver)
@@ -262,6 +263,7 @@ async fn a_short_session_loads_at_once() {
             true,
             arbor_coding_agent::trust::TrustSource::NothingToProtect,
         ),
+        mcp: None,
     };
     let d = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     assert!(!d.state.is_loading());

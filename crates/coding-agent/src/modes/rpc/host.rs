@@ -114,6 +114,10 @@ impl Rpc {
             .app
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(app);
+        // The new session started its own MCP servers.
+        if let Some(mcp) = &old.mcp {
+            mcp.shutdown().await;
+        }
         Ok(())
     }
 }

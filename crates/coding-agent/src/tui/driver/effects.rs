@@ -327,6 +327,13 @@ impl Driver {
             }
             Effect::Settings(arg) => self.show_settings(arg),
             Effect::Reload => self.reload_resources(),
+            Effect::Mcp(args) => match crate::mcp::panel::parse(args.as_deref()) {
+                Err(usage) => self.done(Outcome::Error(usage.to_string())),
+                Ok(action) => match crate::mcp::panel::run(self.app.mcp.as_ref(), action).await {
+                    Ok(text) => self.done(Outcome::Notice(text)),
+                    Err(e) => self.done(Outcome::Error(e.to_string())),
+                },
+            },
             Effect::Copy => {
                 match last_assistant_text(&self.app.session, AssistantText::LastNonEmpty)
                     .await

@@ -67,6 +67,8 @@ pub struct TuiApp {
     pub resources: crate::resources::LiveResources,
     /// The project trust decision this run started with.
     pub trust: crate::trust::ProjectTrust,
+    /// The run's MCP servers (`None`: `--no-mcp`, tests); `/mcp` shows and drives them.
+    pub mcp: Option<crate::mcp::McpManager>,
 }
 
 impl TuiApp {
@@ -99,6 +101,7 @@ impl TuiApp {
             env_policy: app.secrets.env_policy,
             resources: app.resources,
             trust: app.trust,
+            mcp: app.mcp,
         }
     }
 }
@@ -158,6 +161,13 @@ impl Driver {
         app.harness.subscribe(move |e| {
             let _ = sink.send(AppEvent::Agent(Box::new(e.clone())));
         });
+        if let Some(mcp) = &app.mcp {
+            // Crash and reconnect notices go to the transcript, not over the screen.
+            let notices = tx.clone();
+            mcp.on_notice(move |text| {
+                let _ = notices.send(AppEvent::Done(Outcome::Notice(text)));
+            });
+        }
         let mut d = Driver {
             state: AppState::new(FooterInfo::default(), theme)
                 .with_code_restore(app.checkpoints.is_some())

@@ -66,6 +66,8 @@ pub type TaskError = std::sync::Arc<crate::error::CliError>;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     Prompt(String),
+    /// `/mcp [action NAME]`.
+    Mcp(Option<String>),
     Steer(String),
     FollowUp(String),
     Abort,

@@ -82,6 +82,7 @@ impl AppState {
                 | Slash::Copy
                 | Slash::Name(None)
                 | Slash::Settings(None)
+                | Slash::Mcp(_)
         );
         if needs_idle && (self.is_running() || self.background.is_some()) {
             self.error("Wait for the agent to finish (or press Esc) before running this command");
@@ -115,6 +116,7 @@ impl AppState {
             Slash::Copy => vec![Effect::Copy],
             Slash::Settings(arg) => vec![Effect::Settings(arg)],
             Slash::Reload => vec![Effect::Reload],
+            Slash::Mcp(args) => vec![Effect::Mcp(args)],
             Slash::Hotkeys => {
                 let w = HOTKEYS.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
                 let table: Vec<String> = HOTKEYS

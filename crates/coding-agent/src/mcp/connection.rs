@@ -1,0 +1,296 @@
+//! One live connection to an MCP server: the child process Arbor started (in its own process
+//! group, so wrappers such as `npx` take their children with them: DECISIONS §33.6), the
+//! rmcp client session over its stdin/stdout, and the tail of its stderr for diagnostics.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, Implementation, InitializeRequestParams,
+};
+use rmcp::service::{Peer, RoleClient, RunningService};
+use rmcp::ServiceExt;
+use serde_json::{Map, Value};
+use tokio::io::AsyncBufReadExt;
+use tokio::process::Child;
+
+use super::config::{ServerConfig, Transport};
+use super::McpError;
+
+/// How much of a server's stderr is kept for the report of a failure.
+const STDERR_TAIL: usize = 2048;
+
+/// A tool as the server lists it (its JSON, kept whole).
+#[derive(Debug, Clone)]
+pub struct RemoteTool {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+}
+
+/// The stderr tail of a stdio server, shared with the task that reads it.
+#[derive(Debug, Clone, Default)]
+pub struct StderrTail(Arc<Mutex<String>>);
+
+impl StderrTail {
+    fn push(&self, line: &str) {
+        let mut s = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        s.push_str(line);
+        s.push('\n');
+        if s.len() > STDERR_TAIL {
+            let mut cut = s.len() - STDERR_TAIL;
+            while !s.is_char_boundary(cut) {
+                cut += 1;
+            }
+            s.drain(..cut);
+        }
+    }
+
+    pub fn text(&self) -> String {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .trim_end()
+            .to_owned()
+    }
+}
+
+/// A connected server.
+pub struct Connection {
+    service: RunningService<RoleClient, InitializeRequestParams>,
+    child: Option<Child>,
+    pub stderr: StderrTail,
+    pub tools: Vec<RemoteTool>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("pid", &self.child.as_ref().and_then(Child::id))
+            .field("tools", &self.tools.len())
+            .finish()
+    }
+}
+
+fn client_info() -> InitializeRequestParams {
+    InitializeRequestParams::new(
+        ClientCapabilities::default(),
+        Implementation::new("arbor", env!("CARGO_PKG_VERSION")),
+    )
+}
+
+impl Connection {
+    /// Starts the server and completes the MCP handshake and the tool listing, all within
+    /// `timeout`. On failure the child is killed before returning.
+    pub async fn open(
+        config: &ServerConfig,
+        cwd: &Path,
+        timeout: Duration,
+    ) -> Result<Self, McpError> {
+        let name = config.name.clone();
+        match &config.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd: server_cwd,
+            } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args)
+                    .envs(env.iter().map(|(k, v)| (k, v)))
+                    .current_dir(
+                        server_cwd
+                            .as_ref()
+                            .map_or_else(|| cwd.to_path_buf(), |c| cwd.join(c)),
+                    )
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .kill_on_drop(true)
+                    .process_group(0);
+                let mut child = cmd.spawn().map_err(|source| McpError::Spawn {
+                    server: name.clone(),
+                    command: command.clone(),
+                    source,
+                })?;
+                if let Some(pid) = child.id() {
+                    live_groups().push(pid);
+                }
+                let stderr = StderrTail::default();
+                if let Some(err) = child.stderr.take() {
+                    let tail = stderr.clone();
+                    tokio::spawn(async move {
+                        let mut lines = tokio::io::BufReader::new(err).lines();
+                        while let Ok(Some(line)) = lines.next_line().await {
+                            tail.push(&line);
+                        }
+                    });
+                }
+                let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+                    kill_child(&mut child).await;
+                    return Err(McpError::Handshake {
+                        server: name,
+                        message: "the child process has no stdin/stdout".to_owned(),
+                    });
+                };
+                let started = tokio::time::timeout(timeout, async {
+                    let service = client_info()
+                        .serve((stdout, stdin))
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    let tools = service.list_all_tools().await.map_err(|e| e.to_string())?;
+                    Ok::<_, String>((service, tools))
+                })
+                .await;
+                let (service, tools) = match started {
+                    Ok(Ok(v)) => v,
+                    Ok(Err(message)) => {
+                        kill_child(&mut child).await;
+                        return Err(McpError::Handshake {
+                            server: name,
+                            message: with_stderr(message, &stderr),
+                        });
+                    }
+                    Err(_) => {
+                        kill_child(&mut child).await;
+                        return Err(McpError::Timeout {
+                            server: name,
+                            what: "start",
+                            after: timeout,
+                        });
+                    }
+                };
+                Ok(Connection {
+                    service,
+                    child: Some(child),
+                    stderr,
+                    tools: tools.into_iter().map(remote_tool).collect(),
+                })
+            }
+            Transport::Http { .. } => Err(McpError::HttpUnsupported { server: name }),
+        }
+    }
+
+    /// The client handle for calls (cheap to clone; calls do not hold the connection).
+    pub fn peer(&self) -> Peer<RoleClient> {
+        self.service.peer().clone()
+    }
+
+    /// The server process id (stdio servers).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().and_then(Child::id)
+    }
+
+    /// Takes the child out so a watcher can wait for it to exit.
+    pub fn take_child(&mut self) -> Option<Child> {
+        self.child.take()
+    }
+
+    /// Ends the MCP session (closing the server's stdin); the caller ends the process group.
+    pub async fn close(mut self) {
+        let _ = tokio::time::timeout(Duration::from_secs(1), self.service.close()).await;
+        if let Some(child) = self.child.as_mut() {
+            kill_child(child).await;
+        }
+    }
+}
+
+/// Calls one tool; the result as JSON (`content`, `isError`, `structuredContent`).
+pub async fn call_tool(
+    peer: &Peer<RoleClient>,
+    tool: &str,
+    arguments: Map<String, Value>,
+) -> Result<Value, rmcp::service::ServiceError> {
+    let mut params = CallToolRequestParams::new(tool.to_owned());
+    params.arguments = Some(arguments);
+    let result = peer.call_tool(params).await?;
+    Ok(serde_json::to_value(&result).unwrap_or(Value::Null))
+}
+
+fn remote_tool(tool: rmcp::model::Tool) -> RemoteTool {
+    let json = serde_json::to_value(&tool).unwrap_or(Value::Null);
+    let schema = match json.get("inputSchema") {
+        Some(Value::Object(o)) => Value::Object(o.clone()),
+        _ => serde_json::json!({"type": "object", "properties": {}}),
+    };
+    RemoteTool {
+        name: tool.name.to_string(),
+        description: tool.description.as_deref().unwrap_or_default().to_owned(),
+        input_schema: schema,
+    }
+}
+
+fn with_stderr(message: String, stderr: &StderrTail) -> String {
+    let tail = stderr.text();
+    if tail.is_empty() {
+        message
+    } else {
+        format!("{message}\nstderr:\n{tail}")
+    }
+}
+
+/// Leader pids of the process groups MCP servers run in, across every manager of the
+/// process: what [`kill_all_groups`] ends when arbor exits, however the run ended.
+static LIVE_GROUPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn live_groups() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    LIVE_GROUPS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn signal_group(pid: u32, signal: nix::sys::signal::Signal) -> bool {
+    let Ok(raw) = i32::try_from(pid) else {
+        return false;
+    };
+    nix::sys::signal::killpg(nix::unistd::Pid::from_raw(raw), signal).is_ok()
+}
+
+/// Records a process group Arbor started (an MCP server's or a hook's), so that
+/// [`kill_all_groups`] ends it at exit.
+pub fn track_group(pid: u32) {
+    live_groups().push(pid);
+}
+
+/// The server's leader has exited: SIGKILL whatever it left in its group, and forget it.
+pub fn forget_group(pid: u32) {
+    signal_group(pid, nix::sys::signal::Signal::SIGKILL);
+    live_groups().retain(|p| *p != pid);
+}
+
+/// Ends a server's process group: SIGTERM, up to half a second for it to go, then SIGKILL
+/// (DECISIONS §33.6).
+pub async fn end_group(pid: u32) {
+    use nix::sys::signal::Signal;
+    if signal_group(pid, Signal::SIGTERM) {
+        for _ in 0..10 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            // Signal 0 probes whether any process of the group is left.
+            let Ok(raw) = i32::try_from(pid) else { break };
+            if nix::sys::signal::killpg(nix::unistd::Pid::from_raw(raw), None).is_err() {
+                break;
+            }
+        }
+    }
+    forget_group(pid);
+}
+
+/// SIGKILL to every MCP server group still alive: the last step of every arbor exit.
+pub fn kill_all_groups() {
+    let pids: Vec<u32> = live_groups().drain(..).collect();
+    for pid in pids {
+        signal_group(pid, nix::sys::signal::Signal::SIGKILL);
+    }
+}
+
+async fn kill_child(child: &mut Child) {
+    if let Some(pid) = child.id() {
+        forget_group(pid);
+    }
+    let _ = child.kill().await;
+}
