@@ -52,6 +52,10 @@ pub enum CliError {
     /// compaction or branch summary that failed or was aborted (the session is unchanged).
     #[error("{0}")]
     Session(#[from] SessionError),
+    /// The search index could not be used even after a rebuild, or a search made no sense
+    /// (no words, a bad `--since`).
+    #[error("{0}")]
+    Search(#[from] arbor_search::SearchError),
     /// A bug: the command panicked. Never a verdict on the user's input or files.
     #[error("internal error: {0} (this is a bug in arbor; please report it)")]
     Internal(String),

@@ -36,6 +36,7 @@ pub(crate) mod provider;
 pub(crate) mod render;
 pub(crate) mod scope;
 pub(crate) mod session_commands;
+pub mod session_search;
 pub(crate) mod shutdown;
 pub(crate) mod startup;
 pub mod store;

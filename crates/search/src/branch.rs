@@ -10,21 +10,18 @@ use rusqlite::{params, OptionalExtension, Transaction};
 
 /// Moves the active path of file `file_id` from `old` to `new` (either may be `None`: no
 /// entries or a leaf before the first entry). A walk that meets a missing parent stops there;
-/// one that would loop (a `parentId` cycle) stops after as many steps as the file has entries.
+/// one that would loop (a `parentId` cycle) stops after `limit` steps (the file's line count,
+/// which bounds its entry count).
 pub(crate) fn move_leaf(
     tx: &Transaction<'_>,
     file_id: i64,
     old: Option<&str>,
     new: Option<&str>,
+    limit: i64,
 ) -> rusqlite::Result<()> {
     if old == new {
         return Ok(());
     }
-    let limit: i64 = tx.query_row(
-        "SELECT count(*) FROM entries WHERE file_id = ?1",
-        [file_id],
-        |r| r.get(0),
-    )?;
     let mut lookup = tx.prepare_cached(
         "SELECT parent_id, active FROM entries WHERE file_id = ?1 AND entry_id = ?2",
     )?;

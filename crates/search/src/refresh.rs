@@ -251,7 +251,13 @@ fn index_from(
         )?;
         return Ok(problem);
     }
-    move_leaf(tx, file_id, old_leaf.as_deref(), cursor.leaf.as_deref())?;
+    move_leaf(
+        tx,
+        file_id,
+        old_leaf.as_deref(),
+        cursor.leaf.as_deref(),
+        cursor.lines,
+    )?;
     tx.execute(
         "UPDATE files SET size = ?2, mtime_ns = ?3, indexed_to = ?4, lines = ?5, head_hash = ?6, tail_start = ?7, tail_hash = ?8, leaf_id = ?9, problem = ?10, broken = 0 WHERE id = ?1",
         params![

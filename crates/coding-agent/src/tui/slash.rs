@@ -15,6 +15,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("clone", "New session copying the current branch"),
     ("new", "Start a new session"),
     ("resume", "Resume another session"),
+    ("search", "Search every session and branch [words]"),
     (
         "undo-restore",
         "Put the files back as they were before the last code restore",
@@ -38,6 +39,7 @@ pub enum Slash {
     Clone,
     New,
     Resume,
+    Search(Option<String>),
     UndoRestore,
     Name(Option<String>),
     Session,
@@ -82,6 +84,7 @@ pub fn parse(text: &str) -> Option<Result<Slash, SlashError>> {
         "clone" => Slash::Clone,
         "new" => Slash::New,
         "resume" => Slash::Resume,
+        "search" => Slash::Search(arg),
         "undo-restore" => Slash::UndoRestore,
         "name" => Slash::Name(arg),
         "session" => Slash::Session,

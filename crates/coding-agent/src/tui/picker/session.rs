@@ -43,6 +43,8 @@ pub enum SessionPick {
     /// Delete this session (confirmed). The shell deletes it, calls
     /// [`SessionPicker::remove`] and keeps the picker open ([`SessionPick::keeps_open`]).
     Delete { id: String, location: String },
+    /// Search inside every session for these words (the `/search` overlay; ^F).
+    Search(String),
 }
 
 impl SessionPick {
@@ -193,6 +195,9 @@ impl SessionPicker {
                 };
                 self.refilter();
             }
+            KeyCode::Char('f') if ctrl => {
+                return Flow::Done(SessionPick::Search(self.query.as_str().to_owned()));
+            }
             KeyCode::Char('d') if ctrl => {
                 if let Some(i) = self.selected() {
                     if self.current.as_deref() == Some(self.sessions[i].location.as_str()) {
@@ -268,7 +273,7 @@ impl SessionPicker {
                 area.x,
                 area.y + area.height - 1,
                 &Line::styled(
-                    "↑↓ move · type to search · Tab folder/all · ^D delete · Enter open · Esc close",
+                    "↑↓ move · type to filter · ^F search inside · Tab folder/all · ^D delete · Enter open · Esc close",
                     t.dim,
                 ),
                 w,
