@@ -46,7 +46,7 @@ impl Words {
             let w: String = (0..n)
                 .map(|_| syllables[rng.below(syllables.len() as u64) as usize])
                 .collect::<String>()
-                + &["", "s", "er", "ing", "_id", "2"][rng.below(6) as usize].to_string();
+                + ["", "s", "er", "ing", "_id", "2"][rng.below(6) as usize];
             if seen.insert(w.clone()) {
                 list.push(w);
             }
@@ -106,16 +106,18 @@ impl Writer<'_> {
     fn turn(&mut self, rng: &mut Rng) {
         let j = |s: String| serde_json::to_string(&s).unwrap();
         let w = self.words;
+        let n = 5 + rng.below(60) as usize;
         self.entry(&format!(
             "\"message\",\"message\":{{\"role\":\"user\",\"content\":{},\"timestamp\":1}}",
-            j(w.text(rng, 5 + rng.below(60) as usize))
+            j(w.text(rng, n))
         ));
         for _ in 0..1 + rng.below(4) {
             let name = ["read", "bash", "edit", "grep"][rng.below(4) as usize];
             let path = format!("src/{}/{}.rs", w.pick(rng), w.pick(rng));
+            let n = 5 + rng.below(50) as usize;
             self.entry(&format!(
                 "\"message\",\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":{}}},{{\"type\":\"toolCall\",\"id\":\"call_{}\",\"name\":\"{name}\",\"arguments\":{{\"path\":{}}}}}],\"api\":\"anthropic-messages\",\"provider\":\"anthropic\",\"model\":\"claude-sonnet-4-5\",\"usage\":{{\"input\":100,\"output\":50,\"cacheRead\":0,\"cacheWrite\":0,\"totalTokens\":150,\"cost\":{{\"input\":0.0,\"output\":0.0,\"cacheRead\":0.0,\"cacheWrite\":0.0,\"total\":0.0}}}},\"stopReason\":\"toolUse\",\"timestamp\":1}}",
-                j(w.text(rng, 5 + rng.below(50) as usize)),
+                j(w.text(rng, n)),
                 self.n,
                 j(path)
             ));
