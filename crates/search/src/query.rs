@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use rusqlite::{params, Connection};
+use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 use crate::error::SearchError;
@@ -134,7 +134,12 @@ pub(crate) fn run(conn: &Connection, query: &Query) -> Result<Vec<Hit>, rusqlite
         .collect::<Vec<_>>()
         .join(" ");
     let limit = query.limit.map_or(-1, |n| n as i64);
-    let mut hits = matching(conn, query, &phrase, true, limit)?;
+    let order = if rarest(conn, &words)? > RANKED_MATCHES {
+        Order::Newest
+    } else {
+        Order::Rank
+    };
+    let mut hits = matching(conn, query, &phrase, true, limit, order)?;
     if words.len() > 1 && (limit < 0 || (hits.len() as i64) < limit) {
         let seen: HashSet<(String, String)> = hits
             .iter()
@@ -146,7 +151,7 @@ pub(crate) fn run(conn: &Connection, query: &Query) -> Result<Vec<Hit>, rusqlite
         } else {
             limit + hits.len() as i64
         };
-        for hit in matching(conn, query, &all_words, false, more)? {
+        for hit in matching(conn, query, &all_words, false, more, order)? {
             if limit >= 0 && hits.len() as i64 >= limit {
                 break;
             }
@@ -158,20 +163,9 @@ pub(crate) fn run(conn: &Connection, query: &Query) -> Result<Vec<Hit>, rusqlite
     Ok(hits)
 }
 
-fn matching(
-    conn: &Connection,
-    query: &Query,
-    fts_query: &str,
-    exact: bool,
-    limit: i64,
-) -> Result<Vec<Hit>, rusqlite::Error> {
-    let branch: Option<bool> = match query.branch {
-        BranchFilter::Active => Some(true),
-        BranchFilter::Abandoned => Some(false),
-        BranchFilter::Any => None,
-    };
-    let mut stmt = conn.prepare_cached(
-        "SELECT f.session_id, f.path, f.cwd, f.name, d.target_id, d.entry_id, d.ts, d.kind,
+/// Every hit with its session, entry and branch state; the order and limit are added.
+const HIT_QUERY: &str =
+    "SELECT f.session_id, f.path, f.cwd, f.name, d.target_id, d.entry_id, d.ts, d.kind,
                 coalesce(e.active, 0), d.line_start, d.line_len
          FROM fts
          JOIN docs d ON d.id = fts.rowid
@@ -180,10 +174,54 @@ fn matching(
          WHERE fts MATCH ?1
            AND (?2 IS NULL OR d.ts >= ?2)
            AND (?3 IS NULL OR f.cwd = ?3)
-           AND (?4 IS NULL OR coalesce(e.active, 0) = ?4)
-         ORDER BY fts.rank, d.ts DESC
-         LIMIT ?5",
-    )?;
+           AND (?4 IS NULL OR coalesce(e.active, 0) = ?4)";
+
+/// Above this many documents for the query's rarest word, BM25 ranking (which scores every
+/// match) gives way to newest-first order, which FTS5 serves without reading every match
+/// (DECISIONS §34.7).
+const RANKED_MATCHES: i64 = 50_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Order {
+    Rank,
+    Newest,
+}
+
+/// How many documents hold the rarest of `words` (0 when one is unknown).
+fn rarest(conn: &Connection, words: &[String]) -> Result<i64, rusqlite::Error> {
+    let mut stmt = conn.prepare_cached("SELECT doc FROM fts_terms WHERE term = ?1")?;
+    let mut least = i64::MAX;
+    for word in words {
+        let docs: i64 = stmt
+            .query_row([word], |r| r.get(0))
+            .optional()?
+            .unwrap_or(0);
+        least = least.min(docs);
+    }
+    Ok(if least == i64::MAX { 0 } else { least })
+}
+
+fn matching(
+    conn: &Connection,
+    query: &Query,
+    fts_query: &str,
+    exact: bool,
+    limit: i64,
+    order: Order,
+) -> Result<Vec<Hit>, rusqlite::Error> {
+    let branch: Option<bool> = match query.branch {
+        BranchFilter::Active => Some(true),
+        BranchFilter::Abandoned => Some(false),
+        BranchFilter::Any => None,
+    };
+    let sql = format!(
+        "{HIT_QUERY} {}",
+        match order {
+            Order::Rank => "ORDER BY fts.rank, d.ts DESC LIMIT ?5",
+            Order::Newest => "ORDER BY fts.rowid DESC LIMIT ?5",
+        }
+    );
+    let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(
         params![fts_query, query.since, query.cwd, branch, limit],
         |r| {

@@ -61,6 +61,7 @@ CREATE VIRTUAL TABLE fts USING fts5(
     contentless_delete=1,
     tokenize='unicode61 remove_diacritics 2'
 );
+CREATE VIRTUAL TABLE fts_terms USING fts5vocab(fts, 'row');
 ";
 
 /// Where the index of the sessions under `sessions_dir` lives.
