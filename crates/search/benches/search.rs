@@ -273,9 +273,13 @@ fn main() {
         .open(&target)
         .unwrap();
     let turn = format!(
-        "{{\"type\":\"message\",\"id\":\"append{}\",\"parentId\":\"{last_id}\",\"timestamp\":\"2026-09-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"one more turn about the zanzibar cache {}\",\"timestamp\":1}}}}\n",
+        "{{\"type\":\"message\",\"id\":\"append{}\",\"parentId\":\"{last_id}\",\"timestamp\":\"2026-09-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":{},\"timestamp\":1}}}}\n",
         before,
-        words.text(&mut rng, 1500)
+        serde_json::to_string(&format!(
+            "one more turn about the zanzibar cache {}",
+            words.text(&mut rng, 1500)
+        ))
+        .unwrap()
     );
     f.write_all(turn.as_bytes()).unwrap();
     drop(f);
