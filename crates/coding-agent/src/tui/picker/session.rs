@@ -273,7 +273,7 @@ impl SessionPicker {
                 area.x,
                 area.y + area.height - 1,
                 &Line::styled(
-                    "↑↓ move · type to filter · ^F search inside · Tab folder/all · ^D delete · Enter open · Esc close",
+                    "↑↓ move · type to search · Tab folder/all · ^D delete · Enter open · Esc close",
                     t.dim,
                 ),
                 w,
