@@ -222,6 +222,34 @@ pub enum SessionCommand {
         #[arg(long)]
         all: bool,
     },
+    /// Search every session, on every branch: ranked hits with a snippet, session, entry id,
+    /// date and branch state (active path or abandoned branch).
+    #[command(
+        after_help = "All words must occur in an entry; entries holding them as an exact \
+        phrase rank first. Searched: messages, tool calls and their arguments (paths, commands), \
+        tool results, ! commands, compaction and branch summaries, labels and session names. \
+        The index (search-index.sqlite beside the sessions) is updated before each search."
+    )]
+    Search {
+        /// The words to find.
+        #[arg(value_name = "QUERY")]
+        query: String,
+        /// Print every hit (default: the best 20).
+        #[arg(long)]
+        all: bool,
+        /// Print the hits as one JSON array.
+        #[arg(long)]
+        json: bool,
+        /// Only hits on the active path, only on abandoned branches, or any.
+        #[arg(long, value_name = "STATE", default_value = "any")]
+        branch: String,
+        /// Only entries from this date on (YYYY-MM-DD or an ISO date-time, UTC).
+        #[arg(long, value_name = "DATE")]
+        since: Option<String>,
+        /// Only the sessions of the current directory.
+        #[arg(long)]
+        cwd: bool,
+    },
     /// Copy a session (or the path to one entry) into a new session; prints its id and path.
     #[command(
         after_help = "Without --entry the whole tree is copied. With --entry ID the path \

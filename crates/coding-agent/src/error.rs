@@ -59,6 +59,10 @@ pub enum CliError {
     /// A `/skill:name` line naming no loaded skill, or a skill file that cannot be read.
     #[error("{0}")]
     Resource(#[from] crate::resources::ResourceError),
+    /// The search index could not be used even after a rebuild, or a search made no sense
+    /// (no words, a bad `--since`).
+    #[error("{0}")]
+    Search(#[from] arbor_search::SearchError),
     /// A bug: the command panicked. Never a verdict on the user's input or files.
     #[error("internal error: {0} (this is a bug in arbor; please report it)")]
     Internal(String),

@@ -48,6 +48,7 @@ pub(crate) mod scope;
 pub mod secrets;
 pub(crate) mod session_commands;
 pub(crate) mod settings_edit;
+pub mod session_search;
 pub(crate) mod shutdown;
 pub(crate) mod startup;
 pub mod store;

@@ -70,6 +70,37 @@ pub async fn session(
             }
             write_tree(&view)
         }
+        SessionCommand::Search {
+            query,
+            all,
+            json,
+            branch,
+            since,
+            cwd,
+        } => {
+            let dirs = SessionDirs::resolve(session_dir)?;
+            let query = arbor_search::Query {
+                text: query,
+                branch: crate::session_search::branch_filter(&branch)?,
+                since,
+                cwd: if cwd { Some(current_dir()?) } else { None },
+                limit: (!all).then_some(crate::session_search::DEFAULT_LIMIT),
+            };
+            let outcome = crate::session_search::run(&dirs, query).await?;
+            for warning in &outcome.warnings {
+                eprintln!("arbor: warning: {warning}");
+            }
+            if json {
+                let text = serde_json::to_string(&outcome.hits)
+                    .map_err(|e| CliError::Internal(format!("search hits as JSON: {e}")))?;
+                emit(format!("{text}\n").as_bytes())
+            } else {
+                if outcome.hits.is_empty() {
+                    eprintln!("arbor: no session matches");
+                }
+                emit(crate::session_search::render_text(&outcome.hits).as_bytes())
+            }
+        }
         SessionCommand::List { all } => {
             let dirs = SessionDirs::resolve(session_dir)?;
             let cwd = current_dir()?;
@@ -281,6 +312,9 @@ async fn on_store(url: &str, cmd: SessionCommand) -> Result<ExitCode> {
         SessionCommand::Export { from, session, out } => export(&from, &session, &out).await,
         SessionCommand::Migrate { .. } => Err(CliError::Usage(
             "migrate rewrites JSONL files; it does not take --store".into(),
+        )),
+        SessionCommand::Search { .. } => Err(CliError::Usage(
+            "search indexes session files; it does not take --store yet (DECISIONS §34.9)".into(),
         )),
         SessionCommand::Compact { .. } | SessionCommand::Navigate { .. } => Err(CliError::Usage(
             "compact and navigate work on session files; they do not take --store yet".into(),

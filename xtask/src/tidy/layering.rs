@@ -1,7 +1,8 @@
 //! Layering: arbor-ai ← arbor-session ← arbor-agent; the storage backends (arbor-session-sqlite,
-//! arbor-session-postgres) stand on arbor-ai and arbor-session only, never on the agent loop;
-//! arbor-coding-agent, the app, on everything. No crate depends on one above it, the HTTP stack
-//! (reqwest, hyper, h2, rustls) stays out of the session, storage and agent crates, and terminal
+//! arbor-session-postgres) and search (arbor-search) stand on arbor-ai and arbor-session only,
+//! never on the agent loop; arbor-coding-agent, the app, on everything. No crate depends on one
+//! above it, the HTTP stack (reqwest, hyper, h2, rustls) stays out of the session, storage, search
+//! and agent crates, and terminal
 //! crates (ratatui, crossterm) stay in the app. arbor-checkpoint depends on no workspace crate.
 //!
 //! Read from `cargo tree -p <crate> -e normal` (normal dependencies, default features: what
@@ -52,6 +53,12 @@ const LAYERS: &[Layer] = &[
         allowed: &["arbor-ai", "arbor-session"],
         banned: &[HTTP_CRATES, TERMINAL_CRATES],
     },
+    // Search across session files: reads entries through arbor-session, nothing of the loop.
+    Layer {
+        krate: "arbor-search",
+        allowed: &["arbor-ai", "arbor-session"],
+        banned: &[HTTP_CRATES, TERMINAL_CRATES],
+    },
     // Workspace checkpoints: git plumbing and a file store, nothing of sessions or models.
     Layer {
         krate: "arbor-checkpoint",
@@ -67,6 +74,7 @@ const LAYERS: &[Layer] = &[
             "arbor-session-sqlite",
             "arbor-session-postgres",
             "arbor-checkpoint",
+            "arbor-search",
         ],
         banned: &[],
     },

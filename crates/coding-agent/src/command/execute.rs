@@ -287,6 +287,28 @@ pub async fn execute(
                 leaf_id,
             })))
         }
+        Command::Search {
+            query,
+            branch,
+            since,
+            cwd_only,
+            limit,
+        } => {
+            let query = arbor_search::Query {
+                text: required(query, "query")?,
+                branch: crate::session_search::branch_filter(branch.as_deref().unwrap_or("any"))?,
+                since,
+                cwd: cwd_only
+                    .unwrap_or(false)
+                    .then(|| app.cwd.to_string_lossy().into_owned()),
+                limit: Some(limit.unwrap_or(crate::session_search::DEFAULT_LIMIT)),
+            };
+            let outcome = crate::session_search::run_in(app.repo.clone(), query).await?;
+            Ok(Some(Reply::Search(SearchReply {
+                hits: outcome.hits,
+                warnings: outcome.warnings,
+            })))
+        }
         Command::GetTree => {
             let tree = app.session.tree().await?;
             // The tree's nodes hold row summaries; the reply carries whole entries.

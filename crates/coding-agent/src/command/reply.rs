@@ -34,6 +34,14 @@ pub enum Reply {
     Compacted(Box<Compacted>),
     Bash(Box<BashReply>),
     Exported(Exported),
+    Search(SearchReply),
+}
+
+/// `search`: ranked hits and the warnings of the index refresh (skipped files).
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchReply {
+    pub hits: Vec<arbor_search::Hit>,
+    pub warnings: Vec<String>,
 }
 
 /// `prompt`, `steer`, `follow_up`: whether the message started a run or was queued.

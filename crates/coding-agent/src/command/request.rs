@@ -117,6 +117,21 @@ pub enum Command {
         #[serde(default, deserialize_with = "lenient")]
         output_path: Option<String>,
     },
+    /// Searches every session of the app's session directory (DECISIONS §34.8).
+    Search {
+        #[serde(default, deserialize_with = "lenient")]
+        query: Option<String>,
+        /// `active`, `abandoned` or `any` (the default).
+        #[serde(default, deserialize_with = "lenient")]
+        branch: Option<String>,
+        #[serde(default, deserialize_with = "lenient")]
+        since: Option<String>,
+        /// Only the sessions of the app's working directory.
+        #[serde(default, deserialize_with = "lenient")]
+        cwd_only: Option<bool>,
+        #[serde(default, deserialize_with = "lenient")]
+        limit: Option<usize>,
+    },
     /// A `type` this app does not know (answered "Unknown command").
     #[serde(other)]
     Unknown,

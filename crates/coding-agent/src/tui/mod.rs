@@ -185,7 +185,11 @@ pub async fn run(mut args: AgentArgs, session_dir: Option<&Path>) -> Result<Exit
                         osc52(t);
                     }
                 }
-                Effect::New | Effect::Clone | Effect::ForkAt { .. } | Effect::OpenSession(_) => {
+                Effect::New
+                | Effect::Clone
+                | Effect::ForkAt { .. }
+                | Effect::OpenSession(_)
+                | Effect::OpenSessionAt { .. } => {
                     match switch(&args, session_dir, &driver, &effect).await {
                         Ok(Some(next)) => {
                             let plan = driver.take_fork_restore();
@@ -199,6 +203,9 @@ pub async fn run(mut args: AgentArgs, session_dir: Option<&Path>) -> Result<Exit
                             }
                             if let Effect::ForkAt { text, .. } = &effect {
                                 driver.state.editor.set_text(text);
+                            }
+                            if let Effect::OpenSessionAt { entry_id, .. } = &effect {
+                                driver.open_tree_at(entry_id).await;
                             }
                             if let Ok(size) = guard.terminal.size() {
                                 driver.state.size = (size.width, size.height);
@@ -310,7 +317,9 @@ async fn switch(
                 next.no_session = true;
             }
         }
-        Effect::OpenSession(location) => next.session = Some(location.clone()),
+        Effect::OpenSession(location) | Effect::OpenSessionAt { location, .. } => {
+            next.session = Some(location.clone())
+        }
         Effect::Clone | Effect::ForkAt { .. } => {
             let before = match effect {
                 Effect::ForkAt { entry_id, .. } => Some(entry_id.as_str()),

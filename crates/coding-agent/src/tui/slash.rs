@@ -15,6 +15,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("clone", "New session copying the current branch"),
     ("new", "Start a new session"),
     ("resume", "Resume another session"),
+    ("search", "Search every session and branch [words]"),
     (
         "undo-restore",
         "Put the files back as they were before the last code restore",
@@ -50,6 +51,7 @@ pub enum Slash {
     Clone,
     New,
     Resume,
+    Search(Option<String>),
     UndoRestore,
     Name(Option<String>),
     Session,
@@ -98,6 +100,7 @@ pub fn parse(text: &str) -> Option<Result<Slash, SlashError>> {
         "clone" => Slash::Clone,
         "new" => Slash::New,
         "resume" => Slash::Resume,
+        "search" => Slash::Search(arg),
         "undo-restore" => Slash::UndoRestore,
         "name" => Slash::Name(arg),
         "session" => Slash::Session,

@@ -94,6 +94,7 @@ pub fn render(
             }
             Overlay::Progress(p) => p.render(o_area, buf),
             Overlay::Sessions(p) => p.render(o_area, buf),
+            Overlay::Search(p) => p.render(o_area, buf),
             Overlay::Models(p) => p.render(o_area, buf),
             Overlay::Fork(p) => p.render(o_area, buf),
             Overlay::ConfirmRestore { confirm, .. } => confirm.render(o_area, buf),

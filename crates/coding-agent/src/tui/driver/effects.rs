@@ -18,6 +18,7 @@ use crate::command::session_stats::SessionCounts;
 use crate::command::CommandError;
 use crate::tui::fork_picker::{ForkPicker, ForkPoint};
 use crate::tui::picker::model::ModelPicker;
+use crate::tui::picker::search::SearchPicker;
 use crate::tui::picker::session::SessionPicker;
 use crate::tui::state::{AppEvent, Effect, Outcome, Overlay};
 use crate::tui::tree::{TreeFilter, TreeNavigator};
@@ -155,7 +156,17 @@ impl Driver {
                     }
                 }
             }
-            Effect::OpenSession(_) => self.terminal_effects.push(effect),
+            Effect::OpenSession(_) | Effect::OpenSessionAt { .. } => {
+                self.terminal_effects.push(effect)
+            }
+            Effect::OpenSearch(words) => {
+                let picker = SearchPicker::new(words.as_deref().unwrap_or(""), self.theme);
+                self.state.overlay = Some(Overlay::Search(Box::new(picker)));
+                if let Some(words) = words {
+                    self.run_search(words).await;
+                }
+            }
+            Effect::RunSearch(words) => self.run_search(words).await,
             Effect::NavigateTree {
                 target,
                 summarize,
@@ -468,4 +479,44 @@ impl Driver {
             f.cost
         )
     }
+
+    /// Runs a `/search` and shows its hits in the open overlay (DECISIONS §34.11). Waits for
+    /// the index refresh: the first search of a large store reads every session once.
+    async fn run_search(&mut self, words: String) {
+        let result = match &self.app.repo {
+            Some(repo) => {
+                let query = arbor_search::Query {
+                    text: words.clone(),
+                    limit: Some(SEARCH_HITS),
+                    ..arbor_search::Query::default()
+                };
+                crate::session_search::run_in(repo.clone(), query).await
+            }
+            None => Err(crate::error::CliError::Usage(
+                "No session store to search".into(),
+            )),
+        };
+        if let Some(Overlay::Search(picker)) = &mut self.state.overlay {
+            match result {
+                Ok(outcome) => picker.set_results(&words, outcome.hits, outcome.warnings.len()),
+                Err(e) => picker.set_error(e.to_string()),
+            }
+        }
+    }
+
+    /// Opens `/tree` with the cursor on `entry_id` (or its nearest shown ancestor): where a
+    /// `/search` hit lands after its session is opened.
+    pub(crate) async fn open_tree_at(&mut self, entry_id: &str) {
+        match self.app.session.tree().await {
+            Ok(tree) => {
+                let mut nav = TreeNavigator::new(tree, TreeFilter::default(), self.theme);
+                nav.select(entry_id);
+                self.state.overlay = Some(Overlay::Tree(Box::new(nav)));
+            }
+            Err(e) => self.done(Outcome::Error(e.to_string())),
+        }
+    }
 }
+
+/// Hits a `/search` shows.
+const SEARCH_HITS: usize = 100;

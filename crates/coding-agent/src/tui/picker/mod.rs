@@ -2,8 +2,10 @@
 //!
 //! - [`session`]: `/resume` and `-r` (current dir / all, threaded by `parentSession`, delete).
 //! - [`model`]: `/model` over the catalogue and `models.json`.
+//! - [`search`]: `/search`, full-text search over every session and branch.
 
 pub mod model;
+pub mod search;
 pub mod session;
 
 /// Lower-cased search words; an entry matches when its text contains every one.

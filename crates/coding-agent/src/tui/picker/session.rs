@@ -43,6 +43,8 @@ pub enum SessionPick {
     /// Delete this session (confirmed). The shell deletes it, calls
     /// [`SessionPicker::remove`] and keeps the picker open ([`SessionPick::keeps_open`]).
     Delete { id: String, location: String },
+    /// Search inside every session for these words (the `/search` overlay; ^F).
+    Search(String),
 }
 
 impl SessionPick {
@@ -192,6 +194,9 @@ impl SessionPicker {
                     Scope::All => Scope::CurrentDir,
                 };
                 self.refilter();
+            }
+            KeyCode::Char('f') if ctrl => {
+                return Flow::Done(SessionPick::Search(self.query.as_str().to_owned()));
             }
             KeyCode::Char('d') if ctrl => {
                 if let Some(i) = self.selected() {

@@ -85,6 +85,15 @@ pub enum Effect {
     },
     /// Switch to this session (the `/resume` picker).
     OpenSession(String),
+    /// Open the `/search` overlay, searching at once when words are given.
+    OpenSearch(Option<String>),
+    /// Run a search for the open `/search` overlay.
+    RunSearch(String),
+    /// Switch to this session and open `/tree` on this entry (a `/search` hit).
+    OpenSessionAt {
+        location: String,
+        entry_id: String,
+    },
     DeleteSession(String),
     /// Fork before this user message (the `/fork` picker's choice), restoring the code to
     /// the fork point's checkpoint per `restore` (DECISIONS §27.20).

@@ -8,6 +8,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use crate::checkpoints::RestoreMode;
 use crate::tui::component::Flow;
 use crate::tui::editor::EditKey;
+use crate::tui::picker::search::SearchPick;
 use crate::tui::picker::session::SessionPick;
 use crate::tui::slash::{self, Slash};
 use crate::tui::summarize::{SummarizePrompt, SummaryChoice, SummaryProgress};
@@ -98,6 +99,7 @@ impl AppState {
             Slash::Clone => vec![Effect::Clone],
             Slash::New => vec![Effect::New],
             Slash::Resume => vec![Effect::Resume],
+            Slash::Search(words) => vec![Effect::OpenSearch(words)],
             Slash::UndoRestore => {
                 self.background = Some("restoring the workspace".into());
                 vec![Effect::UndoRestore]
@@ -260,6 +262,22 @@ impl AppState {
                     picker.remove(&location);
                     self.overlay = Some(Overlay::Sessions(picker));
                     return vec![Effect::DeleteSession(location)];
+                }
+                Flow::Done(SessionPick::Search(words)) => {
+                    return vec![Effect::OpenSearch(
+                        Some(words).filter(|w| !w.trim().is_empty()),
+                    )]
+                }
+            },
+            Overlay::Search(mut picker) => match picker.handle_key(k) {
+                Flow::Pending => self.overlay = Some(Overlay::Search(picker)),
+                Flow::Cancel => {}
+                Flow::Done(SearchPick::Run(words)) => {
+                    self.overlay = Some(Overlay::Search(picker));
+                    return vec![Effect::RunSearch(words)];
+                }
+                Flow::Done(SearchPick::Open { location, entry_id }) => {
+                    return vec![Effect::OpenSessionAt { location, entry_id }]
                 }
             },
             Overlay::Fork(mut picker) => match picker.handle_key(k) {

@@ -64,6 +64,7 @@ pub enum Overlay {
     /// A branch summary streams (Esc aborts it).
     Progress(Box<SummaryProgress>),
     Sessions(Box<SessionPicker>),
+    Search(Box<crate::tui::picker::search::SearchPicker>),
     Models(Box<ModelPicker>),
     Fork(Box<ForkPicker>),
     /// "Restore what?" after a `/fork` choice whose fork point has a checkpoint.
@@ -86,6 +87,7 @@ impl std::fmt::Debug for Overlay {
             Overlay::Summarize { .. } => "Summarize",
             Overlay::Progress(_) => "Progress",
             Overlay::Sessions(_) => "Sessions",
+            Overlay::Search(_) => "Search",
             Overlay::Models(_) => "Models",
             Overlay::Fork(_) => "Fork",
             Overlay::ForkRestore { .. } => "ForkRestore",

@@ -1,0 +1,5 @@
+mod branches;
+mod files;
+mod found;
+mod index_file;
+mod support;
