@@ -224,7 +224,7 @@ impl Settings {
             .and_then(Value::as_f64)
             .filter(|s| s.is_finite() && *s >= 0.0)
             .unwrap_or(DEFAULT_BASH_TIMEOUT_SECONDS);
-        (secs > 0.0).then(|| secs.min(crate::tools::bash::MAX_TIMEOUT_SECONDS))
+        (secs > 0.0).then_some(secs)
     }
     pub fn image_auto_resize(&self) -> bool {
         self.bool_or(&["images", "autoResize"], true)

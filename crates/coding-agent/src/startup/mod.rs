@@ -511,13 +511,11 @@ async fn start_with(
     let mcp = integrations(
         a,
         &harness,
-        &home,
-        &cwd,
+        // A project's own mcp.json and hooks run only in a trusted folder (DECISIONS §32.10).
+        (&home, &cwd, trust.is_trusted()),
         &settings,
         &header.id,
         &session_file,
-        // A project's own mcp.json and hooks run only in a trusted folder (DECISIONS §32.10).
-        trust.is_trusted(),
     );
     if let Some(name) = a.name.as_ref().filter(|_| restart.is_none()) {
         session.append_session_name(name.trim()).await?;
@@ -568,12 +566,10 @@ pub fn trust_flag(a: &AgentArgs) -> Option<bool> {
 fn integrations(
     a: &AgentArgs,
     harness: &AgentHarness,
-    home: &Path,
-    cwd: &Path,
+    (home, cwd, trusted): (&Path, &Path, bool),
     settings: &Settings,
     session_id: &str,
     session_file: &Option<PathBuf>,
-    trusted: bool,
 ) -> Option<crate::mcp::McpManager> {
     if !a.no_hooks {
         let set = crate::hooks::config::load(home, cwd, trusted);

@@ -298,7 +298,10 @@ pub async fn run_streaming(
 ) -> ToolResult {
     let args: Args = parse_args("bash", &args)?;
     let timeout = match args.timeout {
-        None => env.settings.bash_timeout_seconds,
+        None => env
+            .settings
+            .bash_timeout_seconds
+            .map(|t| t.min(MAX_TIMEOUT_SECONDS)),
         Some(t) if !t.is_finite() || t <= 0.0 => {
             return Err(BuiltinToolError::failed(
                 "Invalid timeout: must be a finite number of seconds",
