@@ -4,7 +4,7 @@
 //! navigation).
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use arbor_ai::stream::ApiProvider;
 use arbor_ai::{Model, ThinkingLevel};
@@ -39,6 +39,36 @@ pub(super) struct Inner {
 #[derive(Clone)]
 pub struct AgentHarness {
     pub(super) inner: Arc<Inner>,
+}
+
+/// A reference to a harness that does not keep it alive: for callbacks the harness itself
+/// holds (through a hook), which would otherwise keep it, its session and the session's
+/// storage alive for ever.
+#[derive(Clone)]
+pub struct WeakAgentHarness {
+    inner: Weak<Inner>,
+}
+
+impl std::fmt::Debug for WeakAgentHarness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WeakAgentHarness").finish_non_exhaustive()
+    }
+}
+
+impl WeakAgentHarness {
+    /// The harness, while anything else still holds it.
+    pub fn upgrade(&self) -> Option<AgentHarness> {
+        self.inner.upgrade().map(|inner| AgentHarness { inner })
+    }
+}
+
+impl AgentHarness {
+    /// See [`WeakAgentHarness`].
+    pub fn downgrade(&self) -> WeakAgentHarness {
+        WeakAgentHarness {
+            inner: Arc::downgrade(&self.inner),
+        }
+    }
 }
 
 impl std::fmt::Debug for AgentHarness {

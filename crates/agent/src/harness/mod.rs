@@ -29,7 +29,7 @@ mod subscribers;
 mod system_prompt;
 
 pub use compact::{COMPACTION_CANCELLED, NOTHING_TO_COMPACT};
-pub use handle::AgentHarness;
+pub use handle::{AgentHarness, WeakAgentHarness};
 pub use hooks::{
     BeforeAgentStart, BeforeAgentStartResult, BeforeCompact, BeforeCompactResult, BeforeTreeResult,
     HarnessHook, HookResult, HookSummary, TreePreparation,

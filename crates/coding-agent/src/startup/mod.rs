@@ -596,8 +596,14 @@ fn integrations(
     for d in manager.diagnostics() {
         eprintln!("Warning: {d}");
     }
-    let h = harness.clone();
-    manager.on_tools(move |tools| h.set_extension_tools(tools));
+    // Weak: the harness holds the manager (through the prompt gate); a strong handle here would
+    // keep the harness, its session and a new session's pending file alive past the run.
+    let h = harness.downgrade();
+    manager.on_tools(move |tools| {
+        if let Some(h) = h.upgrade() {
+            h.set_extension_tools(tools);
+        }
+    });
     harness.add_hook(Arc::new(crate::mcp::gate::PromptGate {
         manager: manager.clone(),
         timeout,

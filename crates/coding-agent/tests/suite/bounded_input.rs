@@ -183,7 +183,9 @@ async fn each_file_arbor_reads_refuses_devices_fifos_and_oversized_content_at_on
         let path = path_of(&lab);
         plant(&path, how);
         let started = Instant::now();
-        let (code, _, err) = lab.run(&["-p", "--model", "mock/mock-model", "hi"]).await;
+        let (code, _, err) = lab
+            .run(&["--approve", "-p", "--model", "mock/mock-model", "hi"])
+            .await;
         let took = started.elapsed();
         assert_ne!(code, 0, "{place} {how:?}: {err}");
         assert!(
@@ -251,7 +253,7 @@ async fn context_and_system_prompt_files_are_cut_skipped_or_kept_inside_the_proj
     let out = lab
         .cmd()
         .current_dir(&deeper)
-        .args(["-p", "--model", "mock/mock-model", "hi"])
+        .args(["--approve", "-p", "--model", "mock/mock-model", "hi"])
         .output()
         .await
         .unwrap();
