@@ -6,7 +6,7 @@
 //! Every loader asks one value, [`ProjectTrust`], decided once per start-up by [`resolve`]:
 //! the `--approve` / `--no-approve` flag first, then the closest saved decision in the trust
 //! file ([`store`]), then the global `defaultProjectTrust` setting. Only the TUI can ask
-//! ([`prompt`]); the other modes treat "ask" as "no".
+//! (its trust question); the other modes treat "ask" as "no".
 
 pub mod store;
 
