@@ -25,6 +25,7 @@ mod session_files;
 mod session_search;
 mod store_fuzz;
 mod summaries;
+mod tmux;
 mod tools;
 mod tree_view;
 mod trust_tui;

@@ -5,114 +5,22 @@
 //! `ARBOR_TEST_TMUX_REQUIRE=1`.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use arbor_test_support::scripts::openai_text;
 use arbor_test_support::MockServer;
 use serde_json::json;
 
-struct Pane {
-    socket: String,
-}
+use super::tmux::{tmux_or_skip, Tmux};
 
-impl Pane {
-    async fn tmux(&self, args: &[&str]) -> (bool, String) {
-        let out = tokio::process::Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .await
-            .expect("tmux runs");
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
-    }
-
-    async fn start(name: &str, repo: &Path, home: &Path) -> Pane {
-        let pane = Pane {
-            socket: format!("arbor-trust-{name}-{}", std::process::id()),
-        };
-        let cmd = format!(
-            "\"{}\" --model mock/mock-model; exec sleep 60",
-            env!("CARGO_BIN_EXE_arbor")
-        );
-        let (ok, _) = pane
-            .tmux(&[
-                "new-session",
-                "-d",
-                "-s",
-                "arbor",
-                "-x",
-                "110",
-                "-y",
-                "40",
-                "-c",
-                &repo.display().to_string(),
-                "-e",
-                &format!("ARBOR_HOME={}", home.display()),
-                "-e",
-                &format!("HOME={}", home.join("user").display()),
-                "-e",
-                "NO_COLOR=1",
-                "sh",
-                "-c",
-                &cmd,
-            ])
-            .await;
-        assert!(ok, "tmux started");
-        pane
-    }
-
-    async fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "arbor"];
-        args.extend_from_slice(keys);
-        assert!(self.tmux(&args).await.0, "send-keys {keys:?}");
-    }
-
-    async fn type_line(&self, text: &str) {
-        assert!(self.tmux(&["send-keys", "-t", "arbor", "-l", text]).await.0);
-        self.keys(&["Enter"]).await;
-    }
-
-    async fn wait_for(&self, needle: &str) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.tmux(&["capture-pane", "-p", "-t", "arbor"]).await.1;
-            if screen.contains(needle) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(15),
-                "the screen never showed {needle:?}; it shows:\n{screen}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-}
-
-impl Drop for Pane {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
-    }
-}
-
-fn tmux_or_skip(test: &str) -> bool {
-    let there = std::process::Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !there {
-        assert!(
-            std::env::var("ARBOR_TEST_TMUX_REQUIRE").as_deref() != Ok("1"),
-            "tmux is required (ARBOR_TEST_TMUX_REQUIRE=1) but not installed"
-        );
-        eprintln!("{test}: tmux is not installed; skipping the real-terminal test");
-    }
-    there
+/// `arbor` in a 110×40 pane that stays open after it exits (so its last words can be read).
+async fn start(name: &str, repo: &Path, home: &Path) -> Tmux {
+    let pane = Tmux::named(&format!("trust-{name}"));
+    let cmd = format!(
+        "\"{}\" --model mock/mock-model; exec sleep 60",
+        env!("CARGO_BIN_EXE_arbor")
+    );
+    pane.open(repo, home, (110, 40), &["sh", "-c", &cmd]).await;
+    pane
 }
 
 fn put(path: &Path, text: &str) {
@@ -157,7 +65,7 @@ async fn the_trust_question_gates_project_resources_and_reload_finds_new_skills(
     let (_dir, home, repo) = setup(&server);
 
     // Refused for this session (Esc): nothing of the project loads and nothing is saved.
-    let pane = Pane::start("refuse", &repo, &home).await;
+    let pane = start("refuse", &repo, &home).await;
     let screen = pane.wait_for("Trust this project folder?").await;
     assert!(screen.contains(".arbor/skills"), "{screen}");
     pane.keys(&["Escape"]).await;
@@ -168,7 +76,7 @@ async fn the_trust_question_gates_project_resources_and_reload_finds_new_skills(
     assert!(!home.join("trust.json").exists());
 
     // Trusted (Enter on "Trust"): saved owner-only, the skill and template load.
-    let pane = Pane::start("trust", &repo, &home).await;
+    let pane = start("trust", &repo, &home).await;
     pane.wait_for("Trust this project folder?").await;
     pane.keys(&["Enter"]).await;
     pane.wait_for("Skills (1): deploy").await;
@@ -210,7 +118,7 @@ async fn the_trust_question_gates_project_resources_and_reload_finds_new_skills(
 
     // A saved decision is not asked again.
     drop(pane);
-    let pane = Pane::start("again", &repo, &home).await;
+    let pane = start("again", &repo, &home).await;
     let screen = pane.wait_for("Skills (2)").await;
     assert!(!screen.contains("Trust this project folder?"), "{screen}");
 }

@@ -12,7 +12,7 @@ use arbor_test_support::scripts::openai_text;
 use arbor_test_support::MockServer;
 use serde_json::json;
 
-use super::tui_smoke::{tmux_available, Tmux};
+use super::tmux::{tmux_or_skip, Tmux};
 
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
@@ -60,12 +60,7 @@ async fn code_only_to_the_prompt(tmux: &Tmux) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restore_names_the_untracked_files_it_would_remove_and_asks_first() {
-    if !tmux_available() {
-        assert!(
-            std::env::var("ARBOR_TEST_TMUX_REQUIRE").as_deref() != Ok("1"),
-            "tmux is required (ARBOR_TEST_TMUX_REQUIRE=1) but not installed"
-        );
-        eprintln!("tui_restore_confirm: tmux is not installed; skipping");
+    if !tmux_or_skip("tui_restore_confirm") {
         return;
     }
     let server = MockServer::start().await.unwrap();
@@ -86,33 +81,8 @@ async fn a_restore_names_the_untracked_files_it_would_remove_and_asks_first() {
                  "models": [{"id": "mock-model", "name": "Mock Model", "contextWindow": 32000, "maxTokens": 4096}]}
     }});
     std::fs::write(home.join("models.json"), models.to_string()).unwrap();
-    let tmux = Tmux {
-        socket: format!("arbor-confirm-{}", std::process::id()),
-    };
-    let (ok, _) = tmux
-        .run(&[
-            "new-session",
-            "-d",
-            "-s",
-            "arbor",
-            "-x",
-            "100",
-            "-y",
-            "30",
-            "-c",
-            &repo.display().to_string(),
-            "-e",
-            &format!("ARBOR_HOME={}", home.display()),
-            "-e",
-            &format!("HOME={}", home.join("user").display()),
-            "-e",
-            "NO_COLOR=1",
-            env!("CARGO_BIN_EXE_arbor"),
-            "--model",
-            "mock/mock-model",
-        ])
-        .await;
-    assert!(ok, "tmux started arbor");
+    let tmux = Tmux::named("confirm");
+    tmux.open_arbor(&repo, &home, &[]).await;
     tmux.wait_for("mock/mock-model").await;
     tmux.literal("hello there").await;
     tmux.keys(&["Enter"]).await;

@@ -10,70 +10,7 @@ use arbor_test_support::scripts::openai_text;
 use arbor_test_support::MockServer;
 use serde_json::{json, Value};
 
-pub(super) struct Tmux {
-    pub(super) socket: String,
-}
-
-impl Tmux {
-    pub(super) async fn run(&self, args: &[&str]) -> (bool, String) {
-        let out = tokio::process::Command::new("tmux")
-            .arg("-L")
-            .arg(&self.socket)
-            .args(args)
-            .output()
-            .await
-            .expect("tmux runs");
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
-    }
-
-    pub(super) async fn capture(&self) -> String {
-        self.run(&["capture-pane", "-p", "-t", "arbor"]).await.1
-    }
-
-    pub(super) async fn keys(&self, keys: &[&str]) {
-        let mut args = vec!["send-keys", "-t", "arbor"];
-        args.extend_from_slice(keys);
-        assert!(self.run(&args).await.0, "send-keys {keys:?}");
-    }
-
-    pub(super) async fn literal(&self, text: &str) {
-        assert!(
-            self.run(&["send-keys", "-t", "arbor", "-l", text]).await.0,
-            "send-keys -l {text}"
-        );
-    }
-
-    /// Waits until the pane shows `needle` (10 s), returning the screen.
-    pub(super) async fn wait_for(&self, needle: &str) -> String {
-        let start = Instant::now();
-        loop {
-            let screen = self.capture().await;
-            if screen.contains(needle) {
-                return screen;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(10),
-                "the screen never showed {needle:?}; it shows:\n{screen}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    pub(super) async fn alive(&self) -> bool {
-        self.run(&["has-session", "-t", "arbor"]).await.0
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .output();
-    }
-}
+use super::tmux::{tmux_or_skip, Tmux};
 
 fn messages_of(entries: &[Value]) -> Vec<(String, String)> {
     entries
@@ -104,13 +41,6 @@ fn expected() -> Vec<(String, String)> {
     ]
 }
 
-pub(super) fn tmux_available() -> bool {
-    std::process::Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
 fn session_files(home: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     if let Ok(dirs) = std::fs::read_dir(home.join("sessions")) {
@@ -127,12 +57,7 @@ fn session_files(home: &Path) -> Vec<PathBuf> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn arbor_in_tmux_prompts_streams_navigates_and_quits() {
-    if !tmux_available() {
-        assert!(
-            std::env::var("ARBOR_TEST_TMUX_REQUIRE").as_deref() != Ok("1"),
-            "tmux is required (ARBOR_TEST_TMUX_REQUIRE=1) but not installed"
-        );
-        eprintln!("tui_smoke: tmux is not installed; skipping the real-terminal test");
+    if !tmux_or_skip("tui_smoke") {
         return;
     }
     let server = MockServer::start().await.unwrap();
@@ -147,34 +72,8 @@ async fn arbor_in_tmux_prompts_streams_navigates_and_quits() {
                  "models": [{"id": "mock-model", "name": "Mock Model", "contextWindow": 32000, "maxTokens": 4096}]}
     }});
     std::fs::write(home.join("models.json"), models.to_string()).unwrap();
-    let tmux = Tmux {
-        socket: format!("arbor-smoke-{}", std::process::id()),
-    };
-    let arbor = env!("CARGO_BIN_EXE_arbor");
-    let (ok, _) = tmux
-        .run(&[
-            "new-session",
-            "-d",
-            "-s",
-            "arbor",
-            "-x",
-            "100",
-            "-y",
-            "30",
-            "-c",
-            &repo.display().to_string(),
-            "-e",
-            &format!("ARBOR_HOME={}", home.display()),
-            "-e",
-            &format!("HOME={}", home.join("user").display()),
-            "-e",
-            "NO_COLOR=1",
-            arbor,
-            "--model",
-            "mock/mock-model",
-        ])
-        .await;
-    assert!(ok, "tmux started arbor");
+    let tmux = Tmux::named("smoke");
+    tmux.open_arbor(&repo, &home, &[]).await;
     tmux.wait_for("mock/mock-model").await;
     tmux.literal("hello there").await;
     tmux.keys(&["Enter"]).await;
@@ -229,14 +128,7 @@ async fn arbor_in_tmux_prompts_streams_navigates_and_quits() {
     tmux.keys(&["C-c"]).await;
     tmux.literal("/quit").await;
     tmux.keys(&["Enter"]).await;
-    let start = Instant::now();
-    while tmux.alive().await {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "arbor did not quit"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    tmux.wait_gone().await;
     let files = session_files(&home);
     assert_eq!(files.len(), 2, "the session and its clone: {files:?}");
     let mut all = Vec::new();
@@ -255,31 +147,7 @@ async fn arbor_in_tmux_prompts_streams_navigates_and_quits() {
     assert!(!entries.iter().any(|e| e["type"] == "branch_summary"));
 
     // `arbor -r` opens the session picker; a search and Enter resume a session.
-    let (ok, _) = tmux
-        .run(&[
-            "new-session",
-            "-d",
-            "-s",
-            "arbor",
-            "-x",
-            "100",
-            "-y",
-            "30",
-            "-c",
-            &repo.display().to_string(),
-            "-e",
-            &format!("ARBOR_HOME={}", home.display()),
-            "-e",
-            &format!("HOME={}", home.join("user").display()),
-            "-e",
-            "NO_COLOR=1",
-            arbor,
-            "--model",
-            "mock/mock-model",
-            "-r",
-        ])
-        .await;
-    assert!(ok, "tmux started arbor -r");
+    tmux.open_arbor(&repo, &home, &["-r"]).await;
     tmux.wait_for("Resume session").await;
     // The original session (the clone went back to the start in /tree): found by its id.
     tmux.literal(&original_id).await;
@@ -289,14 +157,7 @@ async fn arbor_in_tmux_prompts_streams_navigates_and_quits() {
     assert!(!screen.contains("Resume session"), "{screen}");
     tmux.literal("/quit").await;
     tmux.keys(&["Enter"]).await;
-    let start = Instant::now();
-    while tmux.alive().await {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "arbor -r did not quit"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    tmux.wait_gone().await;
 }
 
 /// A tmux pane running `arbor` under a shell that reports how arbor ended and stays open, so
@@ -355,9 +216,7 @@ impl Pane {
             ),
         )
         .unwrap();
-        let tmux = Tmux {
-            socket: format!("arbor-{name}-{}", std::process::id()),
-        };
+        let tmux = Tmux::named(name);
         let mut args = vec![
             "new-session".to_owned(),
             "-d".into(),
@@ -480,18 +339,6 @@ impl Pane {
         assert!(flags.starts_with("alt=1"), "{flags}");
         assert!(flags.ends_with("mouse=1"), "{flags}");
     }
-}
-
-fn tmux_or_skip(test: &str) -> bool {
-    if tmux_available() {
-        return true;
-    }
-    assert!(
-        std::env::var("ARBOR_TEST_TMUX_REQUIRE").as_deref() != Ok("1"),
-        "tmux is required (ARBOR_TEST_TMUX_REQUIRE=1) but not installed"
-    );
-    eprintln!("{test}: tmux is not installed; skipping the real-terminal test");
-    false
 }
 
 /// DECISIONS §23.121: a debug build panics after its first frame when asked to; the panic hook

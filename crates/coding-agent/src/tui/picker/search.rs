@@ -115,7 +115,10 @@ impl SearchPicker {
         let t = self.theme;
         let w = area.width;
         let count = match &self.searched {
-            Some(_) => format!("  {} hits", self.hits.len()),
+            Some(_) => match self.hits.len() {
+                1 => "  1 hit".to_owned(),
+                n => format!("  {n} hits"),
+            },
             None => String::new(),
         };
         buf.set_line(
