@@ -58,8 +58,6 @@ fn run(cli: Cli) -> Result<ExitCode, CliError> {
             None => crate::modes::run(cli.agent, cli.session_dir.as_deref()).await,
         }
     });
-    // However the run ended, no MCP server or hook it started outlives it (DECISIONS §33.6).
-    crate::mcp::connection::kill_all_groups();
     // Everything the command writes is awaited above. What may still run is a blocking read of
     // a stdin the client keeps open (RPC mode after SIGTERM): dropping the runtime would wait
     // for it forever, so it is left behind (DECISIONS §22.33).

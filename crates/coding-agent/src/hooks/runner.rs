@@ -10,7 +10,6 @@ use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::config::Hook;
-use crate::mcp::connection::{end_group, forget_group, track_group};
 
 /// At most this much of a hook's stdout is read (a reply is a small JSON object).
 const MAX_REPLY: u64 = 1 << 20;
@@ -67,10 +66,8 @@ pub async fn run(hook: &Hook, event: &Value, cwd: &Path) -> Result<Option<Value>
             event: name,
             source,
         })?;
-    let pid = child.id();
-    if let Some(pid) = pid {
-        track_group(pid);
-    }
+    // Arbor's exit ends the group, however the run ended (DECISIONS §28.3).
+    let pgid = child.id().and_then(crate::process::registry::track);
     let input = serde_json::to_vec(event).unwrap_or_default();
     let mut stdin = child.stdin.take();
     let mut stdout = child.stdout.take();
@@ -99,8 +96,8 @@ pub async fn run(hook: &Hook, event: &Value, cwd: &Path) -> Result<Option<Value>
     };
     let outcome = tokio::time::timeout(hook.timeout, work).await;
     let Ok((status, out, err)) = outcome else {
-        if let Some(pid) = pid {
-            end_group(pid).await;
+        if let Some(pgid) = pgid {
+            crate::process::group::end(pgid).await;
         }
         return Err(HookError::Timeout {
             command: hook.command.clone(),
@@ -108,9 +105,9 @@ pub async fn run(hook: &Hook, event: &Value, cwd: &Path) -> Result<Option<Value>
             secs: hook.timeout.as_secs_f64(),
         });
     };
-    if let Some(pid) = pid {
+    if let Some(pgid) = pgid {
         // The shell is gone; anything it left running in its group goes with it.
-        forget_group(pid);
+        crate::process::group::end_detached(pgid);
     }
     let ok = status.as_ref().is_ok_and(std::process::ExitStatus::success);
     if !ok {

@@ -118,8 +118,9 @@ impl Connection {
                     command: command.clone(),
                     source,
                 })?;
+                // Arbor's exit ends the group, however the run ended (DECISIONS §28.3).
                 if let Some(pid) = child.id() {
-                    live_groups().push(pid);
+                    crate::process::registry::track(pid);
                 }
                 let stderr = StderrTail::default();
                 if let Some(err) = child.stderr.take() {
@@ -234,63 +235,9 @@ fn with_stderr(message: String, stderr: &StderrTail) -> String {
     }
 }
 
-/// Leader pids of the process groups MCP servers run in, across every manager of the
-/// process: what [`kill_all_groups`] ends when arbor exits, however the run ended.
-static LIVE_GROUPS: Mutex<Vec<u32>> = Mutex::new(Vec::new());
-
-fn live_groups() -> std::sync::MutexGuard<'static, Vec<u32>> {
-    LIVE_GROUPS
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn signal_group(pid: u32, signal: nix::sys::signal::Signal) -> bool {
-    let Ok(raw) = i32::try_from(pid) else {
-        return false;
-    };
-    nix::sys::signal::killpg(nix::unistd::Pid::from_raw(raw), signal).is_ok()
-}
-
-/// Records a process group Arbor started (an MCP server's or a hook's), so that
-/// [`kill_all_groups`] ends it at exit.
-pub fn track_group(pid: u32) {
-    live_groups().push(pid);
-}
-
-/// The server's leader has exited: SIGKILL whatever it left in its group, and forget it.
-pub fn forget_group(pid: u32) {
-    signal_group(pid, nix::sys::signal::Signal::SIGKILL);
-    live_groups().retain(|p| *p != pid);
-}
-
-/// Ends a server's process group: SIGTERM, up to half a second for it to go, then SIGKILL
-/// (DECISIONS §33.6).
-pub async fn end_group(pid: u32) {
-    use nix::sys::signal::Signal;
-    if signal_group(pid, Signal::SIGTERM) {
-        for _ in 0..10 {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            // Signal 0 probes whether any process of the group is left.
-            let Ok(raw) = i32::try_from(pid) else { break };
-            if nix::sys::signal::killpg(nix::unistd::Pid::from_raw(raw), None).is_err() {
-                break;
-            }
-        }
-    }
-    forget_group(pid);
-}
-
-/// SIGKILL to every MCP server group still alive: the last step of every arbor exit.
-pub fn kill_all_groups() {
-    let pids: Vec<u32> = live_groups().drain(..).collect();
-    for pid in pids {
-        signal_group(pid, nix::sys::signal::Signal::SIGKILL);
-    }
-}
-
 async fn kill_child(child: &mut Child) {
-    if let Some(pid) = child.id() {
-        forget_group(pid);
+    if let Some(pgid) = child.id().and_then(|pid| i32::try_from(pid).ok()) {
+        crate::process::group::end_detached(pgid);
     }
     let _ = child.kill().await;
 }

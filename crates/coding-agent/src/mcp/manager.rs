@@ -344,7 +344,9 @@ impl McpManager {
         let status = child.wait().await;
         if let Some(pid) = pid {
             // The leader is gone; whatever it left in its group goes too.
-            connection::forget_group(pid);
+            if let Ok(pgid) = i32::try_from(pid) {
+                crate::process::group::end_detached(pgid);
+            }
         }
         let (name, restart) = {
             let mut slots = lock(&self.inner.slots);
@@ -388,7 +390,9 @@ impl McpManager {
     async fn close_connection(&self, conn: Connection, pid: Option<u32>) {
         conn.close().await;
         if let Some(pid) = pid {
-            connection::end_group(pid).await;
+            if let Ok(pgid) = i32::try_from(pid) {
+                crate::process::group::end(pgid).await;
+            }
         }
     }
 

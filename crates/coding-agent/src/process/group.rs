@@ -50,8 +50,7 @@ impl ProcessGroup {
     /// Takes charge of the group led by `pid` (a child spawned with `process_group(0)`) and
     /// registers it for arbor's exit. `None` for a pid that is no valid group id.
     pub fn adopt(pid: u32) -> Option<Self> {
-        let pgid = i32::try_from(pid).ok().filter(|p| *p > 1)?;
-        registry::register(pgid);
+        let pgid = registry::track(pid)?;
         Some(ProcessGroup { pgid, armed: true })
     }
 
@@ -63,20 +62,7 @@ impl ProcessGroup {
     /// The caller should keep reaping its direct child meanwhile (a zombie is not counted).
     pub async fn end(mut self) -> Ending {
         self.armed = false;
-        let pgid = self.pgid;
-        if !alive(pgid) {
-            return Ending::AlreadyGone;
-        }
-        signal(pgid, Signal::SIGTERM);
-        let deadline = Instant::now() + KILL_GRACE;
-        while Instant::now() < deadline {
-            tokio::time::sleep(POLL).await;
-            if !alive(pgid) {
-                return Ending::Terminated;
-            }
-        }
-        signal(pgid, Signal::SIGKILL);
-        Ending::Killed
+        end(self.pgid).await
     }
 
     /// The leader exited on its own: members it left running (`server &`) stay, as in pi, but
@@ -92,6 +78,24 @@ impl Drop for ProcessGroup {
             end_detached(self.pgid);
         }
     }
+}
+
+/// Ends the group `pgid` (one of ours, see [`registry::track`]): SIGTERM, up to
+/// [`KILL_GRACE`] for every member to exit, then SIGKILL.
+pub async fn end(pgid: i32) -> Ending {
+    if !alive(pgid) {
+        return Ending::AlreadyGone;
+    }
+    signal(pgid, Signal::SIGTERM);
+    let deadline = Instant::now() + KILL_GRACE;
+    while Instant::now() < deadline {
+        tokio::time::sleep(POLL).await;
+        if !alive(pgid) {
+            return Ending::Terminated;
+        }
+    }
+    signal(pgid, Signal::SIGKILL);
+    Ending::Killed
 }
 
 /// Ends a group without waiting: SIGTERM now; a helper thread sends SIGKILL once the grace is

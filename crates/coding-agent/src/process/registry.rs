@@ -22,8 +22,16 @@ fn groups() -> std::sync::MutexGuard<'static, Vec<i32>> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
+/// Records the group led by `pid` (a child spawned with `process_group(0)`) so that arbor's
+/// exit ends it; its group id, or `None` for a pid that is no valid group id.
+pub fn track(pid: u32) -> Option<i32> {
+    let pgid = i32::try_from(pid).ok().filter(|p| *p > 1)?;
+    register(pgid);
+    Some(pgid)
+}
+
 /// Records a new group; groups with no member left are forgotten on the way.
-pub(super) fn register(pgid: i32) {
+fn register(pgid: i32) {
     let mut g = groups();
     g.retain(|p| *p != pgid && alive(*p));
     g.push(pgid);
