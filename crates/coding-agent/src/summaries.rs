@@ -24,8 +24,6 @@ use arbor_agent::session::{
 };
 use arbor_agent::AgentMessage;
 use arbor_ai::models::ModelRegistry;
-use arbor_ai::providers::BuiltinProvider;
-use arbor_ai::stream::StreamOptions;
 use arbor_ai::{Content, Message, Model, ThinkingLevel};
 use serde_json::json;
 
@@ -101,6 +99,17 @@ fn registry() -> Result<ModelRegistry> {
     Ok(registry)
 }
 
+/// The app's provider, so keys come from the same places as in a run (auth.json,
+/// models.json, the environment) and `!command` keys and headers run bounded (DECISIONS §28.6).
+fn provider(registry: &ModelRegistry) -> Result<crate::provider::AppProvider> {
+    let home = arbor_agent::session::jsonl::layout::arbor_home();
+    Ok(crate::provider::AppProvider::new(
+        Arc::new(registry.clone()),
+        Arc::new(crate::auth::AuthStore::load(&home)?),
+        None,
+    ))
+}
+
 /// `--model`, else the session's current model (latest model_change or assistant).
 fn resolve_model(
     registry: &ModelRegistry,
@@ -130,29 +139,19 @@ fn resolve_model(
         })
 }
 
-/// Summary options for a real request: key and headers from the catalogue and environment,
-/// the session's thinking level, progress on stderr.
+/// Summary options for a real request (the key and headers come from [`provider`]): the
+/// session's thinking level, progress on stderr.
 fn summary_options(
-    registry: &ModelRegistry,
     model: &Model,
     path: &[SessionEntry],
     instructions: Option<String>,
 ) -> Result<SummaryOptions> {
-    let key = registry.api_key(&model.provider, None);
     // The idle timeout and response limits of settings.json apply here as in a run
     // (DECISIONS §30.1): a summary request must not hang or flood either.
     let cwd = std::env::current_dir().map_err(|e| CliError::io("current directory", e))?;
     let settings =
         crate::config::Settings::load(&arbor_agent::session::jsonl::layout::arbor_home(), &cwd)?;
-    let mut stream = StreamOptions {
-        api_key: key.map(|k| k.expose().to_string()),
-        ..settings.base_stream_options()
-    };
-    stream.headers = registry
-        .resolved_headers(model)
-        .into_iter()
-        .map(|(n, v)| (n, Some(v)))
-        .collect();
+    let stream = settings.base_stream_options();
     let state = derive_state(path);
     Ok(SummaryOptions {
         custom_instructions: instructions,
@@ -273,8 +272,8 @@ pub async fn compact_command(path: &Path, args: CompactArgs) -> Result<()> {
     };
     let registry = registry()?;
     let model = resolve_model(&registry, args.model.as_deref(), &ancestry)?;
-    let options = summary_options(&registry, &model, &ancestry, args.instructions)?;
-    let result = compact(&prep, &BuiltinProvider, &model, &options).await;
+    let options = summary_options(&model, &ancestry, args.instructions)?;
+    let result = compact(&prep, &provider(&registry)?, &model, &options).await;
     end_progress_line();
     let result = result?;
     let id = session.append_compaction(result.to_draft()).await?;
@@ -378,12 +377,13 @@ pub async fn navigate_command(path: &Path, args: NavigateArgs) -> Result<()> {
         let registry = registry()?;
         let model = resolve_model(&registry, args.model.as_deref(), &old_path)?;
         let options = BranchSummaryOptions {
-            summary: summary_options(&registry, &model, &old_path, args.instructions)?,
+            summary: summary_options(&model, &old_path, args.instructions)?,
             replace_instructions: args.replace_instructions,
             reserve_tokens: DEFAULT_RESERVE_TOKENS,
         };
         let r =
-            generate_branch_summary(&collection.entries, &BuiltinProvider, &model, &options).await;
+            generate_branch_summary(&collection.entries, &provider(&registry)?, &model, &options)
+                .await;
         end_progress_line();
         Some(r?)
     } else {
