@@ -49,10 +49,13 @@ where
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TextContent {
+    /// The text.
     pub text: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Provider signature for replaying the block (OpenAI Responses message id and phase).
     pub text_signature: Option<String>,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -60,12 +63,16 @@ pub struct TextContent {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThinkingContent {
+    /// The reasoning text (empty when redacted).
     pub thinking: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Provider signature that lets the block be replayed to the same provider.
     pub thinking_signature: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `true` when the provider returned only an encrypted form (the signature holds it).
     pub redacted: Option<bool>,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -73,9 +80,12 @@ pub struct ThinkingContent {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImageContent {
+    /// Base64-encoded image bytes.
     pub data: String,
+    /// MIME type, e.g. `image/png`.
     pub mime_type: String,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -84,17 +94,24 @@ pub struct ImageContent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCall {
+    /// The provider's call id; a tool result answers it by `tool_call_id`.
     pub id: String,
+    /// The tool's name.
     pub name: String,
     #[serde(default = "empty_object")]
+    /// The parsed arguments (a JSON object when well formed).
     pub arguments: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Google's signature for replaying the call.
     pub thought_signature: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The tool namespace when the provider groups tools (OpenAI Responses).
     pub namespace: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Why the streamed argument text did not parse, when it did not.
     pub arguments_error: Option<String>,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -103,6 +120,7 @@ fn empty_object() -> Value {
 }
 
 impl ToolCall {
+    /// A call with these arguments and no signature.
     pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
         Self {
             id: id.into(),
@@ -119,15 +137,20 @@ impl ToolCall {
 /// One block of message content.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContentBlock {
+    /// `{type:"text"}`.
     Text(TextContent),
+    /// `{type:"thinking"}`.
     Thinking(ThinkingContent),
+    /// `{type:"image"}`.
     Image(ImageContent),
+    /// `{type:"toolCall"}`.
     ToolCall(ToolCall),
     /// A block type this version does not know, kept verbatim (including its `type`).
     Unknown(Map<String, Value>),
 }
 
 impl ContentBlock {
+    /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         ContentBlock::Text(TextContent {
             text: text.into(),
@@ -146,6 +169,7 @@ impl ContentBlock {
         }
     }
 
+    /// The text of a text block; `None` for other kinds.
     pub fn as_text(&self) -> Option<&str> {
         match self {
             ContentBlock::Text(t) => Some(&t.text),
@@ -194,7 +218,9 @@ impl ContentBlock {
 /// custom messages). Missing or `null` content reads as an empty block list.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Content {
+    /// A plain string (pi's shorthand for one text block).
     Text(String),
+    /// A list of content blocks.
     Blocks(Vec<ContentBlock>),
 }
 
@@ -205,6 +231,7 @@ impl Default for Content {
 }
 
 impl Content {
+    /// Plain-string content.
     pub fn text(s: impl Into<String>) -> Self {
         Content::Text(s.into())
     }
@@ -229,6 +256,7 @@ impl Content {
         }
     }
 
+    /// Whether there is no text and no block at all.
     pub fn is_empty(&self) -> bool {
         match self {
             Content::Text(s) => s.is_empty(),
@@ -315,14 +343,21 @@ fn deserialize_blocks<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ContentBloc
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Cost {
+    /// Cost of the input tokens.
     pub input: Num,
+    /// Cost of the output tokens.
     pub output: Num,
+    /// Cost of the cache reads.
     pub cache_read: Num,
+    /// Cost of the cache writes.
     pub cache_write: Num,
+    /// Sum of the above (or the provider's own figure, see `total_from_provider`).
     pub total: Num,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `true` when `total` is the provider's reported cost rather than computed.
     pub total_from_provider: Option<bool>,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -331,27 +366,35 @@ pub struct Cost {
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     #[serde(deserialize_with = "deserialize_count")]
+    /// Input tokens, excluding cache reads and writes.
     pub input: u64,
     #[serde(deserialize_with = "deserialize_count")]
+    /// Output tokens (reasoning included).
     pub output: u64,
     #[serde(deserialize_with = "deserialize_count")]
+    /// Tokens read from the prompt cache.
     pub cache_read: u64,
     #[serde(deserialize_with = "deserialize_count")]
+    /// Tokens written to the prompt cache (five-minute tier where the provider has tiers).
     pub cache_write: u64,
     #[serde(
         default,
         rename = "cacheWrite1h",
         skip_serializing_if = "Option::is_none"
     )]
+    /// Tokens written to Anthropic's one-hour cache tier, when reported separately.
     pub cache_write_1h: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Reasoning tokens, when the provider reports them.
     pub reasoning: Option<u64>,
     /// Absent in files from before pi recorded it; see [`Usage::total`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total_tokens: Option<u64>,
     #[serde(default)]
+    /// The cost of this usage at the model's prices.
     pub cost: Cost,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -377,16 +420,24 @@ impl Usage {
 #[serde(rename_all = "camelCase")]
 pub enum StopReason {
     #[default]
+    /// Not finished yet (a message still streaming).
     Pending,
+    /// The model ended its turn.
     Stop,
+    /// The output token limit was reached.
     Length,
+    /// The model asks for tool calls.
     ToolUse,
+    /// The request or stream failed (`errorMessage` says why).
     Error,
+    /// The caller cancelled.
     Aborted,
+    /// The provider deferred the reply (pi's `deferred`).
     Deferred,
 }
 
 impl StopReason {
+    /// pi's JSON name (`stop`, `toolUse`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             StopReason::Pending => "pending",
@@ -407,16 +458,24 @@ impl StopReason {
 #[serde(rename_all = "lowercase")]
 pub enum ThinkingLevel {
     #[default]
+    /// No reasoning.
     Off,
+    /// The least reasoning the model offers.
     Minimal,
+    /// Low effort.
     Low,
+    /// Medium effort.
     Medium,
+    /// High effort.
     High,
+    /// Extra-high effort (only models that map it).
     Xhigh,
+    /// The most the model offers (only models that map it).
     Max,
 }
 
 impl ThinkingLevel {
+    /// Every level, weakest first.
     pub const ALL: [ThinkingLevel; 7] = [
         ThinkingLevel::Off,
         ThinkingLevel::Minimal,
@@ -427,6 +486,7 @@ impl ThinkingLevel {
         ThinkingLevel::Max,
     ];
 
+    /// pi's name of the level (`off`, `minimal`, ..., `max`).
     pub fn as_str(self) -> &'static str {
         match self {
             ThinkingLevel::Off => "off",
@@ -439,6 +499,7 @@ impl ThinkingLevel {
         }
     }
 
+    /// Reads pi's name of a level; `None` for anything else.
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|l| l.as_str() == s)
     }
@@ -457,14 +518,17 @@ impl std::fmt::Display for ThinkingLevel {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct UserMessage {
     #[serde(default)]
+    /// Text or content blocks.
     pub content: Content,
     #[serde(
         default = "Kept::absent",
         deserialize_with = "deserialize_kept_ms",
         skip_serializing_if = "Kept::is_absent"
     )]
+    /// Unix milliseconds; kept absent when the source had none.
     pub timestamp: Kept<i64>,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -473,29 +537,40 @@ pub struct UserMessage {
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
     #[serde(default, deserialize_with = "deserialize_blocks")]
+    /// Text, thinking and tool-call blocks, in order.
     pub content: Vec<ContentBlock>,
+    /// The wire API that produced it (`anthropic-messages`, ...).
     pub api: String,
+    /// The provider id (`anthropic`, `openrouter`, ...).
     pub provider: String,
+    /// The model id.
     pub model: String,
     #[serde(default = "Kept::absent", skip_serializing_if = "Kept::is_absent")]
+    /// Token usage and cost; kept absent when the source had none.
     pub usage: Kept<Usage>,
+    /// Why the response ended.
     pub stop_reason: StopReason,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The failure text, with stop reason `error` or `aborted`.
     pub error_message: Option<String>,
     #[serde(
         default = "Kept::absent",
         deserialize_with = "deserialize_kept_ms",
         skip_serializing_if = "Kept::is_absent"
     )]
+    /// Unix milliseconds; kept absent when the source had none.
     pub timestamp: Kept<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The provider's response id, when it gave one.
     pub response_id: Option<String>,
     /// Set only when the server reports a model other than the one requested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Wall-clock duration of the request, in milliseconds.
     pub duration_ms: Option<Num>,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -522,22 +597,28 @@ impl AssistantMessage {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultMessage {
+    /// The id of the tool call this answers.
     pub tool_call_id: String,
+    /// The tool's name.
     pub tool_name: String,
     #[serde(default)]
+    /// What the tool returned to the model (text and images).
     pub content: Content,
     /// Tool-specific data for UIs; never sent to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     #[serde(default)]
+    /// Whether the tool failed.
     pub is_error: bool,
     #[serde(
         default = "Kept::absent",
         deserialize_with = "deserialize_kept_ms",
         skip_serializing_if = "Kept::is_absent"
     )]
+    /// Unix milliseconds; kept absent when the source had none.
     pub timestamp: Kept<i64>,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -552,20 +633,26 @@ pub struct SystemMessage {
         default = "empty_text_content",
         deserialize_with = "deserialize_system_content"
     )]
+    /// The system text (or blocks).
     pub content: Content,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Named prompt sections this message sets (a `null` value removes one).
     pub sections: Option<Map<String, Value>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Tools this message adds (or redefines).
     pub tools_added: Option<Vec<Tool>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Tools this message removes (names or descriptors, as pi writes them).
     pub tools_removed: Option<Vec<Value>>,
     #[serde(
         default = "Kept::absent",
         deserialize_with = "deserialize_kept_ms",
         skip_serializing_if = "Kept::is_absent"
     )]
+    /// Unix milliseconds; kept absent when the source had none.
     pub timestamp: Kept<i64>,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -585,13 +672,18 @@ fn deserialize_system_content<'de, D: Deserializer<'de>>(d: D) -> Result<Content
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Message {
+    /// `role:"user"`.
     User(UserMessage),
+    /// `role:"assistant"`.
     Assistant(AssistantMessage),
+    /// `role:"toolResult"`.
     ToolResult(ToolResultMessage),
+    /// `role:"system"`.
     System(SystemMessage),
 }
 
 impl Message {
+    /// pi's role name (`user`, `assistant`, `toolResult`, `system`).
     pub fn role(&self) -> &'static str {
         match self {
             Message::User(_) => "user",
@@ -601,6 +693,7 @@ impl Message {
         }
     }
 
+    /// Unix milliseconds, 0 when the message has none.
     pub fn timestamp(&self) -> i64 {
         match self {
             Message::User(m) => m.timestamp.get(),
@@ -667,23 +760,52 @@ impl<'de> Deserialize<'de> for Message {
 /// A tool the model may call; `parameters` is a JSON Schema object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Tool {
+    /// The name the model calls it by.
     pub name: String,
     #[serde(default)]
+    /// What the tool does, for the model.
     pub description: String,
     #[serde(default = "empty_object")]
+    /// JSON Schema of the arguments (an object schema).
     pub parameters: Value,
     #[serde(flatten)]
+    /// Fields this version does not know (e.g. pi's constrained-sampling settings), kept.
     pub extra: Extra,
 }
 
-/// The public input to a provider call.
+/// The public input to a provider call: system prompt, messages and tools, in pi's JSON shape.
+///
+/// ```
+/// use arbor_ai::{Context, Message, Tool};
+/// use serde_json::json;
+///
+/// let context = Context {
+///     system_prompt: Some("You are a careful assistant.".into()),
+///     messages: vec![Message::user("List the files.", 1_700_000_000_000)].into(),
+///     tools: Some(vec![Tool {
+///         name: "ls".into(),
+///         description: "List a directory".into(),
+///         parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+///         extra: Default::default(),
+///     }]),
+/// };
+/// let wire = serde_json::to_value(&context)?;
+/// assert_eq!(wire["systemPrompt"], "You are a careful assistant.");
+/// assert_eq!(wire["messages"][0]["role"], "user");
+/// let back: Context = serde_json::from_value(wire)?;
+/// assert_eq!(back, context);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Context {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The system prompt, when there is one.
     pub system_prompt: Option<String>,
+    /// The conversation, oldest first (cheap to clone and share).
     pub messages: MessageList,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The tools the model may call; `None` sends no tool list.
     pub tools: Option<Vec<Tool>>,
 }
 
@@ -693,14 +815,19 @@ pub use crate::message_list::MessageList;
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CostTier {
+    /// The tier applies above this many input tokens.
     pub input_tokens_above: u64,
     #[serde(serialize_with = "serialize_js_f64")]
+    /// USD per million input tokens.
     pub input: f64,
     #[serde(serialize_with = "serialize_js_f64")]
+    /// USD per million output tokens.
     pub output: f64,
     #[serde(default, serialize_with = "serialize_js_f64")]
+    /// USD per million cache-read tokens.
     pub cache_read: f64,
     #[serde(default, serialize_with = "serialize_js_f64")]
+    /// USD per million cache-write tokens.
     pub cache_write: f64,
 }
 
@@ -709,14 +836,19 @@ pub struct CostTier {
 #[serde(rename_all = "camelCase")]
 pub struct ModelCost {
     #[serde(default, serialize_with = "serialize_js_f64")]
+    /// USD per million input tokens.
     pub input: f64,
     #[serde(default, serialize_with = "serialize_js_f64")]
+    /// USD per million output tokens.
     pub output: f64,
     #[serde(default, serialize_with = "serialize_js_f64")]
+    /// USD per million cache-read tokens.
     pub cache_read: f64,
     #[serde(default, serialize_with = "serialize_js_f64")]
+    /// USD per million cache-write tokens.
     pub cache_write: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Prices for long inputs, when the model has them.
     pub tiers: Option<Vec<CostTier>>,
 }
 
@@ -727,34 +859,45 @@ pub struct ModelCost {
 #[derive(Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Model {
+    /// The model id the API expects.
     pub id: String,
     #[serde(default)]
+    /// A display name.
     pub name: String,
     /// Wire protocol: `anthropic-messages`, `openai-completions`, `openai-responses`,
     /// `google-generative-ai`, ...
     pub api: String,
+    /// The provider id (`anthropic`, `openrouter`, `ollama`, ...).
     pub provider: String,
     #[serde(default)]
+    /// The API base URL.
     pub base_url: String,
     #[serde(default)]
+    /// Whether the model can reason (thinking levels apply).
     pub reasoning: bool,
     /// Input modalities: `"text"`, `"image"`.
     #[serde(default = "text_only")]
     pub input: Vec<String>,
     #[serde(default)]
+    /// Prices per million tokens.
     pub cost: ModelCost,
     #[serde(default)]
+    /// Context window in tokens.
     pub context_window: u64,
     #[serde(default)]
+    /// Largest output in tokens.
     pub max_tokens: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Extra request headers (values may name environment variables or `!commands`).
     pub headers: Option<Map<String, Value>>,
     /// Level → provider-native value; `null` marks a level unsupported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking_level_map: Option<Map<String, Value>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Per-model quirks that override the provider's detected ones.
     pub compat: Option<Value>,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -763,6 +906,7 @@ fn text_only() -> Vec<String> {
 }
 
 impl Model {
+    /// Whether the model accepts image input.
     pub fn supports_images(&self) -> bool {
         self.input.iter().any(|m| m == "image")
     }

@@ -8,10 +8,7 @@ use arbor_test_support::MockResponse;
 use super::providers_common::*;
 
 fn opts() -> StreamOptions {
-    StreamOptions {
-        api_key: Some("k".into()),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default().with_api_key("k".into())
 }
 
 /// Streams `body` from a mock server to `api` and returns the final message.
