@@ -35,7 +35,7 @@
 //! # }
 //! ```
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![deny(missing_debug_implementations)]
 
 // The facade: what a user of the crate needs.
