@@ -88,11 +88,13 @@ mod error;
 mod estimate;
 mod extra;
 mod message_list;
+mod model;
 mod options;
 #[cfg(feature = "unstable-internals")]
 mod pi_options;
 mod registry;
 mod setters;
+mod usage;
 
 pub use emit::error_stream;
 pub use error::{AiError, Result};

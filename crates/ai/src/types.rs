@@ -11,10 +11,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::json::{
-    describe, deserialize_count, deserialize_kept_ms, from_object, serialize_js_f64, Num,
-    RoleTagged, TypeTagged,
-};
+use crate::json::{describe, deserialize_kept_ms, from_object, Num, RoleTagged, TypeTagged};
 
 pub use crate::extra::Extra;
 
@@ -339,80 +336,7 @@ fn deserialize_blocks<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ContentBloc
 // ---------------------------------------------------------------------------------------------
 // Usage and stop reasons
 
-/// Dollar cost of one response, computed from the model's per-million prices.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Cost {
-    /// Cost of the input tokens.
-    pub input: Num,
-    /// Cost of the output tokens.
-    pub output: Num,
-    /// Cost of the cache reads.
-    pub cache_read: Num,
-    /// Cost of the cache writes.
-    pub cache_write: Num,
-    /// Sum of the above (or the provider's own figure, see `total_from_provider`).
-    pub total: Num,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// `true` when `total` is the provider's reported cost rather than computed.
-    pub total_from_provider: Option<bool>,
-    #[serde(flatten)]
-    /// Fields this version does not know, kept for round-trips.
-    pub extra: Extra,
-}
-
-/// Token usage of one response. `input` excludes cache reads and writes in every adapter.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Usage {
-    #[serde(deserialize_with = "deserialize_count")]
-    /// Input tokens, excluding cache reads and writes.
-    pub input: u64,
-    #[serde(deserialize_with = "deserialize_count")]
-    /// Output tokens (reasoning included).
-    pub output: u64,
-    #[serde(deserialize_with = "deserialize_count")]
-    /// Tokens read from the prompt cache.
-    pub cache_read: u64,
-    #[serde(deserialize_with = "deserialize_count")]
-    /// Tokens written to the prompt cache (five-minute tier where the provider has tiers).
-    pub cache_write: u64,
-    #[serde(
-        default,
-        rename = "cacheWrite1h",
-        skip_serializing_if = "Option::is_none"
-    )]
-    /// Tokens written to Anthropic's one-hour cache tier, when reported separately.
-    pub cache_write_1h: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// Reasoning tokens, when the provider reports them.
-    pub reasoning: Option<u64>,
-    /// Absent in files from before pi recorded it; see [`Usage::total`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total_tokens: Option<u64>,
-    #[serde(default)]
-    /// The cost of this usage at the model's prices.
-    pub cost: Cost,
-    #[serde(flatten)]
-    /// Fields this version does not know, kept for round-trips.
-    pub extra: Extra,
-}
-
-impl Usage {
-    /// pi's initial usage of a response: every count zero, `totalTokens` 0, zero cost.
-    pub fn zero() -> Self {
-        Usage {
-            total_tokens: Some(0),
-            ..Usage::default()
-        }
-    }
-
-    /// `totalTokens`, or the sum of the parts when an old file did not record it.
-    pub fn total(&self) -> u64 {
-        self.total_tokens
-            .unwrap_or(self.input + self.output + self.cache_read + self.cache_write)
-    }
-}
+pub use crate::usage::{Cost, Usage};
 
 /// Why generation stopped. `Pending` exists only on a live partial message; `Error` and
 /// `Aborted` only on failed ones.
@@ -809,152 +733,37 @@ pub struct Context {
     pub tools: Option<Vec<Tool>>,
 }
 
+impl Context {
+    /// Reads a context from pi's JSON text (what a JavaScript caller or an RPC client hands
+    /// over). A JavaScript string may hold a lone UTF-16 surrogate (text cut inside an emoji),
+    /// which `JSON.stringify` writes as a `\ud83d` escape and a Rust string cannot hold: such
+    /// escapes are dropped, as pi-ai drops lone surrogates from every request it sends
+    /// (DECISIONS §26.57). Any other fault is an [`AiError::InvalidJson`] naming the field.
+    ///
+    /// ```
+    /// let context = arbor_ai::Context::from_json_str(
+    ///     r#"{"messages": [{"role": "user", "content": "cut \ud83d here", "timestamp": 0}]}"#,
+    /// )?;
+    /// assert_eq!(context.messages[0], arbor_ai::Message::user("cut  here", 0));
+    /// # Ok::<(), arbor_ai::AiError>(())
+    /// ```
+    pub fn from_json_str(text: &str) -> Result<Context, AiError> {
+        let value: Value = match serde_json::from_str(text) {
+            Ok(value) => value,
+            Err(first) => crate::json::strip_lone_surrogates(text)
+                .and_then(|clean| serde_json::from_str(&clean).ok())
+                .ok_or_else(|| AiError::InvalidJson(format!("context: {first}")))?,
+        };
+        match value {
+            Value::Object(map) => from_object(map).map_err(|e| e.within("context")),
+            other => Err(AiError::InvalidJson(format!(
+                "context: expected an object, found {}",
+                describe(&other)
+            ))),
+        }
+    }
+}
+
 pub use crate::message_list::MessageList;
 
-/// One price tier: applies when the request's input exceeds `input_tokens_above`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CostTier {
-    /// The tier applies above this many input tokens.
-    pub input_tokens_above: u64,
-    #[serde(serialize_with = "serialize_js_f64")]
-    /// USD per million input tokens.
-    pub input: f64,
-    #[serde(serialize_with = "serialize_js_f64")]
-    /// USD per million output tokens.
-    pub output: f64,
-    #[serde(default, serialize_with = "serialize_js_f64")]
-    /// USD per million cache-read tokens.
-    pub cache_read: f64,
-    #[serde(default, serialize_with = "serialize_js_f64")]
-    /// USD per million cache-write tokens.
-    pub cache_write: f64,
-}
-
-/// Prices in USD per million tokens.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ModelCost {
-    #[serde(default, serialize_with = "serialize_js_f64")]
-    /// USD per million input tokens.
-    pub input: f64,
-    #[serde(default, serialize_with = "serialize_js_f64")]
-    /// USD per million output tokens.
-    pub output: f64,
-    #[serde(default, serialize_with = "serialize_js_f64")]
-    /// USD per million cache-read tokens.
-    pub cache_read: f64,
-    #[serde(default, serialize_with = "serialize_js_f64")]
-    /// USD per million cache-write tokens.
-    pub cache_write: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// Prices for long inputs, when the model has them.
-    pub tiers: Option<Vec<CostTier>>,
-}
-
-/// A chat model as the catalogue and `models.json` describe it.
-///
-/// `Debug` prints header names but never their values: `models.json` may put a literal API key
-/// in a header, and models end up in logs.
-#[derive(Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Model {
-    /// The model id the API expects.
-    pub id: String,
-    #[serde(default)]
-    /// A display name.
-    pub name: String,
-    /// Wire protocol: `anthropic-messages`, `openai-completions`, `openai-responses`,
-    /// `google-generative-ai`, ...
-    pub api: String,
-    /// The provider id (`anthropic`, `openrouter`, `ollama`, ...).
-    pub provider: String,
-    #[serde(default)]
-    /// The API base URL.
-    pub base_url: String,
-    #[serde(default)]
-    /// Whether the model can reason (thinking levels apply).
-    pub reasoning: bool,
-    /// Input modalities: `"text"`, `"image"`.
-    #[serde(default = "text_only")]
-    pub input: Vec<String>,
-    #[serde(default)]
-    /// Prices per million tokens.
-    pub cost: ModelCost,
-    #[serde(default)]
-    /// Context window in tokens.
-    pub context_window: u64,
-    #[serde(default)]
-    /// Largest output in tokens.
-    pub max_tokens: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// Extra request headers (values may name environment variables or `!commands`).
-    pub headers: Option<Map<String, Value>>,
-    /// Level → provider-native value; `null` marks a level unsupported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking_level_map: Option<Map<String, Value>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    /// Per-model quirks that override the provider's detected ones.
-    pub compat: Option<Value>,
-    #[serde(flatten)]
-    /// Fields this version does not know, kept for round-trips.
-    pub extra: Extra,
-}
-
-fn text_only() -> Vec<String> {
-    vec!["text".to_owned()]
-}
-
-impl Model {
-    /// Whether the model accepts image input.
-    pub fn supports_images(&self) -> bool {
-        self.input.iter().any(|m| m == "image")
-    }
-}
-
-impl std::fmt::Debug for Model {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let header_names: Option<Vec<&String>> = self.headers.as_ref().map(|h| h.keys().collect());
-        f.debug_struct("Model")
-            .field("id", &self.id)
-            .field("name", &self.name)
-            .field("api", &self.api)
-            .field("provider", &self.provider)
-            .field("base_url", &self.base_url)
-            .field("reasoning", &self.reasoning)
-            .field("input", &self.input)
-            .field("cost", &self.cost)
-            .field("context_window", &self.context_window)
-            .field("max_tokens", &self.max_tokens)
-            .field(
-                "headers",
-                &header_names.map(|names| format!("{names:?} (values hidden)")),
-            )
-            .field("thinking_level_map", &self.thinking_level_map)
-            .field("compat", &self.compat)
-            .field("extra", &self.extra)
-            .finish()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn model_debug_hides_header_values() {
-        let mut headers = Map::new();
-        headers.insert(
-            "x-api-key".to_owned(),
-            Value::String("sk-secret-123".to_owned()),
-        );
-        let model = Model {
-            id: "m".to_owned(),
-            headers: Some(headers),
-            ..Model::default()
-        };
-        let shown = format!("{model:?}");
-        assert!(shown.contains("x-api-key"), "{shown}");
-        assert!(!shown.contains("sk-secret-123"), "{shown}");
-    }
-}
+pub use crate::model::{CostTier, Model, ModelCost};
