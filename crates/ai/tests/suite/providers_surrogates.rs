@@ -190,3 +190,25 @@ fn a_context_that_is_not_json_names_the_fault() {
     let err = arbor_ai::Context::from_json_str(r#"{"messages": [] "#).unwrap_err();
     assert!(err.to_string().starts_with("context: EOF"), "{err}");
 }
+
+/// The same contexts as pi-ai 1.6.0 got them (JSON text with lone surrogates, parsed into
+/// JavaScript strings) and the bodies pi sent, recorded once through `xtask/parity/driver.mjs`:
+/// Arbor's simple-stream requests equal pi's byte for byte in content (DECISIONS §26.57).
+#[test]
+fn lone_surrogate_contexts_are_sent_as_pi_sends_them() {
+    let fixture = include_str!("../data/parity/surrogates.jsonl");
+    let mut checked = 0;
+    for line in fixture.lines().filter(|l| !l.trim().is_empty()) {
+        let case: serde_json::Value = serde_json::from_str(line).unwrap();
+        let model: arbor_ai::Model = serde_json::from_value(case["model"].clone()).unwrap();
+        let context =
+            arbor_ai::Context::from_json_str(case["contextText"].as_str().unwrap()).unwrap();
+        let options = arbor_ai::SimpleStreamOptions::from_pi_json(&case["options"]).unwrap();
+        let request =
+            arbor_ai::providers::simple::build_simple_request(&model, &context, options).unwrap();
+        assert_eq!(request.url, case["piUrl"], "{}", case["id"]);
+        assert_eq!(request.body, case["piBody"], "{}", case["id"]);
+        checked += 1;
+    }
+    assert_eq!(checked, 4);
+}
