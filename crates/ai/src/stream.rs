@@ -28,7 +28,7 @@ use crate::types::{AssistantMessage, Context, Model, StopReason};
 
 /// Streams one assistant turn with provider-native options.
 ///
-/// Offline, with the scripted [`faux`](crate::faux) provider registered for its own `api`:
+/// Offline, with the scripted `faux` provider (feature `faux`) registered for its own `api`:
 ///
 /// ```
 /// use std::sync::Arc;

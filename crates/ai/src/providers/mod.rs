@@ -2,7 +2,7 @@
 //!
 //! Each wire API has a folder (`anthropic`, `openai_completions`, `openai_responses`,
 //! `google`) with `request` (the body and headers), `convert` (history → wire messages) and
-//! `parse` (the SSE reply → content updates on an [`Output`]), and one `ApiClient` impl in its
+//! `parse` (the SSE reply → content updates on an `Output`), and one `ApiClient` impl in its
 //! `mod.rs`: what the shared driver asks of that API. `dispatch` maps a model's `api` string
 //! to its client; the driver sends the request (with optional retries), emits `start` once the
 //! headers are in, pumps body bytes through the SSE decoder into the parser, honours
