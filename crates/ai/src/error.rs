@@ -4,6 +4,7 @@
 /// terminal `error` events (see [`crate::event`]), whose `errorMessage` is this error's text
 /// when a request could not be built.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AiError {
     /// No API key for the provider (neither passed nor in the environment).
     #[error("No API key for provider: {0}")]
@@ -21,7 +22,9 @@ pub enum AiError {
     /// offending field path.
     #[error("{source_name}: {message}")]
     ModelsConfig {
+        /// The catalogue's name (a path, or "built-in catalog").
         source_name: String,
+        /// What is wrong, starting with the field path.
         message: String,
     },
     /// A JSON value does not have the shape a type needs; the text names the failing field's
@@ -31,7 +34,9 @@ pub enum AiError {
     /// A file could not be read.
     #[error("{path}: cannot read file: {source}")]
     Io {
+        /// The file.
         path: String,
+        /// The I/O failure.
         #[source]
         source: std::io::Error,
     },
@@ -48,4 +53,5 @@ impl AiError {
     }
 }
 
+/// `Result` with [`AiError`] as the default error.
 pub type Result<T, E = AiError> = std::result::Result<T, E>;

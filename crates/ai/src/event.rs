@@ -23,77 +23,106 @@ use crate::types::{
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum AssistantMessageEvent {
     /// Headers arrived; `partial` is the empty message being built (api, provider, model set).
     Start {
         #[serde(with = "tagged_assistant")]
+        /// The empty message being built.
         partial: AssistantMessage,
     },
+    /// A text block starts.
     TextStart {
         #[serde(rename = "contentIndex")]
+        /// Index of the block in the message content.
         content_index: usize,
     },
+    /// More text of a text block.
     TextDelta {
         #[serde(rename = "contentIndex")]
+        /// Index of the block in the message content.
         content_index: usize,
+        /// The new text.
         delta: String,
     },
+    /// A text block is complete; `content` is its whole text.
     TextEnd {
         #[serde(rename = "contentIndex")]
+        /// Index of the block in the message content.
         content_index: usize,
+        /// The block's complete text.
         content: String,
     },
+    /// A thinking block starts.
     ThinkingStart {
         #[serde(rename = "contentIndex")]
+        /// Index of the block in the message content.
         content_index: usize,
     },
+    /// More reasoning text of a thinking block.
     ThinkingDelta {
         #[serde(rename = "contentIndex")]
+        /// Index of the block in the message content.
         content_index: usize,
+        /// The new text.
         delta: String,
     },
+    /// A thinking block is complete; `content` is its whole text.
     ThinkingEnd {
         #[serde(rename = "contentIndex")]
+        /// Index of the block in the message content.
         content_index: usize,
+        /// The block's complete text.
         content: String,
     },
+    /// A tool call starts.
     #[serde(rename = "toolcall_start")]
     ToolcallStart {
         #[serde(rename = "contentIndex")]
+        /// Index of the block in the message content.
         content_index: usize,
         /// The call's id and tool name, known when it starts. Not part of pi-ai's event (not
         /// serialized); pi's RPC and JSON modes add them to `toolcall_start`.
         #[serde(skip_serializing, default)]
         id: String,
         #[serde(skip_serializing, default)]
+        /// The called tool's name (see `id`).
         tool_name: String,
     },
     /// `delta` is a raw fragment of the arguments' JSON text.
     #[serde(rename = "toolcall_delta")]
     ToolcallDelta {
         #[serde(rename = "contentIndex")]
+        /// Index of the block in the message content.
         content_index: usize,
+        /// The new text.
         delta: String,
     },
     /// The final, strictly parsed (not schema-validated) tool call.
     #[serde(rename = "toolcall_end")]
     ToolcallEnd {
         #[serde(rename = "contentIndex")]
+        /// Index of the block in the message content.
         content_index: usize,
         #[serde(rename = "toolCall", with = "tagged_tool_call")]
+        /// The complete call.
         tool_call: ToolCall,
     },
     /// Success: `reason` is `stop`, `length`, `toolUse` or `deferred`.
     Done {
+        /// Why the response ended.
         reason: StopReason,
         #[serde(with = "tagged_assistant")]
+        /// The final message.
         message: AssistantMessage,
     },
     /// Failure: `reason` is `error` or `aborted`; `error` holds the partial content and
     /// `errorMessage`.
     Error {
+        /// `error` or `aborted`.
         reason: StopReason,
         #[serde(with = "tagged_assistant")]
+        /// The message as far as it got, with `errorMessage`.
         error: AssistantMessage,
     },
 }
@@ -148,6 +177,7 @@ mod tagged_assistant {
 }
 
 impl AssistantMessageEvent {
+    /// Whether this is the stream's last event (`done` or `error`).
     pub fn is_terminal(&self) -> bool {
         matches!(
             self,
@@ -198,6 +228,7 @@ pub struct MessageAccumulator {
 }
 
 impl MessageAccumulator {
+    /// An accumulator before any event.
     pub fn new() -> Self {
         Self::default()
     }
@@ -207,6 +238,7 @@ impl MessageAccumulator {
         &self.partial
     }
 
+    /// Whether a terminal event was applied.
     pub fn is_finished(&self) -> bool {
         self.finished
     }

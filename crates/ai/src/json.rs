@@ -13,19 +13,23 @@ use serde_json::{Map, Value};
 
 /// Serializes `inner`'s fields behind a leading `"type": tag`, for hand-written tagged unions
 /// (the tag comes first, as in pi's output).
-#[derive(serde::Serialize)]
+#[derive(Debug, serde::Serialize)]
 pub struct TypeTagged<'a, T> {
     #[serde(rename = "type")]
+    /// The `type` value.
     pub tag: &'a str,
     #[serde(flatten)]
+    /// The value whose fields follow the tag.
     pub inner: &'a T,
 }
 
 /// Serializes `inner`'s fields behind a leading `"role": role` (messages).
-#[derive(serde::Serialize)]
+#[derive(Debug, serde::Serialize)]
 pub struct RoleTagged<'a, T> {
+    /// The `role` value.
     pub role: &'a str,
     #[serde(flatten)]
+    /// The value whose fields follow the role.
     pub inner: &'a T,
 }
 
@@ -178,11 +182,13 @@ pub struct Num {
 }
 
 impl Num {
+    /// Zero, written as `0`.
     pub const ZERO: Num = Num {
         value: 0.0,
         float_repr: false,
     };
 
+    /// A number written back as an integer when it is one.
     pub fn new(value: f64) -> Self {
         Num {
             value,
@@ -190,6 +196,7 @@ impl Num {
         }
     }
 
+    /// The value.
     pub fn get(self) -> f64 {
         self.value
     }
@@ -246,12 +253,16 @@ impl<'de> Deserialize<'de> for Num {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Nullable<T> {
     #[default]
+    /// The field was not in the JSON.
     Absent,
+    /// The field was an explicit `null`.
     Null,
+    /// The field had a value.
     Value(T),
 }
 
 impl<T> Nullable<T> {
+    /// Whether the field was absent.
     pub fn is_absent(&self) -> bool {
         matches!(self, Nullable::Absent)
     }
@@ -264,6 +275,7 @@ impl<T> Nullable<T> {
         }
     }
 
+    /// The value, treating absent and null alike.
     pub fn into_option(self) -> Option<T> {
         match self {
             Nullable::Value(v) => Some(v),

@@ -48,6 +48,7 @@ impl<T> Kept<T> {
         self.present.then_some(&self.value)
     }
 
+    /// The value, whether or not the source had it.
     pub fn into_inner(self) -> T {
         self.value
     }

@@ -23,7 +23,7 @@ struct Inner {
 }
 
 /// The messages of a request. Reads go through `Deref`; a write copies first only when another
-/// holder still shares the list (counted as [`Work::Copied`]). The second field names the model
+/// holder still shares the list (counted as `Work::Copied`). The second field names the model
 /// whose history transform the messages already went through, if any (DECISIONS §10.8); any
 /// write clears it.
 #[derive(Clone, Default)]

@@ -15,7 +15,55 @@ use crate::types::{Context, Model};
 
 /// A streaming implementation of one `api` kind. Built-in APIs are dispatched directly; others
 /// (or overrides) are registered with [`register_api_provider`].
+///
+/// A provider for a custom `api` that answers through another one (here the faux provider,
+/// standing in for an HTTP client) after adding a system prompt:
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use arbor_ai::faux::{FauxProvider, FauxResponse, FauxStreamOptions};
+/// use arbor_ai::prelude::*;
+/// use arbor_ai::ApiProvider;
+///
+/// struct Polite(FauxProvider);
+///
+/// impl ApiProvider for Polite {
+///     fn stream(
+///         &self,
+///         model: &Model,
+///         context: &Context,
+///         options: StreamOptions,
+///     ) -> AssistantMessageEventStream {
+///         let mut context = context.clone();
+///         context.system_prompt = Some("Be polite.".into());
+///         let mut faux = FauxStreamOptions::default();
+///         faux.cancel = options.cancel;
+///         self.0.stream(model, &context, faux)
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let faux = FauxProvider::new();
+/// faux.push(FauxResponse::text("Certainly."));
+/// arbor_ai::register_api_provider("polite", Arc::new(Polite(faux.clone())));
+///
+/// let mut model = faux.model();
+/// model.api = "polite".into();
+/// let reply = complete(&model, &Context::default(), StreamOptions::default()).await;
+/// assert_eq!(reply.text(), "Certainly.");
+/// let seen = faux.last_request().map(|r| r.context.system_prompt);
+/// assert_eq!(seen, Some(Some("Be polite.".into())));
+///
+/// assert!(arbor_ai::unregister_api_provider("polite"));
+/// let orphan = complete(&model, &Context::default(), StreamOptions::default()).await;
+/// assert_eq!(orphan.stop_reason, StopReason::Error);
+/// # }
+/// ```
 pub trait ApiProvider: Send + Sync {
+    /// Streams one assistant turn for `model` (whose `api` this provider serves). Must not
+    /// panic or block: every failure becomes the stream's terminal `error` event.
     fn stream(
         &self,
         model: &Model,

@@ -200,7 +200,9 @@ pub const DEFAULT_MAX_AGENT_RETRY_DELAY_MS: u64 = 60_000;
 
 /// Turn-level retry settings (the coding agent's `settings.retry`).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct RetryPolicy {
+    /// Whether transient failures are retried at all.
     pub enabled: bool,
     /// Retries after the first attempt (0 = none).
     pub max_retries: u32,
@@ -209,6 +211,13 @@ pub struct RetryPolicy {
     /// Cap of one delay; `None` = [`DEFAULT_MAX_AGENT_RETRY_DELAY_MS`].
     pub max_agent_delay_ms: Option<u64>,
 }
+
+crate::setters::with_setters!(RetryPolicy {
+    val enabled => with_enabled: bool,
+    val max_retries => with_max_retries: u32,
+    val base_delay_ms => with_base_delay_ms: u64,
+    opt max_agent_delay_ms => with_max_agent_delay_ms: u64,
+});
 
 impl Default for RetryPolicy {
     /// The coding agent's defaults: on, 3 retries, 2 s base, 60 s cap.
@@ -240,7 +249,12 @@ pub enum RetryDecision {
     /// Keep this message (success, abort, permanent error or no retries left).
     Finish,
     /// Wait, then run attempt number `attempt` (1-based retry count).
-    RetryAfter { attempt: u32, delay: Duration },
+    RetryAfter {
+        /// The retry's number (1-based).
+        attempt: u32,
+        /// How long to wait first.
+        delay: Duration,
+    },
 }
 
 /// Decides the next step after `retries_done` retries produced `message`.
@@ -300,7 +314,9 @@ pub struct RetryAfterHeaders<'a> {
 /// A server asked for a longer wait than the caller allows; the request fails at once.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryDelayTooLong {
+    /// The wait the server asked for, in milliseconds.
     pub requested_ms: f64,
+    /// The longest wait the caller allows, in milliseconds.
     pub max_ms: u64,
     /// `Server requested <s>s retry delay (max: <s>s). <original message>`
     pub message: String,

@@ -27,6 +27,40 @@ pub use crate::registry::{register_api_provider, unregister_api_provider, ApiPro
 use crate::types::{AssistantMessage, Context, Model, StopReason};
 
 /// Streams one assistant turn with provider-native options.
+///
+/// Offline, with the scripted `faux` provider (feature `faux`) registered for its own `api`:
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use arbor_ai::faux::{FauxProvider, FauxResponse};
+/// use arbor_ai::prelude::*;
+/// use futures::StreamExt;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let faux = FauxProvider::new();
+/// faux.push(FauxResponse::text("The Nile."));
+/// arbor_ai::register_api_provider(faux.api(), Arc::new(faux.clone()));
+///
+/// let context = Context {
+///     system_prompt: Some("You are terse.".into()),
+///     messages: vec![Message::user("Name a river.", 0)].into(),
+///     tools: None,
+/// };
+/// let mut text = String::new();
+/// let mut events = stream(&faux.model(), &context, StreamOptions::default());
+/// while let Some(event) = events.next().await {
+///     match event {
+///         AssistantMessageEvent::TextDelta { delta, .. } => text.push_str(&delta),
+///         AssistantMessageEvent::Done { message, .. } => assert_eq!(message.text(), text),
+///         AssistantMessageEvent::Error { error, .. } => panic!("{:?}", error.error_message),
+///         _ => {}
+///     }
+/// }
+/// assert_eq!(text, "The Nile.");
+/// # }
+/// ```
 pub fn stream(
     model: &Model,
     context: &Context,
@@ -69,6 +103,36 @@ pub fn stream_simple(
 }
 
 /// [`stream`] to completion: the final message (`stopReason` tells success from failure).
+///
+/// A failure is not an `Err`: the returned message has [`StopReason::Error`] (or `Aborted`) and
+/// an `error_message`.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use arbor_ai::faux::{FauxProvider, FauxResponse};
+/// use arbor_ai::prelude::*;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let faux = FauxProvider::new();
+/// faux.push(FauxResponse::text("4"));
+/// faux.push(FauxResponse::new().error("Overloaded"));
+/// arbor_ai::register_api_provider(faux.api(), Arc::new(faux.clone()));
+///
+/// let context = Context {
+///     messages: vec![Message::user("2 + 2?", 0)].into(),
+///     ..Context::default()
+/// };
+/// let answer = complete(&faux.model(), &context, StreamOptions::default()).await;
+/// assert_eq!(answer.stop_reason, StopReason::Stop);
+/// assert_eq!(answer.text(), "4");
+///
+/// let failed = complete(&faux.model(), &context, StreamOptions::default()).await;
+/// assert_eq!(failed.stop_reason, StopReason::Error);
+/// assert_eq!(failed.error_message.as_deref(), Some("Overloaded"));
+/// # }
+/// ```
 pub async fn complete(
     model: &Model,
     context: &Context,

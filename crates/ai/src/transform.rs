@@ -106,6 +106,7 @@ pub struct ModelTransform {
 }
 
 impl ModelTransform {
+    /// An empty transform towards `model`.
     pub fn new(model: &Model) -> Self {
         ModelTransform {
             model: model.clone(),
@@ -120,6 +121,7 @@ impl ModelTransform {
         TransformTarget::of(&self.model).fits(model)
     }
 
+    /// Feeds the next message of the history.
     pub fn push(&mut self, message: &Message) {
         let rule = &mut self.rule;
         if matches!(rule, IdRule::None) {
@@ -148,6 +150,7 @@ impl ModelTransform {
         self.state.tail()
     }
 
+    /// The whole output: the settled messages and the closed tail.
     pub fn finish(self) -> Vec<Message> {
         self.state.finish()
     }

@@ -24,6 +24,7 @@ use crate::types::{
 use crate::Content;
 
 /// An object key: borrowed from the input when it has no escapes.
+#[derive(Debug)]
 pub enum Key<'de> {
     Borrowed(&'de str),
     Owned(String),
@@ -46,6 +47,7 @@ impl Key<'_> {
 }
 
 /// Reads an object key as a [`Key`].
+#[derive(Debug)]
 pub struct KeySeed;
 
 impl<'de> DeserializeSeed<'de> for KeySeed {
@@ -133,6 +135,7 @@ pub fn missing<E: de::Error>(field: &'static str) -> E {
 }
 
 /// A token count ([`deserialize_count`]: integral floats accepted).
+#[derive(Debug)]
 pub struct Count(pub u64);
 
 impl<'de> Deserialize<'de> for Count {
@@ -148,6 +151,7 @@ impl From<Count> for u64 {
 }
 
 /// A present millisecond timestamp ([`deserialize_kept_ms`]).
+#[derive(Debug)]
 pub struct KeptMs(pub Kept<i64>);
 
 impl<'de> Deserialize<'de> for KeptMs {
@@ -163,6 +167,7 @@ impl From<KeptMs> for Kept<i64> {
 }
 
 /// [`Content`]: a string, `null` (no blocks) or an array of blocks.
+#[derive(Debug)]
 pub struct FastContent(pub Content);
 
 impl<'de> Deserialize<'de> for FastContent {
@@ -181,6 +186,7 @@ impl From<FastContent> for Content {
 }
 
 /// A system message's content: `null` reads as `""`.
+#[derive(Debug)]
 pub struct SystemContent(pub Content);
 
 impl<'de> Deserialize<'de> for SystemContent {
@@ -242,6 +248,7 @@ fn blocks<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<Vec<ContentBlock>, A::Er
 }
 
 /// An assistant message's content: an array of blocks, `null` for none.
+#[derive(Debug)]
 pub struct FastBlocks(pub Vec<ContentBlock>);
 
 impl<'de> Deserialize<'de> for FastBlocks {
@@ -270,6 +277,7 @@ impl From<FastBlocks> for Vec<ContentBlock> {
 }
 
 /// One content block.
+#[derive(Debug)]
 pub struct FastBlock(pub ContentBlock);
 
 impl<'de> Deserialize<'de> for FastBlock {
@@ -325,6 +333,7 @@ impl<'de> Visitor<'de> for BlockVisitor {
 }
 
 /// What the first key of a tagged object gave.
+#[derive(Debug)]
 pub enum Tagged<'de> {
     /// The first key was the tag, with this string value (borrowed from the input when it has
     /// no escapes: no allocation per message or block); the rest of the map is unread.
@@ -347,6 +356,7 @@ pub fn first_tag<'de, A: MapAccess<'de>>(map: &mut A, tag: &str) -> Result<Tagge
 }
 
 /// [`Cost`].
+#[derive(Debug)]
 pub struct FastCost(pub Cost);
 
 impl<'de> Deserialize<'de> for FastCost {
@@ -379,6 +389,7 @@ impl From<FastCost> for Cost {
 }
 
 /// [`Usage`].
+#[derive(Debug)]
 pub struct FastUsage(pub Usage);
 
 impl<'de> Deserialize<'de> for FastUsage {
@@ -419,6 +430,7 @@ impl From<FastUsage> for Kept<Usage> {
 }
 
 /// An optional [`Usage`] (`null` reads as absent, as `Option` does).
+#[derive(Debug)]
 pub struct OptUsage(pub Option<Usage>);
 
 impl<'de> Deserialize<'de> for OptUsage {

@@ -11,10 +11,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use crate::json::{
-    describe, deserialize_count, deserialize_kept_ms, from_object, serialize_js_f64, Num,
-    RoleTagged, TypeTagged,
-};
+use crate::json::{describe, deserialize_kept_ms, from_object, Num, RoleTagged, TypeTagged};
 
 pub use crate::extra::Extra;
 
@@ -49,10 +46,13 @@ where
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TextContent {
+    /// The text.
     pub text: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Provider signature for replaying the block (OpenAI Responses message id and phase).
     pub text_signature: Option<String>,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -60,12 +60,16 @@ pub struct TextContent {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThinkingContent {
+    /// The reasoning text (empty when redacted).
     pub thinking: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Provider signature that lets the block be replayed to the same provider.
     pub thinking_signature: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `true` when the provider returned only an encrypted form (the signature holds it).
     pub redacted: Option<bool>,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -73,9 +77,12 @@ pub struct ThinkingContent {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImageContent {
+    /// Base64-encoded image bytes.
     pub data: String,
+    /// MIME type, e.g. `image/png`.
     pub mime_type: String,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -84,17 +91,24 @@ pub struct ImageContent {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolCall {
+    /// The provider's call id; a tool result answers it by `tool_call_id`.
     pub id: String,
+    /// The tool's name.
     pub name: String,
     #[serde(default = "empty_object")]
+    /// The parsed arguments (a JSON object when well formed).
     pub arguments: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Google's signature for replaying the call.
     pub thought_signature: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The tool namespace when the provider groups tools (OpenAI Responses).
     pub namespace: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Why the streamed argument text did not parse, when it did not.
     pub arguments_error: Option<String>,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -103,6 +117,7 @@ fn empty_object() -> Value {
 }
 
 impl ToolCall {
+    /// A call with these arguments and no signature.
     pub fn new(id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
         Self {
             id: id.into(),
@@ -119,15 +134,20 @@ impl ToolCall {
 /// One block of message content.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContentBlock {
+    /// `{type:"text"}`.
     Text(TextContent),
+    /// `{type:"thinking"}`.
     Thinking(ThinkingContent),
+    /// `{type:"image"}`.
     Image(ImageContent),
+    /// `{type:"toolCall"}`.
     ToolCall(ToolCall),
     /// A block type this version does not know, kept verbatim (including its `type`).
     Unknown(Map<String, Value>),
 }
 
 impl ContentBlock {
+    /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
         ContentBlock::Text(TextContent {
             text: text.into(),
@@ -146,6 +166,7 @@ impl ContentBlock {
         }
     }
 
+    /// The text of a text block; `None` for other kinds.
     pub fn as_text(&self) -> Option<&str> {
         match self {
             ContentBlock::Text(t) => Some(&t.text),
@@ -194,7 +215,9 @@ impl ContentBlock {
 /// custom messages). Missing or `null` content reads as an empty block list.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Content {
+    /// A plain string (pi's shorthand for one text block).
     Text(String),
+    /// A list of content blocks.
     Blocks(Vec<ContentBlock>),
 }
 
@@ -205,6 +228,7 @@ impl Default for Content {
 }
 
 impl Content {
+    /// Plain-string content.
     pub fn text(s: impl Into<String>) -> Self {
         Content::Text(s.into())
     }
@@ -229,6 +253,7 @@ impl Content {
         }
     }
 
+    /// Whether there is no text and no block at all.
     pub fn is_empty(&self) -> bool {
         match self {
             Content::Text(s) => s.is_empty(),
@@ -311,65 +336,7 @@ fn deserialize_blocks<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<ContentBloc
 // ---------------------------------------------------------------------------------------------
 // Usage and stop reasons
 
-/// Dollar cost of one response, computed from the model's per-million prices.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Cost {
-    pub input: Num,
-    pub output: Num,
-    pub cache_read: Num,
-    pub cache_write: Num,
-    pub total: Num,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total_from_provider: Option<bool>,
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-/// Token usage of one response. `input` excludes cache reads and writes in every adapter.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Usage {
-    #[serde(deserialize_with = "deserialize_count")]
-    pub input: u64,
-    #[serde(deserialize_with = "deserialize_count")]
-    pub output: u64,
-    #[serde(deserialize_with = "deserialize_count")]
-    pub cache_read: u64,
-    #[serde(deserialize_with = "deserialize_count")]
-    pub cache_write: u64,
-    #[serde(
-        default,
-        rename = "cacheWrite1h",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub cache_write_1h: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reasoning: Option<u64>,
-    /// Absent in files from before pi recorded it; see [`Usage::total`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total_tokens: Option<u64>,
-    #[serde(default)]
-    pub cost: Cost,
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-impl Usage {
-    /// pi's initial usage of a response: every count zero, `totalTokens` 0, zero cost.
-    pub fn zero() -> Self {
-        Usage {
-            total_tokens: Some(0),
-            ..Usage::default()
-        }
-    }
-
-    /// `totalTokens`, or the sum of the parts when an old file did not record it.
-    pub fn total(&self) -> u64 {
-        self.total_tokens
-            .unwrap_or(self.input + self.output + self.cache_read + self.cache_write)
-    }
-}
+pub use crate::usage::{Cost, Usage};
 
 /// Why generation stopped. `Pending` exists only on a live partial message; `Error` and
 /// `Aborted` only on failed ones.
@@ -377,16 +344,24 @@ impl Usage {
 #[serde(rename_all = "camelCase")]
 pub enum StopReason {
     #[default]
+    /// Not finished yet (a message still streaming).
     Pending,
+    /// The model ended its turn.
     Stop,
+    /// The output token limit was reached.
     Length,
+    /// The model asks for tool calls.
     ToolUse,
+    /// The request or stream failed (`errorMessage` says why).
     Error,
+    /// The caller cancelled.
     Aborted,
+    /// The provider deferred the reply (pi's `deferred`).
     Deferred,
 }
 
 impl StopReason {
+    /// pi's JSON name (`stop`, `toolUse`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             StopReason::Pending => "pending",
@@ -407,16 +382,24 @@ impl StopReason {
 #[serde(rename_all = "lowercase")]
 pub enum ThinkingLevel {
     #[default]
+    /// No reasoning.
     Off,
+    /// The least reasoning the model offers.
     Minimal,
+    /// Low effort.
     Low,
+    /// Medium effort.
     Medium,
+    /// High effort.
     High,
+    /// Extra-high effort (only models that map it).
     Xhigh,
+    /// The most the model offers (only models that map it).
     Max,
 }
 
 impl ThinkingLevel {
+    /// Every level, weakest first.
     pub const ALL: [ThinkingLevel; 7] = [
         ThinkingLevel::Off,
         ThinkingLevel::Minimal,
@@ -427,6 +410,7 @@ impl ThinkingLevel {
         ThinkingLevel::Max,
     ];
 
+    /// pi's name of the level (`off`, `minimal`, ..., `max`).
     pub fn as_str(self) -> &'static str {
         match self {
             ThinkingLevel::Off => "off",
@@ -439,6 +423,7 @@ impl ThinkingLevel {
         }
     }
 
+    /// Reads pi's name of a level; `None` for anything else.
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|l| l.as_str() == s)
     }
@@ -457,14 +442,17 @@ impl std::fmt::Display for ThinkingLevel {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct UserMessage {
     #[serde(default)]
+    /// Text or content blocks.
     pub content: Content,
     #[serde(
         default = "Kept::absent",
         deserialize_with = "deserialize_kept_ms",
         skip_serializing_if = "Kept::is_absent"
     )]
+    /// Unix milliseconds; kept absent when the source had none.
     pub timestamp: Kept<i64>,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -473,29 +461,40 @@ pub struct UserMessage {
 #[serde(rename_all = "camelCase")]
 pub struct AssistantMessage {
     #[serde(default, deserialize_with = "deserialize_blocks")]
+    /// Text, thinking and tool-call blocks, in order.
     pub content: Vec<ContentBlock>,
+    /// The wire API that produced it (`anthropic-messages`, ...).
     pub api: String,
+    /// The provider id (`anthropic`, `openrouter`, ...).
     pub provider: String,
+    /// The model id.
     pub model: String,
     #[serde(default = "Kept::absent", skip_serializing_if = "Kept::is_absent")]
+    /// Token usage and cost; kept absent when the source had none.
     pub usage: Kept<Usage>,
+    /// Why the response ended.
     pub stop_reason: StopReason,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The failure text, with stop reason `error` or `aborted`.
     pub error_message: Option<String>,
     #[serde(
         default = "Kept::absent",
         deserialize_with = "deserialize_kept_ms",
         skip_serializing_if = "Kept::is_absent"
     )]
+    /// Unix milliseconds; kept absent when the source had none.
     pub timestamp: Kept<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The provider's response id, when it gave one.
     pub response_id: Option<String>,
     /// Set only when the server reports a model other than the one requested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Wall-clock duration of the request, in milliseconds.
     pub duration_ms: Option<Num>,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -522,22 +521,28 @@ impl AssistantMessage {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolResultMessage {
+    /// The id of the tool call this answers.
     pub tool_call_id: String,
+    /// The tool's name.
     pub tool_name: String,
     #[serde(default)]
+    /// What the tool returned to the model (text and images).
     pub content: Content,
     /// Tool-specific data for UIs; never sent to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
     #[serde(default)]
+    /// Whether the tool failed.
     pub is_error: bool,
     #[serde(
         default = "Kept::absent",
         deserialize_with = "deserialize_kept_ms",
         skip_serializing_if = "Kept::is_absent"
     )]
+    /// Unix milliseconds; kept absent when the source had none.
     pub timestamp: Kept<i64>,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -552,20 +557,26 @@ pub struct SystemMessage {
         default = "empty_text_content",
         deserialize_with = "deserialize_system_content"
     )]
+    /// The system text (or blocks).
     pub content: Content,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Named prompt sections this message sets (a `null` value removes one).
     pub sections: Option<Map<String, Value>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Tools this message adds (or redefines).
     pub tools_added: Option<Vec<Tool>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Tools this message removes (names or descriptors, as pi writes them).
     pub tools_removed: Option<Vec<Value>>,
     #[serde(
         default = "Kept::absent",
         deserialize_with = "deserialize_kept_ms",
         skip_serializing_if = "Kept::is_absent"
     )]
+    /// Unix milliseconds; kept absent when the source had none.
     pub timestamp: Kept<i64>,
     #[serde(flatten)]
+    /// Fields this version does not know, kept for round-trips.
     pub extra: Extra,
 }
 
@@ -585,13 +596,18 @@ fn deserialize_system_content<'de, D: Deserializer<'de>>(d: D) -> Result<Content
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum Message {
+    /// `role:"user"`.
     User(UserMessage),
+    /// `role:"assistant"`.
     Assistant(AssistantMessage),
+    /// `role:"toolResult"`.
     ToolResult(ToolResultMessage),
+    /// `role:"system"`.
     System(SystemMessage),
 }
 
 impl Message {
+    /// pi's role name (`user`, `assistant`, `toolResult`, `system`).
     pub fn role(&self) -> &'static str {
         match self {
             Message::User(_) => "user",
@@ -601,6 +617,7 @@ impl Message {
         }
     }
 
+    /// Unix milliseconds, 0 when the message has none.
     pub fn timestamp(&self) -> i64 {
         match self {
             Message::User(m) => m.timestamp.get(),
@@ -667,150 +684,86 @@ impl<'de> Deserialize<'de> for Message {
 /// A tool the model may call; `parameters` is a JSON Schema object.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Tool {
+    /// The name the model calls it by.
     pub name: String,
     #[serde(default)]
+    /// What the tool does, for the model.
     pub description: String,
     #[serde(default = "empty_object")]
+    /// JSON Schema of the arguments (an object schema).
     pub parameters: Value,
     #[serde(flatten)]
+    /// Fields this version does not know (e.g. pi's constrained-sampling settings), kept.
     pub extra: Extra,
 }
 
-/// The public input to a provider call.
+/// The public input to a provider call: system prompt, messages and tools, in pi's JSON shape.
+///
+/// ```
+/// use arbor_ai::{Context, Message, Tool};
+/// use serde_json::json;
+///
+/// let context = Context {
+///     system_prompt: Some("You are a careful assistant.".into()),
+///     messages: vec![Message::user("List the files.", 1_700_000_000_000)].into(),
+///     tools: Some(vec![Tool {
+///         name: "ls".into(),
+///         description: "List a directory".into(),
+///         parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+///         extra: Default::default(),
+///     }]),
+/// };
+/// let wire = serde_json::to_value(&context)?;
+/// assert_eq!(wire["systemPrompt"], "You are a careful assistant.");
+/// assert_eq!(wire["messages"][0]["role"], "user");
+/// let back: Context = serde_json::from_value(wire)?;
+/// assert_eq!(back, context);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Context {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The system prompt, when there is one.
     pub system_prompt: Option<String>,
+    /// The conversation, oldest first (cheap to clone and share).
     pub messages: MessageList,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The tools the model may call; `None` sends no tool list.
     pub tools: Option<Vec<Tool>>,
+}
+
+impl Context {
+    /// Reads a context from pi's JSON text (what a JavaScript caller or an RPC client hands
+    /// over). A JavaScript string may hold a lone UTF-16 surrogate (text cut inside an emoji),
+    /// which `JSON.stringify` writes as a `\ud83d` escape and a Rust string cannot hold: such
+    /// escapes are dropped, as pi-ai drops lone surrogates from every request it sends
+    /// (DECISIONS §26.57). Any other fault is an [`AiError::InvalidJson`] naming the field.
+    ///
+    /// ```
+    /// let context = arbor_ai::Context::from_json_str(
+    ///     r#"{"messages": [{"role": "user", "content": "cut \ud83d here", "timestamp": 0}]}"#,
+    /// )?;
+    /// assert_eq!(context.messages[0], arbor_ai::Message::user("cut  here", 0));
+    /// # Ok::<(), arbor_ai::AiError>(())
+    /// ```
+    pub fn from_json_str(text: &str) -> Result<Context, AiError> {
+        let value: Value = match serde_json::from_str(text) {
+            Ok(value) => value,
+            Err(first) => crate::json::strip_lone_surrogates(text)
+                .and_then(|clean| serde_json::from_str(&clean).ok())
+                .ok_or_else(|| AiError::InvalidJson(format!("context: {first}")))?,
+        };
+        match value {
+            Value::Object(map) => from_object(map).map_err(|e| e.within("context")),
+            other => Err(AiError::InvalidJson(format!(
+                "context: expected an object, found {}",
+                describe(&other)
+            ))),
+        }
+    }
 }
 
 pub use crate::message_list::MessageList;
 
-/// One price tier: applies when the request's input exceeds `input_tokens_above`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct CostTier {
-    pub input_tokens_above: u64,
-    #[serde(serialize_with = "serialize_js_f64")]
-    pub input: f64,
-    #[serde(serialize_with = "serialize_js_f64")]
-    pub output: f64,
-    #[serde(default, serialize_with = "serialize_js_f64")]
-    pub cache_read: f64,
-    #[serde(default, serialize_with = "serialize_js_f64")]
-    pub cache_write: f64,
-}
-
-/// Prices in USD per million tokens.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ModelCost {
-    #[serde(default, serialize_with = "serialize_js_f64")]
-    pub input: f64,
-    #[serde(default, serialize_with = "serialize_js_f64")]
-    pub output: f64,
-    #[serde(default, serialize_with = "serialize_js_f64")]
-    pub cache_read: f64,
-    #[serde(default, serialize_with = "serialize_js_f64")]
-    pub cache_write: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tiers: Option<Vec<CostTier>>,
-}
-
-/// A chat model as the catalogue and `models.json` describe it.
-///
-/// `Debug` prints header names but never their values: `models.json` may put a literal API key
-/// in a header, and models end up in logs.
-#[derive(Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Model {
-    pub id: String,
-    #[serde(default)]
-    pub name: String,
-    /// Wire protocol: `anthropic-messages`, `openai-completions`, `openai-responses`,
-    /// `google-generative-ai`, ...
-    pub api: String,
-    pub provider: String,
-    #[serde(default)]
-    pub base_url: String,
-    #[serde(default)]
-    pub reasoning: bool,
-    /// Input modalities: `"text"`, `"image"`.
-    #[serde(default = "text_only")]
-    pub input: Vec<String>,
-    #[serde(default)]
-    pub cost: ModelCost,
-    #[serde(default)]
-    pub context_window: u64,
-    #[serde(default)]
-    pub max_tokens: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub headers: Option<Map<String, Value>>,
-    /// Level → provider-native value; `null` marks a level unsupported.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub thinking_level_map: Option<Map<String, Value>>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub compat: Option<Value>,
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-fn text_only() -> Vec<String> {
-    vec!["text".to_owned()]
-}
-
-impl Model {
-    pub fn supports_images(&self) -> bool {
-        self.input.iter().any(|m| m == "image")
-    }
-}
-
-impl std::fmt::Debug for Model {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let header_names: Option<Vec<&String>> = self.headers.as_ref().map(|h| h.keys().collect());
-        f.debug_struct("Model")
-            .field("id", &self.id)
-            .field("name", &self.name)
-            .field("api", &self.api)
-            .field("provider", &self.provider)
-            .field("base_url", &self.base_url)
-            .field("reasoning", &self.reasoning)
-            .field("input", &self.input)
-            .field("cost", &self.cost)
-            .field("context_window", &self.context_window)
-            .field("max_tokens", &self.max_tokens)
-            .field(
-                "headers",
-                &header_names.map(|names| format!("{names:?} (values hidden)")),
-            )
-            .field("thinking_level_map", &self.thinking_level_map)
-            .field("compat", &self.compat)
-            .field("extra", &self.extra)
-            .finish()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn model_debug_hides_header_values() {
-        let mut headers = Map::new();
-        headers.insert(
-            "x-api-key".to_owned(),
-            Value::String("sk-secret-123".to_owned()),
-        );
-        let model = Model {
-            id: "m".to_owned(),
-            headers: Some(headers),
-            ..Model::default()
-        };
-        let shown = format!("{model:?}");
-        assert!(shown.contains("x-api-key"), "{shown}");
-        assert!(!shown.contains("sk-secret-123"), "{shown}");
-    }
-}
+pub use crate::model::{CostTier, Model, ModelCost};

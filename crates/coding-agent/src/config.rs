@@ -282,17 +282,16 @@ impl Settings {
     /// The request options every model call starts from — the turn's, compaction's and branch
     /// summaries' alike, so none of them can hang or flood (DECISIONS §30.1).
     pub fn base_stream_options(&self) -> arbor_ai::StreamOptions {
-        arbor_ai::StreamOptions {
-            timeout: Some(std::time::Duration::from_millis(
+        let mut options = arbor_ai::StreamOptions::default()
+            .with_timeout(std::time::Duration::from_millis(
                 self.http_idle_timeout_ms(),
-            )),
-            max_response_bytes: self.http_max_response_bytes(),
-            max_event_bytes: self.http_max_event_bytes(),
-            max_retry_delay: Some(std::time::Duration::from_millis(
+            ))
+            .with_max_retry_delay(std::time::Duration::from_millis(
                 self.retry().max_retry_delay_ms,
-            )),
-            ..Default::default()
-        }
+            ));
+        options.max_response_bytes = self.http_max_response_bytes();
+        options.max_event_bytes = self.http_max_event_bytes();
+        options
     }
     pub fn compaction(&self) -> CompactionSettings {
         CompactionSettings {

@@ -334,12 +334,11 @@ impl RunState<'_> {
             return self.finish_stream(m, false).await;
         }
         let context = self.request_context().await?;
-        let mut options = SimpleStreamOptions {
-            base: self.config.stream_options.clone(),
-            reasoning: (self.config.thinking_level != ThinkingLevel::Off)
-                .then_some(self.config.thinking_level),
-            thinking_budgets: self.config.thinking_budgets,
-        };
+        let mut options = SimpleStreamOptions::default()
+            .with_base(self.config.stream_options.clone())
+            .with_thinking_budgets(self.config.thinking_budgets);
+        options.reasoning = (self.config.thinking_level != ThinkingLevel::Off)
+            .then_some(self.config.thinking_level);
         self.hooks
             .before_request(&self.config.model, &mut options)
             .await?;

@@ -255,11 +255,9 @@ pub fn summary_stream_options(model: &Model, options: &SummaryOptions) -> Simple
     let reasoning = options
         .thinking_level
         .filter(|l| model.reasoning && *l != ThinkingLevel::Off);
-    SimpleStreamOptions {
-        base,
-        reasoning,
-        ..Default::default()
-    }
+    let mut simple = SimpleStreamOptions::default().with_base(base);
+    simple.reasoning = reasoning;
+    simple
 }
 
 /// Sends one summary request (with retries) and returns its text and usage, or the failure.
@@ -291,10 +289,10 @@ pub(crate) async fn summary_request(
             kind,
         )
         .await;
-        let policy = options.retry.clone().unwrap_or(RetryPolicy {
-            enabled: false,
-            ..RetryPolicy::default()
-        });
+        let policy = options
+            .retry
+            .clone()
+            .unwrap_or(RetryPolicy::default().with_enabled(false));
         match next_retry(&policy, retries, &message) {
             RetryDecision::Finish => {
                 if retries > 0 {

@@ -67,15 +67,13 @@ impl ApiProvider for Recording {
         context: &Context,
         options: StreamOptions,
     ) -> AssistantMessageEventStream {
-        self.faux.stream(
-            model,
-            context,
-            arbor_ai::faux::FauxStreamOptions {
-                cancel: options.cancel.clone(),
-                session_id: options.session_id.clone(),
-                cache: options.resolved_cache_retention() != CacheRetention::None,
-            },
-        )
+        self.faux.stream(model, context, {
+            let mut o = arbor_ai::faux::FauxStreamOptions::default();
+            o.cancel = options.cancel.clone();
+            o.session_id = options.session_id.clone();
+            o.cache = options.resolved_cache_retention() != CacheRetention::None;
+            o
+        })
     }
     fn stream_simple(
         &self,
@@ -604,12 +602,12 @@ async fn transient_failures_are_retried_with_events() {
     let events = Arc::new(Mutex::new(Vec::new()));
     let sink = events.clone();
     let options = SummaryOptions {
-        retry: Some(RetryPolicy {
-            enabled: true,
-            max_retries: 2,
-            base_delay_ms: 1,
-            max_agent_delay_ms: None,
-        }),
+        retry: Some(
+            RetryPolicy::default()
+                .with_enabled(true)
+                .with_max_retries(2)
+                .with_base_delay_ms(1),
+        ),
         on_event: Some(Arc::new(move |e: &SummaryEvent| {
             if !matches!(e, SummaryEvent::TextDelta { .. }) {
                 sink.lock().unwrap().push(serde_json::to_value(e).unwrap());

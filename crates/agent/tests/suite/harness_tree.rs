@@ -327,12 +327,12 @@ async fn compact_retries_a_transient_summary_failure_when_configured() {
         reserve_tokens: 100,
         keep_recent_tokens: 5,
     };
-    opts.summary_retry = Some(arbor_ai::retry::RetryPolicy {
-        enabled: true,
-        max_retries: 2,
-        base_delay_ms: 1,
-        max_agent_delay_ms: None,
-    });
+    opts.summary_retry = Some(
+        arbor_ai::retry::RetryPolicy::default()
+            .with_enabled(true)
+            .with_max_retries(2)
+            .with_base_delay_ms(1),
+    );
     r.harness = AgentHarness::new(r.session.clone(), Arc::new(r.faux.clone()), opts).unwrap();
     r.events = record(&r.harness);
     r.faux

@@ -47,11 +47,17 @@ pub use crate::emit::ABORTED_MESSAGE;
 /// A model offered by a faux provider.
 #[derive(Debug, Clone)]
 pub struct FauxModelSpec {
+    /// The model id.
     pub id: String,
+    /// A display name (the id when absent).
     pub name: Option<String>,
+    /// Whether the model reasons (thinking levels apply).
     pub reasoning: bool,
+    /// Input modalities (`text`, `image`).
     pub input: Vec<String>,
+    /// Context window in tokens.
     pub context_window: u64,
+    /// Largest output in tokens.
     pub max_tokens: u64,
     /// USD per million tokens: input, output, cache read, cache write.
     pub cost: [f64; 4],
@@ -60,6 +66,7 @@ pub struct FauxModelSpec {
 }
 
 impl FauxModelSpec {
+    /// A text-and-image model with a 128k window and no cost.
     pub fn new(id: impl Into<String>) -> Self {
         Self {
             id: id.into(),
@@ -101,11 +108,13 @@ impl Default for FauxProviderBuilder {
 }
 
 impl FauxProviderBuilder {
+    /// The `api` the provider serves (default `faux`).
     pub fn api(mut self, api: impl Into<String>) -> Self {
         self.api = api.into();
         self
     }
 
+    /// The provider id its models carry (default `faux`).
     pub fn provider(mut self, provider: impl Into<String>) -> Self {
         self.provider = provider.into();
         self
@@ -136,6 +145,7 @@ impl FauxProviderBuilder {
         self
     }
 
+    /// The provider (a `faux-1` model when none was added).
     pub fn build(self) -> FauxProvider {
         let specs = if self.models.is_empty() {
             let mut spec = FauxModelSpec::new(FAUX_MODEL_ID);
@@ -209,6 +219,38 @@ struct FauxState {
 }
 
 /// The faux provider. Cheap to clone; clones share the queue and the request log.
+///
+/// Queue responses, register it for its `api`, call it through the ordinary entry points, then
+/// inspect what it was asked:
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use arbor_ai::faux::{FauxProvider, FauxResponse};
+/// use arbor_ai::prelude::*;
+/// use serde_json::json;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let faux = FauxProvider::new();
+/// faux.push(FauxResponse::tool_call("read", json!({"path": "README.md"})));
+/// faux.push(FauxResponse::text("It is a README."));
+/// arbor_ai::register_api_provider(faux.api(), Arc::new(faux.clone()));
+///
+/// let context = Context {
+///     messages: vec![Message::user("What is in README.md?", 0)].into(),
+///     ..Context::default()
+/// };
+/// let first = complete(&faux.model(), &context, StreamOptions::default()).await;
+/// assert_eq!(first.stop_reason, StopReason::ToolUse);
+/// assert_eq!(first.tool_calls().next().map(|c| c.name.as_str()), Some("read"));
+///
+/// let second = complete(&faux.model(), &context, StreamOptions::default()).await;
+/// assert_eq!(second.text(), "It is a README.");
+/// assert_eq!(faux.call_count(), 2);
+/// assert_eq!(faux.pending_responses(), 0);
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct FauxProvider {
     config: Arc<FauxConfig>,
@@ -227,6 +269,7 @@ impl FauxProvider {
         Self::builder().build()
     }
 
+    /// A builder for other ids, models, chunking or seed.
     pub fn builder() -> FauxProviderBuilder {
         FauxProviderBuilder::default()
     }
@@ -247,10 +290,12 @@ impl FauxProvider {
         &self.config.models
     }
 
+    /// The provider id of its models.
     pub fn provider_id(&self) -> &str {
         &self.config.provider
     }
 
+    /// The `api` to register it for ([`register_api_provider`](crate::register_api_provider)).
     pub fn api(&self) -> &str {
         &self.config.api
     }

@@ -206,8 +206,11 @@ impl FauxResponse {
 pub struct FauxRequest {
     /// 0-based number of the call.
     pub index: usize,
+    /// The model asked.
     pub model: Model,
+    /// The context it was given.
     pub context: Context,
+    /// The call's session id, when it had one.
     pub session_id: Option<String>,
 }
 
@@ -216,7 +219,9 @@ pub(super) type ResponseFactory = dyn Fn(&FauxRequest) -> FauxResponse + Send + 
 /// One queued step: a fixed response or one computed from the request.
 #[derive(Clone)]
 pub enum FauxStep {
+    /// Play this response.
     Response(Box<FauxResponse>),
+    /// Compute the response from the request.
     Dynamic(Arc<ResponseFactory>),
 }
 
@@ -244,6 +249,7 @@ impl FauxStep {
 
 /// Per-call options.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct FauxStreamOptions {
     /// Cancelling ends the stream with an `aborted` error.
     pub cancel: Option<CancellationToken>,
@@ -252,6 +258,12 @@ pub struct FauxStreamOptions {
     /// `false` disables the simulated cache (pi's `cacheRetention: "none"`).
     pub cache: bool,
 }
+
+crate::setters::with_setters!(FauxStreamOptions {
+    opt cancel => with_cancel: CancellationToken,
+    opt session_id => with_session_id: String,
+    val cache => with_cache: bool,
+});
 
 impl Default for FauxStreamOptions {
     fn default() -> Self {

@@ -9,6 +9,7 @@ use std::fmt;
 pub struct ApiKey(String);
 
 impl ApiKey {
+    /// Wraps a key.
     pub fn new(key: impl Into<String>) -> Self {
         Self(key.into())
     }

@@ -9,7 +9,9 @@ use crate::types::Model;
 /// One provider as configured: connection settings plus its models.
 #[derive(Clone)]
 pub struct ProviderConfig {
+    /// The provider id (`anthropic`, `ollama`, ...).
     pub id: String,
+    /// A display name.
     pub name: String,
     /// Default base URL of the provider's models.
     pub base_url: Option<String>,
@@ -22,6 +24,7 @@ pub struct ProviderConfig {
     pub headers: Map<String, Value>,
     /// Send the key as `Authorization: Bearer` instead of the API's own header.
     pub auth_header: bool,
+    /// The provider's models, in catalogue order.
     pub models: Vec<Model>,
 }
 

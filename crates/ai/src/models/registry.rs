@@ -18,6 +18,28 @@ pub const BUILTIN_CATALOG_JSON: &str = include_str!("catalog.json");
 pub const BUILTIN_CATALOG_NAME: &str = "built-in catalog";
 
 /// All known providers and models, in catalogue order.
+///
+/// The built-in catalogue, extended by a `models.json` document (here a local Ollama server):
+///
+/// ```
+/// use arbor_ai::ModelRegistry;
+///
+/// let mut registry = ModelRegistry::builtin()?;
+/// assert_eq!(registry.find("anthropic/claude-sonnet-4-5")?.api, "anthropic-messages");
+///
+/// registry.apply_models_json_str(
+///     r#"{"providers": {"ollama": {
+///         "baseUrl": "http://localhost:11434/v1",
+///         "api": "openai-completions",
+///         "models": [{"id": "qwen3:32b"}]
+///     }}}"#,
+///     "models.json",
+/// )?;
+/// let local = registry.find("ollama/qwen3:32b")?;
+/// assert_eq!(local.base_url, "http://localhost:11434/v1");
+/// assert!(registry.find("no-such-model").is_err());
+/// # Ok::<(), arbor_ai::AiError>(())
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct ModelRegistry {
     providers: Vec<ProviderConfig>,

@@ -12,9 +12,11 @@ use super::transcript::Transcript;
 /// A fully built HTTP request.
 #[derive(Clone, PartialEq)]
 pub struct PreparedRequest {
+    /// The endpoint URL.
     pub url: String,
     /// Final header list (names as sent). Contains credentials: never log it.
     pub headers: Vec<(String, String)>,
+    /// The JSON body.
     pub body: Value,
 }
 

@@ -19,6 +19,7 @@ pub struct SseEvent<'a> {
     pub raw: &'a str,
 }
 
+/// Splits a byte stream into server-sent events, across reads of any size.
 #[derive(Debug, Default)]
 pub struct SseDecoder {
     /// Bytes of an incomplete line carried over from the previous read.

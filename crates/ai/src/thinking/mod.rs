@@ -71,12 +71,24 @@ pub fn clamp_level(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
 
 /// Per-level thinking token budgets; unset levels use [`ThinkingBudgets::DEFAULT`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ThinkingBudgets {
+    /// Budget of `minimal`.
     pub minimal: Option<u64>,
+    /// Budget of `low`.
     pub low: Option<u64>,
+    /// Budget of `medium`.
     pub medium: Option<u64>,
+    /// Budget of `high` (also used for `xhigh` and `max`).
     pub high: Option<u64>,
 }
+
+crate::setters::with_setters!(ThinkingBudgets {
+    opt minimal => with_minimal: u64,
+    opt low => with_low: u64,
+    opt medium => with_medium: u64,
+    opt high => with_high: u64,
+});
 
 impl ThinkingBudgets {
     /// pi's defaults: 1024 / 2048 / 8192 / 16384 tokens.
@@ -165,6 +177,7 @@ pub enum LevelMapping {
     Value(String),
 }
 
+/// What the model's `thinkingLevelMap` says about the level named `level`.
 pub fn level_mapping(model: &Model, level: &str) -> LevelMapping {
     match model.thinking_level_map.as_ref().and_then(|m| m.get(level)) {
         None => LevelMapping::Missing,

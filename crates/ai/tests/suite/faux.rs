@@ -362,10 +362,7 @@ async fn cancel_mid_stream_ends_with_the_partial_message_aborted() {
     let mut stream = faux.stream(
         &faux.model(),
         &hello(),
-        FauxStreamOptions {
-            cancel: Some(token.clone()),
-            ..Default::default()
-        },
+        FauxStreamOptions::default().with_cancel(token.clone()),
     );
     let mut seen = Vec::new();
     while let Some(e) = stream.next().await {
@@ -415,10 +412,7 @@ async fn cancel_before_the_first_event_is_a_lone_abort() {
     let events = collect(
         &faux,
         &hello(),
-        FauxStreamOptions {
-            cancel: Some(token),
-            ..Default::default()
-        },
+        FauxStreamOptions::default().with_cancel(token),
     )
     .await;
     assert_eq!(events.len(), 1);
@@ -444,10 +438,7 @@ async fn cancel_during_the_first_byte_delay() {
     let events = collect(
         &faux,
         &hello(),
-        FauxStreamOptions {
-            cancel: Some(token),
-            ..Default::default()
-        },
+        FauxStreamOptions::default().with_cancel(token),
     )
     .await;
     assert!(
@@ -505,10 +496,7 @@ async fn requests_are_recorded_and_dynamic_steps_see_them() {
     let events = collect(
         &faux,
         &ctx,
-        FauxStreamOptions {
-            session_id: Some("s".into()),
-            ..Default::default()
-        },
+        FauxStreamOptions::default().with_session_id("s".into()),
     )
     .await;
     let message = events.last().unwrap().final_message().unwrap();
@@ -553,10 +541,7 @@ async fn usage_counts_system_prompt_and_tools() {
 async fn session_prompt_cache_reads_the_common_prefix() {
     let faux = FauxProvider::new();
     faux.push_responses([FauxResponse::text("hi"), FauxResponse::text("ok")]);
-    let opts = || FauxStreamOptions {
-        session_id: Some("sess".into()),
-        ..Default::default()
-    };
+    let opts = || FauxStreamOptions::default().with_session_id("sess".into());
 
     let first = collect(&faux, &hello(), opts()).await;
     let u = &first.last().unwrap().final_message().unwrap().usage;
@@ -580,15 +565,7 @@ async fn session_prompt_cache_reads_the_common_prefix() {
 
     // Caching off: plain input.
     faux.push(FauxResponse::text("z"));
-    let third = collect(
-        &faux,
-        &ctx,
-        FauxStreamOptions {
-            cache: false,
-            ..opts()
-        },
-    )
-    .await;
+    let third = collect(&faux, &ctx, opts().with_cache(false)).await;
     let u = &third.last().unwrap().final_message().unwrap().usage;
     assert_eq!((u.input, u.cache_read, u.cache_write), (9, 0, 0));
 }

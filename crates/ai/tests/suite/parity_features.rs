@@ -35,10 +35,7 @@ fn context(tools: Vec<Tool>) -> Context {
 }
 
 fn opts() -> StreamOptions {
-    StreamOptions {
-        api_key: Some("k".into()),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default().with_api_key("k".into())
 }
 
 fn optional_path() -> Value {
@@ -261,10 +258,7 @@ fn opencode_gets_the_session_header_and_zai_tool_stream() {
         "glm-4.6",
         "https://opencode.ai/zen/v1",
     );
-    let options = StreamOptions {
-        session_id: Some("s-1".into()),
-        ..opts()
-    };
+    let options = opts().with_session_id("s-1".into());
     let request = build_request(&m, &context(vec![]), &options).unwrap();
     assert_eq!(header(&request.headers, "x-opencode-session"), Some("s-1"));
     let other = model(

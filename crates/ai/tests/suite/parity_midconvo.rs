@@ -44,10 +44,7 @@ fn assistant(model: &Model, text: &str, level: Option<&str>) -> Message {
 }
 
 fn opts() -> StreamOptions {
-    StreamOptions {
-        api_key: Some("k".into()),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default().with_api_key("k".into())
 }
 
 fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
@@ -205,16 +202,14 @@ fn anthropic_managed_effort_marks_replayed_turns_and_the_request() {
         .into(),
         tools: None,
     };
-    let options = StreamOptions {
-        temperature: Some(0.5),
-        cache_retention: Some(CacheRetention::Short),
-        anthropic: AnthropicOptions {
-            thinking_enabled: Some(true),
-            effort: Some("medium".into()),
-            ..AnthropicOptions::default()
-        },
-        ..opts()
-    };
+    let options = opts()
+        .with_temperature(0.5)
+        .with_cache_retention(CacheRetention::Short)
+        .with_anthropic(
+            AnthropicOptions::default()
+                .with_thinking_enabled(true)
+                .with_effort("medium".into()),
+        );
     let request = build_request(&m, &ctx, &options).unwrap();
     insta::assert_json_snapshot!("midconvo_anthropic_effort_body", request.body);
     assert_eq!(
@@ -223,13 +218,7 @@ fn anthropic_managed_effort_marks_replayed_turns_and_the_request() {
     );
 
     // Thinking off: no markers, no binding, thinking disabled.
-    let off = StreamOptions {
-        anthropic: AnthropicOptions {
-            thinking_enabled: Some(false),
-            ..AnthropicOptions::default()
-        },
-        ..opts()
-    };
+    let off = opts().with_anthropic(AnthropicOptions::default().with_thinking_enabled(false));
     let body = build_request(&m, &ctx, &off).unwrap().body;
     assert_eq!(body["thinking"], json!({"type": "disabled"}));
     assert!(body.get("output_config").is_none());
@@ -256,14 +245,9 @@ fn anthropic_native_tool_changes_keep_the_tool_list_fixed() {
         .into(),
         tools: Some(vec![tool("read"), tool("bash")]),
     };
-    let options = StreamOptions {
-        cache_retention: Some(CacheRetention::Short),
-        anthropic: AnthropicOptions {
-            thinking_enabled: Some(false),
-            ..AnthropicOptions::default()
-        },
-        ..opts()
-    };
+    let options = opts()
+        .with_cache_retention(CacheRetention::Short)
+        .with_anthropic(AnthropicOptions::default().with_thinking_enabled(false));
     let request = build_request(&m, &ctx, &options).unwrap();
     insta::assert_json_snapshot!("midconvo_anthropic_tool_changes_body", request.body);
     assert_eq!(
@@ -285,10 +269,7 @@ fn anthropic_threads_open_on_the_first_party_endpoint_with_a_session() {
         messages: vec![user("hi")].into(),
         tools: None,
     };
-    let with_session = StreamOptions {
-        session_id: Some("s-1".into()),
-        ..opts()
-    };
+    let with_session = opts().with_session_id("s-1".into());
     let request = build_request(&m, &ctx, &with_session).unwrap();
     assert_eq!(request.body["thread"], json!({"type": "create"}));
     assert_eq!(
@@ -296,10 +277,9 @@ fn anthropic_threads_open_on_the_first_party_endpoint_with_a_session() {
         Some("message-threads-2026-08-12")
     );
     // No caching, no session, or a gateway: no thread.
-    let no_cache = StreamOptions {
-        cache_retention: Some(CacheRetention::None),
-        ..with_session.clone()
-    };
+    let no_cache = with_session
+        .clone()
+        .with_cache_retention(CacheRetention::None);
     assert!(build_request(&m, &ctx, &no_cache)
         .unwrap()
         .body
@@ -387,14 +367,11 @@ async fn the_reply_records_the_managed_effort() {
     let server = server_with(MockResponse::sse().body(reply_from("claude-managed"))).await;
     let mut m = managed_model();
     m.base_url = server.url();
-    let options = StreamOptions {
-        anthropic: AnthropicOptions {
-            thinking_enabled: Some(true),
-            effort: Some("xhigh".into()),
-            ..AnthropicOptions::default()
-        },
-        ..opts()
-    };
+    let options = opts().with_anthropic(
+        AnthropicOptions::default()
+            .with_thinking_enabled(true)
+            .with_effort("xhigh".into()),
+    );
     let events = collect(stream(&m, &updated_context(&m), options)).await;
     let last: &AssistantMessage = match events.last() {
         Some(arbor_ai::AssistantMessageEvent::Done { message, .. }) => message,
@@ -446,10 +423,7 @@ async fn a_strict_limits_rejection_is_resent_once_without_preferred_strict_tools
         messages: vec![user("hi")].into(),
         tools: Some(vec![prefer_tool("read")]),
     };
-    let options = StreamOptions {
-        session_id: Some("strict-resend-session".into()),
-        ..opts()
-    };
+    let options = opts().with_session_id("strict-resend-session".into());
     let events = collect(stream(&m, &ctx, options.clone())).await;
     let Some(arbor_ai::AssistantMessageEvent::Done { message, .. }) = events.last() else {
         panic!("expected done, got {:?}", events.last());
@@ -466,10 +440,7 @@ async fn a_strict_limits_rejection_is_resent_once_without_preferred_strict_tools
     let again = build_request(&m, &ctx, &options).unwrap().body;
     assert!(again["tools"][0].get("strict").is_none());
     // Other sessions still try strict.
-    let other = StreamOptions {
-        session_id: Some("another-session".into()),
-        ..opts()
-    };
+    let other = opts().with_session_id("another-session".into());
     assert_eq!(
         build_request(&m, &ctx, &other).unwrap().body["tools"][0]["strict"],
         json!(true)

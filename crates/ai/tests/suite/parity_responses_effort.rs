@@ -44,10 +44,7 @@ fn assistant(m: &Model, text: &str, level: Option<&str>) -> Message {
 }
 
 fn with_effort(effort: &str) -> StreamOptions {
-    let mut options = StreamOptions {
-        api_key: Some("sk-test".into()),
-        ..StreamOptions::default()
-    };
+    let mut options = StreamOptions::default().with_api_key("sk-test".into());
     options.openai.reasoning_effort = Some(effort.into());
     options
 }

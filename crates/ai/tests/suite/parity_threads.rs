@@ -24,11 +24,9 @@ fn threads_model(server: &MockServer) -> Model {
 }
 
 fn options(session: &str) -> StreamOptions {
-    StreamOptions {
-        api_key: Some("k".into()),
-        session_id: Some(session.into()),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default()
+        .with_api_key("k".into())
+        .with_session_id(session.into())
 }
 
 fn read_tool() -> Tool {

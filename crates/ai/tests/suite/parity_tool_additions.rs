@@ -45,10 +45,7 @@ fn assistant(model: &Model, text: &str) -> Message {
 }
 
 fn opts() -> StreamOptions {
-    StreamOptions {
-        api_key: Some("k".into()),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default().with_api_key("k".into())
 }
 
 fn responses(compat: Value) -> Model {

@@ -38,10 +38,7 @@ fn read_tool() -> Tool {
 }
 
 fn options() -> StreamOptions {
-    StreamOptions {
-        api_key: Some("k".into()),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default().with_api_key("k".into())
 }
 
 fn history(m: &Model) -> Vec<Message> {

@@ -12,10 +12,7 @@ fn anthropic_model(base: &str) -> arbor_ai::Model {
 }
 
 fn opts() -> StreamOptions {
-    StreamOptions {
-        api_key: Some("sk-ant-test".into()),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default().with_api_key("sk-ant-test".into())
 }
 
 fn ev(name: &'static str, data: serde_json::Value) -> (Option<&'static str>, String) {
@@ -96,20 +93,19 @@ async fn history_with_thinking_budget_cache_and_images_request() {
     let mut model = anthropic_model(&server.url());
     model.provider = "openrouter".into(); // session-affinity header default
     let ctx = history_context(&model, "sig-abc", "toolu_01");
-    let options = StreamOptions {
-        cache_retention: Some(CacheRetention::Long),
-        session_id: Some("session-1".into()),
-        temperature: Some(0.2), // dropped: thinking is on
-        max_tokens: Some(4000),
-        metadata: Some(serde_json::from_value(json!({"user_id": "u-1"})).unwrap()),
-        tool_choice: Some(json!("auto")),
-        anthropic: AnthropicOptions {
-            thinking_enabled: Some(true),
-            thinking_budget_tokens: Some(2048),
-            ..AnthropicOptions::default()
-        },
-        ..opts()
-    };
+    let options = opts()
+        .with_cache_retention(CacheRetention::Long)
+        .with_session_id("session-1".into())
+        // Dropped from the body: thinking is on.
+        .with_temperature(0.2)
+        .with_max_tokens(4000)
+        .with_metadata(serde_json::from_value(json!({"user_id": "u-1"})).unwrap())
+        .with_tool_choice(json!("auto"))
+        .with_anthropic(
+            AnthropicOptions::default()
+                .with_thinking_enabled(true)
+                .with_thinking_budget_tokens(2048),
+        );
     let events = collect(stream(&model, &ctx, options)).await;
     check_contract(&events);
     let request = server.single_request();
@@ -510,11 +506,9 @@ async fn oauth_tokens_use_bearer_claude_code_identity_and_tool_names() {
     events.extend(message_end("tool_use", 3));
     let server = server_with(MockResponse::sse().body(body(&events))).await;
     let model = anthropic_model(&server.url());
-    let options = StreamOptions {
-        api_key: Some("sk-ant-oat01-secret".into()),
-        cache_retention: Some(CacheRetention::None),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default()
+        .with_api_key("sk-ant-oat01-secret".into())
+        .with_cache_retention(CacheRetention::None);
     let last = check_contract(&collect(stream(&model, &simple_context(), options)).await);
     assert_eq!(
         last.tool_calls().next().map(|c| c.name.as_str()),

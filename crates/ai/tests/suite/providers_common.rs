@@ -217,6 +217,8 @@ pub fn render(events: &[AssistantMessageEvent]) -> String {
                 reason.as_str(),
                 error.error_message.as_deref().unwrap_or("<none>")
             ),
+            // A kind added after these snapshots: its pi name, so a snapshot shows it.
+            other => other.type_name().to_string(),
         };
         out.push_str(&line);
         out.push('\n');

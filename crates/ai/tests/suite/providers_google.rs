@@ -17,10 +17,7 @@ fn g_model(base: &str) -> arbor_ai::Model {
 }
 
 fn opts() -> StreamOptions {
-    StreamOptions {
-        api_key: Some("g-key".into()),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default().with_api_key("g-key".into())
 }
 
 fn chunk(parts: Value, finish: Option<&str>, usage: Option<Value>) -> Value {
@@ -63,19 +60,17 @@ async fn thinking_text_and_parallel_calls() {
         .collect();
     let server = server_with(MockResponse::sse().body_split_at(body.as_bytes(), &offsets)).await;
     let model = g_model(&server.url());
-    let options = StreamOptions {
-        max_tokens: Some(2048),
-        temperature: Some(0.1),
-        tool_choice: Some(json!("any")),
-        google: GoogleOptions {
-            thinking: Some(GoogleThinking {
-                enabled: true,
-                budget_tokens: Some(8192),
-                level: None,
-            }),
-        },
-        ..opts()
-    };
+    let options = opts()
+        .with_max_tokens(2048)
+        .with_temperature(0.1)
+        .with_tool_choice(json!("any"))
+        .with_google(
+            GoogleOptions::default().with_thinking(
+                GoogleThinking::default()
+                    .with_enabled(true)
+                    .with_budget_tokens(8192),
+            ),
+        );
     let events = collect(stream(&model, &simple_context(), options)).await;
     let mut message = check_contract(&events);
     // The generated id embeds the clock; check its shape, then fix it for the snapshot.

@@ -1,7 +1,7 @@
 //! OpenAI Chat Completions client (and OpenAI-compatible servers) against the mock server.
 
 use arbor_ai::providers::build_request;
-use arbor_ai::providers::openai_completions::{compat_for, ThinkingFormat};
+use arbor_ai::providers::{compat_for, ThinkingFormat};
 use arbor_ai::stream::{CacheRetention, OpenAiOptions};
 use arbor_ai::{stream, StopReason, StreamOptions};
 use arbor_test_support::{sse_data, Ending, MockResponse};
@@ -21,10 +21,7 @@ fn oa_model(base: &str) -> arbor_ai::Model {
 }
 
 fn opts() -> StreamOptions {
-    StreamOptions {
-        api_key: Some("sk-test".into()),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default().with_api_key("sk-test".into())
 }
 
 fn chunk(delta: Value, finish: Option<&str>) -> Value {
@@ -57,12 +54,10 @@ fn text_stream(finish: &str) -> String {
 async fn text_turn_events_message_and_request() {
     let server = server_with(MockResponse::sse().body(text_stream("stop"))).await;
     let model = oa_model(&server.url());
-    let options = StreamOptions {
-        max_tokens: Some(1000),
-        temperature: Some(0.5),
-        session_id: Some("s-1".into()),
-        ..opts()
-    };
+    let options = opts()
+        .with_max_tokens(1000)
+        .with_temperature(0.5)
+        .with_session_id("s-1".into());
     let events = collect(stream(&model, &simple_context(), options)).await;
     let message = check_contract(&events);
     insta::assert_snapshot!("completions_text_events", render(&events));
@@ -80,13 +75,7 @@ async fn history_request_with_reasoning_replay() {
     model.provider = "deepseek".into();
     model.reasoning = true;
     let ctx = history_context(&model, "reasoning_content", "call_1");
-    let options = StreamOptions {
-        openai: OpenAiOptions {
-            reasoning_effort: Some("high".into()),
-            ..OpenAiOptions::default()
-        },
-        ..opts()
-    };
+    let options = opts().with_openai(OpenAiOptions::default().with_reasoning_effort("high".into()));
     check_contract(&collect(stream(&model, &ctx, options)).await);
     insta::assert_json_snapshot!(
         "completions_history_request",
@@ -541,15 +530,14 @@ fn reasoning_fields_per_format() {
         for effort in [None, Some("medium")] {
             let mut m = model("openai-completions", provider, "m", url);
             m.compat = compat.clone();
-            let options = StreamOptions {
-                api_key: Some("k".into()),
-                max_tokens: Some(4096),
-                openai: OpenAiOptions {
-                    reasoning_effort: effort.map(str::to_string),
-                    ..OpenAiOptions::default()
-                },
-                ..StreamOptions::default()
-            };
+            let options = StreamOptions::default()
+                .with_api_key("k".into())
+                .with_max_tokens(4096)
+                .with_openai({
+                    let mut o = OpenAiOptions::default();
+                    o.reasoning_effort = effort.map(str::to_string);
+                    o
+                });
             let request = build_request(&m, &arbor_ai::Context::default(), &options).unwrap();
             let mut body = request.body.as_object().cloned().unwrap();
             for k in [
@@ -581,12 +569,10 @@ fn openrouter_claude_cache_control_and_affinity_headers() {
         "https://openrouter.ai/api/v1",
     );
     m.reasoning = false;
-    let options = StreamOptions {
-        api_key: Some("k".into()),
-        session_id: Some("sess".into()),
-        cache_retention: Some(CacheRetention::Long),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default()
+        .with_api_key("k".into())
+        .with_session_id("sess".into())
+        .with_cache_retention(CacheRetention::Long);
     let request = build_request(&m, &history_context(&m, "reasoning", "call_1"), &options).unwrap();
     assert_eq!(request.header("x-session-id"), Some("sess"));
     insta::assert_json_snapshot!("completions_openrouter_claude_request", request.body);
@@ -668,14 +654,11 @@ async fn header_overrides_model_headers_and_removal() {
     let server = server_with(MockResponse::sse().body(text_stream("stop"))).await;
     let mut model = oa_model(&server.url());
     model.headers = serde_json::from_value(json!({"X-Model": "m", "X-Gone": "g"})).ok();
-    let options = StreamOptions {
-        headers: vec![
-            ("user-agent".into(), Some("custom-agent/1".into())),
-            ("x-gone".into(), None),
-            ("X-Extra".into(), Some("e".into())),
-        ],
-        ..opts()
-    };
+    let options = opts().with_headers(vec![
+        ("user-agent".into(), Some("custom-agent/1".into())),
+        ("x-gone".into(), None),
+        ("X-Extra".into(), Some("e".into())),
+    ]);
     check_contract(&collect(stream(&model, &simple_context(), options)).await);
     let request = server.single_request();
     assert_eq!(request.header("user-agent"), Some("custom-agent/1"));
@@ -706,10 +689,7 @@ fn conversion_quirks_from_compat() {
     }));
     let mut ctx = history_context(&m, "reasoning_content", "call_1");
     ctx.tools = None;
-    let options = StreamOptions {
-        api_key: Some("k".into()),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default().with_api_key("k".into());
     let request = build_request(&m, &ctx, &options).unwrap();
     insta::assert_json_snapshot!("completions_compat_quirks_request", request.body);
 }

@@ -17,10 +17,7 @@ fn resp_model(base: &str) -> arbor_ai::Model {
 }
 
 fn opts() -> StreamOptions {
-    StreamOptions {
-        api_key: Some("sk-test".into()),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default().with_api_key("sk-test".into())
 }
 
 /// Each event as `event: <type>` + `data: <json>`, like OpenAI sends them.
@@ -85,15 +82,10 @@ async fn reasoning_text_and_tool_call_turn() {
         .collect();
     let server = server_with(MockResponse::sse().body_split_at(body.as_bytes(), &offsets)).await;
     let model = resp_model(&server.url());
-    let options = StreamOptions {
-        session_id: Some("sess-1".into()),
-        max_tokens: Some(8),
-        openai: OpenAiOptions {
-            reasoning_effort: Some("high".into()),
-            ..OpenAiOptions::default()
-        },
-        ..opts()
-    };
+    let options = opts()
+        .with_session_id("sess-1".into())
+        .with_max_tokens(8)
+        .with_openai(OpenAiOptions::default().with_reasoning_effort("high".into()));
     let events = collect(stream(&model, &simple_context(), options)).await;
     let message = check_contract(&events);
     insta::assert_snapshot!("responses_turn_events", render(&events));
@@ -114,11 +106,9 @@ async fn history_replays_reasoning_items_and_ids() {
         json!({"type": "reasoning", "id": "rs_9", "summary": [], "encrypted_content": "ENC"})
             .to_string();
     let ctx = history_context(&model, &reasoning, "call_9|fc_9");
-    let options = StreamOptions {
-        cache_retention: Some(CacheRetention::Long),
-        session_id: Some("s".repeat(80)),
-        ..opts()
-    };
+    let options = opts()
+        .with_cache_retention(CacheRetention::Long)
+        .with_session_id("s".repeat(80));
     check_contract(&collect(stream(&model, &ctx, options)).await);
     insta::assert_json_snapshot!(
         "responses_history_request",
@@ -157,13 +147,7 @@ async fn usage_cache_and_service_tier_pricing() {
     let server =
         server_with(MockResponse::sse().body(sse(&[completed("completed", json!({}))]))).await;
     let model = resp_model(&server.url());
-    let options = StreamOptions {
-        openai: OpenAiOptions {
-            service_tier: Some("priority".into()),
-            ..OpenAiOptions::default()
-        },
-        ..opts()
-    };
+    let options = opts().with_openai(OpenAiOptions::default().with_service_tier("priority".into()));
     let message = check_contract(&collect(stream(&model, &simple_context(), options)).await);
     assert!(
         (message.usage.cost.total.get() - full * 2.0).abs() < 1e-12,

@@ -135,10 +135,11 @@ fn rebuilt_bodies_equal_pis_recorded_bodies() {
         );
         m.reasoning = false;
         m.input = vec!["text".into()];
-        let options = StreamOptions {
-            api_key: Some("test-key".into()),
-            max_tokens: recorded["max_completion_tokens"].as_u64(),
-            ..StreamOptions::default()
+        let options = {
+            let mut o = StreamOptions::default();
+            o.api_key = Some("test-key".into());
+            o.max_tokens = recorded["max_completion_tokens"].as_u64();
+            o
         };
         let request = build_request(&m, &context_from_body(recorded), &options).expect("request");
         assert!(request.url.ends_with("/v1/chat/completions"));

@@ -12,13 +12,12 @@ use serde_json::{json, Map, Value};
 use super::providers_common::*;
 
 fn simple(level: Option<ThinkingLevel>) -> SimpleStreamOptions {
-    SimpleStreamOptions {
-        base: StreamOptions {
-            api_key: Some("k".into()),
-            ..StreamOptions::default()
-        },
-        reasoning: level,
-        thinking_budgets: ThinkingBudgets::default(),
+    {
+        let mut o = SimpleStreamOptions::default();
+        o.base = StreamOptions::default().with_api_key("k".into());
+        o.reasoning = level;
+        o.thinking_budgets = ThinkingBudgets::default();
+        o
     }
 }
 

@@ -53,11 +53,9 @@ async fn cancellation_aborts_promptly_and_closes_the_connection() {
     );
     let model = oa_model(&server.url());
     let cancel = CancellationToken::new();
-    let options = StreamOptions {
-        api_key: Some("k".into()),
-        cancel: Some(cancel.clone()),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default()
+        .with_api_key("k".into())
+        .with_cancel(cancel.clone());
     let mut events = stream(&model, &simple_context(), options);
     let mut seen = Vec::new();
     // Read until the tool-call delta arrived, then cancel while the server keeps the body open.
@@ -103,11 +101,9 @@ async fn cancellation_before_headers_is_a_lone_abort() {
     );
     let model = oa_model(&server.url());
     let cancel = CancellationToken::new();
-    let options = StreamOptions {
-        api_key: Some("k".into()),
-        cancel: Some(cancel.clone()),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default()
+        .with_api_key("k".into())
+        .with_cancel(cancel.clone());
     let handle =
         tokio::spawn(async move { collect(stream(&model, &simple_context(), options)).await });
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -125,11 +121,9 @@ async fn cancellation_before_headers_is_a_lone_abort() {
     cancel.cancel();
     let server = MockServer::start().await.unwrap();
     let model = oa_model(&server.url());
-    let options = StreamOptions {
-        api_key: Some("k".into()),
-        cancel: Some(cancel),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default()
+        .with_api_key("k".into())
+        .with_cancel(cancel);
     let last = check_contract(&collect(stream(&model, &simple_context(), options)).await);
     assert_eq!(last.stop_reason, StopReason::Aborted);
     assert!(server.requests().is_empty());
@@ -144,10 +138,7 @@ async fn dropping_the_stream_closes_the_connection() {
             .ending(Ending::Hang),
     );
     let model = oa_model(&server.url());
-    let options = StreamOptions {
-        api_key: Some("k".into()),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default().with_api_key("k".into());
     let mut events = stream(&model, &simple_context(), options);
     assert!(matches!(
         events.next().await,
@@ -165,10 +156,10 @@ async fn retries_are_off_by_default_and_follow_retry_after_when_enabled() {
     server.push(MockResponse::json(429, &rate).header("retry-after-ms", "10"));
     server.push(MockResponse::sse().body(ok_stream()));
     let model = oa_model(&server.url());
-    let opts = |retries| StreamOptions {
-        api_key: Some("k".into()),
-        max_retries: retries,
-        ..StreamOptions::default()
+    let opts = |retries| {
+        StreamOptions::default()
+            .with_api_key("k".into())
+            .with_max_retries(retries)
     };
     let last = check_contract(&collect(stream(&model, &simple_context(), opts(0))).await);
     assert_eq!(last.stop_reason, StopReason::Error);
@@ -224,10 +215,7 @@ async fn connection_refused_and_header_timeout() {
         l.local_addr().unwrap().port()
     };
     let model = oa_model(&format!("http://127.0.0.1:{port}"));
-    let options = StreamOptions {
-        api_key: Some("k".into()),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default().with_api_key("k".into());
     let events = collect(stream(&model, &simple_context(), options)).await;
     let last = check_contract(&events);
     assert_eq!(events.len(), 1);
@@ -241,11 +229,9 @@ async fn connection_refused_and_header_timeout() {
             .body(ok_stream()),
     );
     let model = oa_model(&server.url());
-    let options = StreamOptions {
-        api_key: Some("k".into()),
-        timeout: Some(Duration::from_millis(100)),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default()
+        .with_api_key("k".into())
+        .with_timeout(Duration::from_millis(100));
     let last = check_contract(&collect(stream(&model, &simple_context(), options)).await);
     assert_eq!(last.error_message.as_deref(), Some("Request timed out."));
 }
@@ -260,11 +246,9 @@ async fn a_stream_that_stalls_after_it_starts_times_out_and_a_steady_one_does_no
             .ending(Ending::Hang),
     );
     let model = oa_model(&server.url());
-    let options = StreamOptions {
-        api_key: Some("k".into()),
-        timeout: Some(Duration::from_millis(200)),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default()
+        .with_api_key("k".into())
+        .with_timeout(Duration::from_millis(200));
     let started = Instant::now();
     let events = tokio::time::timeout(
         Duration::from_secs(10),
@@ -299,11 +283,9 @@ async fn a_stream_that_stalls_after_it_starts_times_out_and_a_steady_one_does_no
             .body(ok_stream()),
     );
     let model = oa_model(&server.url());
-    let options = StreamOptions {
-        api_key: Some("k".into()),
-        timeout: Some(Duration::from_millis(250)),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default()
+        .with_api_key("k".into())
+        .with_timeout(Duration::from_millis(250));
     let last = check_contract(&collect(stream(&model, &simple_context(), options)).await);
     assert_ne!(
         last.stop_reason,
@@ -322,10 +304,7 @@ async fn an_event_that_never_ends_is_cut_at_the_event_limit() {
     body.extend(std::iter::repeat_n(b'a', 70 << 20));
     server.push(MockResponse::sse().body(body).ending(Ending::Hang));
     let model = oa_model(&server.url());
-    let options = StreamOptions {
-        api_key: Some("k".into()),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default().with_api_key("k".into());
     let events = tokio::time::timeout(
         Duration::from_secs(60),
         collect(stream(&model, &simple_context(), options)),
@@ -356,12 +335,10 @@ async fn a_response_that_never_ends_is_cut_at_the_response_limit() {
             .ending(Ending::RepeatLast),
     );
     let model = oa_model(&server.url());
-    let options = StreamOptions {
-        api_key: Some("k".into()),
-        max_response_bytes: Some(2 << 20),
-        max_retries: 2,
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default()
+        .with_api_key("k".into())
+        .with_max_response_bytes(2 << 20)
+        .with_max_retries(2);
     let started = Instant::now();
     let events = tokio::time::timeout(
         Duration::from_secs(30),
@@ -404,11 +381,9 @@ async fn a_response_that_never_ends_is_cut_at_the_response_limit() {
     body.extend_from_slice(b"data: ");
     body.extend(std::iter::repeat_n(b'a', 4096));
     server.push(MockResponse::sse().body(body).ending(Ending::Hang));
-    let options = StreamOptions {
-        api_key: Some("k".into()),
-        max_event_bytes: Some(1000),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default()
+        .with_api_key("k".into())
+        .with_max_event_bytes(1000);
     let model = oa_model(&server.url());
     let last = check_contract(&collect(stream(&model, &simple_context(), options)).await);
     assert_eq!(
@@ -447,10 +422,7 @@ async fn setup_failures_are_lone_error_events_and_complete_returns_the_message()
     let server = MockServer::start().await.unwrap();
     server.push(MockResponse::sse().body(ok_stream()));
     let model = oa_model(&server.url());
-    let options = StreamOptions {
-        api_key: Some("k".into()),
-        ..StreamOptions::default()
-    };
+    let options = StreamOptions::default().with_api_key("k".into());
     let message = complete(&model, &simple_context(), options).await;
     assert_eq!(
         (message.stop_reason, message.text()),

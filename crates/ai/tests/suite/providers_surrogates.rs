@@ -8,10 +8,7 @@ use arbor_test_support::MockResponse;
 use super::providers_common::*;
 
 fn opts() -> StreamOptions {
-    StreamOptions {
-        api_key: Some("k".into()),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default().with_api_key("k".into())
 }
 
 /// Streams `body` from a mock server to `api` and returns the final message.
@@ -144,4 +141,74 @@ fn tool_arguments_with_a_lone_surrogate_parse() {
         parsed.arguments,
         serde_json::json!({"path": "a\u{FFFD}.txt"})
     );
+}
+
+/// A context handed over as JSON text with lone surrogates (a JavaScript caller's string cut
+/// inside an emoji): they are dropped, as pi-ai's `sanitizeSurrogates` drops them from what it
+/// sends, and every API's request body carries the rest of the text (DECISIONS §26.57).
+#[test]
+fn a_context_with_lone_surrogates_is_sent_without_them() {
+    let text = r#"{
+        "systemPrompt": "sys \ud83d end",
+        "messages": [
+            {"role": "user", "content": "cut \ud83d and \ude00 kept \ud83d\ude00", "timestamp": 1},
+            {"role": "assistant", "content": [{"type": "text", "text": "reply \udc00"}],
+             "api": "anthropic-messages", "provider": "anthropic", "model": "claude-test-4",
+             "stopReason": "stop", "timestamp": 2},
+            {"role": "user", "content": [{"type": "text", "text": "next \ud83d"}], "timestamp": 3}
+        ]
+    }"#;
+    let context = arbor_ai::Context::from_json_str(text).unwrap();
+    let serialized = serde_json::to_string(&context).unwrap();
+    assert!(!serialized.contains("\\ud"), "{serialized}");
+    let mut bodies = String::new();
+    for (api, provider, id) in [
+        ("anthropic-messages", "anthropic", "claude-test-4"),
+        ("openai-completions", "openrouter", "m"),
+        ("openai-responses", "openai", "gpt-test"),
+        ("google-generative-ai", "google", "gemini-test"),
+    ] {
+        let m = model(api, provider, id, "http://127.0.0.1:9");
+        let request = arbor_ai::providers::build_request(&m, &context, &opts()).unwrap();
+        bodies.push_str(&format!(
+            "{api}:\n{}\n",
+            serde_json::to_string_pretty(&request.body).unwrap()
+        ));
+    }
+    insta::assert_snapshot!(bodies);
+}
+
+#[test]
+fn a_context_that_is_not_json_names_the_fault() {
+    let err = arbor_ai::Context::from_json_str(r#"{"messages": 3}"#).unwrap_err();
+    assert!(err.to_string().starts_with("context: messages"), "{err}");
+    let err = arbor_ai::Context::from_json_str("[]").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "context: expected an object, found an array"
+    );
+    let err = arbor_ai::Context::from_json_str(r#"{"messages": [] "#).unwrap_err();
+    assert!(err.to_string().starts_with("context: EOF"), "{err}");
+}
+
+/// The same contexts as pi-ai 1.6.0 got them (JSON text with lone surrogates, parsed into
+/// JavaScript strings) and the bodies pi sent, recorded once through `xtask/parity/driver.mjs`:
+/// Arbor's simple-stream requests equal pi's byte for byte in content (DECISIONS §26.57).
+#[test]
+fn lone_surrogate_contexts_are_sent_as_pi_sends_them() {
+    let fixture = include_str!("../data/parity/surrogates.jsonl");
+    let mut checked = 0;
+    for line in fixture.lines().filter(|l| !l.trim().is_empty()) {
+        let case: serde_json::Value = serde_json::from_str(line).unwrap();
+        let model: arbor_ai::Model = serde_json::from_value(case["model"].clone()).unwrap();
+        let context =
+            arbor_ai::Context::from_json_str(case["contextText"].as_str().unwrap()).unwrap();
+        let options = arbor_ai::SimpleStreamOptions::from_pi_json(&case["options"]).unwrap();
+        let request =
+            arbor_ai::providers::simple::build_simple_request(&model, &context, options).unwrap();
+        assert_eq!(request.url, case["piUrl"], "{}", case["id"]);
+        assert_eq!(request.body, case["piBody"], "{}", case["id"]);
+        checked += 1;
+    }
+    assert_eq!(checked, 4);
 }

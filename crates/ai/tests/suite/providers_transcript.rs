@@ -8,10 +8,7 @@ use arbor_ai::{Message, MessageList, StreamOptions};
 use super::providers_common::*;
 
 fn opts() -> StreamOptions {
-    StreamOptions {
-        api_key: Some("sk-ant-test".into()),
-        ..StreamOptions::default()
-    }
+    StreamOptions::default().with_api_key("sk-ant-test".into())
 }
 
 #[test]

@@ -175,19 +175,13 @@ fn turn_backoff_doubles_and_caps() {
         60_000,
         "no overflow on huge attempts"
     );
-    let uncapped = RetryPolicy {
-        max_agent_delay_ms: None,
-        ..policy.clone()
-    };
+    let uncapped = policy.clone();
     assert_eq!(
         retry_delay_ms(&uncapped, 10),
         60_000,
         "None means the default cap"
     );
-    let tight = RetryPolicy {
-        max_agent_delay_ms: Some(5_000),
-        ..policy
-    };
+    let tight = policy.with_max_agent_delay_ms(5_000);
     assert_eq!(retry_delay_ms(&tight, 3), 5_000);
 }
 
@@ -218,10 +212,7 @@ fn next_retry_follows_policy_and_classification() {
         next_retry(&policy, 0, &error("insufficient_quota")),
         RetryDecision::Finish
     );
-    let disabled = RetryPolicy {
-        enabled: false,
-        ..RetryPolicy::default()
-    };
+    let disabled = RetryPolicy::default().with_enabled(false);
     assert_eq!(next_retry(&disabled, 0, &transient), RetryDecision::Finish);
 }
 

@@ -11,11 +11,9 @@ const KEY: &str = "sk-live-0123456789abcdef";
 const PROXY_TOKEN: &str = "proxy-tok-9f8e7d6c5b4a";
 
 fn options() -> StreamOptions {
-    StreamOptions {
-        api_key: Some(KEY.into()),
-        headers: vec![("X-Proxy-Token".into(), Some(PROXY_TOKEN.into()))],
-        ..StreamOptions::default()
-    }
+    StreamOptions::default()
+        .with_api_key(KEY.into())
+        .with_headers(vec![("X-Proxy-Token".into(), Some(PROXY_TOKEN.into()))])
 }
 
 #[tokio::test]

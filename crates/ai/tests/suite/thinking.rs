@@ -99,11 +99,9 @@ fn budgets_default_and_override() {
         [1024, 2048, 8192, 16384, 16384, 16384]
     );
     assert_eq!(d.budget_for(Off), 0);
-    let custom = ThinkingBudgets {
-        medium: Some(5000),
-        high: Some(30000),
-        ..Default::default()
-    };
+    let custom = ThinkingBudgets::default()
+        .with_medium(5000)
+        .with_high(30000);
     assert_eq!(custom.budget_for(Medium), 5000);
     assert_eq!(custom.budget_for(Max), 30000, "xhigh/max follow high");
     assert_eq!(custom.budget_for(Low), 2048);

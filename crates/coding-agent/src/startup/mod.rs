@@ -476,12 +476,13 @@ async fn start_with(
         },
         summary_retry: {
             let r = settings.retry();
-            Some(arbor_ai::retry::RetryPolicy {
-                enabled: r.enabled,
-                max_retries: r.max_retries,
-                base_delay_ms: r.base_delay_ms,
-                max_agent_delay_ms: Some(r.max_agent_delay_ms),
-            })
+            Some(
+                arbor_ai::retry::RetryPolicy::default()
+                    .with_enabled(r.enabled)
+                    .with_max_retries(r.max_retries)
+                    .with_base_delay_ms(r.base_delay_ms)
+                    .with_max_agent_delay_ms(r.max_agent_delay_ms),
+            )
         },
         steering_mode: queue_mode(settings.steering_mode()),
         follow_up_mode: queue_mode(settings.follow_up_mode()),

@@ -9,14 +9,23 @@ use crate::types::Model;
 /// How a server wants reasoning switched on and off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ThinkingFormat {
+    /// OpenAI's `reasoning_effort`.
     OpenAi,
+    /// OpenRouter's `reasoning: {effort}` object.
     OpenRouter,
+    /// DeepSeek's `thinking: {type}` switch.
     DeepSeek,
+    /// z.ai's `thinking: {type}` switch.
     Zai,
+    /// Qwen's top-level `enable_thinking` flag.
     Qwen,
+    /// `chat_template_kwargs.enable_thinking` (Qwen through vLLM and similar).
     QwenChatTemplate,
+    /// Together's `reasoning: {enabled}`.
     Together,
+    /// `thinking` set to the level's (mapped) name.
     StringThinking,
+    /// `reasoning: {effort}` with the model's mapped value only (Ant Ling).
     AntLing,
 }
 
@@ -40,25 +49,41 @@ impl ThinkingFormat {
 /// Resolved server quirks (DECISIONS §9.21).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Compat {
+    /// Accepts `store`.
     pub supports_store: bool,
+    /// Accepts the `developer` role for the system prompt.
     pub supports_developer_role: bool,
+    /// Accepts `reasoning_effort`.
     pub supports_reasoning_effort: bool,
+    /// Reports usage in the stream (`stream_options.include_usage`).
     pub supports_usage_in_streaming: bool,
+    /// Sends `finish_reason`.
     pub supports_finish_reason: bool,
     /// `max_tokens` or `max_completion_tokens`.
     pub max_tokens_field: String,
+    /// Tool results need the tool `name`.
     pub requires_tool_result_name: bool,
+    /// A user message may not follow a tool result directly.
     pub requires_assistant_after_tool_result: bool,
+    /// Assistant messages need non-null `content`.
     pub requires_non_null_assistant_content: bool,
+    /// A history with tool calls needs the `tools` list.
     pub requires_tools_with_tool_history: bool,
+    /// Replayed thinking goes as text.
     pub requires_thinking_as_text: bool,
+    /// Assistant messages carry `reasoning_content`.
     pub requires_reasoning_content_on_assistant_messages: bool,
+    /// How reasoning is switched on and off.
     pub thinking_format: ThinkingFormat,
+    /// Accepts `strict` tools.
     pub supports_strict_mode: bool,
     /// `anthropic` = OpenRouter-to-Claude cache markers.
     pub cache_control_anthropic: bool,
+    /// Sends session-affinity headers with a session id.
     pub send_session_affinity_headers: bool,
+    /// The affinity header format.
     pub session_affinity_format: String,
+    /// Accepts long prompt-cache retention.
     pub supports_long_cache_retention: bool,
     /// `thinking_token_budget`-style field name, when the server takes a budget.
     pub thinking_token_budget_field: Option<String>,

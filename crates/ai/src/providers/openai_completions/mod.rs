@@ -8,6 +8,8 @@ mod convert;
 mod parse;
 mod request;
 
+// Re-exported from `providers` with `unstable-internals` (for tests) only.
+#[cfg_attr(not(feature = "unstable-internals"), allow(unused_imports))]
 pub use compat::{compat_for, Compat, ThinkingFormat};
 pub use parse::Parser;
 

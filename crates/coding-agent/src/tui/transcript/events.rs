@@ -307,7 +307,9 @@ fn message_update(t: &mut TranscriptView, event: &Ev) {
         Ev::Done { message, .. } | Ev::Error { error: message, .. } => {
             *a = AssistantView::from_message(message, true);
         }
-        Ev::ToolcallStart { .. } | Ev::ToolcallDelta { .. } | Ev::ToolcallEnd { .. } => {}
+        // Tool calls are drawn from their own events; kinds a later `arbor-ai` adds
+        // (`AssistantMessageEvent` is non-exhaustive) change nothing on screen.
+        _ => {}
     }
     t.touch(item);
 }
