@@ -69,7 +69,7 @@ fn path_arg(path: &Path) -> String {
 
 /// Opens a session file read-only: no lock, nothing written (v1/v2 files are migrated in
 /// memory only; a torn tail is reported by the store and left alone).
-async fn open_storage(path: &Path) -> Result<JsonlStorage> {
+pub(crate) async fn open_storage(path: &Path) -> Result<JsonlStorage> {
     let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
     let storage = JsonlRepository::flat(dir)
         .open_read_only(&path_arg(path))

@@ -26,6 +26,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("thinking", "Set the thinking level"),
     ("compact", "Compact the context [instructions]"),
     ("export", "Export the session (HTML, or .jsonl) [path]"),
+    (
+        "share",
+        "Write the session as one self-contained HTML page to send",
+    ),
     ("copy", "Copy the last assistant message"),
     (
         "settings",
@@ -59,6 +63,7 @@ pub enum Slash {
     Thinking(Option<String>),
     Compact(Option<String>),
     Export(Option<String>),
+    Share,
     Copy,
     /// `/settings` with an optional `key value` to set.
     Settings(Option<String>),
@@ -108,6 +113,7 @@ pub fn parse(text: &str) -> Option<Result<Slash, SlashError>> {
         "thinking" => Slash::Thinking(arg),
         "compact" => Slash::Compact(arg),
         "export" => Slash::Export(arg),
+        "share" => Slash::Share,
         "copy" => Slash::Copy,
         "settings" => Slash::Settings(arg),
         "reload" => Slash::Reload,

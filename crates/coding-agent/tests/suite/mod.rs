@@ -11,6 +11,7 @@ mod context_json;
 mod errors;
 mod fork_migrate;
 mod hooks;
+mod html_export;
 mod mcp;
 mod pi_open;
 mod plans;

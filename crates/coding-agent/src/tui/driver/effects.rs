@@ -336,6 +336,19 @@ impl Driver {
                     Err(e) => self.done(Outcome::Error(e.to_string())),
                 }
             }
+            Effect::Share => {
+                let written = match crate::export::share_path(&self.app.session_id) {
+                    Ok(out) => export_html(self.app.session_file.as_deref(), Some(&out)).await,
+                    Err(e) => Err(e.into()),
+                };
+                match written {
+                    Ok(p) => self.done(Outcome::Notice(format!(
+                        "Shared as one self-contained page (open it in a browser, or send the file): file://{}",
+                        p.display()
+                    ))),
+                    Err(e) => self.done(Outcome::Error(e.to_string())),
+                }
+            }
             Effect::Settings(arg) => self.show_settings(arg),
             Effect::Reload => self.reload_resources(),
             Effect::Mcp(args) => match crate::mcp::panel::parse(args.as_deref()) {

@@ -124,6 +124,8 @@ pub enum Effect {
     New,
     Resume,
     Export(Option<String>),
+    /// `/share`: the HTML export in Arbor's exports folder, named by session id.
+    Share,
     Copy,
     /// `/settings` (show), `/settings key value` (set in the global file).
     Settings(Option<String>),

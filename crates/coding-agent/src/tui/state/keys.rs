@@ -115,6 +115,7 @@ impl AppState {
                 vec![Effect::Compact(instr)]
             }
             Slash::Export(p) => vec![Effect::Export(p)],
+            Slash::Share => vec![Effect::Share],
             Slash::Copy => vec![Effect::Copy],
             Slash::Settings(arg) => vec![Effect::Settings(arg)],
             Slash::Reload => vec![Effect::Reload],
