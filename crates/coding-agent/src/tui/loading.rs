@@ -51,16 +51,13 @@ pub struct LoadedSession {
     pub(super) generation: u64,
 }
 
-/// Tokens of the last answer's context (input + output + cache), if any answer reports them.
+/// The context's size as pi's footer counts it: the last answer's usage plus estimates of the
+/// messages after it, every message estimated when no answer reports usage (a branch
+/// navigated to before the first answer), unknown after a compaction until the next answer
+/// (DECISIONS §23.163).
 pub(super) fn context_tokens(messages: &[AgentMessage]) -> Option<u64> {
-    messages.iter().rev().find_map(|m| match m {
-        AgentMessage::Llm(Message::Assistant(a)) => {
-            let u = &a.usage;
-            let t = u.input + u.output + u.cache_read + u.cache_write;
-            (t > 0).then_some(t)
-        }
-        _ => None,
-    })
+    // The window only scales the percentage, which the footer computes itself.
+    crate::command::session_stats::ContextUsage::of(messages, u64::MAX).and_then(|u| u.tokens)
 }
 
 /// The user message texts of a branch, oldest first (editor history).
