@@ -139,8 +139,8 @@ pub struct AgentArgs {
     /// ({"colors": {"accent": "#5fd7ff", …}}).
     #[arg(long, value_name = "NAME|FILE")]
     pub theme: Option<String>,
-    /// Show what the terminal UI loaded at start (model, session file, tools, context files,
-    /// skills, templates, MCP servers).
+    /// Show what the terminal UI loaded at start (model, session file, tools, trust, skills,
+    /// templates, MCP servers).
     #[arg(long)]
     pub verbose: bool,
     /// Start no MCP server this run (mcp.json files are not read).

@@ -23,7 +23,11 @@ pub fn resolve(extensions: &[String], cwd: &Path) -> Result<ExtensionPaths, CliE
         if raw == "builtin:mcp" {
             continue;
         }
-        let fail = |why: &str| Err(CliError::Startup(format!("Error: --extension {raw}: {why}")));
+        let fail = |why: &str| {
+            Err(CliError::Startup(format!(
+                "Error: --extension {raw}: {why}"
+            )))
+        };
         let path = crate::tools::path::resolve(raw, cwd);
         let code = path
             .extension()

@@ -462,7 +462,11 @@ mod tests {
         e.key(EditKey::DeleteWord);
         assert_eq!(e.text(), "alpha ");
         e.key(EditKey::Yank);
-        assert_eq!(e.text(), "alpha beta gamma", "two kills in a row yank as one");
+        assert_eq!(
+            e.text(),
+            "alpha beta gamma",
+            "two kills in a row yank as one"
+        );
         e.key(EditKey::Home);
         e.key(EditKey::DeleteToEnd);
         assert_eq!(e.text(), "");
@@ -479,7 +483,11 @@ mod tests {
         p.key(EditKey::DeleteToStart);
         assert!(p.is_empty());
         p.key(EditKey::Yank);
-        assert_eq!(p.text(), "line\n".repeat(20), "a killed paste marker yanks as its text");
+        assert_eq!(
+            p.text(),
+            "line\n".repeat(20),
+            "a killed paste marker yanks as its text"
+        );
     }
 
     #[test]

@@ -86,10 +86,7 @@ impl KillRing {
         if self.entries.is_empty() {
             return None;
         }
-        let index = y
-            .index
-            .checked_sub(1)
-            .unwrap_or(self.entries.len() - 1);
+        let index = y.index.checked_sub(1).unwrap_or(self.entries.len() - 1);
         let text = self.entries.get(index)?.clone();
         self.yanked = Some(Yanked { index, ..y });
         Some((y, text))

@@ -237,10 +237,11 @@ pub async fn run(mut args: AgentArgs, session_dir: Option<&Path>) -> Result<Exit
                                 _ => None,
                             };
                             if let Some(text) = said {
-                                let file = driver.app.session_file.as_ref().map_or(
-                                    "in memory".to_owned(),
-                                    |p| p.display().to_string(),
-                                );
+                                let file = driver
+                                    .app
+                                    .session_file
+                                    .as_ref()
+                                    .map_or("in memory".to_owned(), |p| p.display().to_string());
                                 driver
                                     .dispatch(AppEvent::Done(Outcome::Notice(format!(
                                         "{text} ({file})"

@@ -57,7 +57,9 @@ fn from_file(path: &Path) -> Result<Theme, CliError> {
     };
     let json: Value = serde_json::from_str(&bytes.text()).map_err(|e| bad(e.to_string()))?;
     let Some(colors) = json.get("colors").and_then(Value::as_object) else {
-        return Err(bad("expected an object {\"colors\": {\"accent\": \"#5fd7ff\", …}}".into()));
+        return Err(bad(
+            "expected an object {\"colors\": {\"accent\": \"#5fd7ff\", …}}".into(),
+        ));
     };
     let mut t = Theme::colored();
     for (name, value) in colors {
@@ -125,10 +127,7 @@ mod tests {
     #[test]
     fn names_files_and_their_errors() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(
-            load(Some("mono"), dir.path()).unwrap(),
-            Theme::monochrome()
-        );
+        assert_eq!(load(Some("mono"), dir.path()).unwrap(), Theme::monochrome());
         std::fs::write(
             dir.path().join("t.json"),
             r##"{"colors": {"accent": "#5fd7ff", "dim": 244, "user": "lightblue"}}"##,
@@ -140,8 +139,14 @@ mod tests {
         assert_eq!(t.user.fg, Some(Color::LightBlue));
         assert_eq!(t.user.add_modifier, Theme::colored().user.add_modifier);
         for (body, says) in [
-            (r#"{"colors": {"acent": "red"}}"#, "colors.acent: no such style"),
-            (r##"{"colors": {"accent": "#12"}}"##, "colors.accent: \"#12\" is not a colour"),
+            (
+                r#"{"colors": {"acent": "red"}}"#,
+                "colors.acent: no such style",
+            ),
+            (
+                r##"{"colors": {"accent": "#12"}}"##,
+                "colors.accent: \"#12\" is not a colour",
+            ),
             (r#"{"accent": "red"}"#, "expected an object"),
             ("{", "EOF"),
         ] {

@@ -1,7 +1,8 @@
 //! pi's flags Arbor took over late (DECISIONS §22.90, §23.159, §23.160): `-t`, `-e`,
 //! `--theme`, `--verbose`, in `--help` and in a run against the mock model.
 
-use arbor_test_support::{openai_text, MockServer};
+use arbor_test_support::scripts::openai_text;
+use arbor_test_support::MockServer;
 
 use super::agent_e2e::lab;
 
@@ -71,7 +72,10 @@ async fn short_t_picks_the_tools_and_e_loads_an_extension_folder() {
 async fn pi_extension_files_and_empty_folders_are_refused_with_what_to_use() {
     let server = MockServer::start().await.unwrap();
     let lab = lab(&server);
-    put(&lab.repo.join("review.ts"), "export default function () {}\n");
+    put(
+        &lab.repo.join("review.ts"),
+        "export default function () {}\n",
+    );
     std::fs::create_dir_all(lab.repo.join("empty")).unwrap();
     let mut shown = Vec::new();
     for ext in ["review.ts", "empty", "missing"] {
@@ -80,6 +84,9 @@ async fn pi_extension_files_and_empty_folders_are_refused_with_what_to_use() {
         assert!(out.is_empty());
         shown.push(err.replace(&lab.repo.display().to_string(), "[repo]"));
     }
-    assert!(server.requests().is_empty(), "no model call on a refused start");
+    assert!(
+        server.requests().is_empty(),
+        "no model call on a refused start"
+    );
     insta::assert_snapshot!(shown.join(""));
 }

@@ -710,6 +710,7 @@ fn footer_info(working: bool) -> FooterInfo {
         compacting: None,
         loading: false,
         frame: 2,
+        hint: None,
     }
 }
 

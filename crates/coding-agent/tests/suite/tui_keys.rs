@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use arbor_test_support::{openai_text, MockServer};
+use arbor_test_support::scripts::openai_text;
+use arbor_test_support::MockServer;
 use serde_json::json;
 
 use super::tmux::{tmux_or_skip, Tmux};
@@ -43,7 +44,11 @@ fn lab(server: &MockServer) -> Lab {
 
 fn session_files(home: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for d in std::fs::read_dir(home.join("sessions")).into_iter().flatten().flatten() {
+    for d in std::fs::read_dir(home.join("sessions"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
         for f in std::fs::read_dir(d.path()).into_iter().flatten().flatten() {
             if f.path().extension().is_some_and(|e| e == "jsonl") {
                 out.push(f.path());
@@ -57,7 +62,10 @@ fn session_files(home: &Path) -> Vec<PathBuf> {
 async fn wait_idle(tmux: &Tmux) {
     let start = Instant::now();
     while tmux.capture().await.contains("esc to abort") {
-        assert!(start.elapsed() < Duration::from_secs(15), "the turn never ended");
+        assert!(
+            start.elapsed() < Duration::from_secs(15),
+            "the turn never ended"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -98,10 +106,17 @@ async fn alt_up_takes_a_queued_message_back_so_it_is_not_sent_twice() {
     tmux.keys(&["M-Up"]).await;
     let screen = tmux.wait_for("> queued words").await;
     assert!(!screen.contains("steer: queued words"), "{screen}");
-    assert!(screen.contains("Restored 1 queued message to the editor"), "{screen}");
+    assert!(
+        screen.contains("Restored 1 queued message to the editor"),
+        "{screen}"
+    );
     tmux.wait_for("Slow answer.").await;
     wait_idle(&tmux).await;
-    assert_eq!(server.requests().len(), 1, "the taken-back message was not sent");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "the taken-back message was not sent"
+    );
     // Sent again by the user: exactly once.
     tmux.keys(&["Enter"]).await;
     tmux.wait_for("Second answer.").await;
@@ -146,7 +161,10 @@ async fn ctrl_z_suspends_to_the_shell_and_fg_redraws() {
     tmux.wait_for("> draft text").await;
     tmux.literal("!").await;
     let screen = tmux.wait_for("> draft text!").await;
-    assert!(screen.contains("mock/mock-model"), "the footer is redrawn: {screen}");
+    assert!(
+        screen.contains("mock/mock-model"),
+        "the footer is redrawn: {screen}"
+    );
     tmux.keys(&["C-u"]).await;
     tmux.type_line("/quit").await;
     tmux.wait_for("shell$").await;
@@ -197,7 +215,8 @@ async fn pis_keys_and_commands_work_in_the_terminal() {
     tmux.keys(&["C-u"]).await;
 
     // `!!` output says at once that the model does not see it; a file it made is offered by @.
-    tmux.type_line("!!touch made-by-shell.txt && echo made").await;
+    tmux.type_line("!!touch made-by-shell.txt && echo made")
+        .await;
     let screen = tmux.wait_for("(not sent to the model)").await;
     assert!(screen.contains("$ touch made-by-shell.txt"), "{screen}");
     tmux.literal("look at @made-by").await;
@@ -224,8 +243,7 @@ async fn pis_keys_and_commands_work_in_the_terminal() {
     let files = session_files(&lab.home);
     assert_eq!(files.len(), 1, "{files:?}");
     let original = std::fs::read_to_string(&files[0]).unwrap();
-    let header: serde_json::Value =
-        serde_json::from_str(original.lines().next().unwrap()).unwrap();
+    let header: serde_json::Value = serde_json::from_str(original.lines().next().unwrap()).unwrap();
     let id = header["id"].as_str().unwrap();
     let new_id = "0195f0c0-1111-7111-8111-111111111111";
     let copy = original
@@ -233,7 +251,8 @@ async fn pis_keys_and_commands_work_in_the_terminal() {
         .replace("First answer.", "Imported answer.");
     let source = lab.elsewhere.join("from-a-friend.jsonl");
     std::fs::write(&source, copy).unwrap();
-    tmux.type_line(&format!("/import {}", source.display())).await;
+    tmux.type_line(&format!("/import {}", source.display()))
+        .await;
     tmux.wait_for("Imported answer.").await;
     let stored: Vec<PathBuf> = session_files(&lab.home)
         .into_iter()
@@ -245,13 +264,18 @@ async fn pis_keys_and_commands_work_in_the_terminal() {
         std::fs::read(&source).unwrap()
     );
     // Importing it again opens the same file; another file with that id is refused.
-    std::fs::write(lab.elsewhere.join("clash.jsonl"), std::fs::read(&source).unwrap()).unwrap();
+    std::fs::write(
+        lab.elsewhere.join("clash.jsonl"),
+        std::fs::read(&source).unwrap(),
+    )
+    .unwrap();
     tmux.type_line(&format!(
         "/import {}",
         lab.elsewhere.join("clash.jsonl").display()
     ))
     .await;
-    tmux.wait_for("is already stored").await;
+    tmux.wait_for("Failed to import session: a session with id")
+        .await;
 
     tmux.type_line("/clone").await;
     tmux.wait_for("Cloned to new session").await;
@@ -259,4 +283,53 @@ async fn pis_keys_and_commands_work_in_the_terminal() {
     tmux.wait_for("New session started").await;
     tmux.type_line("/quit").await;
     tmux.wait_gone().await;
+}
+
+/// DECISIONS §23.159, §23.160: `--verbose` lists what the run loaded; `--theme FILE` starts
+/// with a good file and ends the start with a line naming the file and key of a bad one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verbose_and_theme_flags_in_the_terminal() {
+    if !tmux_or_skip("tui_keys") {
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    let lab = lab(&server);
+    std::fs::write(
+        lab.repo.join("good.json"),
+        r##"{"colors": {"accent": "#5fd7ff", "dim": 244}}"##,
+    )
+    .unwrap();
+    std::fs::write(lab.repo.join("bad.json"), r#"{"colors": {"acent": "red"}}"#).unwrap();
+    let tmux = Tmux::named("keys-flags");
+    tmux.open_arbor(
+        &lab.repo,
+        &lab.home,
+        &["--verbose", "--theme", "good.json", "-t", "read,ls"],
+    )
+    .await;
+    let screen = tmux.wait_for("Tools: read, ls").await;
+    for line in [
+        &format!("arbor {}", env!("CARGO_PKG_VERSION")),
+        "Model: mock/mock-model (context window 32000)",
+        "Working directory: ",
+        "Project trust: ",
+    ] {
+        assert!(screen.contains(line), "{line:?} missing:\n{screen}");
+    }
+    tmux.type_line("/quit").await;
+    tmux.wait_gone().await;
+
+    let bad = Tmux::named("keys-badtheme");
+    let script = format!(
+        "'{}' --model mock/mock-model --theme bad.json; echo \"exit=$?\"; sleep 30",
+        env!("CARGO_BIN_EXE_arbor")
+    );
+    bad.open(&lab.repo, &lab.home, (100, 30), &["sh", "-c", &script])
+        .await;
+    let screen = bad.wait_for("exit=").await;
+    assert!(
+        screen.contains("bad.json: colors.acent: no such style"),
+        "{screen}"
+    );
+    assert!(screen.contains("exit=1"), "{screen}");
 }

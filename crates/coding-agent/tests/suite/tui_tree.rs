@@ -440,11 +440,17 @@ fn tree_fits_a_narrow_terminal() {
 #[test]
 fn a_hidden_leaf_is_marked_on_its_nearest_shown_ancestor() {
     let mut n = TreeNavigator::new(plans("ck"), TreeFilter::Default, Theme::monochrome());
-    assert!(!shown(&n).contains(&"ck"), "custom entries are hidden by default");
+    assert!(
+        !shown(&n).contains(&"ck"),
+        "custom entries are hidden by default"
+    );
     let screen = shot(&mut n, 80, 16);
     let marked: Vec<&str> = screen.lines().filter(|l| l.contains("← leaf")).collect();
     assert_eq!(marked.len(), 1, "{screen}");
-    assert!(marked[0].contains("Plan B: one JSON file per note."), "{screen}");
+    assert!(
+        marked[0].contains("Plan B: one JSON file per note."),
+        "{screen}"
+    );
     assert_eq!(n.selected_id(), Some("a4"));
     assert_eq!(n.handle_key(key(KeyCode::Enter)), Flow::Pending);
     // With every entry shown, the leaf itself carries the mark.

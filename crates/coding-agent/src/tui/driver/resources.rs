@@ -60,16 +60,15 @@ impl Driver {
                 self.app
                     .session_file
                     .as_ref()
-                    .map_or("in memory (not saved)".to_owned(), |p| p.display().to_string())
+                    .map_or("in memory (not saved)".to_owned(), |p| p
+                        .display()
+                        .to_string())
             ),
             format!(
                 "Model: {}/{} (context window {})",
                 m.provider, m.id, m.context_window
             ),
-            format!(
-                "Tools: {}",
-                self.app.harness.active_tool_names().join(", ")
-            ),
+            format!("Tools: {}", self.app.harness.active_tool_names().join(", ")),
             format!("Project trust: {}", self.app.trust.describe()),
         ];
         let resources = self.app.resources.resources();

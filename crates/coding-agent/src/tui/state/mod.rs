@@ -46,8 +46,14 @@ pub const HOTKEYS: &[(&str, &str)] = &[
     ("Ctrl+P", "next model"),
     ("Ctrl+L", "choose the model"),
     ("Alt+Up", "take the queued messages back into the editor"),
-    ("Ctrl+W / Ctrl+U / Ctrl+K", "delete a word / to line start / to line end"),
-    ("Ctrl+Y / Alt+Y", "paste the deleted text / an older deletion"),
+    (
+        "Ctrl+W / Ctrl+U / Ctrl+K",
+        "delete a word / to line start / to line end",
+    ),
+    (
+        "Ctrl+Y / Alt+Y",
+        "paste the deleted text / an older deletion",
+    ),
     ("Ctrl+X", "copy the last assistant message"),
     ("Ctrl+Z", "suspend to the shell (fg resumes)"),
     ("Shift+Tab", "next thinking level"),

@@ -213,13 +213,20 @@ impl TreeNavigator {
         false
     }
 
-    /// `node` when shown, else its nearest shown ancestor (bounded walk: a cycle ends it).
-    fn nearest_shown(&self, node: usize) -> Option<usize> {
-        let mut cur = Some(node);
+    /// The row that stands for the leaf: the leaf when shown; when the filter hides it as
+    /// bookkeeping (a restore record, a label, a model change), the nearest conversation entry
+    /// above it, if shown. A leaf hidden by the search, a fold or a user-only filter is not
+    /// moved: another row would look like the leaf. Bounded walk: a cycle ends it.
+    fn leaf_position(&self, leaf: usize) -> Option<usize> {
+        let shown = |x: usize| self.view.row_of.get(x).is_some_and(|&r| r != NONE);
+        let mut cur = Some(leaf);
         let mut steps = 0;
         while let Some(x) = cur {
-            if self.view.row_of.get(x).is_some_and(|&r| r != NONE) {
+            if shown(x) {
                 return Some(x);
+            }
+            if self.class.get(x).is_none_or(|c| c & class::SETTINGS == 0) {
+                return None;
             }
             steps += 1;
             if steps > self.tree.nodes.len() {
@@ -637,7 +644,7 @@ impl TreeNavigator {
             .nodes
             .iter()
             .position(|n| n.is_leaf)
-            .and_then(|leaf| self.nearest_shown(leaf));
+            .and_then(|leaf| self.leaf_position(leaf));
         // Nearest shown ancestor of the node to keep.
         if let Some(id) = keep
             .and_then(|k| self.tree.nodes.get(k))
