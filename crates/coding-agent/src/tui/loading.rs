@@ -70,3 +70,26 @@ pub(super) fn user_texts(messages: &[AgentMessage]) -> Vec<String> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(v: serde_json::Value) -> AgentMessage {
+        serde_json::from_value(v).unwrap()
+    }
+
+    /// DECISIONS §23.163: a branch without an answer is estimated (navigating back to the
+    /// first message showed `?`); after a compaction the size is unknown until an answer.
+    #[test]
+    fn context_tokens_estimate_without_an_answer_and_are_unknown_after_a_compaction() {
+        let user = msg(serde_json::json!({"role": "user", "content": "12345678", "timestamp": 1}));
+        assert_eq!(context_tokens(&[]), Some(0));
+        assert_eq!(context_tokens(std::slice::from_ref(&user)), Some(2));
+        let summary = msg(
+            serde_json::json!({"role": "compactionSummary", "summary": "s",
+            "tokensBefore": 10, "timestamp": 1}),
+        );
+        assert_eq!(context_tokens(&[summary, user]), None);
+    }
+}

@@ -66,12 +66,8 @@ pub enum Slash {
     Mcp(Option<String>),
     Hotkeys,
     Quit,
-    /// `/scoped-models [patterns | all]` (`slash_extra`).
-    ScopedModels(Option<String>),
-    /// `/import <path>`.
-    Import(Option<String>),
-    Changelog,
-    Debug,
+    /// pi's `/scoped-models`, `/import`, `/changelog`, `/debug` (`slash_extra`).
+    Extra(super::slash_extra::ExtraCommand),
 }
 
 /// Why a line starting with `/` is not a command.
@@ -121,7 +117,7 @@ pub fn parse(text: &str) -> Option<Result<Slash, SlashError>> {
         "hotkeys" => Slash::Hotkeys,
         "quit" | "exit" => Slash::Quit,
         other => match super::slash_extra::parse(other, arg) {
-            Some(c) => c,
+            Some(c) => Slash::Extra(c),
             None => return Some(Err(SlashError::Unknown(other.to_owned()))),
         },
     }))

@@ -2,8 +2,6 @@
 //! `/changelog`, `/debug`. Kept apart from `slash.rs`'s table so the two lists grow without
 //! touching each other; `slash::parse`, `slash::candidates` and `slash::is_builtin` read both.
 
-use super::slash::Slash;
-
 /// The commands with their one-line help, in the order the popup lists them (after the
 /// built-ins of `slash.rs`).
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -16,13 +14,24 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("debug", "Write the screen and the context to a debug log"),
 ];
 
+/// One of these commands, parsed (`slash::Slash::Extra` carries it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExtraCommand {
+    /// `/scoped-models [patterns | all]`.
+    ScopedModels(Option<String>),
+    /// `/import <path>`.
+    Import(Option<String>),
+    Changelog,
+    Debug,
+}
+
 /// Parses one of these commands (`None`: not one of them).
-pub fn parse(cmd: &str, arg: Option<String>) -> Option<Slash> {
+pub fn parse(cmd: &str, arg: Option<String>) -> Option<ExtraCommand> {
     Some(match cmd {
-        "scoped-models" => Slash::ScopedModels(arg),
-        "import" => Slash::Import(arg),
-        "changelog" => Slash::Changelog,
-        "debug" => Slash::Debug,
+        "scoped-models" => ExtraCommand::ScopedModels(arg),
+        "import" => ExtraCommand::Import(arg),
+        "changelog" => ExtraCommand::Changelog,
+        "debug" => ExtraCommand::Debug,
         _ => return None,
     })
 }
@@ -30,21 +39,34 @@ pub fn parse(cmd: &str, arg: Option<String>) -> Option<Slash> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tui::slash;
+    use crate::tui::slash::{self, Slash};
 
     #[test]
     fn the_extra_commands_parse_complete_and_count_as_built_in() {
         assert_eq!(
             slash::parse("/scoped-models sonnet, haiku"),
-            Some(Ok(Slash::ScopedModels(Some("sonnet, haiku".into()))))
+            Some(Ok(Slash::Extra(ExtraCommand::ScopedModels(Some(
+                "sonnet, haiku".into()
+            )))))
         );
         assert_eq!(
             slash::parse("/import ~/s.jsonl"),
-            Some(Ok(Slash::Import(Some("~/s.jsonl".into()))))
+            Some(Ok(Slash::Extra(ExtraCommand::Import(Some(
+                "~/s.jsonl".into()
+            )))))
         );
-        assert_eq!(slash::parse("/import"), Some(Ok(Slash::Import(None))));
-        assert_eq!(slash::parse("/changelog"), Some(Ok(Slash::Changelog)));
-        assert_eq!(slash::parse("/debug"), Some(Ok(Slash::Debug)));
+        assert_eq!(
+            slash::parse("/import"),
+            Some(Ok(Slash::Extra(ExtraCommand::Import(None))))
+        );
+        assert_eq!(
+            slash::parse("/changelog"),
+            Some(Ok(Slash::Extra(ExtraCommand::Changelog)))
+        );
+        assert_eq!(
+            slash::parse("/debug"),
+            Some(Ok(Slash::Extra(ExtraCommand::Debug)))
+        );
         let names: Vec<String> = slash::candidates("/c", &[])
             .into_iter()
             .map(|c| c.0)

@@ -11,6 +11,7 @@ use crate::tui::editor::EditKey;
 use crate::tui::picker::search::SearchPick;
 use crate::tui::picker::session::SessionPick;
 use crate::tui::slash::{self, Slash};
+use crate::tui::slash_extra::ExtraCommand;
 use crate::tui::summarize::{SummarizePrompt, SummaryChoice, SummaryProgress};
 use crate::tui::tree::TreeAction;
 
@@ -84,9 +85,9 @@ impl AppState {
                 | Slash::Name(None)
                 | Slash::Settings(None)
                 | Slash::Mcp(_)
-                | Slash::ScopedModels(_)
-                | Slash::Changelog
-                | Slash::Debug
+                | Slash::Extra(
+                    ExtraCommand::ScopedModels(_) | ExtraCommand::Changelog | ExtraCommand::Debug
+                )
         );
         if needs_idle && (self.is_running() || self.background.is_some()) {
             self.error("Wait for the agent to finish (or press Esc) before running this command");
@@ -135,14 +136,14 @@ impl AppState {
                 self.quit = true;
                 vec![Effect::Quit]
             }
-            Slash::ScopedModels(arg) => vec![Effect::ScopedModels(arg)],
-            Slash::Import(Some(path)) => vec![Effect::Import(path)],
-            Slash::Import(None) => {
+            Slash::Extra(ExtraCommand::ScopedModels(arg)) => vec![Effect::ScopedModels(arg)],
+            Slash::Extra(ExtraCommand::Import(Some(path))) => vec![Effect::Import(path)],
+            Slash::Extra(ExtraCommand::Import(None)) => {
                 self.error("Usage: /import <path.jsonl>");
                 Vec::new()
             }
-            Slash::Changelog => vec![Effect::Changelog],
-            Slash::Debug => vec![Effect::Debug],
+            Slash::Extra(ExtraCommand::Changelog) => vec![Effect::Changelog],
+            Slash::Extra(ExtraCommand::Debug) => vec![Effect::Debug],
         }
     }
 
