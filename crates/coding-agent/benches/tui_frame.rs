@@ -55,6 +55,7 @@ fn ctx(faux: &FauxProvider, session: Arc<Session>, harness: AgentHarness) -> Tui
         session_id: "bench".into(),
         registry: Arc::new(arbor_ai::models::ModelRegistry::builtin().unwrap()),
         cycle_models: Vec::new(),
+        usable_models: Vec::new(),
         settings: Settings::from_value(serde_json::json!({})),
         cwd: std::env::temp_dir(),
         repo: None,

@@ -102,7 +102,7 @@ pub struct AgentArgs {
     #[arg(long, value_name = "SEARCH", num_args = 0..=1, default_missing_value = "")]
     pub list_models: Option<String>,
     /// Tools to enable: a,b (allowlist, * patterns) or +x,-y (change the default set).
-    #[arg(long, value_name = "LIST")]
+    #[arg(short = 't', long, value_name = "LIST")]
     pub tools: Option<String>,
     /// Disable every tool.
     #[arg(long)]
@@ -131,6 +131,18 @@ pub struct AgentArgs {
     /// Load a prompt template (a Markdown file or a folder of them); repeatable.
     #[arg(long = "prompt-template", value_name = "PATH")]
     pub prompt_templates: Vec<String>,
+    /// Load an extension folder: its skills/ and prompts/ (as --skill and --prompt-template)
+    /// and its SKILL.md; repeatable. pi's TypeScript extensions do not run in Arbor.
+    #[arg(short = 'e', long = "extension", value_name = "PATH")]
+    pub extensions: Vec<String>,
+    /// The terminal UI's colours: `default`, `mono` (no colour), or a JSON theme file
+    /// ({"colors": {"accent": "#5fd7ff", …}}).
+    #[arg(long, value_name = "NAME|FILE")]
+    pub theme: Option<String>,
+    /// Show what the terminal UI loaded at start (model, session file, tools, trust, skills,
+    /// templates, MCP servers).
+    #[arg(long)]
+    pub verbose: bool,
     /// Start no MCP server this run (mcp.json files are not read).
     #[arg(long)]
     pub no_mcp: bool,

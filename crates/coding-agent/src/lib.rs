@@ -47,6 +47,7 @@ pub mod resources;
 pub(crate) mod scope;
 pub mod secrets;
 pub(crate) mod session_commands;
+pub(crate) mod session_import;
 pub mod session_search;
 pub(crate) mod settings_edit;
 pub(crate) mod shutdown;

@@ -97,7 +97,10 @@ fn reason_phrase(status: u16) -> &'static str {
         .unwrap_or("")
 }
 
-/// `Connection error.: <deepest cause>` for transport failures (matches the retry classifier).
+/// `Connection error.: <deepest cause> (<url>)` for transport failures (the prefix matches
+/// the retry classifier). The URL says which server could not be reached — a wrong `baseUrl`
+/// is the usual cause — without its query or user info, where credentials may sit
+/// (DECISIONS §9.40).
 pub(crate) fn transport_error_text(err: &reqwest::Error) -> String {
     if err.is_timeout() {
         return "Request timed out.".to_string();
@@ -108,10 +111,22 @@ pub(crate) fn transport_error_text(err: &reqwest::Error) -> String {
         deepest = Some(s.to_string());
         source = s.source();
     }
-    match deepest {
-        Some(cause) => format!("Connection error.: {cause}"),
-        None => format!("Connection error.: {err}"),
+    match (deepest, err.url().map(shown_url)) {
+        (Some(cause), Some(url)) => format!("Connection error.: {cause} ({url})"),
+        (Some(cause), None) => format!("Connection error.: {cause}"),
+        // reqwest's own text names the URL already.
+        (None, _) => format!("Connection error.: {err}"),
     }
+}
+
+/// `scheme://host[:port]/path` of a request URL: no user info, query or fragment.
+fn shown_url(url: &reqwest::Url) -> String {
+    let mut shown = format!("{}://{}", url.scheme(), url.host_str().unwrap_or(""));
+    if let Some(port) = url.port() {
+        shown.push_str(&format!(":{port}"));
+    }
+    shown.push_str(url.path());
+    shown
 }
 
 /// The error text of a request that could not be built (DECISIONS §29.4): names the part of the

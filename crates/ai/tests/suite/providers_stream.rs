@@ -221,6 +221,11 @@ async fn connection_refused_and_header_timeout() {
     assert_eq!(events.len(), 1);
     let text = last.error_message.unwrap_or_default();
     assert!(text.starts_with("Connection error.: "), "{text}");
+    // Which server could not be reached (DECISIONS §9.40).
+    assert!(
+        text.ends_with(&format!("(http://127.0.0.1:{port}/v1/chat/completions)")),
+        "{text}"
+    );
 
     let server = MockServer::start().await.unwrap();
     server.push(

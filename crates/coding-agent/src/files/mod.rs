@@ -49,6 +49,8 @@ impl FileKind {
     pub const CONTEXT: FileKind = FileKind::truncated("context file", 256 * KIB);
     /// `SYSTEM.md`, `APPEND_SYSTEM.md` and `--system-prompt FILE`.
     pub const SYSTEM_PROMPT: FileKind = FileKind::truncated("system prompt file", 256 * KIB);
+    /// `--theme FILE`, a JSON theme (DECISIONS §23.159).
+    pub const THEME: FileKind = FileKind::refused("theme file", MIB);
     /// `arbor -p @FILE` (DECISIONS §30.5).
     pub const PROMPT_FILE: FileKind = FileKind::refused("@file", 32 * MIB);
 

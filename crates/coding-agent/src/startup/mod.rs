@@ -24,6 +24,7 @@ use crate::resources::{LiveResources, LoadOptions};
 use crate::tools::{self, ToolEnv, ToolSettings};
 use crate::trust::{self, ProjectTrust, TrustStore};
 
+mod extensions;
 mod flags;
 mod model_choice;
 mod session_lookup;
@@ -434,8 +435,11 @@ async fn start_with(
         },
     );
     let mut load_options = LoadOptions::new(&home, &cwd, &trust);
-    load_options.skill_paths = a.skills.clone();
-    load_options.template_paths = a.prompt_templates.clone();
+    let added = extensions::resolve(&a.extensions, &cwd)?;
+    load_options.skill_paths = a.skills.iter().cloned().chain(added.skills).collect();
+    load_options.template_paths = (a.prompt_templates.iter().cloned())
+        .chain(added.templates)
+        .collect();
     // Bounded reads (DECISIONS §30.4): a device, FIFO or project file leading outside the
     // project is an error naming it, not a hang or a leak.
     let (resources, warnings) = LiveResources::load(

@@ -10,6 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 use unicode_width::UnicodeWidthStr;
 
+use super::kill_ring::{KillDirection, KillRing};
 use super::theme::Theme;
 
 /// A paste longer than this many lines (or bytes) becomes a marker (DECISIONS §23.5).
@@ -37,6 +38,10 @@ pub enum EditKey {
     DeleteToStart,
     /// Delete to the end of the line (Ctrl+K).
     DeleteToEnd,
+    /// Insert the most recently deleted text (Ctrl+Y).
+    Yank,
+    /// Right after a yank: swap the yanked text for the deletion before it (Alt+Y).
+    YankPop,
 }
 
 /// A folded large paste.
@@ -58,6 +63,7 @@ pub struct Editor {
     draft: String,
     pastes: Vec<Paste>,
     paste_count: usize,
+    kills: KillRing,
 }
 
 impl Editor {
@@ -76,6 +82,7 @@ impl Editor {
 
     /// Replaces the text, cursor at the end (a `/tree` user message, an external editor).
     pub fn set_text(&mut self, text: &str) {
+        self.kills.other_action();
         self.text = text.to_owned();
         self.cursor = self.text.len();
         self.browsing = None;
@@ -107,6 +114,7 @@ impl Editor {
         self.pastes.clear();
         self.browsing = None;
         self.draft.clear();
+        self.kills.other_action();
         sent
     }
 
@@ -123,6 +131,7 @@ impl Editor {
 
     /// Inserts pasted text: large pastes become a `[paste #N +L lines]` marker.
     pub fn paste(&mut self, text: &str) {
+        self.kills.other_action();
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
         let lines = text.lines().count();
         if lines > PASTE_MARKER_LINES || text.len() > PASTE_MARKER_BYTES {
@@ -168,6 +177,16 @@ impl Editor {
 
     /// Applies one key. Up/Down move between lines, and at the first/last line browse history.
     pub fn key(&mut self, key: EditKey) {
+        if !matches!(
+            key,
+            EditKey::DeleteWord
+                | EditKey::DeleteToStart
+                | EditKey::DeleteToEnd
+                | EditKey::Yank
+                | EditKey::YankPop
+        ) {
+            self.kills.other_action();
+        }
         match key {
             EditKey::Char(c) => {
                 let mut b = [0u8; 4];
@@ -176,12 +195,12 @@ impl Editor {
             EditKey::Newline => self.insert_str("\n"),
             EditKey::Backspace => {
                 if let Some(prev) = self.prev_boundary() {
-                    self.remove_span(prev, self.cursor);
+                    let _ = self.remove_span(prev, self.cursor);
                 }
             }
             EditKey::Delete => {
                 if let Some(next) = self.next_boundary() {
-                    self.remove_span(self.cursor, next);
+                    let _ = self.remove_span(self.cursor, next);
                 }
             }
             EditKey::Left => {
@@ -216,21 +235,43 @@ impl Editor {
                 let start = trimmed.rfind(char::is_whitespace).map_or(0, |i| {
                     i + trimmed[i..].chars().next().map_or(1, char::len_utf8)
                 });
-                self.remove_span(start, self.cursor);
+                let gone = self.remove_span(start, self.cursor);
+                self.kills.kill(&gone, KillDirection::Backward);
             }
             EditKey::DeleteToStart => {
                 let s = self.line_start();
-                self.remove_span(s, self.cursor);
+                let gone = self.remove_span(s, self.cursor);
+                self.kills.kill(&gone, KillDirection::Backward);
             }
             EditKey::DeleteToEnd => {
                 let e = self.line_end();
-                self.remove_span(self.cursor, e);
+                let gone = self.remove_span(self.cursor, e);
+                self.kills.kill(&gone, KillDirection::Forward);
+            }
+            EditKey::Yank => {
+                if let Some(text) = self.kills.yank() {
+                    let start = self.cursor;
+                    self.insert_str(&text);
+                    self.kills.yanked_at(start, self.cursor);
+                }
+            }
+            EditKey::YankPop => {
+                // The range is still the yank's: nothing else ran since (any other key ends
+                // the yank), so it lies inside the text.
+                if let Some((y, text)) = self.kills.pop() {
+                    if y.end <= self.text.len() && self.text.is_char_boundary(y.start) {
+                        self.text.replace_range(y.start..y.end, &text);
+                        self.cursor = y.start + text.len();
+                        self.kills.yanked_at(y.start, self.cursor);
+                    }
+                }
             }
         }
     }
 
-    /// Removes `start..end`; a paste marker the range touches goes as a whole.
-    fn remove_span(&mut self, mut start: usize, mut end: usize) {
+    /// Removes `start..end` and returns it with paste markers expanded (for the kill ring); a
+    /// paste marker the range touches goes as a whole.
+    fn remove_span(&mut self, mut start: usize, mut end: usize) -> String {
         let mut gone = Vec::new();
         for (i, p) in self.pastes.iter().enumerate() {
             if let Some(at) = self.text.find(&p.marker) {
@@ -242,12 +283,15 @@ impl Editor {
                 }
             }
         }
+        let mut removed = self.text[start..end].to_owned();
         for i in gone.into_iter().rev() {
-            self.pastes.remove(i);
+            let p = self.pastes.remove(i);
+            removed = removed.replacen(&p.marker, &p.text, 1);
         }
         self.text.replace_range(start..end, "");
         self.cursor = start;
         self.browsing = None;
+        removed
     }
 
     fn prev_boundary(&self) -> Option<usize> {
@@ -408,6 +452,42 @@ mod tests {
             });
         }
         e
+    }
+
+    /// DECISIONS §23.151: Ctrl+Y puts back what Ctrl+W/U/K took, Alt+Y cycles older kills.
+    #[test]
+    fn yank_puts_back_deleted_text_and_yank_pop_cycles() {
+        let mut e = typed("alpha beta gamma");
+        e.key(EditKey::DeleteWord);
+        e.key(EditKey::DeleteWord);
+        assert_eq!(e.text(), "alpha ");
+        e.key(EditKey::Yank);
+        assert_eq!(
+            e.text(),
+            "alpha beta gamma",
+            "two kills in a row yank as one"
+        );
+        e.key(EditKey::Home);
+        e.key(EditKey::DeleteToEnd);
+        assert_eq!(e.text(), "");
+        e.key(EditKey::Char('>'));
+        e.key(EditKey::Yank);
+        assert_eq!(e.text(), ">alpha beta gamma");
+        e.key(EditKey::YankPop);
+        assert_eq!(e.text(), ">beta gamma", "Alt+Y swaps in the kill before");
+        e.key(EditKey::Char('!'));
+        e.key(EditKey::YankPop);
+        assert_eq!(e.text(), ">beta gamma!", "Alt+Y after typing does nothing");
+        let mut p = Editor::new();
+        p.paste(&"line\n".repeat(20));
+        p.key(EditKey::DeleteToStart);
+        assert!(p.is_empty());
+        p.key(EditKey::Yank);
+        assert_eq!(
+            p.text(),
+            "line\n".repeat(20),
+            "a killed paste marker yanks as its text"
+        );
     }
 
     #[test]

@@ -44,6 +44,9 @@ pub struct FooterInfo {
     pub loading: bool,
     /// Spinner frame counter (ticks).
     pub frame: usize,
+    /// A short-lived hint ("Press Ctrl+C again to quit"), gone with the next key: it says what
+    /// a key will do, which the transcript must not keep (DECISIONS §23.152).
+    pub hint: Option<String>,
 }
 
 /// `1234` → `1.2k`, `1_234_567` → `1.2M`.
@@ -123,6 +126,9 @@ pub fn home_relative(cwd: &str) -> String {
 
 impl FooterInfo {
     fn status(&self) -> Option<String> {
+        if let Some(h) = &self.hint {
+            return Some(h.clone());
+        }
         let spin = SPINNER[self.frame % SPINNER.len()];
         if let Some(c) = &self.compacting {
             return Some(format!("{spin} {c}"));

@@ -51,16 +51,13 @@ pub struct LoadedSession {
     pub(super) generation: u64,
 }
 
-/// Tokens of the last answer's context (input + output + cache), if any answer reports them.
+/// The context's size as pi's footer counts it: the last answer's usage plus estimates of the
+/// messages after it, every message estimated when no answer reports usage (a branch
+/// navigated to before the first answer), unknown after a compaction until the next answer
+/// (DECISIONS §23.163).
 pub(super) fn context_tokens(messages: &[AgentMessage]) -> Option<u64> {
-    messages.iter().rev().find_map(|m| match m {
-        AgentMessage::Llm(Message::Assistant(a)) => {
-            let u = &a.usage;
-            let t = u.input + u.output + u.cache_read + u.cache_write;
-            (t > 0).then_some(t)
-        }
-        _ => None,
-    })
+    // The window only scales the percentage, which the footer computes itself.
+    crate::command::session_stats::ContextUsage::of(messages, u64::MAX).and_then(|u| u.tokens)
 }
 
 /// The user message texts of a branch, oldest first (editor history).
@@ -72,4 +69,27 @@ pub(super) fn user_texts(messages: &[AgentMessage]) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(v: serde_json::Value) -> AgentMessage {
+        serde_json::from_value(v).unwrap()
+    }
+
+    /// DECISIONS §23.163: a branch without an answer is estimated (navigating back to the
+    /// first message showed `?`); after a compaction the size is unknown until an answer.
+    #[test]
+    fn context_tokens_estimate_without_an_answer_and_are_unknown_after_a_compaction() {
+        let user = msg(serde_json::json!({"role": "user", "content": "12345678", "timestamp": 1}));
+        assert_eq!(context_tokens(&[]), Some(0));
+        assert_eq!(context_tokens(std::slice::from_ref(&user)), Some(2));
+        let summary = msg(
+            serde_json::json!({"role": "compactionSummary", "summary": "s",
+            "tokensBefore": 10, "timestamp": 1}),
+        );
+        assert_eq!(context_tokens(&[summary, user]), None);
+    }
 }

@@ -6,12 +6,13 @@
 //! machine (`handle_key` → outcome) plus a `render` into a ratatui `Buffer`, so every frame and
 //! every key sequence is testable with `TestBackend` and no terminal.
 //!
-//! - [`theme`]: the styles, with `NO_COLOR` honoured in one place.
+//! - [`theme`]: the styles, with `NO_COLOR` honoured in one place; `theme_file`: `--theme`.
 //! - [`component`]: the contract overlays share (what a key did to them).
 //! - [`state`]: the app's state machine (events in, effects out).
 //! - `external_editor`: Ctrl+G's round trip through `$VISUAL` / `$EDITOR`.
 //! - `editor`, [`footer`], `slash`, `view`: the editor, the footer, slash commands and
-//!   the screen layout.
+//!   the screen layout; `slash_extra`: pi's `/scoped-models`, `/import`, `/changelog`,
+//!   `/debug`.
 //! - [`driver`]: carries out effects against the harness (async, still no terminal).
 //! - `terminal`: the real terminal and its restoration; [`run`] is the loop tying them up.
 //! - `loading`: a resumed session's first frame and the rest loaded behind it.
@@ -23,6 +24,7 @@
 //! - [`restore_confirm`]: "Restore anyway?" before a restore removes untracked files.
 //! - `fork_picker`: `/fork`'s list (its "Restore what?" is a [`summarize`] prompt).
 //! - `image_label`: how an image block reads in the transcript.
+//! - `kill_ring`: the text Ctrl+W/U/K deleted, for Ctrl+Y and Alt+Y.
 //! - `project_files`: the files offered for `@` completion.
 //! - [`trust_prompt`]: the project-trust question asked before the session starts.
 
@@ -33,6 +35,7 @@ pub(crate) mod external_editor;
 pub mod footer;
 pub(crate) mod fork_picker;
 pub(crate) mod image_label;
+pub(crate) mod kill_ring;
 pub(crate) mod list;
 pub(crate) mod loading;
 pub mod picker;
@@ -40,10 +43,12 @@ pub(crate) mod project_files;
 pub(crate) mod query;
 pub mod restore_confirm;
 pub(crate) mod slash;
+pub(crate) mod slash_extra;
 pub mod state;
 pub mod summarize;
 pub(crate) mod terminal;
 pub mod theme;
+pub(crate) mod theme_file;
 pub mod transcript;
 pub mod tree;
 pub mod trust_prompt;
@@ -84,8 +89,10 @@ pub fn app_event(e: Event) -> Option<AppEvent> {
 
 /// Runs the interactive UI until the user quits (or SIGTERM/SIGHUP).
 pub async fn run(mut args: AgentArgs, session_dir: Option<&Path>) -> Result<ExitCode, CliError> {
+    let cwd = std::env::current_dir().map_err(|e| CliError::io("current directory", e))?;
+    let theme = theme_file::load(args.theme.as_deref(), &cwd)?;
     // Trust is settled before anything reads the project (DECISIONS §32.13).
-    if !ask_trust(&mut args).await? {
+    if !ask_trust(&mut args, theme).await? {
         return Ok(ExitCode::from(130));
     }
     // `-r` opens the picker over a fresh session (DECISIONS §23.13): startup's own `--resume`
@@ -96,8 +103,10 @@ pub async fn run(mut args: AgentArgs, session_dir: Option<&Path>) -> Result<Exit
         ..args.clone()
     };
     let app = crate::startup::start(&first, session_dir).await?;
-    let theme = Theme::from_env();
     let mut driver = Driver::new(TuiApp::from_app(app), theme).await?;
+    if args.verbose {
+        driver.announce_startup();
+    }
     if pick_at_start {
         driver.dispatch_effect(Effect::Resume).await;
     }
@@ -185,6 +194,18 @@ pub async fn run(mut args: AgentArgs, session_dir: Option<&Path>) -> Result<Exit
                         osc52(t);
                     }
                 }
+                Effect::Suspend => {
+                    // The shell gets its terminal back and the job stops; `fg` continues here,
+                    // and the loop draws the whole screen again (DECISIONS §23.153).
+                    guard
+                        .suspended(suspend_process)
+                        .map_err(|e| CliError::io("terminal", e))?;
+                    if let Ok(size) = guard.terminal.size() {
+                        driver
+                            .dispatch(AppEvent::Resize(size.width, size.height))
+                            .await;
+                    }
+                }
                 Effect::New
                 | Effect::Clone
                 | Effect::ForkAt { .. }
@@ -206,6 +227,26 @@ pub async fn run(mut args: AgentArgs, session_dir: Option<&Path>) -> Result<Exit
                             }
                             if let Effect::OpenSessionAt { entry_id, .. } = &effect {
                                 driver.open_tree_at(entry_id).await;
+                            }
+                            // pi's words for a switch the screen would otherwise not explain
+                            // (DECISIONS §23.161).
+                            let said = match &effect {
+                                Effect::New => Some("New session started".to_owned()),
+                                Effect::Clone => Some("Cloned to new session".to_owned()),
+                                Effect::ForkAt { .. } => Some("Forked to new session".to_owned()),
+                                _ => None,
+                            };
+                            if let Some(text) = said {
+                                let file = driver
+                                    .app
+                                    .session_file
+                                    .as_ref()
+                                    .map_or("in memory".to_owned(), |p| p.display().to_string());
+                                driver
+                                    .dispatch(AppEvent::Done(Outcome::Notice(format!(
+                                        "{text} ({file})"
+                                    ))))
+                                    .await;
                             }
                             if let Ok(size) = guard.terminal.size() {
                                 driver.state.size = (size.width, size.height);
@@ -241,7 +282,7 @@ pub async fn run(mut args: AgentArgs, session_dir: Option<&Path>) -> Result<Exit
 /// Asks the trust question when the folder needs a decision and nothing gives one; saves the
 /// answer, or (for "this session only") turns it into `--approve` / `--no-approve` so `/new`
 /// and the other session switches keep it. `false`: the user quit instead of answering.
-async fn ask_trust(args: &mut AgentArgs) -> Result<bool, CliError> {
+async fn ask_trust(args: &mut AgentArgs, theme: Theme) -> Result<bool, CliError> {
     if crate::startup::trust_flag(args).is_some() {
         return Ok(true);
     }
@@ -254,7 +295,7 @@ async fn ask_trust(args: &mut AgentArgs) -> Result<bool, CliError> {
     if resolution != crate::trust::Resolution::Ask {
         return Ok(true);
     }
-    let Some(choice) = trust_prompt::ask(&cwd, Theme::from_env()).await? else {
+    let Some(choice) = trust_prompt::ask(&cwd, theme).await? else {
         return Ok(false);
     };
     crate::trust::save_choice(&mut store, &choice).map_err(|e| CliError::Config(e.to_string()))?;
@@ -331,6 +372,15 @@ async fn switch(
         _ => return Ok(None),
     }
     Ok(Some(crate::startup::start(&next, session_dir).await?))
+}
+
+/// Stops this process group as the shell's job control expects (SIGTSTP to group 0, like
+/// pi): the shell prints "Stopped" and takes the terminal; `fg` sends SIGCONT and the call
+/// returns. Arbor's own children (tool commands, MCP servers) run in their own groups and
+/// are not stopped.
+fn suspend_process() {
+    use nix::sys::signal::{killpg, Signal};
+    let _ = killpg(nix::unistd::getpgrp(), Signal::SIGTSTP);
 }
 
 /// Puts `text` on the clipboard with OSC 52 (works over SSH and in tmux with `set-clipboard`).

@@ -71,6 +71,8 @@ pub enum Slash {
     Mcp(Option<String>),
     Hotkeys,
     Quit,
+    /// pi's `/scoped-models`, `/import`, `/changelog`, `/debug` (`slash_extra`).
+    Extra(super::slash_extra::ExtraCommand),
 }
 
 /// Why a line starting with `/` is not a command.
@@ -120,7 +122,10 @@ pub fn parse(text: &str) -> Option<Result<Slash, SlashError>> {
         "mcp" => Slash::Mcp(arg),
         "hotkeys" => Slash::Hotkeys,
         "quit" | "exit" => Slash::Quit,
-        other => return Some(Err(SlashError::Unknown(other.to_owned()))),
+        other => match super::slash_extra::parse(other, arg) {
+            Some(c) => Slash::Extra(c),
+            None => return Some(Err(SlashError::Unknown(other.to_owned()))),
+        },
     }))
 }
 
@@ -136,6 +141,7 @@ pub fn candidates(text: &str, extra: &[(String, String)]) -> Vec<(String, String
     }
     COMMANDS
         .iter()
+        .chain(super::slash_extra::COMMANDS)
         .map(|(n, h)| ((*n).to_owned(), (*h).to_owned()))
         .chain(extra.iter().cloned())
         .filter(|(name, _)| name.starts_with(typed))
@@ -144,7 +150,11 @@ pub fn candidates(text: &str, extra: &[(String, String)]) -> Vec<(String, String
 
 /// Whether `name` is a built-in command (a template of that name is never reached in the TUI).
 pub fn is_builtin(name: &str) -> bool {
-    name == "exit" || COMMANDS.iter().any(|(n, _)| *n == name)
+    name == "exit"
+        || COMMANDS
+            .iter()
+            .chain(super::slash_extra::COMMANDS)
+            .any(|(n, _)| *n == name)
 }
 
 /// The completion popup: candidates with their help, the selected one reversed.
@@ -215,8 +225,9 @@ mod tests {
         ];
         let names: Vec<String> = candidates("/co", &extra).into_iter().map(|c| c.0).collect();
         assert_eq!(names, ["compact", "copy"]);
-        assert_eq!(candidates("/", &[]).len(), COMMANDS.len());
-        assert_eq!(candidates("/", &extra).len(), COMMANDS.len() + 2);
+        let all = COMMANDS.len() + super::super::slash_extra::COMMANDS.len();
+        assert_eq!(candidates("/", &[]).len(), all);
+        assert_eq!(candidates("/", &extra).len(), all + 2);
         let names: Vec<String> = candidates("/re", &extra).into_iter().map(|c| c.0).collect();
         assert_eq!(names, ["resume", "reload", "review"]);
         assert_eq!(candidates("/skill:", &extra)[0].0, "skill:pdf");

@@ -71,6 +71,7 @@ pub(crate) async fn rig_with_settings(settings: serde_json::Value) -> Rig {
         session_id: "test-session".into(),
         registry: Arc::new(arbor_ai::models::ModelRegistry::builtin().unwrap()),
         cycle_models: Vec::new(),
+        usable_models: Vec::new(),
         settings: Settings::from_value(settings),
         cwd: PathBuf::from("/work/project"),
         repo: None,
@@ -511,6 +512,7 @@ pub(crate) async fn rig_over(
         session_id: sid,
         registry: Arc::new(arbor_ai::models::ModelRegistry::builtin().unwrap()),
         cycle_models: Vec::new(),
+        usable_models: Vec::new(),
         settings: Settings::from_value(settings),
         cwd: root.to_path_buf(),
         repo: None,
@@ -708,6 +710,7 @@ fn footer_info(working: bool) -> FooterInfo {
         compacting: None,
         loading: false,
         frame: 2,
+        hint: None,
     }
 }
 

@@ -434,6 +434,33 @@ fn tree_fits_a_narrow_terminal() {
     insta::assert_snapshot!(shot(&mut n, 60, 16));
 }
 
+/// DECISIONS §23.150: a leaf the filter hides (the restore record `/undo-restore` leaves, here
+/// a checkpoint entry) puts `← leaf` on its nearest shown ancestor, and Enter there moves
+/// nothing.
+#[test]
+fn a_hidden_leaf_is_marked_on_its_nearest_shown_ancestor() {
+    let mut n = TreeNavigator::new(plans("ck"), TreeFilter::Default, Theme::monochrome());
+    assert!(
+        !shown(&n).contains(&"ck"),
+        "custom entries are hidden by default"
+    );
+    let screen = shot(&mut n, 80, 16);
+    let marked: Vec<&str> = screen.lines().filter(|l| l.contains("← leaf")).collect();
+    assert_eq!(marked.len(), 1, "{screen}");
+    assert!(
+        marked[0].contains("Plan B: one JSON file per note."),
+        "{screen}"
+    );
+    assert_eq!(n.selected_id(), Some("a4"));
+    assert_eq!(n.handle_key(key(KeyCode::Enter)), Flow::Pending);
+    // With every entry shown, the leaf itself carries the mark.
+    let mut all = TreeNavigator::new(plans("ck"), TreeFilter::All, Theme::monochrome());
+    let screen = shot(&mut all, 80, 20);
+    let marked: Vec<&str> = screen.lines().filter(|l| l.contains("← leaf")).collect();
+    assert_eq!(marked.len(), 1, "{screen}");
+    assert!(marked[0].contains("checkpoint"), "{screen}");
+}
+
 #[test]
 fn the_restore_choice_is_offered_where_a_checkpoint_is_above() {
     let tree = plans("a5");

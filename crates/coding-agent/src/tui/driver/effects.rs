@@ -94,15 +94,11 @@ impl Driver {
                 };
                 self.tasks.spawn(async move {
                     let run = crate::user_bash::run(cwd, settings, &command, cancel, None).await;
-                    let message = run.message(&command, include);
-                    if let Err(e) = h.append_message(AgentMessage::BashExecution(message)).await {
+                    let message = AgentMessage::BashExecution(run.message(&command, include));
+                    if let Err(e) = h.append_message(message.clone()).await {
                         let _ = tx.send(AppEvent::Done(Outcome::Error(e.to_string())));
                     }
-                    let _ = tx.send(AppEvent::Done(Outcome::Bash {
-                        command,
-                        output: run.output,
-                        exit_code: run.exit_code,
-                    }));
+                    let _ = tx.send(AppEvent::Done(Outcome::Bash(Box::new(message))));
                 });
             }
             Effect::OpenTree => match self.app.session.tree().await {
@@ -432,7 +428,14 @@ impl Driver {
                 self.fork_restore = None;
                 self.terminal_effects.push(effect);
             }
-            Effect::ExternalEditor(_) | Effect::Quit => self.terminal_effects.push(effect),
+            Effect::ExternalEditor(_) | Effect::Quit | Effect::Suspend => {
+                self.terminal_effects.push(effect)
+            }
+            Effect::Dequeue => self.dequeue(),
+            Effect::ScopedModels(arg) => self.scoped_models(arg),
+            Effect::Import(path) => self.import(path).await,
+            Effect::Changelog => self.changelog(),
+            Effect::Debug => self.debug().await,
             Effect::ToggleThinking => self.transcript.toggle_thinking(),
             Effect::ToggleTools => self.transcript.toggle_tools(),
             Effect::ScrollPage(n) if n < 0 => self.transcript.scroll_page_up(),

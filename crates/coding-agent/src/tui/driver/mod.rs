@@ -14,6 +14,7 @@
 //! turn the typed result into the TUI's notice text.
 
 mod effects;
+mod extra_commands;
 mod fork_restore;
 mod resources;
 mod restore_report;
@@ -54,6 +55,8 @@ pub struct TuiApp {
     pub registry: Arc<ModelRegistry>,
     /// Models Ctrl+P cycles through (provider, id), in order.
     pub cycle_models: Vec<(String, String)>,
+    /// Every model with credentials or a local URL (what `/scoped-models` patterns match).
+    pub usable_models: Vec<(String, String)>,
     pub settings: Settings,
     pub cwd: PathBuf,
     /// Where `/resume` lists sessions (`None`: in-memory tests).
@@ -75,12 +78,14 @@ impl TuiApp {
     pub fn from_app(app: crate::startup::App) -> Self {
         // Ctrl+P cycles the `--models` / `enabledModels` scope when one is set, else every
         // model with credentials or a local URL (DECISIONS §23.18).
+        let usable_models: Vec<(String, String)> = app
+            .registry
+            .models()
+            .filter(|m| usable(&app.provider, m))
+            .map(|m| (m.provider.clone(), m.id.clone()))
+            .collect();
         let cycle_models = if app.scope.is_empty() {
-            app.registry
-                .models()
-                .filter(|m| usable(&app.provider, m))
-                .map(|m| (m.provider.clone(), m.id.clone()))
-                .collect()
+            usable_models.clone()
         } else {
             app.scope
                 .iter()
@@ -94,6 +99,7 @@ impl TuiApp {
             session_id: app.header.id,
             registry: app.registry,
             cycle_models,
+            usable_models,
             settings: app.settings,
             cwd: app.cwd,
             repo: Some(app.repo),
@@ -187,9 +193,16 @@ impl Driver {
         d.start().await?;
         let resources = d.app.resources.resources();
         d.announce_resources(&resources, false);
-        // The walk runs off the UI thread so a large project does not delay the first frame.
-        let (cwd, files_tx) = (d.app.cwd.clone(), d.tx.clone());
-        d.tasks.spawn(async move {
+        d.refresh_files();
+        Ok(d)
+    }
+
+    /// Walks the project for `@` completion off the UI thread (a large project does not delay
+    /// a frame). Run at start and again after every prompt and `!cmd`, so files the agent or
+    /// the user created are offered (DECISIONS §23.6).
+    fn refresh_files(&mut self) {
+        let (cwd, files_tx) = (self.app.cwd.clone(), self.tx.clone());
+        self.tasks.spawn(async move {
             if let Ok(files) = tokio::task::spawn_blocking(move || {
                 super::project_files::project_files(&cwd, 20_000)
             })
@@ -198,7 +211,6 @@ impl Driver {
                 let _ = files_tx.send(AppEvent::Done(Outcome::Files(files)));
             }
         });
-        Ok(d)
     }
 
     /// The first frame's content: a path that fits in [`FIRST_FRAME_ENTRIES`] loads at once;
@@ -358,6 +370,10 @@ impl Driver {
         if let AppEvent::Agent(e) = &event {
             self.transcript.apply(e);
         }
+        if let AppEvent::Done(Outcome::Bash(m)) = &event {
+            self.transcript.push_message(m);
+            self.refresh_files();
+        }
         if let AppEvent::Done(Outcome::Loaded(l)) = &mut event {
             let full = l.transcript.take();
             if l.generation == self.generation {
@@ -374,6 +390,7 @@ impl Driver {
         let prompt_ended = matches!(&event, AppEvent::Done(Outcome::PromptFinished(_)));
         let effects = self.state.handle(event, Instant::now());
         if prompt_ended {
+            self.refresh_files();
             // Skipped snapshots and failed captures never fail a turn; they are shown here.
             if let Some(hook) = &self.app.checkpoints {
                 for n in hook.take_notices() {

@@ -47,6 +47,48 @@ impl Driver {
         }
     }
 
+    /// `--verbose` (pi's flag, DECISIONS §23.160): one notice at start with what this run
+    /// loaded, each skill and template with its file, so "why is X (not) there" has an answer
+    /// on screen.
+    pub fn announce_startup(&mut self) {
+        let m = self.app.harness.model();
+        let mut lines = vec![
+            format!("arbor {}", env!("CARGO_PKG_VERSION")),
+            format!("Working directory: {}", self.app.cwd.display()),
+            format!(
+                "Session: {}",
+                self.app
+                    .session_file
+                    .as_ref()
+                    .map_or("in memory (not saved)".to_owned(), |p| p
+                        .display()
+                        .to_string())
+            ),
+            format!(
+                "Model: {}/{} (context window {})",
+                m.provider, m.id, m.context_window
+            ),
+            format!("Tools: {}", self.app.harness.active_tool_names().join(", ")),
+            format!("Project trust: {}", self.app.trust.describe()),
+        ];
+        let resources = self.app.resources.resources();
+        for s in &resources.skills {
+            lines.push(format!("Skill {}: {}", s.name, s.file.display()));
+        }
+        for t in &resources.templates {
+            lines.push(format!("Template /{}: {}", t.name, t.file.display()));
+        }
+        match &self.app.mcp {
+            Some(mcp) => {
+                for s in mcp.status() {
+                    lines.push(format!("MCP server {}: {}", s.name, s.source.display()));
+                }
+            }
+            None => lines.push("MCP servers: off for this run".into()),
+        }
+        self.done(Outcome::Notice(lines.join("\n")));
+    }
+
     /// A submitted line with its `/template` or `/skill:name` expanded (`Err`: shown instead
     /// of sending anything).
     pub(super) fn expand_line(&self, text: &str) -> Result<String, ResourceError> {

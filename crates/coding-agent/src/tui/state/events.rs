@@ -40,12 +40,10 @@ pub enum Outcome {
         thinking: Option<String>,
     },
     SessionName(Option<String>),
-    /// A `!cmd` finished (the driver already recorded it).
-    Bash {
-        command: String,
-        output: String,
-        exit_code: Option<i64>,
-    },
+    /// A `!cmd` finished: its `bashExecution` message, already recorded; the driver shows it
+    /// as the transcript item a reload would draw (`!!`: "(not sent to the model)";
+    /// DECISIONS §23.162).
+    Bash(Box<arbor_agent::message::AgentMessage>),
     /// A background operation (compaction, bash, abort) ended.
     Idle,
     /// The project's files for `@` completion (walked in the background at start).
@@ -71,6 +69,18 @@ pub enum Effect {
     Steer(String),
     FollowUp(String),
     Abort,
+    /// Alt+Up: take the queued steering and follow-up messages back into the editor.
+    Dequeue,
+    /// Ctrl+Z: give the shell its terminal and stop (job control); `fg` resumes and redraws.
+    Suspend,
+    /// `/scoped-models [patterns]`: show or set the models Ctrl+P cycles through.
+    ScopedModels(Option<String>),
+    /// `/import PATH`: copy a JSONL session into the store and open it.
+    Import(String),
+    /// `/changelog`.
+    Changelog,
+    /// `/debug`: write what the UI shows and the session's context to a file.
+    Debug,
     /// `!cmd` (`include`) or `!!cmd`.
     Bash {
         command: String,

@@ -11,6 +11,7 @@ use crate::tui::editor::EditKey;
 use crate::tui::picker::search::SearchPick;
 use crate::tui::picker::session::SessionPick;
 use crate::tui::slash::{self, Slash};
+use crate::tui::slash_extra::ExtraCommand;
 use crate::tui::summarize::{SummarizePrompt, SummaryChoice, SummaryProgress};
 use crate::tui::tree::TreeAction;
 
@@ -84,6 +85,9 @@ impl AppState {
                 | Slash::Name(None)
                 | Slash::Settings(None)
                 | Slash::Mcp(_)
+                | Slash::Extra(
+                    ExtraCommand::ScopedModels(_) | ExtraCommand::Changelog | ExtraCommand::Debug
+                )
         );
         if needs_idle && (self.is_running() || self.background.is_some()) {
             self.error("Wait for the agent to finish (or press Esc) before running this command");
@@ -133,6 +137,14 @@ impl AppState {
                 self.quit = true;
                 vec![Effect::Quit]
             }
+            Slash::Extra(ExtraCommand::ScopedModels(arg)) => vec![Effect::ScopedModels(arg)],
+            Slash::Extra(ExtraCommand::Import(Some(path))) => vec![Effect::Import(path)],
+            Slash::Extra(ExtraCommand::Import(None)) => {
+                self.error("Usage: /import <path.jsonl>");
+                Vec::new()
+            }
+            Slash::Extra(ExtraCommand::Changelog) => vec![Effect::Changelog],
+            Slash::Extra(ExtraCommand::Debug) => vec![Effect::Debug],
         }
     }
 
@@ -337,6 +349,8 @@ impl AppState {
         let ctrl = k.modifiers.contains(KeyModifiers::CONTROL);
         let alt = k.modifiers.contains(KeyModifiers::ALT);
         let shift = k.modifiers.contains(KeyModifiers::SHIFT);
+        // A hint lasts until the next key (DECISIONS §23.152).
+        self.footer.hint = None;
         if k.code != KeyCode::Esc {
             self.last_esc = None;
         }
@@ -421,7 +435,7 @@ impl AppState {
                         }
                         _ => {
                             self.last_ctrl_c = Some(now);
-                            self.notice("Press Ctrl+C again to quit");
+                            self.footer.hint = Some("Press Ctrl+C again to quit".into());
                             Vec::new()
                         }
                     }
@@ -436,6 +450,12 @@ impl AppState {
                 }
             }
             KeyCode::Char('g') if ctrl => vec![Effect::ExternalEditor(self.editor.expanded())],
+            // pi's app.model.select, app.message.copy, app.suspend (DECISIONS §23.153).
+            KeyCode::Char('l') if ctrl => vec![Effect::SetModel(None)],
+            KeyCode::Char('x') if ctrl => vec![Effect::Copy],
+            KeyCode::Char('z') if ctrl => vec![Effect::Suspend],
+            KeyCode::Char('y') if ctrl => self.edit(EditKey::Yank),
+            KeyCode::Char('y') if alt => self.edit(EditKey::YankPop),
             KeyCode::Char('p') if ctrl => vec![Effect::CycleModel],
             KeyCode::Char('t') if ctrl => vec![Effect::ToggleThinking],
             KeyCode::Char('o') if ctrl => vec![Effect::ToggleTools],
@@ -462,6 +482,9 @@ impl AppState {
             KeyCode::Home => self.edit(EditKey::Home),
             KeyCode::End if ctrl => vec![Effect::ScrollBottom],
             KeyCode::End => self.edit(EditKey::End),
+            // pi's app.message.dequeue: the queued messages come back to the editor, so they
+            // are not sent twice (DECISIONS §23.154).
+            KeyCode::Up if alt => vec![Effect::Dequeue],
             KeyCode::Up => self.edit(EditKey::Up),
             KeyCode::Down => self.edit(EditKey::Down),
             KeyCode::PageUp => vec![Effect::ScrollPage(-1)],
@@ -479,7 +502,12 @@ impl AppState {
     fn edit(&mut self, key: EditKey) -> Vec<Effect> {
         let typing = matches!(
             key,
-            EditKey::Char(_) | EditKey::Backspace | EditKey::Delete | EditKey::DeleteWord
+            EditKey::Char(_)
+                | EditKey::Backspace
+                | EditKey::Delete
+                | EditKey::DeleteWord
+                | EditKey::Yank
+                | EditKey::YankPop
         );
         self.editor.key(key);
         if typing {

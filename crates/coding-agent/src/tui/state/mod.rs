@@ -44,6 +44,18 @@ pub const HOTKEYS: &[(&str, &str)] = &[
     ("Tab", "complete a /command or an @file"),
     ("Ctrl+G", "edit in $VISUAL / $EDITOR"),
     ("Ctrl+P", "next model"),
+    ("Ctrl+L", "choose the model"),
+    ("Alt+Up", "take the queued messages back into the editor"),
+    (
+        "Ctrl+W / Ctrl+U / Ctrl+K",
+        "delete a word / to line start / to line end",
+    ),
+    (
+        "Ctrl+Y / Alt+Y",
+        "paste the deleted text / an older deletion",
+    ),
+    ("Ctrl+X", "copy the last assistant message"),
+    ("Ctrl+Z", "suspend to the shell (fg resumes)"),
     ("Shift+Tab", "next thinking level"),
     ("Ctrl+T", "show / hide thinking"),
     ("Ctrl+O", "expand / collapse tool output"),
@@ -326,19 +338,8 @@ impl AppState {
                 self.footer.thinking = thinking;
             }
             Outcome::SessionName(n) => self.footer.session_name = n,
-            Outcome::Bash {
-                command,
-                output,
-                exit_code,
-            } => {
-                self.background = None;
-                let status = match exit_code {
-                    Some(0) => String::new(),
-                    Some(c) => format!("\n(exit code {c})"),
-                    None => "\n(cancelled)".into(),
-                };
-                self.notice(format!("$ {command}\n{output}{status}"));
-            }
+            // The driver adds the message to the transcript.
+            Outcome::Bash(_) => self.background = None,
             Outcome::Idle => {
                 self.background = None;
                 self.footer.compacting = None;

@@ -102,6 +102,9 @@ struct View {
     child_count: Vec<u32>,
     /// Per node: its first visible child in this view, or `NONE`.
     first_child: Vec<u32>,
+    /// The node that carries `← leaf`: the leaf, or its nearest shown ancestor when the filter
+    /// hides the leaf (a restore record after `/undo-restore`, DECISIONS §23.150).
+    shown_leaf: Option<usize>,
 }
 
 struct LabelEdit {
@@ -210,6 +213,35 @@ impl TreeNavigator {
         false
     }
 
+    /// The row that stands for the leaf: the leaf when shown; when the filter hides it as
+    /// bookkeeping (a restore record, a label, a model change), the nearest conversation entry
+    /// above it, if shown. A leaf hidden by the search, a fold or a user-only filter is not
+    /// moved: another row would look like the leaf. Bounded walk: a cycle ends it.
+    fn leaf_position(&self, leaf: usize) -> Option<usize> {
+        let shown = |x: usize| self.view.row_of.get(x).is_some_and(|&r| r != NONE);
+        let mut cur = Some(leaf);
+        let mut steps = 0;
+        while let Some(x) = cur {
+            if shown(x) {
+                return Some(x);
+            }
+            if self.class.get(x).is_none_or(|c| c & class::SETTINGS == 0) {
+                return None;
+            }
+            steps += 1;
+            if steps > self.tree.nodes.len() {
+                return None;
+            }
+            cur = self.tree.nodes[x].parent;
+        }
+        None
+    }
+
+    /// Whether `node`'s row carries the `← leaf` marker.
+    pub(super) fn marks_leaf(&self, node: usize) -> bool {
+        self.view.shown_leaf == Some(node)
+    }
+
     /// The one-line preview of an entry as its row shows it (for the "Go to:" line of the
     /// summarize prompt); `None` for an unknown id.
     pub fn entry_preview(&self, id: &str, max: usize) -> Option<String> {
@@ -300,7 +332,9 @@ impl TreeNavigator {
             return Flow::Pending;
         };
         let n = &self.tree.nodes[node];
-        if n.is_leaf {
+        // The shown leaf stands for a hidden leaf below it: moving there would only leave that
+        // entry (e.g. a restore record) on a side branch.
+        if n.is_leaf || self.view.shown_leaf == Some(node) {
             self.status = Some("Already at this point".into());
             return Flow::Pending;
         }
@@ -603,7 +637,14 @@ impl TreeNavigator {
             parent,
             child_count,
             first_child,
+            shown_leaf: None,
         };
+        self.view.shown_leaf = self
+            .tree
+            .nodes
+            .iter()
+            .position(|n| n.is_leaf)
+            .and_then(|leaf| self.leaf_position(leaf));
         // Nearest shown ancestor of the node to keep.
         if let Some(id) = keep
             .and_then(|k| self.tree.nodes.get(k))

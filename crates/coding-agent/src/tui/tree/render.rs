@@ -138,7 +138,7 @@ impl TreeNavigator {
         let used: usize = spans.iter().map(Span::width).sum();
         let room = width.saturating_sub(used).max(8);
         spans.extend(self.describe(node_index, room));
-        if node.is_leaf {
+        if self.marks_leaf(node_index) {
             spans.push(Span::styled(" ← leaf", t.marker));
         }
         let line = Line::from(spans);
