@@ -118,7 +118,9 @@ impl RunState<'_> {
             content: Content::Blocks(fin.output.content),
             details: fin.output.details,
             is_error: fin.is_error,
-            duration_ms: fin.duration_ms.map(|ms| arbor_ai::json::Num::new(ms as f64)),
+            duration_ms: fin
+                .duration_ms
+                .map(|ms| arbor_ai::json::Num::new(ms as f64)),
             timestamp: now_ms().into(),
             extra: Default::default(),
         };

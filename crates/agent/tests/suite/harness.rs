@@ -152,7 +152,8 @@ async fn a_call_that_ran_records_its_duration_and_one_that_did_not_records_none(
             .iter()
             .find(|e| {
                 e["type"] == kind
-                    && (e["toolName"] == name || e.pointer("/message/toolName") == Some(&json!(name)))
+                    && (e["toolName"] == name
+                        || e.pointer("/message/toolName") == Some(&json!(name)))
             })
             .unwrap_or_else(|| panic!("no {kind} for {name}"));
         e.get("durationMs")
@@ -173,8 +174,14 @@ async fn a_call_that_ran_records_its_duration_and_one_that_did_not_records_none(
         .filter(|e| e.pointer("/message/role") == Some(&json!("toolResult")))
         .collect();
     assert_eq!(stored.len(), 2);
-    assert!(stored[0].pointer("/message/durationMs").is_some(), "{stored:?}");
-    assert!(stored[1].pointer("/message/durationMs").is_none(), "{stored:?}");
+    assert!(
+        stored[0].pointer("/message/durationMs").is_some(),
+        "{stored:?}"
+    );
+    assert!(
+        stored[1].pointer("/message/durationMs").is_none(),
+        "{stored:?}"
+    );
 }
 
 #[tokio::test]

@@ -528,8 +528,11 @@ pub async fn run_streaming(
             let mut out = if code == 0 {
                 ToolOutput::text(text)
             } else {
-                ToolOutput::text(with_status(&text, &format!("Command exited with code {code}")))
-                    .failed()
+                ToolOutput::text(with_status(
+                    &text,
+                    &format!("Command exited with code {code}"),
+                ))
+                .failed()
             };
             out.details = details;
             Ok(out.with_structured_content(structured))
