@@ -376,6 +376,7 @@ fn missing_tool_result(
         ))]),
         details: None,
         is_error: true,
+        duration_ms: None,
         timestamp: timestamp.into(),
         extra: Default::default(),
     }

@@ -478,6 +478,7 @@ pub fn tool_result_rest<'de, A: MapAccess<'de>>(mut map: A) -> Result<ToolResult
         content: "content" => FastContent | Content::default(),
         details: "details" => Option<Value> | None,
         is_error: "isError" => bool | false,
+        duration_ms: "durationMs" => Option<Num> | None,
         timestamp: "timestamp" => KeptMs | Kept::absent(),
     }))
 }

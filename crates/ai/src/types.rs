@@ -534,6 +534,10 @@ pub struct ToolResultMessage {
     #[serde(default)]
     /// Whether the tool failed.
     pub is_error: bool,
+    /// Milliseconds the tool ran (pi-agent-core measures a call that was executed; results
+    /// settled without running, and older transcripts, have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<Num>,
     #[serde(
         default = "Kept::absent",
         deserialize_with = "deserialize_kept_ms",

@@ -105,14 +105,25 @@ pub async fn run(
     }
     let cancelled = cancel.is_cancelled();
     let (text, details, exit_code) = match r {
-        Ok(o) => (
-            o.content
+        Ok(o) => {
+            let text = o
+                .content
                 .iter()
                 .filter_map(|b| b.as_text())
-                .collect::<String>(),
-            o.details,
-            Some(0),
-        ),
+                .collect::<String>();
+            let code = o
+                .structured_content
+                .as_ref()
+                .and_then(|s| s.get("exit_code"))
+                .and_then(Value::as_i64);
+            if o.is_error {
+                // A non-zero exit: the status line is the tool's, not the command's output.
+                let (out, parsed) = split_failure(&text);
+                (out, o.details, Some(code.unwrap_or(parsed)))
+            } else {
+                (text, o.details, Some(code.unwrap_or(0)))
+            }
+        }
         Err(BuiltinToolError::Failed { message, details }) => {
             let (out, code) = split_failure(&message);
             (out, details, (!cancelled).then_some(code))

@@ -90,6 +90,8 @@ impl Normalizer {
                     let placeholder = match k.as_str() {
                         "timestamp" | "lastModified" | "created" | "modified" => Some("<time>"),
                         "durationMs" => Some("<ms>"),
+                        // bash's `structuredContent` wall time, in tenths of a second.
+                        "wall_time_seconds" => Some("<s>"),
                         "systemPrompt" => Some("<system prompt>"),
                         _ => None,
                     };

@@ -104,6 +104,11 @@ pub enum AgentEvent {
         result: ToolOutput,
         #[serde(rename = "isError")]
         is_error: bool,
+        /// How long the tool ran; `None` for a call settled without running (unknown tool,
+        /// invalid arguments, blocked, aborted before it started), as in pi-agent-core
+        /// (DECISIONS §31.14).
+        #[serde(rename = "durationMs", skip_serializing_if = "Option::is_none")]
+        duration_ms: Option<u64>,
     },
 
     // ---- harness notifications ----------------------------------------------------------

@@ -305,19 +305,27 @@ impl RunState<'_> {
         Ok(transform_messages(&converted, &self.config.model))
     }
 
-    fn aborted_message(&self, partial: Option<AssistantMessage>) -> AssistantMessage {
+    /// The message of a request cut by an abort: what had arrived of it, else an empty reply
+    /// with pi-ai's initial usage and the time since the request was asked for (`asked`;
+    /// `None`: it never was, a zero duration).
+    fn aborted_message(
+        &self,
+        partial: Option<AssistantMessage>,
+        asked: Option<std::time::Instant>,
+    ) -> AssistantMessage {
+        let ms = asked.map_or(0.0, |t| (t.elapsed().as_secs_f64() * 1000.0).round());
         let mut m = partial.unwrap_or_else(|| AssistantMessage {
             content: Vec::new(),
             api: self.config.model.api.clone(),
             provider: self.config.model.provider.clone(),
             model: self.config.model.id.clone(),
-            usage: Usage::default().into(),
+            usage: Usage::zero().into(),
             stop_reason: StopReason::Aborted,
             error_message: None,
             timestamp: now_ms().into(),
             response_id: None,
             response_model: None,
-            duration_ms: None,
+            duration_ms: Some(arbor_ai::json::Num::new(ms)),
             extra: Default::default(),
         });
         m.stop_reason = StopReason::Aborted;
@@ -330,7 +338,7 @@ impl RunState<'_> {
     async fn stream_assistant(&mut self) -> Result<AssistantMessage, AgentError> {
         if self.cancel.is_cancelled() {
             // Aborted between turns: end without another request.
-            let m = self.aborted_message(None);
+            let m = self.aborted_message(None, None);
             return self.finish_stream(m, false).await;
         }
         let context = self.request_context().await?;
@@ -343,6 +351,7 @@ impl RunState<'_> {
             .before_request(&self.config.model, &mut options)
             .await?;
         options.base.cancel = Some(self.cancel.clone());
+        let asked = std::time::Instant::now();
         let mut stream = self
             .config
             .provider
@@ -356,7 +365,7 @@ impl RunState<'_> {
                 e = stream.next() => e,
                 _ = self.cancel.cancelled() => {
                     let partial = started.then(|| acc.partial().clone());
-                    break self.aborted_message(partial);
+                    break self.aborted_message(partial, Some(asked));
                 }
             };
             let Some(event) = next else {

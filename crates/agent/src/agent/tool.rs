@@ -86,12 +86,22 @@ pub struct ToolInvocation {
     pub progress: ToolProgress,
 }
 
-/// What a tool produced: model-visible content (text and image blocks) and UI-only details.
+/// What a tool produced: model-visible content (text and image blocks), UI-only details, and
+/// the machine-readable result pi's tools give programmatic callers (`structuredContent`, seen
+/// in `tool_execution_end.result`, never stored on the message; DECISIONS §31.14).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolOutput {
     pub content: Vec<ContentBlock>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// A result the tool itself reports as failed while keeping its structure (bash's non-zero
+    /// exit: output and exit code stay), as pi's tools return `isError: true`. A thrown
+    /// failure is a [`ToolError`] instead.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
 }
 
 impl ToolOutput {
@@ -99,12 +109,23 @@ impl ToolOutput {
     pub fn text(text: impl Into<String>) -> Self {
         ToolOutput {
             content: vec![ContentBlock::text(text)],
-            details: None,
+            ..ToolOutput::default()
         }
     }
 
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = Some(details);
+        self
+    }
+
+    pub fn with_structured_content(mut self, structured: Value) -> Self {
+        self.structured_content = Some(structured);
+        self
+    }
+
+    /// Marks the result failed (see [`ToolOutput::is_error`]).
+    pub fn failed(mut self) -> Self {
+        self.is_error = true;
         self
     }
 }

@@ -40,6 +40,8 @@ struct Finalized {
     output: ToolOutput,
     is_error: bool,
     terminate: bool,
+    /// How long the tool ran; `None` when it never ran.
+    duration_ms: Option<u64>,
 }
 
 /// An error result as pi writes one: the text and empty `details`.
@@ -50,12 +52,18 @@ fn error_output(text: impl Into<String>) -> ToolOutput {
     }
 }
 
-fn immediate(text: impl Into<String>) -> Prepared {
-    Prepared::Immediate(Finalized {
+/// A call settled without running: an error result and no duration.
+fn settled_error(text: impl Into<String>) -> Finalized {
+    Finalized {
         output: error_output(text),
         is_error: true,
         terminate: false,
-    })
+        duration_ms: None,
+    }
+}
+
+fn immediate(text: impl Into<String>) -> Prepared {
+    Prepared::Immediate(settled_error(text))
 }
 
 impl RunState<'_> {
@@ -67,14 +75,10 @@ impl RunState<'_> {
         let mut out = Vec::with_capacity(calls.len());
         for call in calls {
             self.emit_start(call).await?;
-            let fin = Finalized {
-                output: error_output(format!(
-                    "Tool call \"{}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.",
-                    call.name
-                )),
-                is_error: true,
-                terminate: false,
-            };
+            let fin = settled_error(format!(
+                "Tool call \"{}\" was not executed: the response hit the output token limit, so its arguments may be truncated. Re-issue the tool call with complete arguments.",
+                call.name
+            ));
             self.emit_end(call, &fin).await?;
             out.push(self.emit_result(call, fin).await?);
         }
@@ -98,6 +102,7 @@ impl RunState<'_> {
                 tool_name: call.name.clone(),
                 result: fin.output.clone(),
                 is_error: fin.is_error,
+                duration_ms: fin.duration_ms,
             })
             .await
     }
@@ -113,6 +118,9 @@ impl RunState<'_> {
             content: Content::Blocks(fin.output.content),
             details: fin.output.details,
             is_error: fin.is_error,
+            duration_ms: fin
+                .duration_ms
+                .map(|ms| arbor_ai::json::Num::new(ms as f64)),
             timestamp: now_ms().into(),
             extra: Default::default(),
         };
@@ -146,13 +154,12 @@ impl RunState<'_> {
         match decision {
             Err(e) => immediate(e.message().to_string()),
             Ok(Some(d)) if d.block => Prepared::Immediate(Finalized {
-                output: error_output(
+                terminate: d.terminate,
+                ..settled_error(
                     d.reason
                         .filter(|r| !r.is_empty())
                         .unwrap_or_else(|| TOOL_BLOCKED.to_string()),
-                ),
-                is_error: true,
-                terminate: d.terminate,
+                )
             }),
             Ok(Some(ToolCallDecision {
                 arguments: Some(changed),
@@ -171,7 +178,9 @@ impl RunState<'_> {
         args: &Value,
         output: ToolOutput,
         is_error: bool,
+        duration_ms: u64,
     ) -> Finalized {
+        let duration_ms = Some(duration_ms);
         let patch = self
             .hooks
             .after_tool_call(ToolCallResult {
@@ -183,23 +192,33 @@ impl RunState<'_> {
             .await;
         match patch {
             Err(e) => Finalized {
-                output: error_output(e.message().to_string()),
-                is_error: true,
-                terminate: false,
+                duration_ms,
+                ..settled_error(e.message().to_string())
             },
             Ok(None) => Finalized {
                 output,
                 is_error,
                 terminate: false,
+                duration_ms,
             },
-            Ok(Some(p)) => Finalized {
-                output: ToolOutput {
-                    content: p.content.unwrap_or(output.content),
-                    details: p.details.or(output.details),
-                },
-                is_error: p.is_error.unwrap_or(is_error),
-                terminate: p.terminate.unwrap_or(false),
-            },
+            Ok(Some(p)) => {
+                // Structured content no longer matches content the hook replaced (pi's rule).
+                let structured_content = match p.content {
+                    Some(_) => None,
+                    None => output.structured_content,
+                };
+                Finalized {
+                    output: ToolOutput {
+                        content: p.content.unwrap_or(output.content),
+                        details: p.details.or(output.details),
+                        structured_content,
+                        is_error: output.is_error,
+                    },
+                    is_error: p.is_error.unwrap_or(is_error),
+                    terminate: p.terminate.unwrap_or(false),
+                    duration_ms,
+                }
+            }
         }
     }
 
@@ -233,11 +252,7 @@ impl RunState<'_> {
                         match done.pop() {
                             Some((_, f)) => f,
                             None => {
-                                let f = Finalized {
-                                    output: error_output(OPERATION_ABORTED),
-                                    is_error: true,
-                                    terminate: false,
-                                };
+                                let f = settled_error(OPERATION_ABORTED);
                                 self.emit_end(call, &f).await?;
                                 f
                             }
@@ -247,9 +262,8 @@ impl RunState<'_> {
                 let terminate = fin.terminate;
                 out.push(self.emit_result(call, fin).await?);
                 finals.push(Some(Finalized {
-                    output: ToolOutput::default(),
-                    is_error: false,
                     terminate,
+                    ..settled_error(String::new())
                 }));
             }
         } else {
@@ -272,11 +286,7 @@ impl RunState<'_> {
             }
             let mut terminates = Vec::with_capacity(calls.len());
             for (call, fin) in calls.iter().zip(finals.drain(..)) {
-                let fin = fin.unwrap_or_else(|| Finalized {
-                    output: error_output(OPERATION_ABORTED),
-                    is_error: true,
-                    terminate: false,
-                });
+                let fin = fin.unwrap_or_else(|| settled_error(OPERATION_ABORTED));
                 terminates.push(fin.terminate);
                 out.push(self.emit_result(call, fin).await?);
             }
@@ -317,11 +327,15 @@ impl RunState<'_> {
             };
             let cancel = self.cancel.clone();
             running.push(async move {
+                let started = std::time::Instant::now();
                 let reports = tool.reports_cancellation();
                 let run = tool.execute(invocation);
                 tokio::pin!(run);
                 let finished = |r: Result<ToolOutput, super::tool::ToolError>| match r {
-                    Ok(o) => (o, false),
+                    Ok(o) => {
+                        let failed = o.is_error;
+                        (o, failed)
+                    }
                     Err(e) => (ToolOutput {
                         content: vec![ContentBlock::text(e.message())],
                         details: Some(
@@ -329,6 +343,7 @@ impl RunState<'_> {
                                 .cloned()
                                 .unwrap_or_else(|| Value::Object(Default::default())),
                         ),
+                        ..ToolOutput::default()
                     }, true),
                 };
                 let (output, is_error) = tokio::select! {
@@ -346,7 +361,8 @@ impl RunState<'_> {
                     r = &mut run => finished(r),
                 };
                 done.store(true, Ordering::Release);
-                (index, call, args, output, is_error)
+                let ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                (index, call, args, output, is_error, ms)
             });
         }
         drop(tx);
@@ -355,12 +371,12 @@ impl RunState<'_> {
             tokio::select! {
                 biased;
                 Some((slot, out)) = rx.recv() => self.emit_update(slots[slot], out).await?,
-                Some((index, call, args, output, is_error)) = running.next() => {
+                Some((index, call, args, output, is_error, ms)) = running.next() => {
                     // Updates sent before the call returned come before its end.
                     while let Ok((slot, out)) = rx.try_recv() {
                         self.emit_update(slots[slot], out).await?;
                     }
-                    let fin = self.finalize(call, &args, output, is_error).await;
+                    let fin = self.finalize(call, &args, output, is_error, ms).await;
                     self.emit_end(call, &fin).await?;
                     results.push((index, fin));
                 }

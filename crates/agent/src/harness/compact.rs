@@ -11,7 +11,7 @@ use crate::compaction::{
     SummaryEvent, SummaryOptions,
 };
 use crate::context::projection::ContextOptions;
-use crate::session::SessionEntry;
+use crate::session::{EntryKind, SessionEntry};
 
 use super::handle::AgentHarness;
 use super::hooks::BeforeCompact;
@@ -19,13 +19,17 @@ use super::state::Phase;
 
 /// "Compaction cancelled": a hook declined, or [`AgentHarness::abort`] stopped the summary.
 pub const COMPACTION_CANCELLED: &str = "Compaction cancelled";
-/// Nothing before the kept tail (or the leaf already is a compaction).
-pub const NOTHING_TO_COMPACT: &str = "Nothing to compact";
+/// Nothing before the kept tail (pi's text).
+pub const NOTHING_TO_COMPACT: &str = "Nothing to compact (session too small)";
+/// The leaf already is a compaction, so there is nothing new to summarize (pi's text).
+pub const ALREADY_COMPACTED: &str = "Already compacted";
 
 impl AgentHarness {
     /// Compacts the active path now (manual compaction). Requires idle. Returns the written
     /// `compaction` entry. Emits `compaction_start {reason: "manual"}`, then `session_compact`
-    /// and `compaction_end` (or `compaction_end` with `aborted`/`errorMessage`).
+    /// and `compaction_end` (or `compaction_end` with `aborted`/`errorMessage`, also when there
+    /// is nothing to compact: [`NOTHING_TO_COMPACT`], [`ALREADY_COMPACTED`], as pi does;
+    /// DECISIONS §31.15).
     pub async fn compact(
         &self,
         custom_instructions: Option<&str>,
@@ -42,12 +46,6 @@ impl AgentHarness {
         cancel: tokio_util::sync::CancellationToken,
     ) -> Result<SessionEntry, AgentError> {
         let session = self.inner.session.clone();
-        let path = session.ancestry(None).await?;
-        let settings = self.state().compaction;
-        let preparation = prepare_compaction(&path, &settings)
-            .map_err(|e| AgentError::new(ErrorCode::Compaction, e.to_string()).with_source(e))?
-            .ok_or_else(|| AgentError::new(ErrorCode::Compaction, NOTHING_TO_COMPACT))?;
-
         let reason = CompactionReason::Manual;
         self.deliver(&AgentEvent::CompactionStart(CompactionStartEvent {
             reason,
@@ -60,6 +58,29 @@ impl AgentHarness {
                 will_retry: false,
                 error: Some(error),
             })
+        };
+        let path = match session.ancestry(None).await {
+            Ok(p) => p,
+            Err(e) => {
+                self.deliver(&end_with(false, e.to_string()));
+                return Err(e.into());
+            }
+        };
+        let settings = self.state().compaction;
+        let preparation = match prepare_compaction(&path, &settings) {
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                let why = match path.last().map(|e| &e.kind) {
+                    Some(EntryKind::Compaction(_)) => ALREADY_COMPACTED,
+                    _ => NOTHING_TO_COMPACT,
+                };
+                self.deliver(&end_with(false, why.to_owned()));
+                return Err(AgentError::new(ErrorCode::Compaction, why));
+            }
+            Err(e) => {
+                self.deliver(&end_with(false, e.to_string()));
+                return Err(AgentError::new(ErrorCode::Compaction, e.to_string()).with_source(e));
+            }
         };
 
         let mut decision = None;

@@ -28,7 +28,7 @@ mod state;
 mod subscribers;
 mod system_prompt;
 
-pub use compact::{COMPACTION_CANCELLED, NOTHING_TO_COMPACT};
+pub use compact::{ALREADY_COMPACTED, COMPACTION_CANCELLED, NOTHING_TO_COMPACT};
 pub use handle::{AgentHarness, WeakAgentHarness};
 pub use hooks::{
     BeforeAgentStart, BeforeAgentStartResult, BeforeCompact, BeforeCompactResult, BeforeTreeResult,

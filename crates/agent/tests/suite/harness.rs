@@ -11,7 +11,7 @@ use arbor_agent::agent::{
 use arbor_agent::harness::{HarnessHook, HookResult, Phase, QueueMode};
 use arbor_ai::faux::FauxResponse;
 use arbor_ai::{ContentBlock, StopReason, ThinkingLevel};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::harness_support::*;
 
@@ -132,6 +132,56 @@ async fn unknown_tool_is_an_error_result() {
     assert!(lines.contains("Tool teleport not found"), "{lines}");
     insta::assert_snapshot!(lines);
     r.assert_next_turn_matches_session().await;
+}
+
+/// pi-agent-core's rule (DECISIONS §31.14): a call that ran carries `durationMs` on its end
+/// event and its stored result; one settled without running carries none.
+#[tokio::test]
+async fn a_call_that_ran_records_its_duration_and_one_that_did_not_records_none() {
+    let r = rig();
+    r.faux.push(
+        FauxResponse::new()
+            .with_tool_call("echo", json!({"text": "hi", "delayMs": 30}))
+            .with_tool_call("teleport", json!({})),
+    );
+    r.faux.push(FauxResponse::text("done"));
+    r.harness.prompt("go", &[]).await.unwrap();
+    let events = r.events.lock().unwrap().clone();
+    let duration = |kind: &str, name: &str| -> Option<u64> {
+        let e = events
+            .iter()
+            .find(|e| {
+                e["type"] == kind
+                    && (e["toolName"] == name
+                        || e.pointer("/message/toolName") == Some(&json!(name)))
+            })
+            .unwrap_or_else(|| panic!("no {kind} for {name}"));
+        e.get("durationMs")
+            .or_else(|| e.pointer("/message/durationMs"))
+            .map(|d| d.as_u64().unwrap())
+    };
+    assert!(duration("tool_execution_end", "echo").unwrap() >= 30);
+    assert!(duration("message_end", "echo").unwrap() >= 30);
+    assert_eq!(duration("tool_execution_end", "teleport"), None);
+    assert_eq!(duration("message_end", "teleport"), None);
+    let stored: Vec<Value> = r
+        .session
+        .entries()
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .filter(|e| e.pointer("/message/role") == Some(&json!("toolResult")))
+        .collect();
+    assert_eq!(stored.len(), 2);
+    assert!(
+        stored[0].pointer("/message/durationMs").is_some(),
+        "{stored:?}"
+    );
+    assert!(
+        stored[1].pointer("/message/durationMs").is_none(),
+        "{stored:?}"
+    );
 }
 
 #[tokio::test]

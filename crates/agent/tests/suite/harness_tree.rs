@@ -379,7 +379,39 @@ async fn compact_on_an_empty_session_has_nothing_to_do() {
     let r = rig();
     let err = r.harness.compact(None).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::Compaction);
-    assert_eq!(err.message(), "Nothing to compact");
+    assert_eq!(err.message(), "Nothing to compact (session too small)");
+    // pi announces even this compaction: a start, then an end naming why (DECISIONS §31.15).
+    let types = r.types();
+    let at = types
+        .iter()
+        .position(|t| t == "compaction_start")
+        .unwrap_or_else(|| panic!("{types:?}"));
+    assert_eq!(types[at + 1], "compaction_end", "{types:?}");
+    let end = r
+        .events
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "compaction_end")
+        .cloned()
+        .unwrap();
+    assert_eq!(end["aborted"], false);
+    assert_eq!(
+        end["errorMessage"],
+        "Nothing to compact (session too small)"
+    );
+}
+
+#[tokio::test]
+async fn a_second_compact_in_a_row_says_already_compacted() {
+    let mut r = rig();
+    two_exchanges(&r).await;
+    r.harness = small_compaction(&r);
+    r.faux.push(FauxResponse::text("## Goal\nsummary"));
+    r.harness.compact(None).await.unwrap();
+    let err = r.harness.compact(None).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Compaction);
+    assert_eq!(err.message(), "Already compacted");
 }
 
 #[tokio::test]

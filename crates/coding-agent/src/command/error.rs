@@ -42,10 +42,11 @@ pub enum CommandError {
     InvalidMode(String),
     #[error("Session name cannot be empty")]
     EmptySessionName,
-    /// A manual compaction found nothing before the kept tail: no compaction was started
-    /// (the TUI says so as a notice; RPC answers with the harness's text).
-    #[error(transparent)]
-    NothingToCompact(arbor_agent::agent::AgentError),
+    /// A manual compaction found nothing to summarize (nothing before the kept tail, or the
+    /// leaf already is a compaction); its `compaction_end` says so too. The answer is the
+    /// harness's text alone, as pi answers.
+    #[error("{}", .0.message())]
+    NothingToCompact(#[source] arbor_agent::agent::AgentError),
     #[error(transparent)]
     Agent(#[from] arbor_agent::agent::AgentError),
     #[error(transparent)]

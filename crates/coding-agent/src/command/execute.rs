@@ -343,6 +343,8 @@ pub async fn execute(
         Command::Compact {
             custom_instructions,
         } => {
+            // Refused, not pi's abort-then-compact: a running turn is never cut as a side
+            // effect (DECISIONS §31.16).
             if host.busy() {
                 return Err(CommandError::Busy);
             }

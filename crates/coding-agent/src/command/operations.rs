@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use arbor_agent::context::projection::ContextOptions;
-use arbor_agent::harness::{AgentHarness, NOTHING_TO_COMPACT};
+use arbor_agent::harness::{AgentHarness, ALREADY_COMPACTED, NOTHING_TO_COMPACT};
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::{Session, SessionEntry};
 use arbor_ai::models::ModelRegistry;
@@ -53,8 +53,8 @@ pub async fn cycle_thinking_level(
 }
 
 /// Compacts the active path now (`compact`, the TUI's `/compact`); returns the `compaction`
-/// entry written. Finding nothing to compact is [`CommandError::NothingToCompact`], apart
-/// from the failures of a compaction that ran.
+/// entry written. Finding nothing to compact (or the leaf already compacted) is
+/// [`CommandError::NothingToCompact`], apart from the failures of a summary that ran.
 pub async fn compact(
     harness: &AgentHarness,
     custom_instructions: Option<&str>,
@@ -63,7 +63,7 @@ pub async fn compact(
         .compact(custom_instructions)
         .await
         .map_err(|e| match e.message() {
-            NOTHING_TO_COMPACT => CommandError::NothingToCompact(e),
+            NOTHING_TO_COMPACT | ALREADY_COMPACTED => CommandError::NothingToCompact(e),
             _ => CommandError::Agent(e),
         })
 }

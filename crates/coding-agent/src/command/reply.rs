@@ -232,6 +232,8 @@ pub struct Compacted {
 #[serde(rename_all = "camelCase")]
 pub struct BashReply {
     pub output: String,
+    /// Absent when the command was cancelled (pi has no code for it).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i64>,
     pub cancelled: bool,
     pub truncated: bool,

@@ -140,6 +140,7 @@ pub fn map_result(value: &Value, server: &str, tool: &str) -> Result<ToolOutput,
     Ok(ToolOutput {
         content,
         details: Some(details),
+        ..ToolOutput::default()
     })
 }
 

@@ -1,21 +1,17 @@
 //! Harness events as pi's JSON and RPC modes write them: the loop's
 //! events keep their names; `message_update` carries the latest `usage` and drops the
-//! cumulative `partial`; `tool_execution_end` gains `durationMs` and `result.isError`;
-//! `agent_end` gains `willRetry`; the harness's `settled` becomes `agent_settled{aborted}` (DECISIONS §22.9).
+//! cumulative `partial`; `agent_end` gains `willRetry`; the harness's `settled` becomes `agent_settled{aborted}` (DECISIONS §22.9).
 //! Harness-internal notifications (`save_point`, `abort`) are not part of pi's stream.
 
-use std::collections::HashMap;
-use std::time::Instant;
-
 use arbor_agent::agent::AgentEvent;
+use arbor_agent::compaction::CompactionReason;
 use arbor_agent::harness::AgentHarness;
 use arbor_ai::AssistantMessageEvent;
 use serde_json::{json, Value};
 
-/// Converts events one by one; keeps what later events need (tool start times, usage).
+/// Converts events one by one; keeps what later events need (usage, the system message).
 #[derive(Debug, Default)]
 pub struct PiEvents {
-    tool_started: HashMap<String, Instant>,
     usage: Option<Value>,
     aborted: bool,
     /// pi's system message, announced after the next `turn_start` (DECISIONS §31.2).
@@ -115,26 +111,28 @@ impl PiEvents {
                     obj.insert("assistantMessageEvent".into(), ev);
                 }
             }
-            AgentEvent::ToolExecutionStart { tool_call_id, .. } => {
-                self.tool_started
-                    .insert(tool_call_id.clone(), Instant::now());
-            }
-            AgentEvent::ToolExecutionEnd {
-                tool_call_id,
-                is_error,
-                ..
-            } => {
-                let ms = self
-                    .tool_started
-                    .remove(tool_call_id)
-                    .map_or(0, |t| t.elapsed().as_millis() as u64);
-                if let Some(r) = v.get_mut("result").and_then(Value::as_object_mut) {
-                    if *is_error {
-                        r.insert("isError".into(), json!(true));
-                    }
-                }
+            AgentEvent::CompactionEnd(end) => {
                 if let Some(obj) = v.as_object_mut() {
-                    obj.insert("durationMs".into(), json!(ms));
+                    if end.result.is_none() {
+                        obj.remove("result");
+                    }
+                    // pi's manual compaction names a failure "Compaction failed: …" and an
+                    // abort by its `aborted` flag alone (the harness keeps the bare text,
+                    // DECISIONS §31.15).
+                    if end.reason == CompactionReason::Manual {
+                        match (&end.error, end.aborted) {
+                            (_, true) => {
+                                obj.remove("errorMessage");
+                            }
+                            (Some(e), false) => {
+                                obj.insert(
+                                    "errorMessage".into(),
+                                    json!(format!("Compaction failed: {e}")),
+                                );
+                            }
+                            (None, false) => {}
+                        }
+                    }
                 }
             }
             AgentEvent::AgentStart => self.aborted = false,

@@ -23,8 +23,13 @@ use super::{parse_args, BuiltinToolError, Progress, ToolEnv, ToolOutput, ToolRes
 
 /// The largest timeout accepted, in seconds (the most a JS timer holds; kept for parity).
 pub const MAX_TIMEOUT_SECONDS: f64 = 2_147_483.647;
-/// Partial results are sent at most this often.
+/// Partial results are sent at most this often (pi's `BASH_UPDATE_THROTTLE_MS`).
 const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
+/// How often the run checks for a partial result held back by [`UPDATE_INTERVAL`].
+const UPDATE_POLL: Duration = Duration::from_millis(20);
+/// The most of the output `structuredContent.output` carries (pi's 1 MiB); longer output keeps
+/// its head and tail halves.
+const STRUCTURED_OUTPUT_MAX_BYTES: usize = 1024 * 1024;
 /// After the shell exits, the pipes are read until they have been quiet this long (pi's 100 ms).
 const PIPE_IDLE: Duration = Duration::from_millis(100);
 const PIPE_POLL: Duration = Duration::from_millis(20);
@@ -98,11 +103,19 @@ struct Collected {
     spill_error: Option<String>,
     /// When the last chunk arrived (the pipes count as drained once quiet after the exit).
     last_chunk: Instant,
+    /// Where partial results go (the model's calls; `None` for the user's `!cmd`).
+    progress: Option<Progress>,
+    /// When the last partial result was sent, and whether output arrived since.
+    last_update: Option<Instant>,
+    dirty: bool,
 }
 
 impl Collected {
-    fn new() -> Self {
+    fn new(progress: Option<Progress>) -> Self {
         Collected {
+            progress,
+            last_update: None,
+            dirty: false,
             window: Vec::new(),
             total_bytes: 0,
             newlines: 0,
@@ -141,6 +154,62 @@ impl Collected {
                 }
             }
         }
+        self.dirty = true;
+        self.update(false);
+    }
+
+    /// Sends the output so far as a partial result when some arrived since the last one and
+    /// the last one is [`UPDATE_INTERVAL`] old (`now`: regardless of its age), as pi's bash
+    /// throttles its updates. Called under the lock, so updates leave in output order.
+    fn update(&mut self, now: bool) {
+        let due = now
+            || self
+                .last_update
+                .is_none_or(|t| t.elapsed() >= UPDATE_INTERVAL);
+        let Some(progress) = self.progress.clone().filter(|_| self.dirty && due) else {
+            return;
+        };
+        self.dirty = false;
+        self.last_update = Some(Instant::now());
+        let (text, details) = format_output(self, "");
+        let mut out = ToolOutput::text(text);
+        // pi's update always carries `details` (its truncation fields, absent when not cut).
+        out.details = Some(details.unwrap_or_else(|| json!({})));
+        progress(out);
+    }
+
+    /// All of the output for `structuredContent.output`: whole up to
+    /// [`STRUCTURED_OUTPUT_MAX_BYTES`], else its head and tail halves around a note of the bytes
+    /// left out (pi's rule); whether it was cut.
+    fn full_output(&mut self) -> (String, bool) {
+        let Some((path, file)) = &mut self.spill else {
+            return (String::from_utf8_lossy(&self.head).into_owned(), false);
+        };
+        let _ = file.flush();
+        let bytes = match std::fs::read(path.as_path()) {
+            Ok(b) => b,
+            // The spill file is gone or unreadable: the window is what is left.
+            Err(_) => return (String::from_utf8_lossy(&self.window).into_owned(), true),
+        };
+        if bytes.len() <= STRUCTURED_OUTPUT_MAX_BYTES {
+            return (String::from_utf8_lossy(&bytes).into_owned(), false);
+        }
+        let head_len = STRUCTURED_OUTPUT_MAX_BYTES / 2;
+        let tail_len = STRUCTURED_OUTPUT_MAX_BYTES - head_len;
+        let head = &bytes[..utf8_prefix_len(&bytes[..head_len])];
+        let mut tail = &bytes[bytes.len() - tail_len..];
+        while tail.first().is_some_and(|b| b & 0xc0 == 0x80) {
+            tail = &tail[1..];
+        }
+        let omitted = bytes.len() - head_len - tail_len;
+        (
+            format!(
+                "{}\n\n[... {omitted} bytes omitted ...]\n\n{}",
+                String::from_utf8_lossy(head),
+                String::from_utf8_lossy(tail)
+            ),
+            true,
+        )
     }
 
     fn start_spill(&mut self) {
@@ -297,6 +366,11 @@ pub async fn run_streaming(
     chunks: Option<ChunkSink>,
 ) -> ToolResult {
     let args: Args = parse_args("bash", &args)?;
+    // pi's bash announces the call with an empty partial result before it checks or starts
+    // anything.
+    if let Some(p) = &progress {
+        p(ToolOutput::default());
+    }
     let timeout = match args.timeout {
         None => env
             .settings
@@ -344,7 +418,7 @@ pub async fn run_streaming(
     })?;
     // From here on the group is in the guard's charge: dropping this future ends it.
     let mut group = child.id().and_then(ProcessGroup::adopt);
-    let collected = Arc::new(Mutex::new(Collected::new()));
+    let collected = Arc::new(Mutex::new(Collected::new(progress.clone())));
     let mut readers = {
         let mut tasks = Vec::new();
         if let Some(out) = child.stdout.take() {
@@ -357,9 +431,8 @@ pub async fn run_streaming(
     };
     let started = Instant::now();
     let deadline = timeout.map(|t| started + Duration::from_secs_f64(t));
-    let mut ticker = tokio::time::interval(UPDATE_INTERVAL);
+    let mut ticker = tokio::time::interval(UPDATE_POLL);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let mut last_sent = 0usize;
     // `None` while the shell runs; its status once it exited (then only the pipes are read).
     let mut exited: Option<std::process::ExitStatus> = None;
     let end = loop {
@@ -389,18 +462,9 @@ pub async fn run_streaming(
             },
             _ = sleep_until => break End::TimedOut(end_group(group.take(), &mut child, exited.is_some()).await),
             _ = cancel.cancelled() => break End::Aborted(end_group(group.take(), &mut child, exited.is_some()).await),
-            _ = ticker.tick() => {
-                if let Some(p) = &progress {
-                    let guard = collected.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                    if guard.total_bytes != last_sent {
-                        last_sent = guard.total_bytes;
-                        let (text, details) = format_output(&guard, "");
-                        drop(guard);
-                        let mut out = ToolOutput::text(text);
-                        out.details = details;
-                        p(out);
-                    }
-                }
+            // Output held back by the throttle goes out once it is due.
+            _ = ticker.tick(), if progress.is_some() => {
+                collected.lock().unwrap_or_else(std::sync::PoisonError::into_inner).update(false);
             }
         }
     };
@@ -421,9 +485,12 @@ pub async fn run_streaming(
     if let Some((_, f)) = &mut guard.spill {
         let _ = f.flush();
     }
+    // The last output held back by the throttle, before the result (pi's final update).
+    guard.update(true);
     match end {
         End::Aborted(ending) => {
             let (text, details) = format_output(&guard, "");
+            // pi's text, then how the group ended (DECISIONS §31.13).
             Err(BuiltinToolError::Failed {
                 message: with_status(&text, &format!("Command aborted; {}", ending.describe())),
                 details,
@@ -446,15 +513,29 @@ pub async fn run_streaming(
         End::Exited(status) => {
             let code = exit_code(status);
             let (text, details) = format_output(&guard, "(no output)");
-            if code != 0 {
-                return Err(BuiltinToolError::Failed {
-                    message: with_status(&text, &format!("Command exited with code {code}")),
-                    details,
-                });
+            // What programmatic callers read (pi's `structuredContent`): the output, whole up to
+            // 1 MiB, the exit code and the wall time in tenths of a second.
+            let (output, cut) = guard.full_output();
+            let mut structured = json!({"output": output, "truncated": cut});
+            if let (true, Some((path, _))) = (cut, &guard.spill) {
+                structured["full_output_path"] = json!(path.display().to_string());
             }
-            let mut out = ToolOutput::text(text);
+            structured["exit_code"] = json!(code);
+            structured["wall_time_seconds"] =
+                json!((started.elapsed().as_secs_f64() * 10.0).round() / 10.0);
+            // A non-zero exit is a failed result that keeps its output and code, as pi's bash
+            // returns it (not a thrown error; DECISIONS §31.14).
+            let mut out = if code == 0 {
+                ToolOutput::text(text)
+            } else {
+                ToolOutput::text(with_status(
+                    &text,
+                    &format!("Command exited with code {code}"),
+                ))
+                .failed()
+            };
             out.details = details;
-            Ok(out)
+            Ok(out.with_structured_content(structured))
         }
     }
 }

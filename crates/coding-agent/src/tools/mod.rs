@@ -217,7 +217,9 @@ pub async fn run(
     progress: Option<Progress>,
 ) -> ToolResult {
     match name {
-        "read" => read::run(env, args, &cancel).await,
+        "read" => read::run(env, args, &cancel)
+            .await
+            .map(read::with_structured_content),
         "write" => write::run(env, args, &cancel).await,
         "edit" => edit::run(env, args, &cancel).await,
         "bash" => bash::run(env, args, cancel, progress).await,

@@ -114,6 +114,26 @@ pub async fn run(env: &ToolEnv, args: Value, cancel: &CancellationToken) -> Tool
     text_result(&args.path, offset, start, limit, sel)
 }
 
+/// `out` with pi's `structuredContent` for a read: the text, or for an image
+/// `{type:"image", data, mimeType, note}` (the note is the text block beside it).
+pub fn with_structured_content(out: ToolOutput) -> ToolOutput {
+    let text = out
+        .content
+        .iter()
+        .find_map(ContentBlock::as_text)
+        .unwrap_or_default()
+        .to_owned();
+    let image = out.content.iter().find_map(|b| match b {
+        ContentBlock::Image(i) => Some(i),
+        _ => None,
+    });
+    let structured = match image {
+        Some(i) => json!({"type": "image", "data": i.data, "mimeType": i.mime_type, "note": text}),
+        None => Value::String(text),
+    };
+    out.with_structured_content(structured)
+}
+
 async fn read_some(
     file: &mut tokio::fs::File,
     buf: &mut [u8],
@@ -152,7 +172,7 @@ async fn image_result(bytes: &[u8], mime: &'static str, resize: bool) -> ToolOut
                         ..Default::default()
                     }),
                 ],
-                details: None,
+                ..ToolOutput::default()
             }
         }
         Ok(Err(image::Omitted(why))) => ToolOutput::text(format!("Read image file [{mime}]\n{why}")),

@@ -323,5 +323,7 @@ macro_rules! scenarios {
 
 mod against_pi {
     use super::check;
-    scenarios!(queries, models, tools, abort, queue, sessions, compact, bash, json_mode);
+    scenarios!(
+        queries, models, tools, abort, queue, sessions, compact, bash, json_mode, variants, busy
+    );
 }

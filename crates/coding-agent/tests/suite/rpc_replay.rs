@@ -524,7 +524,7 @@ async fn refusals_keep_their_exact_response_lines() {
         ),
         (
             r#"{"id":"m","type":"compact"}"#,
-            r#"{"id":"m","type":"response","command":"compact","success":false,"error":"compaction: Nothing to compact"}"#,
+            r#"{"id":"m","type":"response","command":"compact","success":false,"error":"Nothing to compact (session too small)"}"#,
         ),
     ];
     for (sent, want) in cases {

@@ -415,13 +415,35 @@ async fn bash_reports_exit_codes_output_and_timeouts() {
         ok_text(&env, "bash", json!({"command": "echo out; echo err >&2"})).await,
         "out\nerr\n"
     );
+    // A non-zero exit is a failed result that keeps its output and code (pi's bash returns it,
+    // DECISIONS §31.14).
+    let failed = call(&env, "bash", json!({"command": "echo failing; exit 3"}))
+        .await
+        .unwrap();
+    assert!(failed.is_error);
+    assert_eq!(text(&failed), "failing\n\n\nCommand exited with code 3");
+    let structured = failed.structured_content.clone().unwrap();
+    assert_eq!(structured["output"], "failing\n");
+    assert_eq!(structured["exit_code"], 3);
+    assert_eq!(structured["truncated"], false);
+    assert!(structured["wall_time_seconds"].as_f64().unwrap() < 10.0);
+    let killed = call(&env, "bash", json!({"command": "kill -9 $$"}))
+        .await
+        .unwrap();
+    assert!(killed.is_error);
+    assert_eq!(text(&killed), "(no output)\n\nCommand exited with code 137");
+    assert_eq!(killed.structured_content.unwrap()["exit_code"], 137);
+    let ok = call(&env, "bash", json!({"command": "echo fine"}))
+        .await
+        .unwrap();
+    assert!(!ok.is_error);
+    let mut structured = ok.structured_content.unwrap();
+    let wall = structured["wall_time_seconds"].take().as_f64().unwrap();
+    // Tenths of a second, as pi rounds it.
+    assert_eq!((wall * 10.0).round() / 10.0, wall);
     assert_eq!(
-        err_text(&env, "bash", json!({"command": "echo failing; exit 3"})).await,
-        "failing\n\n\nCommand exited with code 3"
-    );
-    assert_eq!(
-        err_text(&env, "bash", json!({"command": "kill -9 $$"})).await,
-        "(no output)\n\nCommand exited with code 137"
+        structured,
+        json!({"output": "fine\n", "truncated": false, "exit_code": 0, "wall_time_seconds": null})
     );
     let started = Instant::now();
     assert_eq!(
@@ -513,21 +535,48 @@ async fn bash_abort_kills_the_whole_process_group() {
 #[tokio::test]
 async fn bash_streams_partial_output() {
     let (_dir, env) = repo();
-    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
     let s2 = seen.clone();
-    let progress: tools::Progress =
-        std::sync::Arc::new(move |o: ToolOutput| s2.lock().unwrap().push(text(&o)));
+    let progress: tools::Progress = std::sync::Arc::new(move |o: ToolOutput| {
+        s2.lock().unwrap().push(serde_json::to_value(&o).unwrap())
+    });
     tools::run(
         "bash",
         &env,
         json!({"command": "echo first; sleep 0.4; echo second"}),
+        CancellationToken::new(),
+        Some(progress.clone()),
+    )
+    .await
+    .unwrap();
+    // pi's sequence: an empty partial result first, then the output so far with `details`
+    // whenever the 100 ms throttle allows (DECISIONS §31.14).
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![
+            json!({"content": []}),
+            json!({"content": [{"type": "text", "text": "first\n"}], "details": {}}),
+            json!({"content": [{"type": "text", "text": "first\nsecond\n"}], "details": {}}),
+        ]
+    );
+    // Output held back by the throttle still arrives before the result.
+    seen.lock().unwrap().clear();
+    let out = tools::run(
+        "bash",
+        &env,
+        json!({"command": "echo a; echo b >&2"}),
         CancellationToken::new(),
         Some(progress),
     )
     .await
     .unwrap();
     let seen = seen.lock().unwrap();
-    assert!(seen.iter().any(|t| t == "first\n"), "{seen:?}");
+    assert_eq!(text(&out).len(), 4);
+    assert_eq!(
+        seen.last().unwrap()["content"][0]["text"],
+        text(&out).as_str(),
+        "{seen:?}"
+    );
 }
 
 #[tokio::test]

@@ -297,6 +297,7 @@ fn streaming_assistant_mid_delta_and_live_bash() {
         tool_name: "bash".into(),
         result: ToolOutput::text("main.rs\nlib.rs\ntui.rs"),
         is_error: false,
+        duration_ms: None,
     });
     let done = frame(&mut t, 60, 12);
     insta::assert_snapshot!(format!(
@@ -521,6 +522,7 @@ fn pi_rpc_events(name: &str) -> (Vec<AgentEvent>, Vec<AgentMessage>) {
                 tool_name: s("toolName"),
                 result: output(&v["result"]),
                 is_error: v["isError"].as_bool().unwrap(),
+                duration_ms: v["durationMs"].as_u64(),
             },
             "agent_end" => {
                 let messages: Vec<AgentMessage> =
@@ -600,6 +602,7 @@ fn a_reused_tool_call_id_names_the_newest_call() {
             tool_name: "read".into(),
             result: ToolOutput::text(format!("contents {n}")),
             is_error: false,
+            duration_ms: None,
         });
     }
     assert_eq!(frame(&mut live, 40, 20), f);

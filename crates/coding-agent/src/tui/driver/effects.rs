@@ -15,7 +15,6 @@ use crate::command::operations::{
     switch_model, AssistantText,
 };
 use crate::command::session_stats::SessionCounts;
-use crate::command::CommandError;
 use crate::tui::fork_picker::{ForkPicker, ForkPoint};
 use crate::tui::picker::model::ModelPicker;
 use crate::tui::picker::search::SearchPicker;
@@ -226,12 +225,9 @@ impl Driver {
             }
             Effect::Compact(instructions) => {
                 self.tasks.spawn(async move {
-                    let r = compact(&h, instructions.as_deref()).await;
-                    // A compaction that ran reports its failure in its `compaction_end` event
-                    // (the transcript shows it); only "nothing to compact" never starts one.
-                    if let Err(CommandError::NothingToCompact(e)) = r {
-                        let _ = tx.send(AppEvent::Done(Outcome::Notice(e.message().to_owned())));
-                    }
+                    // A failure, "nothing to compact" included, is reported by its
+                    // `compaction_end` event (the transcript shows it).
+                    let _ = compact(&h, instructions.as_deref()).await;
                     let _ = tx.send(AppEvent::Done(Outcome::Idle));
                 });
             }

@@ -50,6 +50,7 @@ pub(super) fn apply(t: &mut TranscriptView, event: &AgentEvent) {
             tool_name,
             result,
             is_error,
+            ..
         } => t.finish_tool(
             tool_call_id,
             tool_name,
