@@ -9,6 +9,14 @@ pub mod agent;
 pub mod branch_summary;
 pub mod compaction;
 pub mod harness;
+pub mod prelude;
+
+/// The attribute for implementing [`agent::AgentTool`] and [`agent::TypedTool`] (their methods
+/// are `async`).
+pub use async_trait::async_trait;
+/// The schema derivation [`agent::TypedTool`] uses (its `JsonSchema` derive), at the version this
+/// crate builds with.
+pub use schemars;
 
 /// The session crate, whole: entries, storage backends, repositories, projection.
 pub use arbor_session as session;

@@ -72,14 +72,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let copy = out.join(file.file_name().unwrap_or_default());
     std::fs::copy(&file, &copy)?;
     let fork = forks
-        .fork(
-            &copy.display().to_string(),
-            ForkOptions {
-                entry_id: entry.clone(),
-                position: ForkPosition::At,
-                ..ForkOptions::default()
-            },
-        )
+        .fork(&copy.display().to_string(), {
+            let mut o = ForkOptions::default();
+            o.entry_id = entry.clone();
+            o.position = ForkPosition::At;
+            o
+        })
         .await?;
     let header = arbor_session::SessionStorage::header(&fork).await?;
     println!(

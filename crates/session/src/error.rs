@@ -5,6 +5,7 @@
 
 /// Errors of the session layer. [`SessionError::code`] gives the reference's code.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SessionError {
     /// A session, entry or target does not exist.
     #[error("not found: {0}")]

@@ -127,10 +127,12 @@ impl Session {
         Ok(out)
     }
 
-    /// `getBranch(from?)`: the path from `from` (default: the leaf) back to the root or the
-    /// compaction boundary (DECISIONS §3.1). The storage walks it (bounded, no full-ancestry
-    /// read); the tests hold it equal to [`bounded_branch`](crate::context::projection::bounded_branch) over the full ancestry.
-    pub async fn branch(&self, from: Option<&str>) -> Result<Vec<SessionEntry>> {
+    /// pi's `getBranch(from?)`, named for what it does: the path from `from` (default: the
+    /// leaf) back to the root or, when one is on the way, to the newest compaction boundary
+    /// (DECISIONS §3.1) — entries a compaction summarized are not in it. For the whole path use
+    /// [`Session::ancestry`]. The storage walks it (bounded, no full-ancestry read); the tests
+    /// hold it equal to `bounded_branch` over the full ancestry.
+    pub async fn branch_since_compaction(&self, from: Option<&str>) -> Result<Vec<SessionEntry>> {
         let start = match from {
             Some(id) => Some(id.to_string()),
             None => self.storage.leaf_id().await?,
@@ -143,6 +145,14 @@ impl Session {
         self.storage
             .path_to_root_or_compaction(start.as_deref())
             .await
+    }
+
+    /// The old name of [`Session::branch_since_compaction`], which says where it stops.
+    #[deprecated(
+        note = "stops at the compaction boundary; use `branch_since_compaction` (or `ancestry` for the whole path)"
+    )]
+    pub async fn branch(&self, from: Option<&str>) -> Result<Vec<SessionEntry>> {
+        self.branch_since_compaction(from).await
     }
 
     /// The full ancestry root..=`from` (default: the leaf).

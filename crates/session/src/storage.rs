@@ -164,14 +164,44 @@ pub trait SessionStorage: Send + Sync {
     async fn save_point(&self) -> Result<()>;
 }
 
-/// Options for [`SessionRepository::create`].
+/// Options for [`SessionRepository::create`]. Non-exhaustive (DECISIONS §20.41): start from
+/// [`CreateOptions::new`] and chain the setters.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct CreateOptions {
     /// A caller-chosen session id (validated); a UUIDv7 otherwise.
     pub id: Option<String>,
+    /// The working directory the session belongs to (the header's `cwd`).
     pub cwd: String,
+    /// The session this one continues (the header's `parentSession`).
     pub parent_session: Option<String>,
+    /// Free-form data kept in the header.
     pub metadata: Option<Value>,
+}
+
+impl CreateOptions {
+    /// A session for `cwd`, with a fresh id.
+    pub fn new(cwd: impl Into<String>) -> Self {
+        CreateOptions {
+            cwd: cwd.into(),
+            ..CreateOptions::default()
+        }
+    }
+    /// Sets [`CreateOptions::id`].
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+    /// Sets [`CreateOptions::parent_session`].
+    pub fn with_parent_session(mut self, parent: impl Into<String>) -> Self {
+        self.parent_session = Some(parent.into());
+        self
+    }
+    /// Sets [`CreateOptions::metadata`].
+    pub fn with_metadata(mut self, metadata: Value) -> Self {
+        self.metadata = Some(metadata);
+        self
+    }
 }
 
 /// Which part of the source a fork copies (DECISIONS §5).
@@ -185,14 +215,48 @@ pub enum ForkPosition {
 }
 
 /// Options for [`SessionRepository::fork`]. No `entry_id` copies the whole tree.
+/// Non-exhaustive (DECISIONS §20.41): start from `default()` or [`ForkOptions::at`] /
+/// [`ForkOptions::before`] and chain the setters.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ForkOptions {
+    /// The entry the copy ends at (see `position`); `None` copies the whole tree.
     pub entry_id: Option<String>,
+    /// Whether the copy includes `entry_id` or ends just before it.
     pub position: ForkPosition,
     /// The new session's working directory (default: the source's).
     pub cwd: Option<String>,
     /// A caller-chosen id for the new session (validated); a UUIDv7 otherwise.
     pub id: Option<String>,
+}
+
+impl ForkOptions {
+    /// Root up to and including `entry_id`.
+    pub fn at(entry_id: impl Into<String>) -> Self {
+        ForkOptions {
+            entry_id: Some(entry_id.into()),
+            position: ForkPosition::At,
+            ..ForkOptions::default()
+        }
+    }
+    /// Root up to the parent of `entry_id` (a user message, to be re-sent).
+    pub fn before(entry_id: impl Into<String>) -> Self {
+        ForkOptions {
+            entry_id: Some(entry_id.into()),
+            position: ForkPosition::Before,
+            ..ForkOptions::default()
+        }
+    }
+    /// Sets [`ForkOptions::cwd`].
+    pub fn with_cwd(mut self, cwd: impl Into<String>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+    /// Sets [`ForkOptions::id`].
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
 }
 
 /// What listings show about a session.

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::entry::SessionEntry;
 use crate::error::Result;
-use crate::rows::{EntryRows, RowCaps, RowSourceRef, RowSummary};
+use crate::rows::{EntryRows, RowCaps, RowKind, RowSourceRef, RowSummary};
 
 /// One visible entry of the tree.
 #[derive(Debug, Clone, PartialEq)]
@@ -396,6 +396,46 @@ impl SessionTree {
     /// Depth-first, pre-order, children oldest first: `(node index, depth)` — the order a
     /// tree view draws its rows; unreachable groups come last, each from depth 0. Iterative, so
     /// arbitrarily deep sessions are fine.
+    /// The tree as text, one line per visible entry, laid out like `arbor session tree`
+    /// ([`crate::tree_view`]): `<gutter><id> <type>[ <role>][ [label]][: preview][ <- leaf]`.
+    pub fn render(&self) -> String {
+        use std::fmt::Write as _;
+        let mut rows =
+            crate::tree_view::Rows::new(&self.links, crate::tree_view::Layout::default());
+        let mut out = String::new();
+        while let Some(row) = rows.next_row() {
+            if row.first_detached {
+                out.push_str("(entries no root reaches)\n");
+            }
+            let Some(node) = self.nodes.get(row.node) else {
+                continue;
+            };
+            let _ = write!(
+                out,
+                "{}{} {}",
+                row.gutter,
+                node.id(),
+                node.row.kind.entry_type()
+            );
+            if let RowKind::Message(m) = &node.row.kind {
+                let _ = write!(out, " {}", m.role());
+            }
+            if let Some(label) = &node.label {
+                let _ = write!(out, " [{label}]");
+            }
+            if let Some(preview) = node.row.kind.preview() {
+                let _ = write!(out, ": {preview}");
+            }
+            if node.is_leaf {
+                out.push_str(" <- leaf");
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Every node with its depth (edges from a root), in depth-first display order: roots
+    /// oldest first, then the groups no root reaches.
     pub fn walk(&self) -> Vec<(usize, usize)> {
         let mut out = Vec::with_capacity(self.nodes.len());
         let mut seen = vec![false; self.nodes.len()];

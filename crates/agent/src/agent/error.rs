@@ -9,6 +9,7 @@ use crate::error::SessionError;
 /// `AgentHarnessError.code`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ErrorCode {
     Busy,
     InvalidState,

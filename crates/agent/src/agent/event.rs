@@ -57,6 +57,7 @@ impl From<&arbor_ai::Model> for ModelInfo {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum AgentEvent {
     // ---- agent loop -------------------------------------------------------------------
     AgentStart,

@@ -379,13 +379,7 @@ async fn complete_last_line_without_newline_is_kept_and_terminated() {
 async fn file_deleted_while_open_refuses_appends_and_keeps_reads() {
     let dir = tempfile::tempdir().unwrap();
     let repo = JsonlRepository::new(dir.path());
-    let s = repo
-        .create(CreateOptions {
-            cwd: "/w".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let s = repo.create(CreateOptions::new("/w")).await.unwrap();
     let a = s.append(EntryDraft::new(user("one"))).await.unwrap();
     std::fs::remove_file(s.location()).unwrap();
     let e = s
@@ -407,13 +401,7 @@ async fn file_deleted_while_open_refuses_appends_and_keeps_reads() {
 async fn file_replaced_while_open_refuses_appends() {
     let dir = tempfile::tempdir().unwrap();
     let repo = JsonlRepository::new(dir.path());
-    let s = repo
-        .create(CreateOptions {
-            cwd: "/w".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let s = repo.create(CreateOptions::new("/w")).await.unwrap();
     s.append(EntryDraft::new(user("one"))).await.unwrap();
     let loc = s.location();
     let other = dir.path().join("other");
@@ -495,13 +483,7 @@ async fn full_disk_fails_the_append_and_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let (factory, knobs) = failing_factory();
     let repo = JsonlRepository::new(dir.path()).with_writer(factory);
-    let s = repo
-        .create(CreateOptions {
-            cwd: "/w".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let s = repo.create(CreateOptions::new("/w")).await.unwrap();
     let mut ids = Vec::new();
     for i in 0..3 {
         ids.push(
@@ -567,13 +549,7 @@ async fn sync_policies_fsync_as_documented() {
         let repo = JsonlRepository::new(dir.path())
             .with_sync(policy)
             .with_writer(factory);
-        let s = repo
-            .create(CreateOptions {
-                cwd: "/w".into(),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
+        let s = repo.create(CreateOptions::new("/w")).await.unwrap();
         for i in 0..appends {
             s.append(EntryDraft::new(user(&i.to_string())))
                 .await
@@ -608,13 +584,7 @@ async fn second_writer_process_is_refused() {
     }
     let dir = tempfile::tempdir().unwrap();
     let repo = JsonlRepository::new(dir.path());
-    let s = repo
-        .create(CreateOptions {
-            cwd: "/w".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let s = repo.create(CreateOptions::new("/w")).await.unwrap();
     s.append(EntryDraft::new(user("held"))).await.unwrap();
     let run_child = |loc: &str| {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
@@ -867,11 +837,7 @@ async fn files_follow_pi_layout_and_naming() {
     let dir = tempfile::tempdir().unwrap();
     let repo = JsonlRepository::new(dir.path());
     let s = repo
-        .create(CreateOptions {
-            id: Some("my-id".into()),
-            cwd: "/srv/u/proj".into(),
-            ..Default::default()
-        })
+        .create(CreateOptions::new("/srv/u/proj").with_id("my-id"))
         .await
         .unwrap();
     let h = s.header().await.unwrap();
@@ -885,13 +851,7 @@ async fn files_follow_pi_layout_and_naming() {
     let v: Value = serde_json::from_str(text.trim_end()).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(keys, ["type", "version", "id", "timestamp", "cwd"]);
-    let other = repo
-        .create(CreateOptions {
-            cwd: "/srv/other".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let other = repo.create(CreateOptions::new("/srv/other")).await.unwrap();
     drop(other);
     assert_eq!(
         repo.list_cwd("/srv/u/proj").await.unwrap().sessions.len(),
