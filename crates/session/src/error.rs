@@ -94,6 +94,7 @@ impl SessionError {
         }
     }
 
+    /// An I/O failure on `path`, keeping the error.
     pub fn io(path: impl Into<String>, source: std::io::Error) -> Self {
         SessionError::Io {
             path: path.into(),
@@ -141,4 +142,5 @@ impl From<arbor_ai::AiError> for SessionError {
     }
 }
 
+/// The crate's result type.
 pub type Result<T, E = SessionError> = std::result::Result<T, E>;

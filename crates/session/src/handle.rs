@@ -104,10 +104,12 @@ impl Session {
 
     // ---- reads ----------------------------------------------------------------------
 
+    /// The current leaf (`None`: before the first entry).
     pub async fn leaf_id(&self) -> Result<Option<String>> {
         self.storage.leaf_id().await
     }
 
+    /// One entry by id.
     pub async fn get_entry(&self, id: &str) -> Result<Option<SessionEntry>> {
         self.storage.get_entry(id).await
     }
@@ -250,6 +252,7 @@ impl Session {
         self.storage.session_name().await
     }
 
+    /// Message count, tokens and cost.
     pub async fn stats(&self) -> Result<SessionStats> {
         self.storage.stats().await
     }
@@ -283,6 +286,7 @@ impl Session {
 
     // ---- typed appends ----------------------------------------------------------------
 
+    /// Appends a `message` entry under the leaf; returns its id.
     pub async fn append_message(&self, message: AgentMessage) -> Result<String> {
         if let AgentMessage::Other(map) = &message {
             let role = map.get("role").and_then(Value::as_str).unwrap_or("<none>");
@@ -297,6 +301,7 @@ impl Session {
         .await
     }
 
+    /// Appends a `thinking_level_change` entry; returns its id.
     pub async fn append_thinking_level_change(&self, level: &str) -> Result<String> {
         if !THINKING_LEVELS.contains(&level) {
             return Err(SessionError::InvalidEntry(format!(
@@ -311,6 +316,7 @@ impl Session {
         .await
     }
 
+    /// Appends a `model_change` entry; returns its id.
     pub async fn append_model_change(&self, provider: &str, model_id: &str) -> Result<String> {
         if provider.trim().is_empty() || model_id.trim().is_empty() {
             return Err(SessionError::InvalidEntry(format!(
@@ -325,6 +331,7 @@ impl Session {
         .await
     }
 
+    /// Appends an `active_tools_change` entry; returns its id.
     pub async fn append_active_tools_change(&self, names: &[String]) -> Result<String> {
         self.append(EntryKind::ActiveToolsChange(ActiveToolsChangeEntry {
             active_tool_names: Some(names.to_vec()).into(),
@@ -367,6 +374,7 @@ impl Session {
         self.append_locked(&mut guard, kind).await
     }
 
+    /// Appends a `custom` entry (extension data, not in the context); returns its id.
     pub async fn append_custom_entry(
         &self,
         custom_type: &str,
@@ -381,6 +389,7 @@ impl Session {
         .await
     }
 
+    /// Appends a `custom_message` entry (an extension's message in the context); returns its id.
     pub async fn append_custom_message(
         &self,
         custom_type: &str,

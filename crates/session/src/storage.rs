@@ -18,12 +18,16 @@ use crate::stored_lines::StoredLines;
 /// storage unless given; the parent is always the current leaf.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EntryDraft {
+    /// What the entry is.
     pub kind: EntryKind,
+    /// A caller-chosen id (must be new); a fresh one otherwise.
     pub id: Option<String>,
+    /// A caller-chosen ISO timestamp; now otherwise.
     pub timestamp: Option<String>,
 }
 
 impl EntryDraft {
+    /// A draft of `kind` with a fresh id and the current time.
     pub fn new(kind: EntryKind) -> Self {
         Self {
             kind,
@@ -42,6 +46,7 @@ impl From<EntryKind> for EntryDraft {
 /// One page of the log, in log order. `seq` numbers are positions in the log (1-based).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EntryPage {
+    /// `(seq, entry)` pairs.
     pub entries: Vec<(u64, SessionEntry)>,
     /// Pass as `after_seq` to get the next page; `None` at the end.
     pub next_after_seq: Option<u64>,
@@ -50,10 +55,15 @@ pub struct EntryPage {
 /// Session totals (pi's `SessionStats`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct SessionStats {
+    /// Message entries.
     pub message_count: u64,
+    /// Input tokens read from the provider's cache.
     pub cached_tokens: u64,
+    /// Input and output tokens not from the cache.
     pub uncached_tokens: u64,
+    /// All tokens reported.
     pub total_tokens: u64,
+    /// Total cost in dollars.
     pub cost_total: f64,
 }
 
@@ -262,10 +272,13 @@ impl ForkOptions {
 /// What listings show about a session.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SessionInfo {
+    /// The session id.
     pub id: String,
     /// File path or backend location.
     pub location: String,
+    /// The working directory from the header.
     pub cwd: String,
+    /// The session's name, if one was set.
     pub name: Option<String>,
     /// ISO creation time from the header.
     pub created: String,
@@ -274,7 +287,9 @@ pub struct SessionInfo {
     /// Number of entries, when the backend knows it without reading the whole session (JSONL
     /// listings count only files small enough to read cheaply).
     pub entry_count: Option<u64>,
+    /// The first user message's text.
     pub first_message: Option<String>,
+    /// The session this one was forked from.
     pub parent_session: Option<String>,
 }
 

@@ -42,6 +42,7 @@ impl TreeNode {
 /// The whole entry tree of a session.
 #[derive(Debug, Clone)]
 pub struct SessionTree {
+    /// Every visible entry, in log order.
     pub nodes: Vec<TreeNode>,
     /// Root nodes, oldest first: entries without a parent, their own parent, or whose parent
     /// is missing.
@@ -49,6 +50,7 @@ pub struct SessionTree {
     /// Nodes no root reaches (on or under a `parentId` cycle), in log order. They are not
     /// dropped: [`SessionTree::walk`] and the tree view list them after the rest.
     pub unreachable: Vec<usize>,
+    /// The current leaf.
     pub leaf_id: Option<String>,
     /// The links the view layout walks ([`crate::tree_view`]); `links.item[node]` is
     /// the node's position in the log.
@@ -98,7 +100,9 @@ pub(crate) type IdBuild = BuildHasherDefault<IdHasher>;
 
 /// One log entry as the tree links see it.
 pub struct LinkItem<'a> {
+    /// The entry id.
     pub id: &'a str,
+    /// Its `parentId`.
     pub parent_id: Option<&'a str>,
     /// Control entries (`leaf`) are not shown; their children hang from their own parent.
     pub hidden: bool,

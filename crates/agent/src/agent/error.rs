@@ -23,6 +23,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// The code as pi writes it (`busy`, `invalid_state`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::Busy => "busy",
@@ -53,6 +54,7 @@ pub struct AgentError {
 pub type AgentHarnessError = AgentError;
 
 impl AgentError {
+    /// An error with `code` and `message`.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         AgentError {
             code,
@@ -61,6 +63,7 @@ impl AgentError {
         }
     }
 
+    /// Keeps the underlying error as the source.
     pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
         self.source = Some(Box::new(source));
         self
@@ -71,10 +74,12 @@ impl AgentError {
         AgentError::new(ErrorCode::Hook, message)
     }
 
+    /// The stable code.
     pub fn code(&self) -> ErrorCode {
         self.code
     }
 
+    /// The message for people.
     pub fn message(&self) -> &str {
         &self.message
     }

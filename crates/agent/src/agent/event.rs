@@ -36,8 +36,11 @@ pub enum RetryOperation {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelInfo {
+    /// The provider name.
     pub provider: String,
+    /// The model id.
     pub id: String,
+    /// The API the model speaks.
     pub api: String,
 }
 

@@ -76,6 +76,7 @@ impl JsonlRepository {
         Self::with_layout(Layout::Flat(dir.into()))
     }
 
+    /// A repository over `layout`.
     pub fn with_layout(layout: Layout) -> Self {
         JsonlRepository {
             layout,
@@ -93,6 +94,7 @@ impl JsonlRepository {
         self
     }
 
+    /// When the sessions it opens fsync.
     pub fn with_sync(mut self, sync: SyncPolicy) -> Self {
         self.sync = sync;
         self
@@ -106,10 +108,12 @@ impl JsonlRepository {
         self
     }
 
+    /// Where its files go.
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
 
+    /// When its sessions fsync.
     pub fn sync_policy(&self) -> SyncPolicy {
         self.sync
     }

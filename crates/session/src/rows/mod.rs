@@ -240,6 +240,7 @@ pub struct RowSummary {
     pub parent_id: Option<Box<str>>,
     /// The entry's timestamp in Unix ms; `i64::MAX` when it does not parse (sorts last).
     pub time: i64,
+    /// What the row shows.
     pub kind: RowKind,
 }
 
