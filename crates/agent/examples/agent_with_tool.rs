@@ -82,7 +82,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .entries()
         .await?
         .into_iter()
-        .filter(|e| e.is_user_message())
+        .filter(SessionEntry::is_user_message)
         .collect();
     let target = user_messages.get(1).ok_or("no second user message")?;
     let moved = harness

@@ -83,8 +83,7 @@ async fn malformed_json_mid_file_names_file_and_line() {
     let e = repo
         .open_read_only(p(&path))
         .await
-        .err()
-        .expect("read-only refuses too");
+        .expect_err("read-only refuses too");
     assert!(e.to_string().contains(":3:"), "{e}");
 }
 
@@ -614,8 +613,7 @@ async fn second_writer_process_is_refused() {
     let e = repo
         .open(&s.location())
         .await
-        .err()
-        .expect("second writer refused");
+        .expect_err("second writer refused");
     assert!(
         e.to_string()
             .contains("open for writing by another process"),
@@ -649,7 +647,7 @@ async fn pi_v3_fixtures_open_with_the_expected_leaf() {
         let repo = JsonlRepository::flat(path.parent().unwrap());
         let opened = repo.open_read_only(p(&path)).await;
         if exp["ok"] == json!(false) {
-            let e = opened.err().expect("must be refused");
+            let e = opened.expect_err("must be refused");
             assert!(e.to_string().contains(":4:"), "{name}: {e}");
             continue;
         }
@@ -1068,7 +1066,7 @@ async fn an_open_waits_out_a_lock_released_at_once_but_refuses_a_held_one() {
 
     let held = std::fs::File::open(&path).unwrap();
     held.lock().unwrap();
-    let err = repo.open(&path).await.err().expect("a held lock refuses");
+    let err = repo.open(&path).await.expect_err("a held lock refuses");
     assert!(
         err.to_string()
             .contains("session is open for writing by another process"),
