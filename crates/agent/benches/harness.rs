@@ -69,15 +69,7 @@ impl ApiProvider for ConstProvider {
 }
 
 fn harness(session: Arc<Session>, provider: Arc<dyn ApiProvider>, model: Model) -> AgentHarness {
-    AgentHarness::new(
-        session,
-        provider,
-        HarnessOptions {
-            model,
-            ..HarnessOptions::default()
-        },
-    )
-    .expect("harness")
+    AgentHarness::new(session, provider, HarnessOptions::new(model)).expect("harness")
 }
 
 fn memory_session() -> Arc<Session> {
@@ -146,10 +138,7 @@ fn bench(c: &mut Criterion) {
         let dir = tempfile::tempdir().expect("tempdir");
         let repo = JsonlRepository::flat(dir.path()).with_sync(SyncPolicy::SavePoint);
         let storage = rt
-            .block_on(repo.create(CreateOptions {
-                cwd: "/bench".into(),
-                ..CreateOptions::default()
-            }))
+            .block_on(repo.create(CreateOptions::new("/bench")))
             .expect("create");
         let h = harness(
             Arc::new(Session::new(Arc::new(storage))),

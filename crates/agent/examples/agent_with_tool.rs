@@ -1,44 +1,36 @@
-//! An agent with a tool of its own, on a session file; then back up the tree with a summary
-//! of the abandoned branch, as `/tree` does.
+//! An agent with a typed tool of its own, on a session file; then back up the tree with a
+//! summary of the abandoned branch, as `/tree` does, and print the tree.
 //!
 //! `cargo run -p arbor-agent --example agent_with_tool` runs offline on the scripted faux
 //! provider; the session file is written to a temporary directory and its path printed.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-use arbor_agent::agent::{AgentEvent, AgentTool, ToolError, ToolInvocation, ToolOutput};
-use arbor_agent::harness::{AgentHarness, HarnessOptions, NavigateOptions, SystemPrompt};
-use arbor_agent::session::{CreateOptions, JsonlRepository, Session, SessionRepository};
+use arbor_agent::prelude::*;
 use arbor_ai::faux::{FauxProvider, FauxResponse};
+use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// `word_count {text}`: how many words the text has.
 struct WordCount;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
 struct WordCountArgs {
+    /// The text to count the words of.
     text: String,
 }
 
-#[async_trait::async_trait]
-impl AgentTool for WordCount {
+#[async_trait]
+impl TypedTool for WordCount {
+    type Args = WordCountArgs;
     fn name(&self) -> &str {
         "word_count"
     }
     fn description(&self) -> &str {
         "Counts the words of a text"
     }
-    fn parameters(&self) -> &Value {
-        static SCHEMA: OnceLock<Value> = OnceLock::new();
-        SCHEMA.get_or_init(|| {
-            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})
-        })
-    }
-    async fn execute(&self, call: ToolInvocation) -> Result<ToolOutput, ToolError> {
-        // Arguments arrive validated against the schema above.
-        let args: WordCountArgs = serde_json::from_value(call.arguments)
-            .map_err(|e| ToolError::new(format!("bad arguments: {e}")))?;
+    async fn run(&self, args: WordCountArgs, _: ToolInvocation) -> Result<ToolOutput, ToolError> {
         Ok(ToolOutput::text(
             args.text.split_whitespace().count().to_string(),
         ))
@@ -48,12 +40,9 @@ impl AgentTool for WordCount {
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = tempfile::tempdir()?;
-    let repo = JsonlRepository::flat(dir.path());
-    let storage = repo
-        .create(CreateOptions {
-            cwd: dir.path().display().to_string(),
-            ..Default::default()
-        })
+    let file = dir.path().join("words.jsonl");
+    let storage = JsonlRepository::flat(dir.path())
+        .create_at(&file, CreateOptions::new(dir.path().display().to_string()))
         .await?;
     let session = Arc::new(Session::new(Arc::new(storage)));
 
@@ -70,12 +59,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "## Goal\nCount words; plan B (characters) was tried.",
     ));
 
-    let options = HarnessOptions {
-        model: faux.model(),
-        tools: vec![Arc::new(WordCount)],
-        system_prompt: SystemPrompt::Text("You count words.".into()),
-        ..HarnessOptions::default()
-    };
+    let options = HarnessOptions::new(faux.model())
+        .with_tool(WordCount.into_tool())
+        .with_system_prompt(SystemPrompt::Text("You count words.".into()));
     let harness = AgentHarness::new(session.clone(), Arc::new(faux.clone()), options)?;
     harness.subscribe(|event: &AgentEvent| {
         if let AgentEvent::ToolExecutionEnd { tool_name, .. } = event {
@@ -92,52 +78,26 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Leave the second exchange: navigate to the second user message (the leaf goes to its
     // parent, so it can be edited), summarizing what is left behind.
-    let tree = session.tree().await?;
-    let target = tree
-        .walk()
+    let user_messages: Vec<SessionEntry> = session
+        .entries()
+        .await?
         .into_iter()
-        .map(|(i, _)| &tree.nodes[i])
-        .filter(|n| {
-            matches!(
-                &n.row.kind,
-                arbor_agent::session::RowKind::Message(
-                    arbor_agent::session::rows::MessageRow::User { .. }
-                )
-            )
-        })
-        .nth(1)
-        .map(|n| n.id().to_string())
-        .ok_or("no second user message")?;
+        .filter(SessionEntry::is_user_message)
+        .collect();
+    let target = user_messages.get(1).ok_or("no second user message")?;
     let moved = harness
-        .navigate_tree(
-            Some(&target),
-            NavigateOptions {
-                summarize: true,
-                ..Default::default()
-            },
-        )
+        .navigate_tree(Some(&target.id), NavigateOptions::summarized())
         .await?;
-    if let Some(summary) = moved.summary_entry {
+    if let Some(summary) = &moved.summary_entry {
         println!("branch summary entry {} written", summary.id);
     }
-    println!(
-        "editor text to re-send: {:?}",
-        moved.editor_text.unwrap_or_default()
-    );
+    println!("editor text to re-send: {:?}", moved.editor_text);
 
-    let tree = session.tree().await?;
-    for (index, depth) in tree.walk() {
-        let node = &tree.nodes[index];
-        let leaf = if tree.leaf_id.as_deref() == Some(node.id()) {
-            "  <- leaf"
-        } else {
-            ""
-        };
-        println!("{}{}{leaf}", "  ".repeat(depth), node.id());
-    }
+    // The harness's own session prints its tree; no second handle needed.
+    print!("{}", session.tree().await?.render());
     println!(
         "session file (removed with its temporary directory): {}",
-        session.storage().location()
+        file.display()
     );
     Ok(())
 }

@@ -169,7 +169,9 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 let entries = rt.block_on(session.entries()).expect("entries");
                 let leaf = rt.block_on(session.leaf_id()).expect("leaf");
-                let active = rt.block_on(session.branch(None)).expect("branch");
+                let active = rt
+                    .block_on(session.branch_since_compaction(None))
+                    .expect("branch");
                 let tree = SessionTree::build(entries, leaf.as_deref(), &active);
                 let mut nav = TreeNavigator::new(tree, TreeFilter::Default, theme);
                 let mut buf = Buffer::empty(area);

@@ -100,10 +100,7 @@ fn main() {
         .build()
         .unwrap();
     let faux = FauxProvider::new();
-    let options = HarnessOptions {
-        model: faux.model(),
-        ..Default::default()
-    };
+    let options = HarnessOptions::new(faux.model());
 
     // 1. Empty session.
     let mut firsts = Vec::new();

@@ -108,14 +108,12 @@ pub async fn fork(
         (None, ForkPosition::Before) => None,
     };
     let forked = repo
-        .fork(
-            session,
-            ForkOptions {
-                entry_id,
-                position,
-                ..ForkOptions::default()
-            },
-        )
+        .fork(session, {
+            let mut o = ForkOptions::default();
+            o.entry_id = entry_id;
+            o.position = position;
+            o
+        })
         .await?;
     Ok((forked.id().to_owned(), forked.location()))
 }
@@ -141,21 +139,18 @@ pub async fn export(url: &str, session: &str, out: &Path) -> Result<u64> {
 /// Returns the writable storage and whether it existed before this run.
 pub async fn agent_session(a: &AgentArgs, url: &str, cwd: &str) -> Result<(PostgresStorage, bool)> {
     let repo = connect(url).await?;
-    let create = |id: Option<String>| CreateOptions {
-        id,
-        cwd: cwd.to_owned(),
-        ..CreateOptions::default()
+    let create = |id: Option<String>| {
+        let mut o = CreateOptions::new(cwd.to_owned());
+        o.id = id;
+        o
     };
     if let Some(src) = &a.fork {
         let forked = repo
-            .fork(
-                src,
-                ForkOptions {
-                    cwd: Some(cwd.to_owned()),
-                    id: a.session_id.clone(),
-                    ..ForkOptions::default()
-                },
-            )
+            .fork(src, {
+                let mut o = ForkOptions::default().with_cwd(cwd.to_owned());
+                o.id = a.session_id.clone();
+                o
+            })
             .await?;
         return Ok((forked, true));
     }

@@ -305,10 +305,11 @@ pub async fn fork(
         }
         (None, ForkPosition::Before) => None,
     };
-    let opts = ForkOptions {
-        entry_id,
-        position,
-        ..ForkOptions::default()
+    let opts = {
+        let mut o = ForkOptions::default();
+        o.entry_id = entry_id;
+        o.position = position;
+        o
     };
     let forked = repository(dirs).fork(&source, opts).await?;
     let header = forked.header().await?;

@@ -409,12 +409,7 @@ async fn appends(
         .map(|(_, ppid, _)| ppid);
     let mut ids = Vec::new();
     for _ in 0..SESSIONS {
-        let s = repo
-            .create(CreateOptions {
-                cwd: "/bench".into(),
-                ..Default::default()
-            })
-            .await?;
+        let s = repo.create(CreateOptions::new("/bench")).await?;
         ids.push(s.id().to_owned());
     }
     // Handles dropped: give their connections a moment to close and free the locks.

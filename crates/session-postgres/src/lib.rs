@@ -15,7 +15,7 @@
 //!
 //! let repo = PostgresRepository::connect("postgres://arbor@db.internal/agents").await?;
 //! let session = repo
-//!     .create(CreateOptions { cwd: "/work/project".into(), ..Default::default() })
+//!     .create(CreateOptions::new("/work/project"))
 //!     .await?;
 //! session.save_point().await?; // turn end: every append so far is on the server's disk
 //! println!("{}", session.location());

@@ -15,7 +15,7 @@ use arbor_ai::types::{
     AssistantMessage, Content, ContentBlock, Message, StopReason, TextContent, UserMessage,
 };
 use arbor_session::{
-    CompactionEntry, CreateOptions, CustomEntry, EntryDraft, EntryKind, ForkOptions, ForkPosition,
+    CompactionEntry, CreateOptions, CustomEntry, EntryDraft, EntryKind, ForkOptions,
     SessionRepository, SessionStorage, ThinkingLevelChangeEntry,
 };
 use arbor_session_sqlite::{SqliteOptions, SqliteRepository, Synchronous};
@@ -68,10 +68,7 @@ fn reply(text: String) -> EntryDraft {
 }
 
 fn opts() -> CreateOptions {
-    CreateOptions {
-        cwd: "/bench".into(),
-        ..Default::default()
-    }
+    CreateOptions::new("/bench")
 }
 
 /// Default options, with `BENCH_PAGE_SIZE` / `BENCH_CKPT` overriding page size and WAL
@@ -323,16 +320,7 @@ async fn main() -> Result<(), BoxError> {
     );
     let leaf = s.leaf_id().await?.ok_or("no leaf")?;
     let (fork_at, _) = time_it(3, || async {
-        let f = repo
-            .fork(
-                &id,
-                ForkOptions {
-                    entry_id: Some(leaf.clone()),
-                    position: ForkPosition::At,
-                    ..Default::default()
-                },
-            )
-            .await?;
+        let f = repo.fork(&id, ForkOptions::at(leaf.clone())).await?;
         Ok(f.entry_count().await?)
     })
     .await?;

@@ -14,7 +14,7 @@
 //!
 //! let repo = SqliteRepository::open("sessions.db").await?;
 //! let session = repo
-//!     .create(CreateOptions { cwd: "/work/project".into(), ..Default::default() })
+//!     .create(CreateOptions::new("/work/project"))
 //!     .await?;
 //! let user: arbor_session::AgentMessage = serde_json::from_value(serde_json::json!(
 //!     {"role": "user", "content": "hello", "timestamp": 1}

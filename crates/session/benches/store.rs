@@ -86,10 +86,7 @@ async fn appends(policy: SyncPolicy, n: usize, turn: usize) -> (Duration, usize)
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let repo = JsonlRepository::new(dir.path()).with_sync(policy);
     let s = repo
-        .create(CreateOptions {
-            cwd: "/bench".into(),
-            ..CreateOptions::default()
-        })
+        .create(CreateOptions::new("/bench"))
         .await
         .unwrap_or_else(|e| panic!("{e}"));
     let start = Instant::now();
@@ -471,11 +468,7 @@ fn main() {
             let forked = repo
                 .fork(
                     file.to_str().unwrap_or_default(),
-                    arbor_session::ForkOptions {
-                        entry_id: Some(leaf),
-                        position: arbor_session::ForkPosition::At,
-                        ..Default::default()
-                    },
+                    arbor_session::ForkOptions::at(leaf),
                 )
                 .await
                 .unwrap_or_else(|e| panic!("{e}"));

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use arbor_session::context::convert_to_llm;
 use arbor_session::context::ContextOptions;
-use arbor_session::{ForkOptions, ForkPosition, JsonlRepository, Session, SessionRepository};
+use arbor_session::{ForkOptions, JsonlRepository, Session, SessionRepository, SessionStorage};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -40,53 +40,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!("== tree");
     let tree = session.tree().await?;
+    print!("{}", tree.render());
     let leaf = tree.leaf_id.clone();
-    for (index, depth) in tree.walk() {
-        let node = &tree.nodes[index];
-        let marker = if leaf.as_deref() == Some(node.id()) {
-            " <- leaf"
-        } else {
-            ""
-        };
-        let label = node
-            .label
-            .as_deref()
-            .map(|l| format!(" [{l}]"))
-            .unwrap_or_default();
-        println!(
-            "{}{} {}{label}{marker}",
-            "  ".repeat(depth),
-            node.id(),
-            kind_name(&node.row.kind)
-        );
-    }
 
-    // Fork: a new session holding the path up to (and including) the chosen entry.
-    let entry = args.next().or(leaf);
+    // Fork: a new session holding the path up to (and including) the chosen entry; the
+    // source file is only read. Without OUT_DIR the fork goes to a temporary folder.
+    let entry = args.next().or(leaf).ok_or("the session has no entries")?;
+    let scratch = tempfile::tempdir()?;
     let out = args
         .next()
-        .map(PathBuf::from)
-        .unwrap_or_else(|| std::env::temp_dir().join("arbor-example-forks"));
-    std::fs::create_dir_all(&out)?;
-    let forks = JsonlRepository::flat(&out);
-    let copy = out.join(file.file_name().unwrap_or_default());
-    std::fs::copy(&file, &copy)?;
-    let fork = forks
-        .fork(
-            &copy.display().to_string(),
-            ForkOptions {
-                entry_id: entry.clone(),
-                position: ForkPosition::At,
-                ..ForkOptions::default()
-            },
-        )
+        .map_or(scratch.path().to_path_buf(), PathBuf::from);
+    let fork = JsonlRepository::flat(&out)
+        .fork(&file.display().to_string(), ForkOptions::at(entry.clone()))
         .await?;
-    let header = arbor_session::SessionStorage::header(&fork).await?;
-    println!(
-        "== forked at {} into session {}",
-        entry.unwrap_or_default(),
-        header.id
-    );
+    println!("== forked at {entry} into {}", fork.location());
     Ok(())
 }
 
@@ -98,25 +65,5 @@ fn first_text(message: &serde_json::Value) -> Option<String> {
             .iter()
             .find_map(|b| b["text"].as_str().map(str::to_string)),
         _ => None,
-    }
-}
-
-fn kind_name(kind: &arbor_session::RowKind) -> &'static str {
-    use arbor_session::RowKind;
-    match kind {
-        RowKind::Message(_) => "message",
-        RowKind::ThinkingLevelChange { .. } => "thinking_level_change",
-        RowKind::ModelChange { .. } => "model_change",
-        RowKind::ActiveToolsChange { .. } => "active_tools_change",
-        RowKind::Compaction { .. } => "compaction",
-        RowKind::BranchSummary { .. } => "branch_summary",
-        RowKind::Custom { .. } => "custom",
-        RowKind::CustomMessage { .. } => "custom_message",
-        RowKind::Label { .. } => "label",
-        RowKind::SessionInfo { .. } => "session_info",
-        RowKind::Leaf { .. } => "leaf",
-        RowKind::ContextEdit { .. } => "context_edit",
-        RowKind::Usage { .. } => "usage",
-        RowKind::Other { .. } => "unknown entry type",
     }
 }

@@ -385,8 +385,17 @@ impl SessionEntry {
         }
     }
 
+    /// The entry's `type` (`message`, `compaction`, ...).
     pub fn entry_type(&self) -> &str {
         self.kind.entry_type()
+    }
+
+    /// A `message` entry holding a user message (what `/tree` and `fork` let one re-edit).
+    pub fn is_user_message(&self) -> bool {
+        matches!(
+            self.message(),
+            Some(AgentMessage::Llm(arbor_ai::types::Message::User(_)))
+        )
     }
 
     /// Parses an entry from a JSON object; errors name the entry id and the failing field.

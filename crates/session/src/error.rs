@@ -5,6 +5,7 @@
 
 /// Errors of the session layer. [`SessionError::code`] gives the reference's code.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SessionError {
     /// A session, entry or target does not exist.
     #[error("not found: {0}")]
@@ -93,6 +94,7 @@ impl SessionError {
         }
     }
 
+    /// An I/O failure on `path`, keeping the error.
     pub fn io(path: impl Into<String>, source: std::io::Error) -> Self {
         SessionError::Io {
             path: path.into(),
@@ -140,4 +142,5 @@ impl From<arbor_ai::AiError> for SessionError {
     }
 }
 
+/// The crate's result type.
 pub type Result<T, E = SessionError> = std::result::Result<T, E>;

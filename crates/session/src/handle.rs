@@ -104,10 +104,12 @@ impl Session {
 
     // ---- reads ----------------------------------------------------------------------
 
+    /// The current leaf (`None`: before the first entry).
     pub async fn leaf_id(&self) -> Result<Option<String>> {
         self.storage.leaf_id().await
     }
 
+    /// One entry by id.
     pub async fn get_entry(&self, id: &str) -> Result<Option<SessionEntry>> {
         self.storage.get_entry(id).await
     }
@@ -127,10 +129,12 @@ impl Session {
         Ok(out)
     }
 
-    /// `getBranch(from?)`: the path from `from` (default: the leaf) back to the root or the
-    /// compaction boundary (DECISIONS §3.1). The storage walks it (bounded, no full-ancestry
-    /// read); the tests hold it equal to [`bounded_branch`](crate::context::projection::bounded_branch) over the full ancestry.
-    pub async fn branch(&self, from: Option<&str>) -> Result<Vec<SessionEntry>> {
+    /// pi's `getBranch(from?)`, named for what it does: the path from `from` (default: the
+    /// leaf) back to the root or, when one is on the way, to the newest compaction boundary
+    /// (DECISIONS §3.1) — entries a compaction summarized are not in it. For the whole path use
+    /// [`Session::ancestry`]. The storage walks it (bounded, no full-ancestry read); the tests
+    /// hold it equal to `bounded_branch` over the full ancestry.
+    pub async fn branch_since_compaction(&self, from: Option<&str>) -> Result<Vec<SessionEntry>> {
         let start = match from {
             Some(id) => Some(id.to_string()),
             None => self.storage.leaf_id().await?,
@@ -143,6 +147,14 @@ impl Session {
         self.storage
             .path_to_root_or_compaction(start.as_deref())
             .await
+    }
+
+    /// The old name of [`Session::branch_since_compaction`], which says where it stops.
+    #[deprecated(
+        note = "stops at the compaction boundary; use `branch_since_compaction` (or `ancestry` for the whole path)"
+    )]
+    pub async fn branch(&self, from: Option<&str>) -> Result<Vec<SessionEntry>> {
+        self.branch_since_compaction(from).await
     }
 
     /// The full ancestry root..=`from` (default: the leaf).
@@ -240,6 +252,7 @@ impl Session {
         self.storage.session_name().await
     }
 
+    /// Message count, tokens and cost.
     pub async fn stats(&self) -> Result<SessionStats> {
         self.storage.stats().await
     }
@@ -273,6 +286,7 @@ impl Session {
 
     // ---- typed appends ----------------------------------------------------------------
 
+    /// Appends a `message` entry under the leaf; returns its id.
     pub async fn append_message(&self, message: AgentMessage) -> Result<String> {
         if let AgentMessage::Other(map) = &message {
             let role = map.get("role").and_then(Value::as_str).unwrap_or("<none>");
@@ -287,6 +301,7 @@ impl Session {
         .await
     }
 
+    /// Appends a `thinking_level_change` entry; returns its id.
     pub async fn append_thinking_level_change(&self, level: &str) -> Result<String> {
         if !THINKING_LEVELS.contains(&level) {
             return Err(SessionError::InvalidEntry(format!(
@@ -301,6 +316,7 @@ impl Session {
         .await
     }
 
+    /// Appends a `model_change` entry; returns its id.
     pub async fn append_model_change(&self, provider: &str, model_id: &str) -> Result<String> {
         if provider.trim().is_empty() || model_id.trim().is_empty() {
             return Err(SessionError::InvalidEntry(format!(
@@ -315,6 +331,7 @@ impl Session {
         .await
     }
 
+    /// Appends an `active_tools_change` entry; returns its id.
     pub async fn append_active_tools_change(&self, names: &[String]) -> Result<String> {
         self.append(EntryKind::ActiveToolsChange(ActiveToolsChangeEntry {
             active_tool_names: Some(names.to_vec()).into(),
@@ -357,6 +374,7 @@ impl Session {
         self.append_locked(&mut guard, kind).await
     }
 
+    /// Appends a `custom` entry (extension data, not in the context); returns its id.
     pub async fn append_custom_entry(
         &self,
         custom_type: &str,
@@ -371,6 +389,7 @@ impl Session {
         .await
     }
 
+    /// Appends a `custom_message` entry (an extension's message in the context); returns its id.
     pub async fn append_custom_message(
         &self,
         custom_type: &str,

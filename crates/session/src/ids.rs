@@ -16,6 +16,36 @@ pub fn fallback_entry_id() -> String {
     uuid::Uuid::now_v7().to_string()
 }
 
+/// The id a v1 entry (a file older than ids) gets when it is read: 8 lowercase hex characters
+/// derived from the session id and the entry's position in the file, so every open of the
+/// same file gives the same ids (DECISIONS §25.12). `exists` turns a collision into the next
+/// candidate of the same sequence, so that stays deterministic too.
+pub fn derived_entry_id(session_id: &str, position: u64, exists: impl Fn(&str) -> bool) -> String {
+    // FNV-1a over the inputs, then murmur3's finalizer: fixed arithmetic, the same on every
+    // platform and Rust version (std's hashers promise neither).
+    let mut base: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in session_id
+        .bytes()
+        .chain([0xff])
+        .chain(position.to_le_bytes())
+    {
+        base = (base ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    for attempt in 0..ENTRY_ID_TRIES as u64 {
+        let mut z = base ^ attempt.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        z ^= z >> 33;
+        z = z.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        z ^= z >> 33;
+        z = z.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        z ^= z >> 33;
+        let id = format!("{:08x}", z as u32);
+        if !exists(&id) {
+            return id;
+        }
+    }
+    format!("{session_id}-{position}")
+}
+
 /// A fresh entry id not accepted by `exists`: 8 random lowercase hex characters, or a full
 /// UUIDv7 when 100 tries all collide (a session with billions of entries, or a broken RNG).
 pub fn new_entry_id(exists: impl Fn(&str) -> bool) -> String {

@@ -11,10 +11,13 @@ use arbor_ai::types::{Content, ContentBlock, Message, Usage};
 /// The state columns of a database backend's session row.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct MaterializedState {
+    /// The current leaf.
     pub leaf_id: Option<String>,
     /// The latest `session_info` name, trimmed; `None` when never set or cleared.
     pub name: Option<String>,
+    /// Entries in the log.
     pub entry_count: u64,
+    /// Message count, tokens and cost.
     pub stats: SessionStats,
     /// The newest `compaction` entry in log order (on any branch).
     pub latest_compaction_id: Option<String>,

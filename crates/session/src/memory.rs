@@ -279,6 +279,7 @@ struct Registry {
 }
 
 impl MemoryRepository {
+    /// An empty repository.
     pub fn new() -> Self {
         Self::default()
     }

@@ -18,12 +18,16 @@ use crate::stored_lines::StoredLines;
 /// storage unless given; the parent is always the current leaf.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EntryDraft {
+    /// What the entry is.
     pub kind: EntryKind,
+    /// A caller-chosen id (must be new); a fresh one otherwise.
     pub id: Option<String>,
+    /// A caller-chosen ISO timestamp; now otherwise.
     pub timestamp: Option<String>,
 }
 
 impl EntryDraft {
+    /// A draft of `kind` with a fresh id and the current time.
     pub fn new(kind: EntryKind) -> Self {
         Self {
             kind,
@@ -42,6 +46,7 @@ impl From<EntryKind> for EntryDraft {
 /// One page of the log, in log order. `seq` numbers are positions in the log (1-based).
 #[derive(Debug, Clone, PartialEq)]
 pub struct EntryPage {
+    /// `(seq, entry)` pairs.
     pub entries: Vec<(u64, SessionEntry)>,
     /// Pass as `after_seq` to get the next page; `None` at the end.
     pub next_after_seq: Option<u64>,
@@ -50,10 +55,15 @@ pub struct EntryPage {
 /// Session totals (pi's `SessionStats`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct SessionStats {
+    /// Message entries.
     pub message_count: u64,
+    /// Input tokens read from the provider's cache.
     pub cached_tokens: u64,
+    /// Input and output tokens not from the cache.
     pub uncached_tokens: u64,
+    /// All tokens reported.
     pub total_tokens: u64,
+    /// Total cost in dollars.
     pub cost_total: f64,
 }
 
@@ -164,14 +174,44 @@ pub trait SessionStorage: Send + Sync {
     async fn save_point(&self) -> Result<()>;
 }
 
-/// Options for [`SessionRepository::create`].
+/// Options for [`SessionRepository::create`]. Non-exhaustive (DECISIONS §20.41): start from
+/// [`CreateOptions::new`] and chain the setters.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct CreateOptions {
     /// A caller-chosen session id (validated); a UUIDv7 otherwise.
     pub id: Option<String>,
+    /// The working directory the session belongs to (the header's `cwd`).
     pub cwd: String,
+    /// The session this one continues (the header's `parentSession`).
     pub parent_session: Option<String>,
+    /// Free-form data kept in the header.
     pub metadata: Option<Value>,
+}
+
+impl CreateOptions {
+    /// A session for `cwd`, with a fresh id.
+    pub fn new(cwd: impl Into<String>) -> Self {
+        CreateOptions {
+            cwd: cwd.into(),
+            ..CreateOptions::default()
+        }
+    }
+    /// Sets [`CreateOptions::id`].
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+    /// Sets [`CreateOptions::parent_session`].
+    pub fn with_parent_session(mut self, parent: impl Into<String>) -> Self {
+        self.parent_session = Some(parent.into());
+        self
+    }
+    /// Sets [`CreateOptions::metadata`].
+    pub fn with_metadata(mut self, metadata: Value) -> Self {
+        self.metadata = Some(metadata);
+        self
+    }
 }
 
 /// Which part of the source a fork copies (DECISIONS §5).
@@ -185,9 +225,14 @@ pub enum ForkPosition {
 }
 
 /// Options for [`SessionRepository::fork`]. No `entry_id` copies the whole tree.
+/// Non-exhaustive (DECISIONS §20.41): start from `default()` or [`ForkOptions::at`] /
+/// [`ForkOptions::before`] and chain the setters.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ForkOptions {
+    /// The entry the copy ends at (see `position`); `None` copies the whole tree.
     pub entry_id: Option<String>,
+    /// Whether the copy includes `entry_id` or ends just before it.
     pub position: ForkPosition,
     /// The new session's working directory (default: the source's).
     pub cwd: Option<String>,
@@ -195,13 +240,45 @@ pub struct ForkOptions {
     pub id: Option<String>,
 }
 
+impl ForkOptions {
+    /// Root up to and including `entry_id`.
+    pub fn at(entry_id: impl Into<String>) -> Self {
+        ForkOptions {
+            entry_id: Some(entry_id.into()),
+            position: ForkPosition::At,
+            ..ForkOptions::default()
+        }
+    }
+    /// Root up to the parent of `entry_id` (a user message, to be re-sent).
+    pub fn before(entry_id: impl Into<String>) -> Self {
+        ForkOptions {
+            entry_id: Some(entry_id.into()),
+            position: ForkPosition::Before,
+            ..ForkOptions::default()
+        }
+    }
+    /// Sets [`ForkOptions::cwd`].
+    pub fn with_cwd(mut self, cwd: impl Into<String>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+    /// Sets [`ForkOptions::id`].
+    pub fn with_id(mut self, id: impl Into<String>) -> Self {
+        self.id = Some(id.into());
+        self
+    }
+}
+
 /// What listings show about a session.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SessionInfo {
+    /// The session id.
     pub id: String,
     /// File path or backend location.
     pub location: String,
+    /// The working directory from the header.
     pub cwd: String,
+    /// The session's name, if one was set.
     pub name: Option<String>,
     /// ISO creation time from the header.
     pub created: String,
@@ -210,7 +287,9 @@ pub struct SessionInfo {
     /// Number of entries, when the backend knows it without reading the whole session (JSONL
     /// listings count only files small enough to read cheaply).
     pub entry_count: Option<u64>,
+    /// The first user message's text.
     pub first_message: Option<String>,
+    /// The session this one was forked from.
     pub parent_session: Option<String>,
 }
 

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::entry::SessionEntry;
 use crate::error::Result;
-use crate::rows::{EntryRows, RowCaps, RowSourceRef, RowSummary};
+use crate::rows::{EntryRows, RowCaps, RowKind, RowSourceRef, RowSummary};
 
 /// One visible entry of the tree.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +42,7 @@ impl TreeNode {
 /// The whole entry tree of a session.
 #[derive(Debug, Clone)]
 pub struct SessionTree {
+    /// Every visible entry, in log order.
     pub nodes: Vec<TreeNode>,
     /// Root nodes, oldest first: entries without a parent, their own parent, or whose parent
     /// is missing.
@@ -49,6 +50,7 @@ pub struct SessionTree {
     /// Nodes no root reaches (on or under a `parentId` cycle), in log order. They are not
     /// dropped: [`SessionTree::walk`] and the tree view list them after the rest.
     pub unreachable: Vec<usize>,
+    /// The current leaf.
     pub leaf_id: Option<String>,
     /// The links the view layout walks ([`crate::tree_view`]); `links.item[node]` is
     /// the node's position in the log.
@@ -98,7 +100,9 @@ pub(crate) type IdBuild = BuildHasherDefault<IdHasher>;
 
 /// One log entry as the tree links see it.
 pub struct LinkItem<'a> {
+    /// The entry id.
     pub id: &'a str,
+    /// Its `parentId`.
     pub parent_id: Option<&'a str>,
     /// Control entries (`leaf`) are not shown; their children hang from their own parent.
     pub hidden: bool,
@@ -396,6 +400,46 @@ impl SessionTree {
     /// Depth-first, pre-order, children oldest first: `(node index, depth)` — the order a
     /// tree view draws its rows; unreachable groups come last, each from depth 0. Iterative, so
     /// arbitrarily deep sessions are fine.
+    /// The tree as text, one line per visible entry, laid out like `arbor session tree`
+    /// ([`crate::tree_view`]): `<gutter><id> <type>[ <role>][ [label]][: preview][ <- leaf]`.
+    pub fn render(&self) -> String {
+        use std::fmt::Write as _;
+        let mut rows =
+            crate::tree_view::Rows::new(&self.links, crate::tree_view::Layout::default());
+        let mut out = String::new();
+        while let Some(row) = rows.next_row() {
+            if row.first_detached {
+                out.push_str("(entries no root reaches)\n");
+            }
+            let Some(node) = self.nodes.get(row.node) else {
+                continue;
+            };
+            let _ = write!(
+                out,
+                "{}{} {}",
+                row.gutter,
+                node.id(),
+                node.row.kind.entry_type()
+            );
+            if let RowKind::Message(m) = &node.row.kind {
+                let _ = write!(out, " {}", m.role());
+            }
+            if let Some(label) = &node.label {
+                let _ = write!(out, " [{label}]");
+            }
+            if let Some(preview) = node.row.kind.preview() {
+                let _ = write!(out, ": {preview}");
+            }
+            if node.is_leaf {
+                out.push_str(" <- leaf");
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Every node with its depth (edges from a root), in depth-first display order: roots
+    /// oldest first, then the groups no root reaches.
     pub fn walk(&self) -> Vec<(usize, usize)> {
         let mut out = Vec::with_capacity(self.nodes.len());
         let mut seen = vec![false; self.nodes.len()];

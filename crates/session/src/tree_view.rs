@@ -41,6 +41,7 @@ impl Default for Layout {
 /// One row of the view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Row<'a> {
+    /// The node index.
     pub node: usize,
     /// Branch levels above this row (0 for a flush-left chain).
     pub level: usize,
@@ -72,6 +73,7 @@ pub struct Rows<'t, T: TreeShape> {
 }
 
 impl<'t, T: TreeShape> Rows<'t, T> {
+    /// Rows of `tree` laid out with `layout`.
     pub fn new(tree: &'t T, layout: Layout) -> Self {
         let mut rows = Rows {
             tree,

@@ -9,6 +9,7 @@ use crate::error::SessionError;
 /// `AgentHarnessError.code`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ErrorCode {
     Busy,
     InvalidState,
@@ -22,6 +23,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// The code as pi writes it (`busy`, `invalid_state`, ...).
     pub fn as_str(self) -> &'static str {
         match self {
             ErrorCode::Busy => "busy",
@@ -52,6 +54,7 @@ pub struct AgentError {
 pub type AgentHarnessError = AgentError;
 
 impl AgentError {
+    /// An error with `code` and `message`.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         AgentError {
             code,
@@ -60,6 +63,7 @@ impl AgentError {
         }
     }
 
+    /// Keeps the underlying error as the source.
     pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
         self.source = Some(Box::new(source));
         self
@@ -70,10 +74,12 @@ impl AgentError {
         AgentError::new(ErrorCode::Hook, message)
     }
 
+    /// The stable code.
     pub fn code(&self) -> ErrorCode {
         self.code
     }
 
+    /// The message for people.
     pub fn message(&self) -> &str {
         &self.message
     }

@@ -36,8 +36,11 @@ pub enum RetryOperation {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelInfo {
+    /// The provider name.
     pub provider: String,
+    /// The model id.
     pub id: String,
+    /// The API the model speaks.
     pub api: String,
 }
 
@@ -57,6 +60,7 @@ impl From<&arbor_ai::Model> for ModelInfo {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum AgentEvent {
     // ---- agent loop -------------------------------------------------------------------
     AgentStart,

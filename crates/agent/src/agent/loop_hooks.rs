@@ -20,16 +20,22 @@ use super::validate::ToolSet;
 pub struct NextTurn {
     /// The whole context (the harness hands the session's projection).
     pub context: Option<Arc<Vec<AgentMessage>>>,
+    /// Another model.
     pub model: Option<Model>,
+    /// Another thinking level.
     pub thinking_level: Option<ThinkingLevel>,
+    /// Another tool set.
     pub tools: Option<ToolSet>,
+    /// Another system prompt (`Some(None)`: none).
     pub system_prompt: Option<Option<String>>,
 }
 
 /// A tool call about to run (`before_tool_call`).
 #[derive(Debug, Clone, Copy)]
 pub struct ToolCallRequest<'a> {
+    /// The message that made the call.
     pub assistant: &'a AssistantMessage,
+    /// The call as the model wrote it.
     pub call: &'a ToolCall,
     /// Validated and coerced arguments.
     pub args: &'a Value,
@@ -38,7 +44,9 @@ pub struct ToolCallRequest<'a> {
 /// `before_tool_call`'s answer: `block` skips the call with `reason` as its error result.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolCallDecision {
+    /// Skip the call.
     pub block: bool,
+    /// With `block`: the error text the model reads.
     pub reason: Option<String>,
     /// With `block`: this result asks the agent to stop after the batch.
     pub terminate: bool,
@@ -51,16 +59,22 @@ pub struct ToolCallDecision {
 #[derive(Debug, Clone, Copy)]
 pub struct ToolCallResult<'a> {
     pub call: &'a ToolCall,
+    /// The arguments it ran with.
     pub args: &'a Value,
+    /// What it produced.
     pub output: &'a ToolOutput,
+    /// The result is an error.
     pub is_error: bool,
 }
 
 /// `after_tool_call`'s patch: each present field replaces the result's.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolResultPatch {
+    /// Replaces the content.
     pub content: Option<Vec<ContentBlock>>,
+    /// Replaces the details.
     pub details: Option<Value>,
+    /// Replaces the error flag.
     pub is_error: Option<bool>,
     /// `true` on every result of a batch stops the agent after that batch.
     pub terminate: Option<bool>,

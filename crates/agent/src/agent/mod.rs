@@ -13,6 +13,7 @@ mod loop_hooks;
 mod run;
 mod tool;
 mod tool_execution;
+mod typed_tool;
 mod validate;
 
 pub use error::{AgentError, AgentHarnessError, ErrorCode};
@@ -23,9 +24,12 @@ pub use loop_hooks::{
 pub use run::{
     check_continuable, run_agent_loop, run_agent_loop_continue, AgentLoopConfig, REQUEST_ABORTED,
 };
+/// The token [`ToolInvocation::cancel`] is (re-exported so tools need no `tokio-util`).
+pub use tokio_util::sync::CancellationToken;
 pub use tool::{
     llm_tool, AgentTool, ToolError, ToolExecutionMode, ToolInvocation, ToolOutput, ToolProgress,
     ToolRef, CANCEL_REPORT_LIMIT,
 };
 pub use tool_execution::{OPERATION_ABORTED, TOOL_BLOCKED};
+pub use typed_tool::{schema_for, Typed, TypedTool};
 pub use validate::ToolSet;

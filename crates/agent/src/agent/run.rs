@@ -35,13 +35,17 @@ pub const REQUEST_ABORTED: &str = "Request was aborted";
 pub struct AgentLoopConfig {
     /// Streams the assistant; the caller picks it (never a global registry).
     pub provider: Arc<dyn ApiProvider>,
+    /// The model of the first request.
     pub model: Model,
     /// `Off` sends no reasoning option.
     pub thinking_level: ThinkingLevel,
+    /// The system prompt.
     pub system_prompt: Option<String>,
+    /// The tools the model may call.
     pub tools: ToolSet,
     /// Base provider options (`cancel` is replaced by the run's token).
     pub stream_options: StreamOptions,
+    /// Token budgets per thinking level.
     pub thinking_budgets: ThinkingBudgets,
     /// `Sequential` forces every batch to run one call at a time.
     pub tool_execution: ToolExecutionMode,

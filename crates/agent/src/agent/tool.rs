@@ -77,6 +77,7 @@ pub type ToolRef = Arc<dyn AgentTool>;
 /// [`arbor_ai::ToolCall`], the content block the model wrote.)
 #[derive(Debug, Clone)]
 pub struct ToolInvocation {
+    /// The id the model gave the call.
     pub call_id: String,
     /// Validated and coerced against the tool's schema.
     pub arguments: Value,
@@ -92,8 +93,10 @@ pub struct ToolInvocation {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolOutput {
+    /// What the model sees: text and image blocks.
     pub content: Vec<ContentBlock>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Data for the UI only; never sent to the model.
     pub details: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured_content: Option<Value>,
@@ -113,6 +116,7 @@ impl ToolOutput {
         }
     }
 
+    /// Adds UI-only details.
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = Some(details);
         self
@@ -139,6 +143,7 @@ pub struct ToolError {
 }
 
 impl ToolError {
+    /// A failure whose text the model reads.
     pub fn new(message: impl Into<String>) -> Self {
         ToolError {
             message: message.into(),
@@ -159,10 +164,12 @@ impl ToolError {
         self
     }
 
+    /// The text the model reads.
     pub fn message(&self) -> &str {
         &self.message
     }
 
+    /// The UI-only details.
     pub fn details(&self) -> Option<&Value> {
         self.details.as_ref()
     }

@@ -66,6 +66,7 @@ impl std::fmt::Debug for ToolSet {
 }
 
 impl ToolSet {
+    /// The set of `tools`, their schemas compiled now.
     pub fn new(tools: Vec<ToolRef>) -> Self {
         let validators = tools
             .iter()
@@ -74,14 +75,17 @@ impl ToolSet {
         ToolSet { tools, validators }
     }
 
+    /// The tools, in the order given.
     pub fn tools(&self) -> &[ToolRef] {
         &self.tools
     }
 
+    /// No tools.
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
 
+    /// The tool called `name`.
     pub fn get(&self, name: &str) -> Option<&ToolRef> {
         self.tools.iter().find(|t| t.name() == name)
     }

@@ -14,6 +14,7 @@ use crate::session::Session;
 pub struct BranchSummaryCollection {
     /// `None` when the paths share no entry (or there was no old leaf).
     pub common_ancestor_id: Option<String>,
+    /// The abandoned branch's entries, oldest first.
     pub entries: Vec<SessionEntry>,
 }
 

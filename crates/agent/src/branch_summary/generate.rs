@@ -41,7 +41,9 @@ impl Default for BranchSummaryOptions {
 /// The written summary and what the `branch_summary` entry records with it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BranchSummaryResult {
+    /// The summary text.
     pub summary: String,
+    /// Files read and modified on the branch.
     pub details: FileLists,
     /// `None` when no model call was needed (nothing to summarize).
     pub usage: Option<Usage>,

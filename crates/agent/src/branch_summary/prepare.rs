@@ -15,8 +15,11 @@ use crate::session::entry::{EntryKind, SessionEntry};
 /// Messages to summarize (oldest first), their estimated size and the files touched.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct BranchPreparation {
+    /// The branch's messages, oldest first, cut to the token budget.
     pub messages: Vec<AgentMessage>,
+    /// Files the branch read, wrote and edited.
     pub file_ops: FileOperations,
+    /// Estimated tokens of `messages`.
     pub total_tokens: u64,
 }
 

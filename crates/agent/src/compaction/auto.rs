@@ -31,6 +31,7 @@ pub enum CompactionReason {
 /// `compaction_start { reason }`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompactionStartEvent {
+    /// Why compaction started.
     pub reason: CompactionReason,
 }
 
@@ -38,12 +39,17 @@ pub struct CompactionStartEvent {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionEndResult {
+    /// The summary written.
     pub summary: String,
+    /// The first entry kept after the summary.
     pub first_kept_entry_id: String,
+    /// The context's size before, in tokens.
     pub tokens_before: u64,
     /// Estimated tokens of the context rebuilt after the compaction.
     pub estimated_tokens_after: u64,
+    /// What the summary request cost.
     pub usage: Usage,
+    /// Files read and modified in the summarized part.
     pub details: FileLists,
 }
 
@@ -54,10 +60,12 @@ pub struct CompactionEndEvent {
     pub reason: CompactionReason,
     /// `None` when the compaction failed, was aborted, or recovery gave up.
     pub result: Option<CompactionEndResult>,
+    /// The compaction was aborted.
     pub aborted: bool,
     /// The failed turn is sent again after this compaction.
     pub will_retry: bool,
     #[serde(rename = "errorMessage", skip_serializing_if = "Option::is_none")]
+    /// Why it failed, if it did.
     pub error: Option<String>,
 }
 
@@ -130,6 +138,7 @@ pub struct CompactionCheck<'a> {
     pub messages: &'a [AgentMessage],
     /// Epoch ms of the newest compaction on the active path (`latest_compaction_ms`).
     pub latest_compaction_ms: Option<i64>,
+    /// When the check runs.
     pub point: CheckPoint,
 }
 
@@ -156,6 +165,7 @@ pub struct AutoCompaction {
 }
 
 impl AutoCompaction {
+    /// A tracker with `settings`.
     pub fn new(settings: CompactionSettings) -> Self {
         AutoCompaction {
             settings,
@@ -163,10 +173,12 @@ impl AutoCompaction {
         }
     }
 
+    /// The settings in use.
     pub fn settings(&self) -> &CompactionSettings {
         &self.settings
     }
 
+    /// Replaces the settings.
     pub fn set_settings(&mut self, settings: CompactionSettings) {
         self.settings = settings;
     }
@@ -177,6 +189,7 @@ impl AutoCompaction {
         self.overflow_recovery_attempted = false;
     }
 
+    /// An overflow was already answered with a compaction in this run (one try per run).
     pub fn overflow_recovery_attempted(&self) -> bool {
         self.overflow_recovery_attempted
     }

@@ -14,8 +14,11 @@ use crate::message::AgentMessage;
 /// Paths by operation. Sets, so repeats collapse.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FileOperations {
+    /// Paths read.
     pub read: BTreeSet<String>,
+    /// Paths written whole.
     pub written: BTreeSet<String>,
+    /// Paths edited.
     pub edited: BTreeSet<String>,
 }
 
@@ -23,7 +26,9 @@ pub struct FileOperations {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FileLists {
+    /// Files only read.
     pub read_files: Vec<String>,
+    /// Files written or edited.
     pub modified_files: Vec<String>,
 }
 

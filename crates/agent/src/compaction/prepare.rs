@@ -31,13 +31,16 @@ pub struct CompactionPreparation {
     pub tokens_before: u64,
     /// The newest compaction's summary on the path: the new summary updates it.
     pub previous_summary: Option<String>,
+    /// Files the summarized part read, wrote and edited.
     pub file_ops: FileOperations,
+    /// The settings it was prepared with.
     pub settings: CompactionSettings,
 }
 
 /// A cut over projected entries: indices into the projected list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CutPoint {
+    /// Index of the first kept entry in the path.
     pub first_kept_entry_index: usize,
     /// The entry that starts the split turn (`None` when the cut is at a turn start).
     pub turn_start_index: Option<usize>,

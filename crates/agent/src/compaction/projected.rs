@@ -16,13 +16,16 @@ use crate::session::entry::{EntryKind, SessionEntry};
 /// One context entry and what it shows the model (after its latest context edit).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProjectedEntry<'a> {
+    /// The entry.
     pub entry: &'a SessionEntry,
     /// Index of the entry in the full ancestry it came from.
     pub path_index: usize,
+    /// What it contributes to the context (empty for most non-message entries).
     pub messages: Vec<AgentMessage>,
 }
 
 impl ProjectedEntry<'_> {
+    /// The entry is a `compaction`.
     pub fn is_compaction(&self) -> bool {
         matches!(self.entry.kind, EntryKind::Compaction(_))
     }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct CompactionSettings {
+    /// Whether automatic compaction runs.
     pub enabled: bool,
     /// Head-room kept free in the context window.
     pub reserve_tokens: u64,

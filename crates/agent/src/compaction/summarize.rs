@@ -91,6 +91,7 @@ pub struct SummaryOptions {
     pub cancel: CancellationToken,
     /// Retries of transient failures (`None`: no retries).
     pub retry: Option<RetryPolicy>,
+    /// Receives the summary request's events (retries), if set.
     pub on_event: Option<SummaryEventSink>,
     /// Base request options (API key, headers, timeout, client). Cache retention, session id,
     /// cancellation and reasoning are set per request.
@@ -128,10 +129,15 @@ impl SummaryOptions {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionResult {
+    /// The summary text.
     pub summary: String,
+    /// The first entry kept after the summary.
     pub first_kept_entry_id: String,
+    /// The context's size before, in tokens.
     pub tokens_before: u64,
+    /// Files read and modified in the summarized part.
     pub details: FileLists,
+    /// What the summary request cost.
     pub usage: Usage,
 }
 

@@ -107,8 +107,11 @@ pub fn estimate_tokens(message: &AgentMessage) -> u64 {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContextUsageEstimate {
+    /// The estimate: `usage_tokens + trailing_tokens`.
     pub tokens: u64,
+    /// What the last assistant message's usage reports.
     pub usage_tokens: u64,
+    /// Estimated tokens of the messages after it.
     pub trailing_tokens: u64,
     /// Index of the message whose usage anchors the estimate (`None`: all estimated).
     pub last_usage_index: Option<usize>,

@@ -196,26 +196,32 @@ impl AgentHarness {
 
     // ---- getters -------------------------------------------------------------------------
 
+    /// The session this harness runs (also for reading its tree or context).
     pub fn session(&self) -> &Arc<Session> {
         &self.inner.session
     }
 
+    /// What the harness is doing now.
     pub fn phase(&self) -> Phase {
         self.state().phase
     }
 
+    /// The model of the next request.
     pub fn model(&self) -> Model {
         self.state().model.clone()
     }
 
+    /// The thinking level of the next request.
     pub fn thinking_level(&self) -> ThinkingLevel {
         self.state().thinking_level
     }
 
+    /// The names of every tool given.
     pub fn tool_names(&self) -> Vec<String> {
         names_of(&self.state().tools)
     }
 
+    /// The names of the tools the model may call now.
     pub fn active_tool_names(&self) -> Vec<String> {
         self.state().active_tool_names.clone()
     }
@@ -232,6 +238,7 @@ impl AgentHarness {
         self.inner.subscribers.subscribe(Arc::new(listener))
     }
 
+    /// Removes a subscriber; an unknown id is ignored.
     pub fn unsubscribe(&self, id: SubscriptionId) {
         self.inner.subscribers.unsubscribe(id);
     }

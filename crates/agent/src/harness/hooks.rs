@@ -19,8 +19,11 @@ pub type HookResult<T> = Result<Option<T>, AgentError>;
 /// `before_agent_start`: the prompt about to be sent.
 #[derive(Debug, Clone)]
 pub struct BeforeAgentStart<'a> {
+    /// The prompt text.
     pub prompt: &'a str,
+    /// Images sent with the prompt.
     pub images: &'a [ImageContent],
+    /// The system prompt the run would use.
     pub system_prompt: &'a str,
 }
 
@@ -28,29 +31,39 @@ pub struct BeforeAgentStart<'a> {
 /// for the first request of this run only.
 #[derive(Debug, Clone, Default)]
 pub struct BeforeAgentStartResult {
+    /// Messages appended after the prompt.
     pub messages: Vec<AgentMessage>,
+    /// The system prompt of this run's first request (`None`: unchanged).
     pub system_prompt: Option<String>,
 }
 
 /// `session_before_tree`: what `navigate_tree` is about to do.
 #[derive(Debug, Clone)]
 pub struct TreePreparation {
+    /// Where the leaf is going (`None`: before the first entry).
     pub target_id: Option<String>,
+    /// Where the leaf is now.
     pub old_leaf_id: Option<String>,
+    /// The deepest entry both positions share.
     pub common_ancestor_id: Option<String>,
     /// The abandoned branch, oldest first (what a summary would cover).
     pub entries_to_summarize: Vec<SessionEntry>,
+    /// The caller asked for a summary (`NavigateOptions::summarize`).
     pub user_wants_summary: bool,
     pub custom_instructions: Option<String>,
     pub replace_instructions: bool,
+    /// The caller's label (handed to hooks, not applied).
     pub label: Option<String>,
 }
 
 /// A summary a hook supplies instead of the generated one.
 #[derive(Debug, Clone, Default)]
 pub struct HookSummary {
+    /// The summary text.
     pub summary: String,
+    /// Details stored with the entry.
     pub details: Option<serde_json::Value>,
+    /// What producing it cost, if a model did.
     pub usage: Option<arbor_ai::Usage>,
 }
 
@@ -77,7 +90,9 @@ pub struct BeforeCompactResult {
 /// `session_before_compact`: the path about to be compacted.
 #[derive(Debug, Clone)]
 pub struct BeforeCompact<'a> {
+    /// The path about to be compacted, root first.
     pub branch_entries: &'a [SessionEntry],
+    /// The caller's extra instructions for the summary.
     pub custom_instructions: Option<&'a str>,
 }
 

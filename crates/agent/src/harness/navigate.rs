@@ -16,20 +16,60 @@ use super::handle::AgentHarness;
 use super::hooks::TreePreparation;
 use super::state::Phase;
 
-/// Options of [`AgentHarness::navigate_tree`].
+/// Options of [`AgentHarness::navigate_tree`]. Non-exhaustive (DECISIONS §20.41): start from
+/// `default()` (just move) or [`NavigateOptions::summarized`] and chain the setters.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct NavigateOptions {
     /// Summarize the abandoned branch into a `branch_summary` entry.
     pub summarize: bool,
     /// Extra focus for the summary (or, with `replace_instructions`, the whole instruction).
     pub custom_instructions: Option<String>,
+    /// `custom_instructions` replace the default summary instruction instead of adding to it.
     pub replace_instructions: bool,
     /// Handed to hooks; not applied (pi 0.83 does not apply it either).
     pub label: Option<String>,
 }
 
+impl NavigateOptions {
+    /// Move and summarize the abandoned branch.
+    pub fn summarized() -> Self {
+        NavigateOptions {
+            summarize: true,
+            ..NavigateOptions::default()
+        }
+    }
+    /// Sets [`NavigateOptions::summarize`].
+    pub fn with_summarize(mut self, summarize: bool) -> Self {
+        self.summarize = summarize;
+        self
+    }
+    /// Extra focus for the summary.
+    pub fn with_custom_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.custom_instructions = Some(instructions.into());
+        self
+    }
+    /// The whole summary instruction, replacing the default one.
+    pub fn with_replaced_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.custom_instructions = Some(instructions.into());
+        self.replace_instructions = true;
+        self
+    }
+    /// Sets [`NavigateOptions::replace_instructions`].
+    pub fn with_replace_instructions(mut self, replace: bool) -> Self {
+        self.replace_instructions = replace;
+        self
+    }
+    /// Sets [`NavigateOptions::label`].
+    pub fn with_label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+}
+
 /// What navigation did.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct NavigateResult {
     /// A hook cancelled, or the summary was aborted; the leaf did not move.
     pub cancelled: bool,

@@ -25,7 +25,9 @@ use super::AgentHarness;
 /// Retries of a failed first answer (`retry.*` settings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PromptRetry {
+    /// Whether failed turns are retried at all.
     pub enabled: bool,
+    /// Retries after the first failure.
     pub max_retries: u32,
     /// The first delay; each retry doubles it.
     pub base_delay_ms: u64,
@@ -36,6 +38,7 @@ pub struct PromptRetry {
 /// The settings the policy runs with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PromptPolicy {
+    /// Retry of failed turns.
     pub retry: PromptRetry,
     /// Whether contexts are compacted automatically (on overflow and above the threshold).
     pub auto_compaction: bool,
@@ -64,6 +67,7 @@ pub struct PolicyControl {
 }
 
 impl PolicyControl {
+    /// Switches starting as `policy` sets them.
     pub fn new(policy: &PromptPolicy) -> PolicyControl {
         PolicyControl {
             auto_retry: AtomicBool::new(policy.retry.enabled),
@@ -71,15 +75,19 @@ impl PolicyControl {
             retry_wait: tokio::sync::Notify::new(),
         }
     }
+    /// Whether failed turns are retried now.
     pub fn auto_retry(&self) -> bool {
         self.auto_retry.load(Ordering::Relaxed)
     }
+    /// Whether automatic compaction is on now.
     pub fn auto_compaction(&self) -> bool {
         self.auto_compaction.load(Ordering::Relaxed)
     }
+    /// Turns retries of failed turns on or off (from the next failure on).
     pub fn set_auto_retry(&self, on: bool) {
         self.auto_retry.store(on, Ordering::Relaxed);
     }
+    /// Turns automatic compaction on or off (from the next check on).
     pub fn set_auto_compaction(&self, on: bool) {
         self.auto_compaction.store(on, Ordering::Relaxed);
     }

@@ -16,7 +16,9 @@ use super::state::{Phase, State};
 /// `abort()`'s result: the steering and follow-up messages that were dropped.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct AbortResult {
+    /// The steering messages that were queued and are now dropped.
     pub cleared_steer: Vec<AgentMessage>,
+    /// The follow-up messages that were queued and are now dropped.
     pub cleared_follow_up: Vec<AgentMessage>,
 }
 
@@ -168,10 +170,12 @@ impl AgentHarness {
         taken
     }
 
+    /// How many queued steering messages the next poll takes.
     pub fn set_steering_mode(&self, mode: QueueMode) {
         self.state().steering_mode = mode;
     }
 
+    /// How many queued follow-up messages the next poll takes.
     pub fn set_follow_up_mode(&self, mode: QueueMode) {
         self.state().follow_up_mode = mode;
     }

@@ -64,6 +64,7 @@ impl AgentHarness {
         Ok(())
     }
 
+    /// Sets the thinking level, written as a `thinking_level_change` entry (at once when idle, at the next flush point when busy).
     pub async fn set_thinking_level(&self, level: ThinkingLevel) -> Result<(), AgentError> {
         self.write_or_queue(PendingWrite::ThinkingLevelChange(
             level.as_str().to_string(),
@@ -136,6 +137,7 @@ impl AgentHarness {
         self.state().system_prompt = prompt;
     }
 
+    /// Replaces the options of later model requests.
     pub fn set_stream_options(&self, options: StreamOptions) {
         self.state().stream_options = options;
     }

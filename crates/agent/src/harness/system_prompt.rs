@@ -13,8 +13,11 @@ pub const DEFAULT_SYSTEM_PROMPT: &str = "You are a helpful assistant.";
 
 /// What a system-prompt callback sees (per turn).
 pub struct SystemPromptInput<'a> {
+    /// The turn's model.
     pub model: &'a Model,
+    /// The turn's thinking level.
     pub thinking_level: ThinkingLevel,
+    /// The tools the model may call this turn.
     pub active_tools: &'a [ToolRef],
 }
 
@@ -43,6 +46,7 @@ impl std::fmt::Debug for SystemPrompt {
 }
 
 impl SystemPrompt {
+    /// A prompt computed for every turn by `f`.
     pub fn callback(f: impl Fn(&SystemPromptInput<'_>) -> String + Send + Sync + 'static) -> Self {
         SystemPrompt::Callback(Arc::new(f))
     }

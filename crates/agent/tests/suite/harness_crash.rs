@@ -66,13 +66,7 @@ fn crash_child() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async move {
         let repo = JsonlRepository::flat(&dir).with_sync(SyncPolicy::SavePoint);
-        let storage = repo
-            .create(CreateOptions {
-                cwd: "/crash".into(),
-                ..CreateOptions::default()
-            })
-            .await
-            .unwrap();
+        let storage = repo.create(CreateOptions::new("/crash")).await.unwrap();
         let session = Arc::new(Session::new(Arc::new(storage)));
         let faux = faux();
         for i in 0..TURNS {

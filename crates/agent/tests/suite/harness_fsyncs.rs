@@ -44,13 +44,7 @@ async fn one_fsync_per_turn() {
                 syncs: s.clone(),
             }) as Box<dyn SessionWriter>
         }));
-    let storage = repo
-        .create(CreateOptions {
-            cwd: "/p".into(),
-            ..CreateOptions::default()
-        })
-        .await
-        .unwrap();
+    let storage = repo.create(CreateOptions::new("/p")).await.unwrap();
     let r = rig_on(faux(), Arc::new(Session::new(Arc::new(storage))), None);
     let before = syncs.load(Ordering::SeqCst);
     // Three turns: two tool calls, then text. Seven messages.

@@ -79,11 +79,7 @@ fn harness() -> AgentHarness {
         Arc::new(ToolThenText {
             requests: AtomicU64::new(0),
         }),
-        HarnessOptions {
-            model,
-            tools,
-            ..HarnessOptions::default()
-        },
+        HarnessOptions::new(model).with_tools(tools),
     )
     .unwrap();
     // A subscriber like the app's: it sees every event (and drops it).

@@ -9,7 +9,7 @@ use arbor_agent::agent::AgentError;
 use arbor_agent::compaction::CompactionSettings;
 use arbor_agent::context::ContextOptions;
 use arbor_agent::harness::{
-    HarnessOptions, PolicyControl, PolicyObserver, PromptPolicy, PromptRetry, RETRY_CANCELLED,
+    PolicyControl, PolicyObserver, PromptPolicy, PromptRetry, RETRY_CANCELLED,
 };
 use arbor_agent::message::AgentMessage;
 use arbor_agent::session::{EntryKind, MemoryStorage, Session};
@@ -37,13 +37,14 @@ fn policy() -> PromptPolicy {
 fn rig() -> Rig {
     let faux = faux();
     let session = Arc::new(Session::new(Arc::new(MemoryStorage::new("/work/p"))));
-    let opts = HarnessOptions {
-        compaction: CompactionSettings {
+    let opts = {
+        let mut o = options(&faux);
+        o.compaction = CompactionSettings {
             enabled: true,
             reserve_tokens: 16_384,
             keep_recent_tokens: 5,
-        },
-        ..options(&faux)
+        };
+        o
     };
     rig_on(faux, session, Some(opts))
 }

@@ -39,12 +39,9 @@ pub fn tools() -> Vec<ToolRef> {
 }
 
 pub fn options(faux: &FauxProvider) -> HarnessOptions {
-    HarnessOptions {
-        model: faux.model(),
-        tools: tools(),
-        system_prompt: SystemPrompt::Text("You are a test agent.".into()),
-        ..HarnessOptions::default()
-    }
+    HarnessOptions::new(faux.model())
+        .with_tools(tools())
+        .with_system_prompt(SystemPrompt::Text("You are a test agent.".into()))
 }
 
 pub fn rig() -> Rig {

@@ -138,11 +138,9 @@ async fn navigate_with_summary_writes_it_under_the_new_position() {
         .harness
         .navigate_tree(
             Some(&hi),
-            NavigateOptions {
-                summarize: true,
-                custom_instructions: Some("focus on plans".into()),
-                ..NavigateOptions::default()
-            },
+            NavigateOptions::default()
+                .with_summarize(true)
+                .with_custom_instructions("focus on plans"),
         )
         .await
         .unwrap();
@@ -213,13 +211,7 @@ async fn summary_failure_is_an_error_and_the_leaf_stays() {
         .push(FauxResponse::text("").error("summary model down"));
     let err = r
         .harness
-        .navigate_tree(
-            Some(&hi),
-            NavigateOptions {
-                summarize: true,
-                ..NavigateOptions::default()
-            },
-        )
+        .navigate_tree(Some(&hi), NavigateOptions::default().with_summarize(true))
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::BranchSummary);
@@ -246,13 +238,7 @@ async fn abort_cancels_a_running_branch_summary() {
     });
     let res = r
         .harness
-        .navigate_tree(
-            Some(&hi),
-            NavigateOptions {
-                summarize: true,
-                ..NavigateOptions::default()
-            },
-        )
+        .navigate_tree(Some(&hi), NavigateOptions::default().with_summarize(true))
         .await
         .unwrap();
     aborter.await.unwrap();
@@ -439,13 +425,7 @@ async fn abort_cancels_a_running_compaction() {
 async fn resume_takes_settings_from_the_session_with_an_explicit_model_fallback() {
     let dir = tempfile::tempdir().unwrap();
     let repo = JsonlRepository::flat(dir.path()).with_sync(SyncPolicy::SavePoint);
-    let storage = repo
-        .create(CreateOptions {
-            cwd: "/work/p".into(),
-            ..CreateOptions::default()
-        })
-        .await
-        .unwrap();
+    let storage = repo.create(CreateOptions::new("/work/p")).await.unwrap();
     let path = storage.path().to_path_buf();
     let faux = faux();
     {

@@ -11,5 +11,7 @@ mod harness_support;
 mod harness_tree;
 mod message_support;
 mod plans;
+mod typed_tool;
+mod usage_snippets;
 
 pub use arbor_test_support::fixtures::testdata_dir;

@@ -320,7 +320,7 @@ pub async fn execute(
             Ok(Some(Reply::Text(TextReply { text })))
         }
         Command::GetForkMessages => {
-            let branch = app.session.branch(None).await?;
+            let branch = app.session.branch_since_compaction(None).await?;
             let messages = branch
                 .iter()
                 .filter_map(|e| {

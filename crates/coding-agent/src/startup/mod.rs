@@ -173,10 +173,10 @@ async fn start_with(
                 Arc::new(MemoryStorage::new(cwd_text.clone()))
             }
             SessionChoice::New { parent } => Arc::new(
-                repo.create(CreateOptions {
-                    cwd: cwd_text.clone(),
-                    parent_session: parent.clone(),
-                    ..Default::default()
+                repo.create({
+                    let mut o = CreateOptions::new(cwd_text.clone());
+                    o.parent_session = parent.clone();
+                    o
                 })
                 .await?,
             ),
@@ -194,15 +194,12 @@ async fn start_with(
                 opened_existing = true;
                 forked_session = true;
                 Arc::new(
-                    repo.fork(
-                        &source.display().to_string(),
-                        ForkOptions {
-                            entry_id: Some(entry_id.clone()),
-                            position: *position,
-                            cwd: Some(cwd_text.clone()),
-                            id: None,
-                        },
-                    )
+                    repo.fork(&source.display().to_string(), {
+                        let mut o = ForkOptions::default().with_cwd(cwd_text.clone());
+                        o.entry_id = Some(entry_id.clone());
+                        o.position = *position;
+                        o
+                    })
                     .await?,
                 )
             }
@@ -222,23 +219,20 @@ async fn start_with(
         }
         if restore_mode == RestoreMode::CodeOnly {
             Arc::new(
-                repo.create(CreateOptions {
-                    id: a.session_id.clone(),
-                    cwd: cwd_text.clone(),
-                    ..Default::default()
+                repo.create({
+                    let mut o = CreateOptions::new(cwd_text.clone());
+                    o.id = a.session_id.clone();
+                    o
                 })
                 .await?,
             )
         } else {
             let forked = repo
-                .fork(
-                    &path.display().to_string(),
-                    ForkOptions {
-                        cwd: Some(cwd_text.clone()),
-                        id: a.session_id.clone(),
-                        ..Default::default()
-                    },
-                )
+                .fork(&path.display().to_string(), {
+                    let mut o = ForkOptions::default().with_cwd(cwd_text.clone());
+                    o.id = a.session_id.clone();
+                    o
+                })
                 .await?;
             opened_existing = true;
             forked_session = true;
@@ -261,12 +255,8 @@ async fn start_with(
                     "No project session found with id '{id}'; creating a new session with that id."
                 );
                 Arc::new(
-                    repo.create(CreateOptions {
-                        id: Some(id.clone()),
-                        cwd: cwd_text.clone(),
-                        ..Default::default()
-                    })
-                    .await?,
+                    repo.create(CreateOptions::new(cwd_text.clone()).with_id(id.clone()))
+                        .await?,
                 )
             }
         }
@@ -279,22 +269,10 @@ async fn start_with(
                 Arc::new(repo.open(&path.display().to_string()).await?)
             }
             None if a.resume => return Err(CliError::NoSessionSelected),
-            None => Arc::new(
-                repo.create(CreateOptions {
-                    cwd: cwd_text.clone(),
-                    ..Default::default()
-                })
-                .await?,
-            ),
+            None => Arc::new(repo.create(CreateOptions::new(cwd_text.clone())).await?),
         }
     } else {
-        Arc::new(
-            repo.create(CreateOptions {
-                cwd: cwd_text.clone(),
-                ..Default::default()
-            })
-            .await?,
-        )
+        Arc::new(repo.create(CreateOptions::new(cwd_text.clone())).await?)
     };
     let header = storage.header().await?;
     let stored = !a.no_session
@@ -463,22 +441,30 @@ async fn start_with(
                 .collect(),
         )
     });
-    let options = HarnessOptions {
-        model: model.clone(),
-        thinking_level: level,
-        tools: tools::builtin_tools(&tool_env),
-        active_tool_names: Some(active),
-        system_prompt,
-        stream_options: settings.base_stream_options(),
-        compaction: {
-            let c = settings.compaction();
-            arbor_agent::compaction::CompactionSettings {
-                enabled: c.enabled,
-                reserve_tokens: c.reserve_tokens,
-                keep_recent_tokens: c.keep_recent_tokens,
-            }
-        },
-        summary_retry: {
+    let options = {
+        let mut o = HarnessOptions::new(model.clone())
+            .with_tools(tools::builtin_tools(&tool_env))
+            .with_active_tool_names(Some(active))
+            .with_system_prompt(system_prompt)
+            .with_stream_options(settings.base_stream_options())
+            .with_compaction({
+                let c = settings.compaction();
+                arbor_agent::compaction::CompactionSettings {
+                    enabled: c.enabled,
+                    reserve_tokens: c.reserve_tokens,
+                    keep_recent_tokens: c.keep_recent_tokens,
+                }
+            })
+            .with_steering_mode(queue_mode(settings.steering_mode()))
+            .with_follow_up_mode(queue_mode(settings.follow_up_mode()))
+            .with_models({
+                let registry = registry.clone();
+                Arc::new(move |r: &arbor_agent::context::projection::ModelRef| {
+                    registry.get(&r.provider, &r.model_id).cloned()
+                })
+            });
+        o.thinking_level = level;
+        o.summary_retry = {
             let r = settings.retry();
             Some(
                 arbor_ai::retry::RetryPolicy::default()
@@ -487,16 +473,8 @@ async fn start_with(
                     .with_base_delay_ms(r.base_delay_ms)
                     .with_max_agent_delay_ms(r.max_agent_delay_ms),
             )
-        },
-        steering_mode: queue_mode(settings.steering_mode()),
-        follow_up_mode: queue_mode(settings.follow_up_mode()),
-        models: Some({
-            let registry = registry.clone();
-            Arc::new(move |r: &arbor_agent::context::projection::ModelRef| {
-                registry.get(&r.provider, &r.model_id).cloned()
-            })
-        }),
-        ..Default::default()
+        };
+        o
     };
     let harness = if opened_existing && (a.model.is_none() || restart.is_some()) {
         let (h, report) = AgentHarness::resume(session.clone(), provider.clone(), options).await?;

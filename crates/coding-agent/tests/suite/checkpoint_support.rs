@@ -114,10 +114,7 @@ pub fn checkpoint_refs(root: &Path) -> Vec<String> {
 /// A fresh JSONL session under `home/sessions` for `cwd`: the session, its id and its file.
 pub async fn new_session(home: &Path, cwd: &Path) -> (Session, String, PathBuf) {
     let storage = JsonlRepository::new(home.join("sessions"))
-        .create(CreateOptions {
-            cwd: cwd.display().to_string(),
-            ..Default::default()
-        })
+        .create(CreateOptions::new(cwd.display().to_string()))
         .await
         .unwrap();
     let header = arbor_agent::session::SessionStorage::header(&storage)
@@ -212,12 +209,9 @@ pub async fn rig(root: &Path) -> Rig {
     let harness = AgentHarness::new(
         session.clone(),
         Arc::new(faux.clone()),
-        HarnessOptions {
-            model: faux.model(),
-            tools,
-            system_prompt: SystemPrompt::Text("test".into()),
-            ..HarnessOptions::default()
-        },
+        HarnessOptions::new(faux.model())
+            .with_tools(tools)
+            .with_system_prompt(SystemPrompt::Text("test".into())),
     )
     .unwrap();
     let hook = Arc::new(CheckpointHook::new(recorder.clone(), session.clone()));

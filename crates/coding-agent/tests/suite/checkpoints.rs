@@ -737,11 +737,7 @@ async fn a_forked_session_adopts_the_checkpoints_on_its_path() {
     let forked = repo
         .fork(
             &seed.path.display().to_string(),
-            arbor_agent::session::ForkOptions {
-                entry_id: Some(seed.plan_a_tip.clone()),
-                position: arbor_agent::session::ForkPosition::At,
-                ..Default::default()
-            },
+            arbor_agent::session::ForkOptions::at(seed.plan_a_tip.clone()),
         )
         .await
         .unwrap();

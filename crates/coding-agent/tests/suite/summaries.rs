@@ -28,10 +28,7 @@ fn usage(total: u64) -> Value {
 async fn build_session(dir: &Path, turns: usize) -> PathBuf {
     let repo = JsonlRepository::flat(dir.to_path_buf());
     let storage = repo
-        .create(CreateOptions {
-            cwd: "/work/project".into(),
-            ..Default::default()
-        })
+        .create(CreateOptions::new("/work/project"))
         .await
         .unwrap();
     let path = storage.path().to_path_buf();

@@ -51,17 +51,14 @@ pub(crate) async fn rig_with_settings(settings: serde_json::Value) -> Rig {
     let harness = AgentHarness::new(
         session.clone(),
         Arc::new(faux.clone()),
-        HarnessOptions {
-            model: faux.model(),
-            tools: tools::builtin_tools(&env),
-            system_prompt: SystemPrompt::Text("You are a test agent.".into()),
-            compaction: arbor_agent::compaction::CompactionSettings {
+        HarnessOptions::new(faux.model())
+            .with_tools(tools::builtin_tools(&env))
+            .with_system_prompt(SystemPrompt::Text("You are a test agent.".into()))
+            .with_compaction(arbor_agent::compaction::CompactionSettings {
                 enabled: true,
                 reserve_tokens: 16_384,
                 keep_recent_tokens: 1,
-            },
-            ..Default::default()
-        },
+            }),
     )
     .unwrap();
     let ctx = TuiApp {
@@ -460,10 +457,7 @@ async fn tree_to_a_user_message_puts_it_in_the_editor_and_moves_to_its_parent() 
 pub(crate) async fn rig_with_checkpoints(root: &std::path::Path, home: &std::path::Path) -> Rig {
     use arbor_agent::session::{CreateOptions, JsonlRepository, SessionRepository};
     let storage = JsonlRepository::new(home.join("sessions"))
-        .create(CreateOptions {
-            cwd: root.display().to_string(),
-            ..Default::default()
-        })
+        .create(CreateOptions::new(root.display().to_string()))
         .await
         .unwrap();
     rig_over(storage, root, home, json!({"retry": {"enabled": false}})).await
@@ -495,12 +489,9 @@ pub(crate) async fn rig_over(
     let harness = AgentHarness::new(
         session.clone(),
         Arc::new(faux.clone()),
-        HarnessOptions {
-            model: faux.model(),
-            tools: tools::builtin_tools(&env),
-            system_prompt: SystemPrompt::Text("You are a test agent.".into()),
-            ..Default::default()
-        },
+        HarnessOptions::new(faux.model())
+            .with_tools(tools::builtin_tools(&env))
+            .with_system_prompt(SystemPrompt::Text("You are a test agent.".into())),
     )
     .unwrap();
     let hook = Arc::new(CheckpointHook::new(Arc::new(recorder), session.clone()));

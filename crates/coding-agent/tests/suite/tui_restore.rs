@@ -31,10 +31,7 @@ fn repo() -> (tempfile::TempDir, PathBuf, PathBuf) {
 
 async fn stored_rig(root: &Path, home: &Path, settings: serde_json::Value) -> Rig {
     let storage = JsonlRepository::new(home.join("sessions"))
-        .create(CreateOptions {
-            cwd: root.display().to_string(),
-            ..Default::default()
-        })
+        .create(CreateOptions::new(root.display().to_string()))
         .await
         .unwrap();
     rig_over(storage, root, home, settings).await
@@ -285,13 +282,7 @@ async fn resume_lists_this_folder_then_every_folder_on_tab() {
         (here.as_str(), "fix the parser here"),
         ("/elsewhere/api", "write the api docs"),
     ] {
-        let s = repo
-            .create(CreateOptions {
-                cwd: cwd.into(),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
+        let s = repo.create(CreateOptions::new(cwd)).await.unwrap();
         let session = arbor_agent::session::Session::new(std::sync::Arc::new(s));
         session
             .append_message(arbor_agent::message::AgentMessage::Llm(

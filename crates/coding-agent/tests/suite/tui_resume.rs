@@ -61,10 +61,7 @@ async fn resumed() -> (FauxProvider, Driver) {
     let (harness, _) = AgentHarness::resume(
         session.clone(),
         Arc::new(faux.clone()),
-        HarnessOptions {
-            model: faux.model(),
-            ..Default::default()
-        },
+        HarnessOptions::new(faux.model()),
     )
     .await
     .unwrap();
@@ -239,10 +236,7 @@ async fn a_short_session_loads_at_once() {
     let harness = AgentHarness::new(
         session.clone(),
         Arc::new(faux.clone()),
-        HarnessOptions {
-            model: faux.model(),
-            ..Default::default()
-        },
+        HarnessOptions::new(faux.model()),
     )
     .unwrap();
     let ctx = TuiApp {

@@ -14,13 +14,7 @@ async fn listings_are_paged_newest_first_per_cwd_and_searchable() {
     let mut ids = Vec::new();
     for i in 0..25 {
         let cwd = if i % 2 == 0 { "/even" } else { "/odd" };
-        let s = repo
-            .create(CreateOptions {
-                cwd: cwd.into(),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
+        let s = repo.create(CreateOptions::new(cwd)).await.unwrap();
         s.append(user(&format!("prompt number {i} about Widgets")))
             .await
             .unwrap();

@@ -122,10 +122,7 @@ async fn a_version_1_store_is_migrated_and_keeps_its_sessions() {
 
     // And it takes appends and lists newest first like a new one.
     let other = repo
-        .create(arbor_session::CreateOptions {
-            cwd: "/old".into(),
-            ..Default::default()
-        })
+        .create(arbor_session::CreateOptions::new("/old"))
         .await
         .unwrap();
     other.append(user("newer")).await.unwrap();

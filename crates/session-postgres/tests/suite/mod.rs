@@ -87,12 +87,9 @@ pub async fn repo_with(
 }
 
 pub async fn session(repo: &PostgresRepository) -> PostgresStorage {
-    repo.create(CreateOptions {
-        cwd: "/work/project".into(),
-        ..Default::default()
-    })
-    .await
-    .expect("create session")
+    repo.create(CreateOptions::new("/work/project"))
+        .await
+        .expect("create session")
 }
 
 pub fn user(text: &str) -> EntryDraft {

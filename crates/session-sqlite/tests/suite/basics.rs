@@ -9,12 +9,11 @@ use super::*;
 async fn create_open_list_delete() {
     let (_dir, repo) = repo().await;
     let a = repo
-        .create(CreateOptions {
-            id: Some("alpha".into()),
-            cwd: "/a".into(),
-            metadata: Some(serde_json::json!({"k": 1})),
-            ..Default::default()
-        })
+        .create(
+            CreateOptions::new("/a")
+                .with_id("alpha")
+                .with_metadata(serde_json::json!({"k": 1})),
+        )
         .await
         .unwrap();
     a.append(user("hello there")).await.unwrap();
@@ -61,10 +60,7 @@ async fn caller_ids_are_validated_and_unique() {
     let (_dir, repo) = repo().await;
     for bad in ["../escape", "", "-x", "a b"] {
         let err = repo
-            .create(CreateOptions {
-                id: Some(bad.into()),
-                ..Default::default()
-            })
+            .create(CreateOptions::default().with_id(bad))
             .await
             .err()
             .unwrap();
@@ -73,17 +69,11 @@ async fn caller_ids_are_validated_and_unique() {
             "{bad}: {err}"
         );
     }
-    repo.create(CreateOptions {
-        id: Some("same".into()),
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    repo.create(CreateOptions::default().with_id("same"))
+        .await
+        .unwrap();
     let dup = repo
-        .create(CreateOptions {
-            id: Some("same".into()),
-            ..Default::default()
-        })
+        .create(CreateOptions::default().with_id("same"))
         .await
         .err()
         .unwrap();

@@ -39,13 +39,7 @@ fn crash_writer_child() {
         let repo = SqliteRepository::open_with(db, options(sync))
             .await
             .unwrap();
-        let s = repo
-            .create(CreateOptions {
-                cwd: "/crash".into(),
-                ..CreateOptions::default()
-            })
-            .await
-            .unwrap();
+        let s = repo.create(CreateOptions::new("/crash")).await.unwrap();
         println!("\nsession {}", s.id());
         for i in 0..100_000 {
             let e = s

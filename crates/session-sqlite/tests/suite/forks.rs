@@ -1,6 +1,6 @@
 //! Forks per DECISIONS §5: whole tree, before a user message, at an entry; source untouched.
 
-use arbor_session::{ForkOptions, ForkPosition, SessionRepository, SessionStorage};
+use arbor_session::{ForkOptions, SessionRepository, SessionStorage};
 
 use super::*;
 
@@ -49,13 +49,7 @@ async fn fork_before_and_at_copy_the_path_only() {
     let side = s.append(user("side")).await.unwrap();
 
     let before = repo
-        .fork(
-            s.id(),
-            ForkOptions {
-                entry_id: Some(u2.id.clone()),
-                ..Default::default()
-            },
-        )
+        .fork(s.id(), ForkOptions::before(u2.id.clone()))
         .await
         .unwrap();
     assert_eq!(
@@ -71,12 +65,9 @@ async fn fork_before_and_at_copy_the_path_only() {
     let at = repo
         .fork(
             s.id(),
-            ForkOptions {
-                entry_id: Some(a2.id.clone()),
-                position: ForkPosition::At,
-                cwd: Some("/elsewhere".into()),
-                id: Some("fork-at".into()),
-            },
+            ForkOptions::at(a2.id.clone())
+                .with_cwd("/elsewhere")
+                .with_id("fork-at"),
         )
         .await
         .unwrap();
@@ -118,13 +109,7 @@ async fn fork_before_and_at_copy_the_path_only() {
 
     // Before the first user message: an empty session.
     let empty = repo
-        .fork(
-            s.id(),
-            ForkOptions {
-                entry_id: Some(u1.id.clone()),
-                ..Default::default()
-            },
-        )
+        .fork(s.id(), ForkOptions::before(u1.id.clone()))
         .await
         .unwrap();
     assert_eq!(empty.entry_count().await.unwrap(), 0);
@@ -146,27 +131,14 @@ async fn invalid_fork_targets() {
     let a = s.append(assistant(1, 1, 0, 0, 0.0)).await.unwrap();
     let sessions_before = repo.list().await.unwrap().sessions.len();
     let err = repo
-        .fork(
-            s.id(),
-            ForkOptions {
-                entry_id: Some(a.id.clone()),
-                position: ForkPosition::Before,
-                ..Default::default()
-            },
-        )
+        .fork(s.id(), ForkOptions::before(a.id.clone()))
         .await
         .err()
         .unwrap();
     assert_eq!(err.code(), "invalid_fork_target");
     assert!(err.to_string().contains("not a user message"), "{err}");
     let err = repo
-        .fork(
-            s.id(),
-            ForkOptions {
-                entry_id: Some("missing".into()),
-                ..Default::default()
-            },
-        )
+        .fork(s.id(), ForkOptions::before("missing"))
         .await
         .err()
         .unwrap();
@@ -206,14 +178,7 @@ async fn a_whole_tree_fork_copies_even_a_corrupt_row_verbatim() {
     // A path fork through the corrupt row cannot build its copy and creates nothing.
     let before = repo.list().await.unwrap().sessions.len();
     let err = repo
-        .fork(
-            s.id(),
-            ForkOptions {
-                entry_id: Some(b.id.clone()),
-                position: ForkPosition::At,
-                ..Default::default()
-            },
-        )
+        .fork(s.id(), ForkOptions::at(b.id.clone()))
         .await
         .err()
         .unwrap();

@@ -40,12 +40,9 @@ pub async fn repo_with(options: SqliteOptions) -> (TempDir, SqliteRepository) {
 }
 
 pub async fn session(repo: &SqliteRepository) -> SqliteStorage {
-    repo.create(CreateOptions {
-        cwd: "/work/project".into(),
-        ..Default::default()
-    })
-    .await
-    .expect("create session")
+    repo.create(CreateOptions::new("/work/project"))
+        .await
+        .expect("create session")
 }
 
 /// A second, raw connection to the same file (another process's view).

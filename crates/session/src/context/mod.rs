@@ -37,7 +37,9 @@ use serde_json::{json, Value};
 /// The reference JSON shape of a projected context (`testdata/*/expected/*.json`):
 /// `{"ok":true,"leafId","model","thinkingLevel","activeToolNames","llm"}`.
 /// Numbers are written as JavaScript would (`0.0` in a file comes back as `0`), so the output
-/// equals pi's byte for byte up to key order.
+/// equals pi's byte for byte up to key order. Test and parity support (feature `internals`,
+/// not a stable API).
+#[cfg(feature = "internals")]
 pub fn expected_json(context: &SessionContext, leaf_id: Option<&str>) -> Value {
     let mut llm = serde_json::to_value(convert_to_llm(&context.messages)).unwrap_or(Value::Null);
     js_numbers(&mut llm);
@@ -53,6 +55,8 @@ pub fn expected_json(context: &SessionContext, leaf_id: Option<&str>) -> Value {
 
 /// [`expected_json`] written straight to `out`, one message at a time (no JSON tree of the
 /// whole context is built), followed by a newline. Same content, same number formatting.
+/// Test and bench support (feature `internals`, not a stable API).
+#[cfg(feature = "internals")]
 pub fn write_expected_json<W: std::io::Write>(
     mut out: W,
     context: &SessionContext,

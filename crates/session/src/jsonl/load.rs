@@ -591,8 +591,17 @@ fn load_legacy(origin: &str, file: &File, version: u32) -> Result<Loaded> {
         )));
     };
     let mut maps: Vec<Map<String, Value>> = entries.iter().map(|(_, m)| m.clone()).collect();
+    // Ids of v1 entries are derived, not random: the same file reads with the same ids on
+    // every open, read-only or not (DECISIONS §25.12).
+    let seed = header_map
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let mut position = 0u64;
     migrate::migrate_to_v3(u64::from(version), &mut header_map, &mut maps, |taken| {
-        crate::ids::new_entry_id(|c| taken.contains(c))
+        position += 1;
+        crate::ids::derived_entry_id(&seed, position, |c| taken.contains(c))
     });
     let header_line = serde_json::to_string(&header_map)
         .map_err(|e| line_err(origin, 1, format!("session header: {e}")))?;

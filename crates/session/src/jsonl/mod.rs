@@ -19,3 +19,12 @@ pub use list::holds_conversation;
 pub use repo::{JsonlRepository, Layout, Migration};
 pub use storage::{JsonlStorage, OpenReport, TornTail};
 pub use writer::{FileWriter, SessionWriter, SyncPolicy, WriterFactory};
+
+/// Names the file only: the index and the write side are internal and large.
+impl std::fmt::Debug for JsonlStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JsonlStorage")
+            .field("path", &self.path())
+            .finish_non_exhaustive()
+    }
+}

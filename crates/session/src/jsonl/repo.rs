@@ -76,6 +76,7 @@ impl JsonlRepository {
         Self::with_layout(Layout::Flat(dir.into()))
     }
 
+    /// A repository over `layout`.
     pub fn with_layout(layout: Layout) -> Self {
         JsonlRepository {
             layout,
@@ -93,21 +94,26 @@ impl JsonlRepository {
         self
     }
 
+    /// When the sessions it opens fsync.
     pub fn with_sync(mut self, sync: SyncPolicy) -> Self {
         self.sync = sync;
         self
     }
 
-    /// Replaces the byte sink of every session this repository opens (fault injection).
+    /// Replaces the byte sink of every session this repository opens (fault injection in
+    /// tests; feature `internals`, not a stable API).
+    #[cfg(feature = "internals")]
     pub fn with_writer(mut self, writer: WriterFactory) -> Self {
         self.writer = writer;
         self
     }
 
+    /// Where its files go.
     pub fn layout(&self) -> &Layout {
         &self.layout
     }
 
+    /// When its sessions fsync.
     pub fn sync_policy(&self) -> SyncPolicy {
         self.sync
     }
@@ -194,6 +200,46 @@ impl JsonlRepository {
             .ok_or_else(|| SessionError::NotFound(format!("Session not found: {id_or_path}")))
     }
 
+    /// Creates a new session file at `path` instead of the layout's place and name (DECISIONS
+    /// §12.16). The file must not exist (`invalid_session` naming it otherwise); missing
+    /// folders are created private. It is an ordinary session file: [`JsonlRepository::open`]
+    /// and `open_read_only` take the path, and this repository lists it when `path` is in one
+    /// of its folders.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), arbor_session::SessionError> {
+    /// use arbor_session::{CreateOptions, JsonlRepository, SessionStorage};
+    ///
+    /// let dir = tempfile::tempdir().map_err(|e| arbor_session::SessionError::io("tempdir", e))?;
+    /// let path = dir.path().join("notes/first.jsonl");
+    /// let storage = JsonlRepository::flat(dir.path())
+    ///     .create_at(&path, CreateOptions::new("/my/project"))
+    ///     .await?;
+    /// assert_eq!(storage.location(), path.display().to_string());
+    /// assert_eq!(storage.header().await?.cwd, "/my/project");
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn create_at(
+        &self,
+        path: impl AsRef<Path>,
+        opts: CreateOptions,
+    ) -> Result<JsonlStorage> {
+        let header = SessionHeader::create(opts.id, opts.cwd, opts.parent_session, opts.metadata)?;
+        let path = path.as_ref().to_path_buf();
+        if path.exists() {
+            return Err(SessionError::InvalidSession(format!(
+                "session file {} already exists",
+                path.display()
+            )));
+        }
+        let repo = self.clone();
+        tokio::task::spawn_blocking(move || repo.publish(&header, None, Some(path)))
+            .await
+            .map_err(join_err)?
+    }
+
     /// Opens a session without taking the write lock; the file is never modified. Use this
     /// for viewers and for sessions another process is writing.
     pub async fn open_read_only(&self, id_or_path: &str) -> Result<JsonlStorage> {
@@ -248,6 +294,7 @@ impl JsonlRepository {
         &self,
         header: &SessionHeader,
         copy: Option<(&JsonlStorage, &[u32])>,
+        at: Option<PathBuf>,
     ) -> Result<JsonlStorage> {
         if self.find(&header.id)?.is_some() {
             return Err(SessionError::InvalidSession(format!(
@@ -255,14 +302,28 @@ impl JsonlRepository {
                 header.id
             )));
         }
-        let dir = self.dir_for_cwd(&header.cwd);
-        // Transcripts are private: folders 0700, files 0600 (DECISIONS §25.4).
-        if let Layout::PerCwd(root) = &self.layout {
-            files::create_private_dirs(root)?;
-        }
+        let (dir, path) = match at {
+            Some(path) => {
+                let dir = match path.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+                (dir, path)
+            }
+            None => {
+                let dir = self.dir_for_cwd(&header.cwd);
+                // Transcripts are private: folders 0700, files 0600 (DECISIONS §25.4).
+                if let Layout::PerCwd(root) = &self.layout {
+                    files::create_private_dirs(root)?;
+                }
+                files::create_private_dirs(&dir)?;
+                files::sweep_stale_temps(&dir);
+                let path = dir.join(layout::session_file_name(&header.timestamp, &header.id));
+                (dir, path)
+            }
+        };
+        // A caller's own folder is never swept: its files are the caller's.
         files::create_private_dirs(&dir)?;
-        files::sweep_stale_temps(&dir);
-        let path = dir.join(layout::session_file_name(&header.timestamp, &header.id));
         let mut text = header.to_json();
         text.push('\n');
         let durable = self.sync != SyncPolicy::Never;
@@ -361,7 +422,7 @@ impl SessionRepository for JsonlRepository {
     async fn create(&self, opts: CreateOptions) -> Result<JsonlStorage> {
         let header = SessionHeader::create(opts.id, opts.cwd, opts.parent_session, opts.metadata)?;
         let repo = self.clone();
-        tokio::task::spawn_blocking(move || repo.publish(&header, None))
+        tokio::task::spawn_blocking(move || repo.publish(&header, None, None))
             .await
             .map_err(join_err)?
     }
@@ -408,7 +469,7 @@ impl SessionRepository for JsonlRepository {
             src_header.metadata,
         )?;
         let repo = self.clone();
-        tokio::task::spawn_blocking(move || repo.publish(&header, Some((&src, &selection))))
+        tokio::task::spawn_blocking(move || repo.publish(&header, Some((&src, &selection)), None))
             .await
             .map_err(join_err)?
     }

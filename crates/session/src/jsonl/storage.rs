@@ -319,6 +319,7 @@ impl JsonlStorage {
         })
     }
 
+    /// The session file.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -328,6 +329,7 @@ impl JsonlStorage {
         self.state.read().await.report.clone()
     }
 
+    /// Opened for writing (holds the file's lock).
     pub async fn is_writable(&self) -> bool {
         self.state.read().await.write.is_some()
     }

@@ -190,6 +190,49 @@ pub enum RowKind {
     },
 }
 
+impl RowKind {
+    /// The entry's `type` as written in the file (`message`, `compaction`, ...).
+    pub fn entry_type(&self) -> &str {
+        match self {
+            RowKind::Message(_) => "message",
+            RowKind::ThinkingLevelChange { .. } => "thinking_level_change",
+            RowKind::ModelChange { .. } => "model_change",
+            RowKind::ActiveToolsChange { .. } => "active_tools_change",
+            RowKind::Compaction { .. } => "compaction",
+            RowKind::BranchSummary { .. } => "branch_summary",
+            RowKind::Custom { .. } => "custom",
+            RowKind::CustomMessage { .. } => "custom_message",
+            RowKind::Label { .. } => "label",
+            RowKind::SessionInfo { .. } => "session_info",
+            RowKind::Leaf { .. } => "leaf",
+            RowKind::ContextEdit { .. } => "context_edit",
+            RowKind::Usage { .. } => "usage",
+            RowKind::Other { entry_type } => entry_type,
+        }
+    }
+
+    /// A one-line preview of what the entry says (message and summary text), if any.
+    pub fn preview(&self) -> Option<&str> {
+        let p = match self {
+            RowKind::Message(m) => match m {
+                MessageRow::User { text }
+                | MessageRow::Assistant { text, .. }
+                | MessageRow::ToolResult { text, .. }
+                | MessageRow::System { text, .. }
+                | MessageRow::Custom { text, .. } => text,
+                MessageRow::BashExecution { command } => command,
+                MessageRow::BranchSummary { summary }
+                | MessageRow::CompactionSummary { summary } => summary,
+                MessageRow::Other { .. } => return None,
+            },
+            RowKind::Compaction { summary, .. } | RowKind::BranchSummary { summary, .. } => summary,
+            RowKind::CustomMessage { text, .. } => text,
+            _ => return None,
+        };
+        (!p.is_empty()).then(|| p.as_str())
+    }
+}
+
 /// One entry as a tree view shows it (see the module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowSummary {
@@ -197,6 +240,7 @@ pub struct RowSummary {
     pub parent_id: Option<Box<str>>,
     /// The entry's timestamp in Unix ms; `i64::MAX` when it does not parse (sorts last).
     pub time: i64,
+    /// What the row shows.
     pub kind: RowKind,
 }
 

@@ -11,10 +11,12 @@ use std::fmt;
 pub struct Preview(pub(crate) Box<str>);
 
 impl Preview {
+    /// The preview text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 
+    /// No text.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

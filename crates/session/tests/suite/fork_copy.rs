@@ -79,14 +79,12 @@ async fn a_fork_answers_as_a_fresh_open_of_its_file() {
             let out = dir.path().join(format!("f{forks}"));
             let repo = JsonlRepository::flat(&out);
             let forked = repo
-                .fork(
-                    source.to_str().expect("utf-8"),
-                    ForkOptions {
-                        entry_id: point.clone(),
-                        position: ForkPosition::At,
-                        ..ForkOptions::default()
-                    },
-                )
+                .fork(source.to_str().expect("utf-8"), {
+                    let mut o = ForkOptions::default();
+                    o.entry_id = point.clone();
+                    o.position = ForkPosition::At;
+                    o
+                })
                 .await
                 .unwrap_or_else(|e| panic!("{name} at {point:?}: {e}"));
             let written = forked.path().to_owned();

@@ -306,7 +306,7 @@ proptest! {
         rt().block_on(async {
             let dir = tempfile::tempdir().unwrap();
             let repo = JsonlRepository::flat(dir.path());
-            let storage = repo.create(CreateOptions { cwd: "/p".into(), ..Default::default() }).await.unwrap();
+            let storage = repo.create(CreateOptions::new("/p")).await.unwrap();
             let path = storage.location();
             let s = Session::new(Arc::new(storage));
             let mut n = 0;

@@ -145,7 +145,7 @@ async fn seed_e1_to_e7_branch_walk_with_leaf_entry() {
     );
     assert_eq!(ctx(&reopened).await, ctx(&s).await);
     let path: Vec<String> = reopened
-        .branch(None)
+        .branch_since_compaction(None)
         .await
         .unwrap()
         .into_iter()
@@ -325,7 +325,7 @@ async fn compaction_with_first_kept() {
     s.append_message(user("u3", 5)).await.unwrap();
     insta::assert_json_snapshot!("compaction_with_first_kept", scenario(&s).await);
     // getBranch() starts at firstKept; the log keeps everything.
-    assert_eq!(s.branch(None).await.unwrap()[0].id, ids[2]);
+    assert_eq!(s.branch_since_compaction(None).await.unwrap()[0].id, ids[2]);
     assert_eq!(s.entries().await.unwrap().len(), 6);
 }
 
@@ -349,7 +349,7 @@ async fn compaction_with_retained_tail() {
     s.append_message(user("u3", 5)).await.unwrap();
     insta::assert_json_snapshot!("compaction_with_retained_tail", scenario(&s).await);
     assert_eq!(
-        s.branch(None).await.unwrap()[0].id,
+        s.branch_since_compaction(None).await.unwrap()[0].id,
         c,
         "a retained tail makes the compaction the start"
     );
@@ -682,7 +682,10 @@ async fn session_name_collapses_line_breaks_and_labels_trim() {
     assert_eq!(s.label(&u).await.unwrap(), None);
     assert_eq!(s.labels().await.unwrap(), [(v, "second".to_string())]);
     assert_eq!(
-        s.branch(Some("nope")).await.unwrap_err().code(),
+        s.branch_since_compaction(Some("nope"))
+            .await
+            .unwrap_err()
+            .code(),
         "not_found"
     );
     let stats = s.stats().await.unwrap();
@@ -720,13 +723,7 @@ async fn seed_e1_to_e7_recovers_after_reopening_the_jsonl_file() {
     use arbor_session::{CreateOptions, SessionRepository};
     let dir = tempfile::tempdir().unwrap();
     let repo = JsonlRepository::flat(dir.path());
-    let storage = repo
-        .create(CreateOptions {
-            cwd: "/work/blog".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let storage = repo.create(CreateOptions::new("/work/blog")).await.unwrap();
     let path = storage.location();
     let s = Session::new(Arc::new(storage));
     s.append_message(user("解释这个项目", 1)).await.unwrap();

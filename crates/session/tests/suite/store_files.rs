@@ -132,13 +132,7 @@ async fn new_sessions_are_private_whatever_was_there() {
     let home = tempfile::tempdir().unwrap();
     let root = home.path().join(".arbor/sessions");
     let repo = JsonlRepository::new(&root);
-    let s = repo
-        .create(CreateOptions {
-            cwd: "/w".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let s = repo.create(CreateOptions::new("/w")).await.unwrap();
     s.append(user("secret output")).await.unwrap();
     let file = PathBuf::from(s.location());
     assert_eq!(mode(&file), 0o600);
@@ -154,13 +148,7 @@ async fn new_sessions_are_private_whatever_was_there() {
 async fn stale_temporaries_are_removed_on_the_next_open_and_held_ones_kept() {
     let dir = tempfile::tempdir().unwrap();
     let repo = JsonlRepository::flat(dir.path());
-    let s = repo
-        .create(CreateOptions {
-            cwd: "/w".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let s = repo.create(CreateOptions::new("/w")).await.unwrap();
     let loc = s.location();
     drop(s);
     let stale = PathBuf::from(format!("{loc}.tmp-4242-1781967600000"));

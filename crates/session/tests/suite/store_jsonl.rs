@@ -83,8 +83,7 @@ async fn malformed_json_mid_file_names_file_and_line() {
     let e = repo
         .open_read_only(p(&path))
         .await
-        .err()
-        .expect("read-only refuses too");
+        .expect_err("read-only refuses too");
     assert!(e.to_string().contains(":3:"), "{e}");
 }
 
@@ -379,13 +378,7 @@ async fn complete_last_line_without_newline_is_kept_and_terminated() {
 async fn file_deleted_while_open_refuses_appends_and_keeps_reads() {
     let dir = tempfile::tempdir().unwrap();
     let repo = JsonlRepository::new(dir.path());
-    let s = repo
-        .create(CreateOptions {
-            cwd: "/w".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let s = repo.create(CreateOptions::new("/w")).await.unwrap();
     let a = s.append(EntryDraft::new(user("one"))).await.unwrap();
     std::fs::remove_file(s.location()).unwrap();
     let e = s
@@ -407,13 +400,7 @@ async fn file_deleted_while_open_refuses_appends_and_keeps_reads() {
 async fn file_replaced_while_open_refuses_appends() {
     let dir = tempfile::tempdir().unwrap();
     let repo = JsonlRepository::new(dir.path());
-    let s = repo
-        .create(CreateOptions {
-            cwd: "/w".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let s = repo.create(CreateOptions::new("/w")).await.unwrap();
     s.append(EntryDraft::new(user("one"))).await.unwrap();
     let loc = s.location();
     let other = dir.path().join("other");
@@ -495,13 +482,7 @@ async fn full_disk_fails_the_append_and_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let (factory, knobs) = failing_factory();
     let repo = JsonlRepository::new(dir.path()).with_writer(factory);
-    let s = repo
-        .create(CreateOptions {
-            cwd: "/w".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let s = repo.create(CreateOptions::new("/w")).await.unwrap();
     let mut ids = Vec::new();
     for i in 0..3 {
         ids.push(
@@ -567,13 +548,7 @@ async fn sync_policies_fsync_as_documented() {
         let repo = JsonlRepository::new(dir.path())
             .with_sync(policy)
             .with_writer(factory);
-        let s = repo
-            .create(CreateOptions {
-                cwd: "/w".into(),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
+        let s = repo.create(CreateOptions::new("/w")).await.unwrap();
         for i in 0..appends {
             s.append(EntryDraft::new(user(&i.to_string())))
                 .await
@@ -608,13 +583,7 @@ async fn second_writer_process_is_refused() {
     }
     let dir = tempfile::tempdir().unwrap();
     let repo = JsonlRepository::new(dir.path());
-    let s = repo
-        .create(CreateOptions {
-            cwd: "/w".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let s = repo.create(CreateOptions::new("/w")).await.unwrap();
     s.append(EntryDraft::new(user("held"))).await.unwrap();
     let run_child = |loc: &str| {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
@@ -644,8 +613,7 @@ async fn second_writer_process_is_refused() {
     let e = repo
         .open(&s.location())
         .await
-        .err()
-        .expect("second writer refused");
+        .expect_err("second writer refused");
     assert!(
         e.to_string()
             .contains("open for writing by another process"),
@@ -679,7 +647,7 @@ async fn pi_v3_fixtures_open_with_the_expected_leaf() {
         let repo = JsonlRepository::flat(path.parent().unwrap());
         let opened = repo.open_read_only(p(&path)).await;
         if exp["ok"] == json!(false) {
-            let e = opened.err().expect("must be refused");
+            let e = opened.expect_err("must be refused");
             assert!(e.to_string().contains(":4:"), "{name}: {e}");
             continue;
         }
@@ -867,11 +835,7 @@ async fn files_follow_pi_layout_and_naming() {
     let dir = tempfile::tempdir().unwrap();
     let repo = JsonlRepository::new(dir.path());
     let s = repo
-        .create(CreateOptions {
-            id: Some("my-id".into()),
-            cwd: "/srv/u/proj".into(),
-            ..Default::default()
-        })
+        .create(CreateOptions::new("/srv/u/proj").with_id("my-id"))
         .await
         .unwrap();
     let h = s.header().await.unwrap();
@@ -885,13 +849,7 @@ async fn files_follow_pi_layout_and_naming() {
     let v: Value = serde_json::from_str(text.trim_end()).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(keys, ["type", "version", "id", "timestamp", "cwd"]);
-    let other = repo
-        .create(CreateOptions {
-            cwd: "/srv/other".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let other = repo.create(CreateOptions::new("/srv/other")).await.unwrap();
     drop(other);
     assert_eq!(
         repo.list_cwd("/srv/u/proj").await.unwrap().sessions.len(),
@@ -1108,7 +1066,7 @@ async fn an_open_waits_out_a_lock_released_at_once_but_refuses_a_held_one() {
 
     let held = std::fs::File::open(&path).unwrap();
     held.lock().unwrap();
-    let err = repo.open(&path).await.err().expect("a held lock refuses");
+    let err = repo.open(&path).await.expect_err("a held lock refuses");
     assert!(
         err.to_string()
             .contains("session is open for writing by another process"),

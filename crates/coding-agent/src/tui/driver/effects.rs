@@ -366,7 +366,7 @@ impl Driver {
                     None => self.done(Outcome::Error("No assistant message to copy".into())),
                 }
             }
-            Effect::Fork => match self.app.session.branch(None).await {
+            Effect::Fork => match self.app.session.branch_since_compaction(None).await {
                 Ok(entries) => {
                     // A fork point can restore the code when a checkpoint lies above it.
                     let mut seen_marker = false;

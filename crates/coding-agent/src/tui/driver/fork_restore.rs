@@ -134,14 +134,12 @@ impl Driver {
             .map(std::path::Path::to_path_buf)
             .unwrap_or_default();
         let copy = JsonlRepository::flat(dir)
-            .fork(
-                &file.display().to_string(),
-                ForkOptions {
-                    entry_id,
-                    position,
-                    ..Default::default()
-                },
-            )
+            .fork(&file.display().to_string(), {
+                let mut o = ForkOptions::default();
+                o.entry_id = entry_id;
+                o.position = position;
+                o
+            })
             .await?;
         let location = SessionStorage::location(&copy);
         Ok(std::path::Path::new(&location)

@@ -153,10 +153,10 @@ pub enum Effect {
 impl Effect {
     /// The harness options of a navigation effect.
     pub fn navigate_options(summarize: bool, custom: Option<String>) -> NavigateOptions {
-        NavigateOptions {
-            summarize,
-            custom_instructions: custom,
-            ..Default::default()
+        {
+            let mut o = NavigateOptions::default().with_summarize(summarize);
+            o.custom_instructions = custom;
+            o
         }
     }
 }
