@@ -11,8 +11,8 @@
 //! - `command`: the one command layer (typed commands, replies and errors) RPC runs and whose
 //!   rules (session stats, model and thinking cycling) the TUI shares; `policy`: retries and
 //!   automatic compaction around a prompt.
-//! - [`tools`]: the agent's tools (read, write, edit, bash, grep, find, ls); [`process`]: the
-//!   process groups of the commands they and the user run, ended with every run;
+//! - the agent's tools (read, write, edit, bash, grep, find, ls) and the process groups of the
+//!   commands they and the user run come from `arbor-tools`;
 //!   [`checkpoints`]: workspace checkpoints beside the session; [`mcp`]: MCP servers' tools;
 //!   [`hooks`]: commands run on the harness's events.
 //! - `session_commands`, [`store`], `render`: the `arbor session` commands, opening stores
@@ -39,7 +39,6 @@ pub mod mcp;
 pub(crate) mod modes;
 pub(crate) mod pgstore;
 pub(crate) mod policy;
-pub mod process;
 pub(crate) mod prompt;
 pub(crate) mod provider;
 pub(crate) mod render;
@@ -53,7 +52,6 @@ pub(crate) mod shutdown;
 pub(crate) mod startup;
 pub mod store;
 pub(crate) mod summaries;
-pub mod tools;
 pub mod trust;
 pub mod tui;
 pub(crate) mod user_bash;

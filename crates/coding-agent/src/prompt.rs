@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::files::{read_bounded, Bounded, FileError, FileKind, ProjectFiles};
-use crate::tools;
+use arbor_tools as tools;
 
 /// Context file names in the order one directory is searched.
 pub const CONTEXT_FILE_NAMES: [&str; 5] = [

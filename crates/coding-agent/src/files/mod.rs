@@ -212,7 +212,7 @@ pub(super) fn not_regular(meta: &std::fs::Metadata) -> Option<&'static str> {
     if meta.is_dir() {
         return Some("a directory");
     }
-    crate::tools::path::special_kind(meta)
+    arbor_tools::path::special_kind(meta)
 }
 
 #[cfg(test)]

@@ -21,8 +21,8 @@ use crate::error::CliError;
 use crate::provider::AppProvider;
 use crate::resources::live::PromptInputs;
 use crate::resources::{LiveResources, LoadOptions};
-use crate::tools::{self, ToolEnv, ToolSettings};
 use crate::trust::{self, ProjectTrust, TrustStore};
+use arbor_tools::{self as tools, ToolEnv, ToolSettings};
 
 mod flags;
 mod model_choice;

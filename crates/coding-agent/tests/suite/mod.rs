@@ -26,7 +26,6 @@ mod session_search;
 mod store_fuzz;
 mod summaries;
 mod tmux;
-mod tools;
 mod tree_view;
 mod trust_tui;
 mod tui_app;

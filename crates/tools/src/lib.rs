@@ -10,12 +10,14 @@ pub mod ansi;
 pub mod atomic_write;
 pub mod bash;
 pub mod edit;
+pub mod env_policy;
 pub mod find;
 pub mod grep;
 pub mod image;
 pub mod ls;
 pub mod mutation;
 pub mod path;
+pub mod process;
 pub mod read;
 pub mod truncate;
 pub mod write;
@@ -80,7 +82,7 @@ pub struct ToolSettings {
     /// Extra environment for bash (session id, model...), never secrets.
     pub env: Vec<(String, String)>,
     /// The variables bash commands do not get (DECISIONS §30.7).
-    pub env_policy: Arc<crate::secrets::EnvPolicy>,
+    pub env_policy: Arc<crate::env_policy::EnvPolicy>,
 }
 
 /// What every tool call shares: the session's working directory, the write queue and settings.

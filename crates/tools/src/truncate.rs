@@ -273,11 +273,11 @@ impl LimitNotices {
     }
 
     /// `text` with the notices appended (`\n\n[a. b]`), details attached when there are any.
-    pub fn finish(self, mut text: String) -> crate::tools::ToolOutput {
+    pub fn finish(self, mut text: String) -> crate::ToolOutput {
         if self.texts.is_empty() {
-            return crate::tools::ToolOutput::text(text);
+            return crate::ToolOutput::text(text);
         }
         text.push_str(&format!("\n\n[{}]", self.texts.join(". ")));
-        crate::tools::ToolOutput::text(text).with_details(serde_json::Value::Object(self.details))
+        crate::ToolOutput::text(text).with_details(serde_json::Value::Object(self.details))
     }
 }
