@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::error::CliError;
-use crate::files::{FileKind, ProjectFiles};
+use arbor_tools::files::{FileKind, ProjectFiles};
 
 /// Keys a project file may not set.
 pub const GLOBAL_ONLY_KEYS: [&str; 7] = [

@@ -51,7 +51,7 @@ pub enum CliError {
     /// A file Arbor reads by itself that it refuses: not a regular file, over its size limit,
     /// or a project file leading outside the project (DECISIONS §30.2).
     #[error("{0}")]
-    File(#[from] crate::files::FileError),
+    File(#[from] arbor_tools::files::FileError),
     /// The agent harness refused an operation.
     #[error("{0}")]
     Agent(#[from] arbor_agent::agent::AgentError),

@@ -32,8 +32,10 @@ pub fn collect_prompts(
             let abs = arbor_tools::path::resolve_for_read(raw, cwd);
             // Bounded and regular files only (DECISIONS §30.5): `@/dev/zero` or `@fifo` is an
             // error naming the path, not a hang.
-            let bytes = match crate::files::read_bounded(&abs, crate::files::FileKind::PROMPT_FILE)
-            {
+            let bytes = match arbor_tools::files::read_bounded(
+                &abs,
+                arbor_tools::files::FileKind::PROMPT_FILE,
+            ) {
                 Ok(Some(file)) => file.bytes,
                 Ok(None) => {
                     return Err(CliError::Startup(format!(

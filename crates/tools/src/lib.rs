@@ -1,16 +1,37 @@
-//! The built-in tools the model calls: `read`, `write`, `edit`, `bash`, `grep`, `find`, `ls` (DECISIONS §22.1).
-//! Each module holds one tool's schema and behaviour; they share output
-//! limits ([`truncate`]), path handling ([`path`]), the per-file write queue ([`mutation`]) and
-//! image preparation ([`image`]).
+//! `arbor-tools`: Arbor's built-in coding tools — `read`, `write`, `edit`, `bash`, `grep`,
+//! `find`, `ls` — as [`arbor_agent::agent::AgentTool`]s any `AgentHarness` can be given, and the
+//! system prompt the app builds around them ([`system_prompt`]: the tool list and rules, and the
+//! `AGENTS.md`/`CLAUDE.md` files from the filesystem root down to the working directory).
+//!
+//! The tools keep pi 1.6.0's schemas, limits and texts (DECISIONS §22.1). Each module holds one
+//! tool's schema and behaviour; they share output limits ([`truncate`]), path handling
+//! ([`path`]), the per-file write queue ([`mutation`]), atomic writes ([`atomic_write`]) and
+//! image preparation ([`image`]). `bash` runs every command in a process group of its own
+//! ([`process`]) with the key variables taken out of its environment ([`env_policy`]). Files the
+//! prompt reads go through the bounded reader ([`files`]). Nothing here reads the app's settings:
+//! the tools take a plain [`ToolSettings`] (DECISIONS §22.80).
 //!
 //! A tool returns [`ToolOutput`] on success; a failure is a [`BuiltinToolError`] whose text is what the
 //! model sees as an error result. Nothing here panics on bad input.
+//!
+//! ```
+//! use arbor_tools::{builtin_tools, ToolEnv, ToolSettings};
+//!
+//! let dir = std::env::temp_dir();
+//! let tools = builtin_tools(&ToolEnv::new(dir, ToolSettings::default()));
+//! let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+//! assert_eq!(names, ["read", "bash", "edit", "write", "grep", "find", "ls"]);
+//! ```
+//!
+//! `examples/coding_harness.rs` gives the tools and the prompt to an `AgentHarness` on the
+//! offline faux provider.
 
 pub mod ansi;
 pub mod atomic_write;
 pub mod bash;
 pub mod edit;
 pub mod env_policy;
+pub mod files;
 pub mod find;
 pub mod grep;
 pub mod image;
@@ -19,6 +40,7 @@ pub mod mutation;
 pub mod path;
 pub mod process;
 pub mod read;
+pub mod system_prompt;
 pub mod truncate;
 pub mod write;
 

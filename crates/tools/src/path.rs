@@ -134,7 +134,7 @@ fn am_pm_variant(text: &str) -> String {
 /// What a path names when it is neither a regular file nor a directory (a device, a FIFO, a
 /// socket), or `None`. The file tools refuse those before opening them: reading `/dev/zero`
 /// never ends and opening a FIFO waits for a writer that may never come (DECISIONS §22.45).
-pub fn special_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
+pub(crate) fn special_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
     use std::os::unix::fs::FileTypeExt;
     let ty = meta.file_type();
     if ty.is_file() || ty.is_dir() {

@@ -96,7 +96,7 @@ impl Secrets {
         let cwd = std::env::current_dir().map_err(|e| CliError::io("current directory", e))?;
         let settings = Settings::load(&home, &cwd)?;
         let mut registry = ModelRegistry::builtin().map_err(|e| CliError::Config(e.to_string()))?;
-        crate::files::load_models_json(&mut registry, &home.join("models.json"))?;
+        crate::models_json::load_models_json(&mut registry, &home.join("models.json"))?;
         let auth = AuthStore::load(&home)?;
         Secrets::gather(&SecretSources {
             registry: &registry,

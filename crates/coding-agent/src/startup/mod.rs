@@ -124,7 +124,7 @@ async fn start_with(
     let trust = project_trust(a, &home, &cwd)?;
     let settings = Settings::load_with_trust(&home, &cwd, trust.is_trusted())?;
     let mut registry = ModelRegistry::builtin().map_err(|e| CliError::Config(e.to_string()))?;
-    crate::files::load_models_json(&mut registry, &home.join("models.json"))?;
+    crate::models_json::load_models_json(&mut registry, &home.join("models.json"))?;
     let registry = Arc::new(registry);
     let auth = Arc::new(AuthStore::load(&home)?);
     let secrets = crate::secrets::Secrets::gather(&crate::secrets::SecretSources {

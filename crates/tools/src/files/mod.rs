@@ -4,13 +4,11 @@
 //! A cloned repository can point any of these names at `/dev/zero`, a FIFO or a huge file;
 //! each case ends in an error naming the path and what it is, before anything blocks or grows.
 
-mod models_json;
 mod project;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-pub use models_json::load_models_json;
 pub use project::{project_root, ProjectFiles};
 
 /// What a file is for, how much of it Arbor takes, and what happens past that.
@@ -212,7 +210,7 @@ pub(super) fn not_regular(meta: &std::fs::Metadata) -> Option<&'static str> {
     if meta.is_dir() {
         return Some("a directory");
     }
-    arbor_tools::path::special_kind(meta)
+    crate::path::special_kind(meta)
 }
 
 #[cfg(test)]

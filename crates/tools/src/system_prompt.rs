@@ -8,7 +8,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::files::{read_bounded, Bounded, FileError, FileKind, ProjectFiles};
-use arbor_tools as tools;
 
 /// Context file names in the order one directory is searched.
 pub const CONTEXT_FILE_NAMES: [&str; 5] = [
@@ -112,7 +111,7 @@ pub fn render(parts: &PromptParts) -> String {
             let has = |n: &str| parts.active_tools.iter().any(|t| t == n);
             let mut list = String::new();
             for name in &parts.active_tools {
-                if let Some(spec) = tools::spec(name) {
+                if let Some(spec) = crate::spec(name) {
                     list.push_str(&format!("- {name}: {}\n", spec.snippet));
                 }
             }
@@ -178,7 +177,7 @@ pub fn render(parts: &PromptParts) -> String {
 /// A `--system-prompt` / `--append-system-prompt` value: a regular file's contents (bounded,
 /// DECISIONS §30.4), else the text itself.
 pub fn text_or_file(value: &str, cwd: &Path) -> Result<String, FileError> {
-    let p = tools::path::resolve(value, cwd);
+    let p = crate::path::resolve(value, cwd);
     if value.len() < 4096 && p.is_file() {
         if let Some(file) = read_bounded(&p, FileKind::SYSTEM_PROMPT)? {
             return Ok(file.text_with_notice(&p));
