@@ -25,6 +25,7 @@
 //!
 //! `examples/coding_harness.rs` gives the tools and the prompt to an `AgentHarness` on the
 //! offline faux provider.
+#![deny(missing_docs)]
 
 pub mod ansi;
 pub mod atomic_write;
@@ -66,6 +67,7 @@ pub enum BuiltinToolError {
     /// The call could not be carried out (missing file, no match, non-zero exit...).
     #[error("{message}")]
     Failed {
+        /// The text the model sees.
         message: String,
         /// Extra structure for the result (`details`), e.g. bash's truncation record.
         details: Option<Value>,
@@ -76,6 +78,7 @@ pub enum BuiltinToolError {
 }
 
 impl BuiltinToolError {
+    /// A failure with `message` and no details.
     pub fn failed(message: impl Into<String>) -> Self {
         BuiltinToolError::Failed {
             message: message.into(),
@@ -84,6 +87,7 @@ impl BuiltinToolError {
     }
 }
 
+/// What a built-in tool call returns.
 pub type ToolResult = Result<ToolOutput, BuiltinToolError>;
 
 /// Receives partial results while a tool runs (bash output as it arrives).
@@ -110,12 +114,16 @@ pub struct ToolSettings {
 /// What every tool call shares: the session's working directory, the write queue and settings.
 #[derive(Debug, Clone)]
 pub struct ToolEnv {
+    /// The working directory relative paths start from.
     pub cwd: PathBuf,
+    /// The per-file write queue shared by `write` and `edit`.
     pub mutations: MutationQueue,
+    /// The settings the tools read.
     pub settings: Arc<ToolSettings>,
 }
 
 impl ToolEnv {
+    /// An environment over `cwd` with a fresh write queue.
     pub fn new(cwd: PathBuf, settings: ToolSettings) -> Self {
         ToolEnv {
             cwd,
@@ -128,9 +136,13 @@ impl ToolEnv {
 /// A tool's declaration as sent to the model.
 #[derive(Debug, Clone)]
 pub struct ToolSpec {
+    /// The name the model calls.
     pub name: &'static str,
+    /// A human-readable label.
     pub label: &'static str,
+    /// What the tool does, for the model.
     pub description: String,
+    /// The JSON schema of the arguments.
     pub parameters: Value,
     /// One line for the system prompt's tool list.
     pub snippet: &'static str,
@@ -163,6 +175,7 @@ impl BuiltinTool {
         spec(name).map(|spec| BuiltinTool { spec, env })
     }
 
+    /// The tool's declaration.
     pub fn spec(&self) -> &ToolSpec {
         &self.spec
     }
@@ -233,6 +246,22 @@ impl arbor_agent::agent::AgentTool for BuiltinTool {
 }
 
 /// Runs a built-in tool by name.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use arbor_tools::{run, ToolEnv, ToolSettings};
+/// use tokio_util::sync::CancellationToken;
+///
+/// let dir = tempfile::tempdir()?;
+/// std::fs::write(dir.path().join("a.txt"), "one\ntwo\n")?;
+/// let env = ToolEnv::new(dir.path().to_path_buf(), ToolSettings::default());
+/// let args = serde_json::json!({"path": "a.txt", "offset": 2});
+/// let out = run("read", &env, args, CancellationToken::new(), None).await?;
+/// assert_eq!(out.content[0].as_text(), Some("two\n"));
+/// # Ok(())
+/// # }
+/// ```
 pub async fn run(
     name: &str,
     env: &ToolEnv,

@@ -25,7 +25,9 @@ const PREAMBLE: &str =
 /// One loaded context file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextFile {
+    /// Where the file was found.
     pub path: PathBuf,
+    /// Its text (a cut noted in it).
     pub content: String,
 }
 
@@ -90,10 +92,13 @@ pub struct PromptParts {
     pub custom: Option<String>,
     /// `--append-system-prompt` values and `APPEND_SYSTEM.md`.
     pub append: Vec<String>,
+    /// The tools the prompt lists and writes rules for, in order.
     pub active_tools: Vec<String>,
+    /// The context files, in the order they go in.
     pub context_files: Vec<ContextFile>,
     /// The `<skills>` section's body, already worded for the active tools (DECISIONS §32.5).
     pub skills: Option<String>,
+    /// The working directory the prompt names.
     pub cwd: String,
 }
 
@@ -102,6 +107,23 @@ fn wrap(name: &str, body: &str) -> String {
 }
 
 /// Renders the prompt.
+///
+/// ```
+/// use arbor_tools::system_prompt::{render, ContextFile, PromptParts};
+///
+/// let prompt = render(&PromptParts {
+///     active_tools: vec!["read".into(), "edit".into()],
+///     context_files: vec![ContextFile {
+///         path: "/work/AGENTS.md".into(),
+///         content: "Run the tests before you finish.".into(),
+///     }],
+///     cwd: "/work".into(),
+///     ..PromptParts::default()
+/// });
+/// assert!(prompt.contains("<tools>\n- read: "));
+/// assert!(prompt.contains("<project_instructions path=\"/work/AGENTS.md\">"));
+/// assert!(prompt.ends_with("<cwd>\n/work\n</cwd>"));
+/// ```
 pub fn render(parts: &PromptParts) -> String {
     let mut sections: Vec<String> = Vec::new();
     match &parts.custom {

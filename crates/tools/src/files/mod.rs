@@ -75,31 +75,44 @@ pub enum FileError {
     /// A device, FIFO, socket or directory where a file was expected.
     #[error("{what} {}: it is {is}, not a regular file", .path.display())]
     NotRegular {
+        /// What the file is for (`FileKind::what`).
         what: &'static str,
+        /// The path as given.
         path: PathBuf,
+        /// What it is instead ("a device", "a FIFO", …).
         is: &'static str,
     },
     /// Larger than its kind allows.
     #[error("{what} {}: over the size limit of {}", .path.display(), size_text(*.cap))]
     TooLarge {
+        /// What the file is for.
         what: &'static str,
+        /// The path as given.
         path: PathBuf,
+        /// The limit in bytes.
         cap: u64,
     },
     /// A project's file that resolves outside the project (DECISIONS §30.6).
     #[error("{what} {}: it resolves to {}, outside the project {}; not used", .path.display(), .target.display(), .project.display())]
     OutsideProject {
+        /// What the file is for.
         what: &'static str,
+        /// The path as given.
         path: PathBuf,
+        /// Where it resolves to.
         target: PathBuf,
+        /// The project's root.
         project: PathBuf,
     },
     /// The filesystem refused.
     #[error("{what} {}: {source}", .path.display())]
     Io {
+        /// What the file is for.
         what: &'static str,
+        /// The path as given.
         path: PathBuf,
         #[source]
+        /// What the system said.
         source: std::io::Error,
     },
 }
@@ -107,6 +120,7 @@ pub enum FileError {
 /// A file's bytes as far as its kind takes them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bounded {
+    /// The bytes read (at most the kind's cap).
     pub bytes: Vec<u8>,
     /// Set when the file was cut at this many bytes ([`OverCap::Truncate`]).
     pub truncated_at: Option<u64>,
