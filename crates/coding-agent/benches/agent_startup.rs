@@ -209,11 +209,11 @@ fn main() {
         .enable_all()
         .build()
         .expect("rt");
-    let env = arbor_coding_agent::tools::ToolEnv::new(repo.clone(), Default::default());
+    let env = arbor_tools::ToolEnv::new(repo.clone(), Default::default());
     let ours: Vec<Duration> = (0..10)
         .map(|_| {
             let t = Instant::now();
-            rt.block_on(arbor_coding_agent::tools::run(
+            rt.block_on(arbor_tools::run(
                 "grep",
                 &env,
                 serde_json::json!({"pattern": "fn [a-z_]+_json", "limit": 1000}),

@@ -33,7 +33,7 @@ pub fn main() -> ExitCode {
     // Whatever the command started and left running — a `server &` from a finished bash call,
     // a group a dropped future was still ending — ends with arbor, however the command ended,
     // a panic included (DECISIONS §28.3).
-    crate::process::end_all();
+    arbor_tools::process::end_all();
     match outcome {
         Ok(code) => code,
         Err(err) => {

@@ -128,7 +128,7 @@ fn ensure_private_dir(dir: &Path) -> Result<(), CliError> {
 /// `auth.json`'s text through the bounded reader (DECISIONS §30.3); a missing file is empty.
 fn read_auth_file(path: &Path) -> Result<String, CliError> {
     Ok(
-        crate::files::read_bounded(path, crate::files::FileKind::AUTH)?
+        arbor_tools::files::read_bounded(path, arbor_tools::files::FileKind::AUTH)?
             .map(|f| String::from_utf8_lossy(&f.bytes).into_owned())
             .unwrap_or_default(),
     )

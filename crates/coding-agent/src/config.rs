@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use crate::error::CliError;
-use crate::files::{FileKind, ProjectFiles};
+use arbor_tools::files::{FileKind, ProjectFiles};
 
 /// Keys a project file may not set.
 pub const GLOBAL_ONLY_KEYS: [&str; 7] = [
@@ -202,7 +202,7 @@ impl Settings {
     /// `sessionDir`, resolved against `cwd` when relative and `~`-expanded.
     pub fn session_dir(&self, cwd: &Path) -> Option<PathBuf> {
         let raw = self.str(&["sessionDir"])?;
-        let expanded = crate::tools::path::expand(&raw);
+        let expanded = arbor_tools::path::expand(&raw);
         let p = PathBuf::from(expanded);
         Some(if p.is_absolute() { p } else { cwd.join(p) })
     }

@@ -45,10 +45,13 @@ pub enum CliError {
     /// `-r` without a terminal and nothing to pick: pi prints "No session selected", exit 0.
     #[error("No session selected")]
     NoSessionSelected,
+    /// A `toolEnvironment.exclude`/`.include` pattern that is not a valid glob.
+    #[error("{0}")]
+    ToolEnvironment(#[from] arbor_tools::env_policy::EnvPolicyError),
     /// A file Arbor reads by itself that it refuses: not a regular file, over its size limit,
     /// or a project file leading outside the project (DECISIONS §30.2).
     #[error("{0}")]
-    File(#[from] crate::files::FileError),
+    File(#[from] arbor_tools::files::FileError),
     /// The agent harness refused an operation.
     #[error("{0}")]
     Agent(#[from] arbor_agent::agent::AgentError),

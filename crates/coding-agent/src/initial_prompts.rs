@@ -29,11 +29,13 @@ pub fn collect_prompts(
     let mut messages = Vec::new();
     for m in &args.messages {
         if let Some(raw) = m.strip_prefix('@') {
-            let abs = crate::tools::path::resolve_for_read(raw, cwd);
+            let abs = arbor_tools::path::resolve_for_read(raw, cwd);
             // Bounded and regular files only (DECISIONS §30.5): `@/dev/zero` or `@fifo` is an
             // error naming the path, not a hang.
-            let bytes = match crate::files::read_bounded(&abs, crate::files::FileKind::PROMPT_FILE)
-            {
+            let bytes = match arbor_tools::files::read_bounded(
+                &abs,
+                arbor_tools::files::FileKind::PROMPT_FILE,
+            ) {
                 Ok(Some(file)) => file.bytes,
                 Ok(None) => {
                     return Err(CliError::Startup(format!(
@@ -46,11 +48,11 @@ pub fn collect_prompts(
             if bytes.is_empty() {
                 continue;
             }
-            if let Some(mime) = crate::tools::image::sniff(&bytes[..bytes.len().min(64)]) {
+            if let Some(mime) = arbor_tools::image::sniff(&bytes[..bytes.len().min(64)]) {
                 first
                     .text
                     .push_str(&format!("<file name=\"{}\"></file>\n", abs.display()));
-                if let Ok(p) = crate::tools::image::prepare(&bytes, mime, true) {
+                if let Ok(p) = arbor_tools::image::prepare(&bytes, mime, true) {
                     first.images.push(ImageContent {
                         data: p.data,
                         mime_type: p.mime_type.to_owned(),

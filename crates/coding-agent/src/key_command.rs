@@ -1,12 +1,12 @@
 //! `!command` credentials and header values (`apiKey: "!pass show openai"` in auth.json or
-//! models.json): run through [`crate::process::run_helper`] with a 10 s bound, in a process
+//! models.json): run through [`arbor_tools::process::run_helper`] with a 10 s bound, in a process
 //! group of their own, so a command that hangs neither holds start-up or a request forever
 //! nor outlives arbor; a failure names the provider and the file (DECISIONS §28.6).
 
 use std::sync::Arc;
 
-use crate::process::helper::HELPER_TIMEOUT;
-use crate::process::{run_helper, HelperError};
+use arbor_tools::process::helper::HELPER_TIMEOUT;
+use arbor_tools::process::{run_helper, HelperError};
 
 /// A `!command` credential that gave no value.
 #[derive(Debug, Clone, thiserror::Error)]

@@ -11,8 +11,8 @@
 //! - `command`: the one command layer (typed commands, replies and errors) RPC runs and whose
 //!   rules (session stats, model and thinking cycling) the TUI shares; `policy`: retries and
 //!   automatic compaction around a prompt.
-//! - [`tools`]: the agent's tools (read, write, edit, bash, grep, find, ls); [`process`]: the
-//!   process groups of the commands they and the user run, ended with every run;
+//! - the agent's tools (read, write, edit, bash, grep, find, ls) and the process groups of the
+//!   commands they and the user run come from `arbor-tools`;
 //!   [`checkpoints`]: workspace checkpoints beside the session; [`mcp`]: MCP servers' tools;
 //!   [`hooks`]: commands run on the harness's events.
 //! - `session_commands`, [`store`], `render`: the `arbor session` commands, opening stores
@@ -30,17 +30,15 @@ pub(crate) mod command;
 pub mod config;
 pub mod error;
 pub(crate) mod export;
-pub mod files;
 pub mod hooks;
 pub(crate) mod initial_prompts;
 pub(crate) mod key_command;
 pub(crate) mod lookup;
 pub mod mcp;
+pub(crate) mod models_json;
 pub(crate) mod modes;
 pub(crate) mod pgstore;
 pub(crate) mod policy;
-pub mod process;
-pub(crate) mod prompt;
 pub(crate) mod provider;
 pub(crate) mod render;
 pub mod resources;
@@ -54,7 +52,6 @@ pub(crate) mod shutdown;
 pub(crate) mod startup;
 pub mod store;
 pub(crate) mod summaries;
-pub mod tools;
 pub mod trust;
 pub mod tui;
 pub(crate) mod user_bash;

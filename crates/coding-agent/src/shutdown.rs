@@ -21,7 +21,7 @@ pub async fn stop<T>(
 
 /// A second signal: every process group arbor started gets SIGKILL, then arbor exits.
 pub fn exit_now(code: u8) -> ! {
-    crate::process::registry::kill_all_now();
+    arbor_tools::process::registry::kill_all_now();
     std::process::exit(i32::from(code))
 }
 

@@ -95,7 +95,7 @@ fn write_line(text: &str) -> Result<()> {
 fn registry() -> Result<ModelRegistry> {
     let mut registry = ModelRegistry::builtin().map_err(|e| CliError::Usage(e.to_string()))?;
     let user = arbor_agent::session::jsonl::layout::arbor_home().join("models.json");
-    crate::files::load_models_json(&mut registry, &user)?;
+    crate::models_json::load_models_json(&mut registry, &user)?;
     Ok(registry)
 }
 

@@ -11,9 +11,9 @@ use arbor_agent::message::BashExecutionMessage;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::tools::ansi::{clean, Cleaner};
-use crate::tools::bash::ChunkSink;
-use crate::tools::{BuiltinToolError, ToolEnv, ToolSettings};
+use arbor_tools::ansi::{clean, Cleaner};
+use arbor_tools::bash::ChunkSink;
+use arbor_tools::{BuiltinToolError, ToolEnv, ToolSettings};
 
 /// What one command did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -89,7 +89,7 @@ pub async fn run(
             }
         }) as ChunkSink
     });
-    let r = crate::tools::bash::run_streaming(
+    let r = arbor_tools::bash::run_streaming(
         &env,
         json!({"command": command}),
         cancel.clone(),

@@ -1,8 +1,9 @@
-//! Layering: arbor-ai ← arbor-session ← arbor-agent; the storage backends (arbor-session-sqlite,
+//! Layering: arbor-ai ← arbor-session ← arbor-agent ← arbor-tools (the built-in coding tools,
+//! standing on the agent's tool contract); the storage backends (arbor-session-sqlite,
 //! arbor-session-postgres) and search (arbor-search) stand on arbor-ai and arbor-session only,
 //! never on the agent loop; arbor-coding-agent, the app, on everything. No crate depends on one
-//! above it, the HTTP stack (reqwest, hyper, h2, rustls) stays out of the session, storage, search
-//! and agent crates, and terminal
+//! above it, the HTTP stack (reqwest, hyper, h2, rustls) stays out of the session, storage, search,
+//! agent and tools crates, and terminal
 //! crates (ratatui, crossterm) stay in the app. arbor-checkpoint depends on no workspace crate.
 //!
 //! Read from `cargo tree -p <crate> -e normal` (normal dependencies, default features: what
@@ -59,6 +60,13 @@ const LAYERS: &[Layer] = &[
         allowed: &["arbor-ai", "arbor-session"],
         banned: &[HTTP_CRATES, TERMINAL_CRATES],
     },
+    // The built-in coding tools, their process groups and the tool environment policy: they
+    // stand on the agent's tool contract, never on the app (DECISIONS §22.80).
+    Layer {
+        krate: "arbor-tools",
+        allowed: &["arbor-ai", "arbor-session", "arbor-agent"],
+        banned: &[HTTP_CRATES, TERMINAL_CRATES],
+    },
     // Workspace checkpoints: git plumbing and a file store, nothing of sessions or models.
     Layer {
         krate: "arbor-checkpoint",
@@ -75,6 +83,7 @@ const LAYERS: &[Layer] = &[
             "arbor-session-postgres",
             "arbor-checkpoint",
             "arbor-search",
+            "arbor-tools",
         ],
         banned: &[],
     },
@@ -244,6 +253,23 @@ mod tests {
             &set(&["arbor-session", "ratatui"])
         )
         .is_empty());
+    }
+
+    #[test]
+    fn the_tools_stand_on_the_agent_not_the_app() {
+        let tools = layer("arbor-tools");
+        assert!(violations(
+            tools,
+            &set(&["arbor-ai", "arbor-session", "arbor-agent", "globset"])
+        )
+        .is_empty());
+        assert_eq!(
+            violations(tools, &set(&["arbor-agent", "arbor-coding-agent", "crossterm"])),
+            [
+                "arbor-tools depends on arbor-coding-agent (allowed: arbor-ai, arbor-session, arbor-agent)",
+                "arbor-tools pulls in crossterm (run `cargo tree -p arbor-tools -e normal -i crossterm`)",
+            ]
+        );
     }
 
     #[test]

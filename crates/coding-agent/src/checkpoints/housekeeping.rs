@@ -51,7 +51,9 @@ pub async fn prune(
 pub fn load_settings(arbor_home: &Path) -> Result<CheckpointSettings> {
     let path = arbor_home.join("settings.json");
     // Through the bounded reader (DECISIONS §30.3), like every settings read.
-    let Some(file) = crate::files::read_bounded(&path, crate::files::FileKind::SETTINGS)? else {
+    let Some(file) =
+        arbor_tools::files::read_bounded(&path, arbor_tools::files::FileKind::SETTINGS)?
+    else {
         return Ok(CheckpointSettings::default());
     };
     let text = file.text();

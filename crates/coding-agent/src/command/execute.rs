@@ -45,7 +45,7 @@ pub trait CommandHost {
     /// Forgets a finished `bash` command's token.
     fn bash_finished(&self, token: &CancellationToken);
     /// Where this `bash` command's output goes as it comes.
-    fn bash_output(&self) -> crate::tools::bash::ChunkSink;
+    fn bash_output(&self) -> arbor_tools::bash::ChunkSink;
     /// Builds the app again over another session.
     async fn replace_session(&self, choice: SessionChoice) -> Result<(), CommandError>;
     /// Tells the client about a change a command made outside the run (pi's
@@ -124,7 +124,7 @@ pub async fn execute(
         }
         Command::SwitchSession { session_path } => {
             let path = required(session_path, "sessionPath")?;
-            let path = crate::tools::path::resolve(&path, &app.cwd);
+            let path = arbor_tools::path::resolve(&path, &app.cwd);
             if !path.is_file() {
                 return Err(CommandError::SessionFileNotFound(path));
             }
@@ -551,7 +551,7 @@ async fn run_bash(
 ) -> Result<Option<Reply>, CommandError> {
     let command = required(command, "command")?;
     let exclude = exclude_from_context.unwrap_or(false);
-    let settings = crate::tools::ToolSettings {
+    let settings = arbor_tools::ToolSettings {
         shell_path: app.settings.shell_path(),
         shell_command_prefix: app.settings.shell_command_prefix(),
         env_policy: app.secrets.env_policy.clone(),

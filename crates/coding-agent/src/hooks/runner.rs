@@ -67,7 +67,7 @@ pub async fn run(hook: &Hook, event: &Value, cwd: &Path) -> Result<Option<Value>
             source,
         })?;
     // Arbor's exit ends the group, however the run ended (DECISIONS §28.3).
-    let pgid = child.id().and_then(crate::process::registry::track);
+    let pgid = child.id().and_then(arbor_tools::process::registry::track);
     let input = serde_json::to_vec(event).unwrap_or_default();
     let mut stdin = child.stdin.take();
     let mut stdout = child.stdout.take();
@@ -97,7 +97,7 @@ pub async fn run(hook: &Hook, event: &Value, cwd: &Path) -> Result<Option<Value>
     let outcome = tokio::time::timeout(hook.timeout, work).await;
     let Ok((status, out, err)) = outcome else {
         if let Some(pgid) = pgid {
-            crate::process::group::end(pgid).await;
+            arbor_tools::process::group::end(pgid).await;
         }
         return Err(HookError::Timeout {
             command: hook.command.clone(),
@@ -107,7 +107,7 @@ pub async fn run(hook: &Hook, event: &Value, cwd: &Path) -> Result<Option<Value>
     };
     if let Some(pgid) = pgid {
         // The shell is gone; anything it left running in its group goes with it.
-        crate::process::group::end_detached(pgid);
+        arbor_tools::process::group::end_detached(pgid);
     }
     let ok = status.as_ref().is_ok_and(std::process::ExitStatus::success);
     if !ok {

@@ -119,7 +119,7 @@ pub struct LoadedConfig {
 /// `mcp.json` and of the hook settings goes through here (one place to bound it).
 pub(crate) fn read_config_text(path: &Path) -> Result<Option<String>, McpError> {
     // Bounded, regular files only (DECISIONS §30.4): a FIFO or /dev/zero is an error, not a hang.
-    match crate::files::read_bounded(path, crate::files::FileKind::CONFIG) {
+    match arbor_tools::files::read_bounded(path, arbor_tools::files::FileKind::CONFIG) {
         Ok(file) => Ok(file.map(|f| f.text_with_notice(path))),
         Err(e) => Err(McpError::Read {
             path: path.to_path_buf(),

@@ -120,7 +120,7 @@ impl Connection {
                 })?;
                 // Arbor's exit ends the group, however the run ended (DECISIONS §28.3).
                 if let Some(pid) = child.id() {
-                    crate::process::registry::track(pid);
+                    arbor_tools::process::registry::track(pid);
                 }
                 let stderr = StderrTail::default();
                 if let Some(err) = child.stderr.take() {
@@ -237,7 +237,7 @@ fn with_stderr(message: String, stderr: &StderrTail) -> String {
 
 async fn kill_child(child: &mut Child) {
     if let Some(pgid) = child.id().and_then(|pid| i32::try_from(pid).ok()) {
-        crate::process::group::end_detached(pgid);
+        arbor_tools::process::group::end_detached(pgid);
     }
     let _ = child.kill().await;
 }

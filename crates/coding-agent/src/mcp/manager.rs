@@ -345,7 +345,7 @@ impl McpManager {
         if let Some(pid) = pid {
             // The leader is gone; whatever it left in its group goes too.
             if let Ok(pgid) = i32::try_from(pid) {
-                crate::process::group::end_detached(pgid);
+                arbor_tools::process::group::end_detached(pgid);
             }
         }
         let (name, restart) = {
@@ -391,7 +391,7 @@ impl McpManager {
         conn.close().await;
         if let Some(pid) = pid {
             if let Ok(pgid) = i32::try_from(pid) {
-                crate::process::group::end(pgid).await;
+                arbor_tools::process::group::end(pgid).await;
             }
         }
     }

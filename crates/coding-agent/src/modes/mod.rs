@@ -86,7 +86,7 @@ fn list_models(args: &AgentArgs, search: &str) -> Result<ExitCode, CliError> {
     let home = crate::config::arbor_home();
     let mut registry =
         arbor_ai::models::ModelRegistry::builtin().map_err(|e| CliError::Config(e.to_string()))?;
-    crate::files::load_models_json(&mut registry, &home.join("models.json"))?;
+    crate::models_json::load_models_json(&mut registry, &home.join("models.json"))?;
     let registry = std::sync::Arc::new(registry);
     let auth = std::sync::Arc::new(crate::auth::AuthStore::load(&home)?);
     let provider = crate::provider::AppProvider::new(

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use super::{skills, LoadOptions, ResourceError, Resources};
-use crate::files::{FileError, ProjectFiles};
-use crate::prompt::{self, PromptParts};
+use arbor_tools::files::{FileError, ProjectFiles};
+use arbor_tools::system_prompt::{self as prompt, PromptParts};
 
 /// The system-prompt flags, kept so `/reload` reads the same files again.
 #[derive(Debug, Clone, Default)]

@@ -75,9 +75,9 @@ pub enum ResourceError {
 /// The one way this module reads a file: bounded, regular files only (DECISIONS §30.4); a
 /// SKILL.md or template over 1 MiB is refused.
 fn read_text(path: &Path) -> std::io::Result<String> {
-    const RESOURCE: crate::files::FileKind =
-        crate::files::FileKind::refused("skill or prompt template", 1024 * 1024);
-    match crate::files::read_bounded(path, RESOURCE) {
+    const RESOURCE: arbor_tools::files::FileKind =
+        arbor_tools::files::FileKind::refused("skill or prompt template", 1024 * 1024);
+    match arbor_tools::files::read_bounded(path, RESOURCE) {
         Ok(Some(file)) => Ok(file.text_with_notice(path)),
         Ok(None) => Err(std::io::Error::new(
             std::io::ErrorKind::NotFound,

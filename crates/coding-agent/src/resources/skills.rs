@@ -95,7 +95,7 @@ struct Root {
 pub fn discover(opts: &LoadOptions, diags: &mut Vec<Diagnostic>) -> Vec<Skill> {
     let mut found: Vec<Skill> = Vec::new();
     for raw in &opts.skill_paths {
-        let path = crate::tools::path::resolve(raw, &opts.cwd);
+        let path = arbor_tools::path::resolve(raw, &opts.cwd);
         if path.is_dir() {
             let mut seen = HashSet::new();
             walk(&path, Scope::Flag, true, 0, &mut seen, &mut found, diags);

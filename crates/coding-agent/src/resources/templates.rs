@@ -36,7 +36,7 @@ impl Template {
 pub fn discover(opts: &LoadOptions, diags: &mut Vec<Diagnostic>) -> Vec<Template> {
     let mut files: Vec<(PathBuf, Scope)> = Vec::new();
     for raw in &opts.template_paths {
-        let path = crate::tools::path::resolve(raw, &opts.cwd);
+        let path = arbor_tools::path::resolve(raw, &opts.cwd);
         if path.is_dir() {
             files.extend(
                 markdown_children(&path)

@@ -3,7 +3,6 @@
 //! ([`Redactor`], applied by [`RedactingStorage`] to every entry before it is appended and to
 //! the HTML export). DECISIONS §30.7–§30.10.
 
-mod env_policy;
 mod redact;
 mod storage;
 
@@ -13,8 +12,8 @@ use std::sync::Arc;
 use arbor_ai::models::{
     api_key_env_vars, resolve_config_value, ModelRegistry, ANTHROPIC_AUTH_TOKEN_ENV,
 };
+use arbor_tools::env_policy::{EnvPolicy, EnvPolicyInput};
 
-pub use env_policy::{EnvPolicy, EnvPolicyInput};
 pub use redact::{Redactor, MIN_FRAGMENT, REDACTED};
 pub use storage::RedactingStorage;
 
@@ -97,7 +96,7 @@ impl Secrets {
         let cwd = std::env::current_dir().map_err(|e| CliError::io("current directory", e))?;
         let settings = Settings::load(&home, &cwd)?;
         let mut registry = ModelRegistry::builtin().map_err(|e| CliError::Config(e.to_string()))?;
-        crate::files::load_models_json(&mut registry, &home.join("models.json"))?;
+        crate::models_json::load_models_json(&mut registry, &home.join("models.json"))?;
         let auth = AuthStore::load(&home)?;
         Secrets::gather(&SecretSources {
             registry: &registry,

@@ -28,7 +28,7 @@ pub fn resolve(extensions: &[String], cwd: &Path) -> Result<ExtensionPaths, CliE
                 "Error: --extension {raw}: {why}"
             )))
         };
-        let path = crate::tools::path::resolve(raw, cwd);
+        let path = arbor_tools::path::resolve(raw, cwd);
         let code = path
             .extension()
             .and_then(|e| e.to_str())

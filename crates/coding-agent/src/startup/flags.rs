@@ -3,7 +3,7 @@
 use crate::cli::AgentArgs;
 use crate::config::Settings;
 use crate::error::CliError;
-use crate::tools;
+use arbor_tools as tools;
 
 /// Checks flag combinations pi refuses (exit 1 with its texts).
 pub fn check_conflicts(a: &AgentArgs) -> Result<(), CliError> {

@@ -21,8 +21,8 @@ use crate::error::CliError;
 use crate::provider::AppProvider;
 use crate::resources::live::PromptInputs;
 use crate::resources::{LiveResources, LoadOptions};
-use crate::tools::{self, ToolEnv, ToolSettings};
 use crate::trust::{self, ProjectTrust, TrustStore};
+use arbor_tools::{self as tools, ToolEnv, ToolSettings};
 
 mod extensions;
 mod flags;
@@ -125,7 +125,7 @@ async fn start_with(
     let trust = project_trust(a, &home, &cwd)?;
     let settings = Settings::load_with_trust(&home, &cwd, trust.is_trusted())?;
     let mut registry = ModelRegistry::builtin().map_err(|e| CliError::Config(e.to_string()))?;
-    crate::files::load_models_json(&mut registry, &home.join("models.json"))?;
+    crate::models_json::load_models_json(&mut registry, &home.join("models.json"))?;
     let registry = Arc::new(registry);
     let auth = Arc::new(AuthStore::load(&home)?);
     let secrets = crate::secrets::Secrets::gather(&crate::secrets::SecretSources {

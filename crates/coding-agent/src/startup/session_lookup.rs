@@ -13,7 +13,7 @@ use crate::cli::AgentArgs;
 use crate::config::Settings;
 use crate::error::CliError;
 use crate::lookup::{looks_like_path, SessionDirs};
-use crate::tools::{self};
+use arbor_tools as tools;
 
 /// The directory sessions go to and whether it is a per-cwd layout (`false` for an override,
 /// whose files sit directly in it).

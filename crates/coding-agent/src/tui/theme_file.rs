@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::theme::Theme;
 use crate::error::CliError;
-use crate::files::{read_bounded, FileKind};
+use arbor_tools::files::{read_bounded, FileKind};
 
 /// The style names a theme file may set, as written in the file.
 const STYLES: &[&str] = &[
@@ -43,7 +43,7 @@ pub fn load(arg: Option<&str>, cwd: &Path) -> Result<Theme, CliError> {
         None | Some("default" | "dark") => Ok(env),
         Some("mono" | "monochrome" | "none") => Ok(Theme::monochrome()),
         Some(file) => {
-            let path = crate::tools::path::resolve(file, cwd);
+            let path = arbor_tools::path::resolve(file, cwd);
             let theme = from_file(&path)?;
             Ok(if env.color { theme } else { env })
         }

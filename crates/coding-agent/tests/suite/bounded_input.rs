@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use arbor_coding_agent::tools::{self, ToolEnv, ToolSettings};
 use arbor_test_support::scripts::{openai_text, openai_tool_calls};
 use arbor_test_support::{sse_data, Ending, MockResponse, MockServer};
+use arbor_tools::{self as tools, ToolEnv, ToolSettings};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 

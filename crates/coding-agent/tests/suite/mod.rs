@@ -28,7 +28,6 @@ mod session_search;
 mod store_fuzz;
 mod summaries;
 mod tmux;
-mod tools;
 mod tree_view;
 mod trust_tui;
 mod tui_app;

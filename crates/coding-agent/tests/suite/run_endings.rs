@@ -382,15 +382,15 @@ async fn sigkill_during_a_large_write_leaves_the_old_file_or_the_new_one() {
 }
 
 /// The bash tool called directly, in `dir`, with the default settings.
-fn bash_env(dir: &Path) -> arbor_coding_agent::tools::ToolEnv {
-    arbor_coding_agent::tools::ToolEnv::new(dir.to_path_buf(), Default::default())
+fn bash_env(dir: &Path) -> arbor_tools::ToolEnv {
+    arbor_tools::ToolEnv::new(dir.to_path_buf(), Default::default())
 }
 
 #[tokio::test]
 async fn a_timeout_ends_the_whole_group() {
     let dir = tempfile::tempdir().unwrap();
     let env = bash_env(dir.path());
-    let res = arbor_coding_agent::tools::run(
+    let res = arbor_tools::run(
         "bash",
         &env,
         json!({"command": doomed_command(), "timeout": 1}),
@@ -409,15 +409,15 @@ async fn a_timeout_ends_the_whole_group() {
 #[tokio::test]
 async fn the_default_timeout_applies_when_the_model_gives_none() {
     let dir = tempfile::tempdir().unwrap();
-    let env = arbor_coding_agent::tools::ToolEnv::new(
+    let env = arbor_tools::ToolEnv::new(
         dir.path().to_path_buf(),
-        arbor_coding_agent::tools::ToolSettings {
+        arbor_tools::ToolSettings {
             bash_timeout_seconds: Some(0.5),
             ..Default::default()
         },
     );
     let started = Instant::now();
-    let res = arbor_coding_agent::tools::run(
+    let res = arbor_tools::run(
         "bash",
         &env,
         json!({"command": "sleep 30"}),
@@ -437,7 +437,7 @@ async fn a_dropped_tool_future_ends_the_whole_group() {
     let dir = tempfile::tempdir().unwrap();
     let env = bash_env(dir.path());
     let task = tokio::spawn(async move {
-        arbor_coding_agent::tools::run(
+        arbor_tools::run(
             "bash",
             &env,
             json!({"command": doomed_command()}),
@@ -475,7 +475,7 @@ async fn a_write_cancelled_before_it_starts_changes_nothing_and_says_so() {
             json!({"path": "a.txt", "edits": [{"oldText": "old", "newText": "new"}]}),
         ),
     ] {
-        let err = arbor_coding_agent::tools::run(tool, &env, args, cancel.clone(), None)
+        let err = arbor_tools::run(tool, &env, args, cancel.clone(), None)
             .await
             .unwrap_err();
         assert_eq!(err.to_string(), "Operation aborted; a.txt was not changed");

@@ -185,7 +185,7 @@ impl CommandHost for Call<'_> {
         lock(&self.rpc.bash).retain(|t| !t.is_cancelled());
     }
 
-    fn bash_output(&self) -> crate::tools::bash::ChunkSink {
+    fn bash_output(&self) -> arbor_tools::bash::ChunkSink {
         let id = self.id.clone();
         Arc::new(move |delta: &str| {
             let mut v = json!({"type": "bash_execution_update", "delta": delta});

@@ -85,7 +85,7 @@ impl Driver {
                 let cancel = CancellationToken::new();
                 self.bash_cancel = Some(cancel.clone());
                 let cwd = self.app.cwd.clone();
-                let settings = crate::tools::ToolSettings {
+                let settings = arbor_tools::ToolSettings {
                     shell_path: self.app.settings.shell_path(),
                     shell_command_prefix: self.app.settings.shell_command_prefix(),
                     env_policy: self.app.env_policy.clone(),
@@ -322,7 +322,7 @@ impl Driver {
             }
             Effect::Export(path) => {
                 // The TUI resolves the path against the working directory.
-                let out = path.map(|p| crate::tools::path::resolve(&p, &self.app.cwd));
+                let out = path.map(|p| arbor_tools::path::resolve(&p, &self.app.cwd));
                 match export_html(self.app.session_file.as_deref(), out.as_deref()).await {
                     Ok(p) => self.done(Outcome::Notice(format!("Exported to: {}", p.display()))),
                     Err(e) => self.done(Outcome::Error(e.to_string())),

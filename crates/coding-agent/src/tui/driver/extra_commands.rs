@@ -132,7 +132,7 @@ impl Driver {
             self.done(Outcome::Error("No session store to import into".into()));
             return;
         };
-        let file = crate::tools::path::resolve(&path, &self.app.cwd);
+        let file = arbor_tools::path::resolve(&path, &self.app.cwd);
         match crate::session_import::import_jsonl(repo, &file).await {
             Ok(dest) => {
                 self.terminal_effects

@@ -65,7 +65,7 @@ pub struct TuiApp {
     /// only when it is there (DECISIONS §23.12).
     pub checkpoints: Option<Arc<crate::checkpoints::CheckpointHook>>,
     /// The variables `!` commands do not get (DECISIONS §30.7).
-    pub env_policy: Arc<crate::secrets::EnvPolicy>,
+    pub env_policy: Arc<arbor_tools::env_policy::EnvPolicy>,
     /// Skills and prompt templates (`/reload` re-reads them).
     pub resources: crate::resources::LiveResources,
     /// The project trust decision this run started with.

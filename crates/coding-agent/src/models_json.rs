@@ -5,7 +5,8 @@ use std::path::Path;
 
 use arbor_ai::models::ModelRegistry;
 
-use super::{read_bounded, FileKind};
+use arbor_tools::files::{read_bounded, FileKind};
+
 use crate::error::CliError;
 
 /// Layers `path` over `registry`; a missing file changes nothing.

@@ -26,15 +26,21 @@ pub enum Outcome {
 #[derive(Debug, thiserror::Error)]
 pub enum AtomicWriteError {
     #[error("{op} '{}': {source}", path.display())]
+    /// A filesystem call failed.
     Io {
+        /// The call that failed (`rename`, `write`, …).
         op: &'static str,
+        /// The path it failed on.
         path: PathBuf,
         #[source]
+        /// What the system said.
         source: std::io::Error,
     },
     #[error("too many levels of symbolic links: '{}'", .0.display())]
+    /// The target's chain of symbolic links does not end.
     SymlinkLoop(PathBuf),
     #[error("the write was interrupted: {0}")]
+    /// Cancelled or cut short before the rename; says how.
     Interrupted(String),
 }
 

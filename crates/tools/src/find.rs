@@ -17,6 +17,7 @@ use super::{
 /// Results listed when the call gives no limit.
 pub const DEFAULT_LIMIT: usize = 1000;
 
+/// The `find` tool's declaration.
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "find",
@@ -46,6 +47,7 @@ struct Args {
     limit: Option<f64>,
 }
 
+/// Runs one `find` call: a glob over the tree below the path, `.gitignore` honoured.
 pub async fn run(env: &ToolEnv, args: Value, cancel: CancellationToken) -> ToolResult {
     let args: Args = parse_args("find", &args)?;
     let root = path::resolve(args.path.as_deref().unwrap_or("."), &env.cwd);

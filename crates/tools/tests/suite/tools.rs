@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use arbor_ai::ContentBlock;
-use arbor_coding_agent::tools::{self, BuiltinToolError, ToolEnv, ToolOutput, ToolSettings};
+use arbor_tools::{self as tools, BuiltinToolError, ToolEnv, ToolOutput, ToolSettings};
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 

@@ -12,6 +12,7 @@ use super::{
 /// Entries listed when the call gives no limit.
 pub const DEFAULT_LIMIT: usize = 500;
 
+/// The `ls` tool's declaration.
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "ls",
@@ -38,6 +39,7 @@ struct Args {
     limit: Option<f64>,
 }
 
+/// Runs one `ls` call: the entries of a directory, sorted, directories marked with `/`.
 pub async fn run(env: &ToolEnv, args: Value) -> ToolResult {
     let args: Args = parse_args("ls", &args)?;
     let dir = path::resolve(args.path.as_deref().unwrap_or("."), &env.cwd);

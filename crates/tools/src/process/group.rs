@@ -54,6 +54,7 @@ impl ProcessGroup {
         Some(ProcessGroup { pgid, armed: true })
     }
 
+    /// The process group id (the leader's pid).
     pub fn id(&self) -> i32 {
         self.pgid
     }

@@ -4,13 +4,11 @@
 //! A cloned repository can point any of these names at `/dev/zero`, a FIFO or a huge file;
 //! each case ends in an error naming the path and what it is, before anything blocks or grows.
 
-mod models_json;
 mod project;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-pub use models_json::load_models_json;
 pub use project::{project_root, ProjectFiles};
 
 /// What a file is for, how much of it Arbor takes, and what happens past that.
@@ -79,31 +77,44 @@ pub enum FileError {
     /// A device, FIFO, socket or directory where a file was expected.
     #[error("{what} {}: it is {is}, not a regular file", .path.display())]
     NotRegular {
+        /// What the file is for (`FileKind::what`).
         what: &'static str,
+        /// The path as given.
         path: PathBuf,
+        /// What it is instead ("a device", "a FIFO", …).
         is: &'static str,
     },
     /// Larger than its kind allows.
     #[error("{what} {}: over the size limit of {}", .path.display(), size_text(*.cap))]
     TooLarge {
+        /// What the file is for.
         what: &'static str,
+        /// The path as given.
         path: PathBuf,
+        /// The limit in bytes.
         cap: u64,
     },
     /// A project's file that resolves outside the project (DECISIONS §30.6).
     #[error("{what} {}: it resolves to {}, outside the project {}; not used", .path.display(), .target.display(), .project.display())]
     OutsideProject {
+        /// What the file is for.
         what: &'static str,
+        /// The path as given.
         path: PathBuf,
+        /// Where it resolves to.
         target: PathBuf,
+        /// The project's root.
         project: PathBuf,
     },
     /// The filesystem refused.
     #[error("{what} {}: {source}", .path.display())]
     Io {
+        /// What the file is for.
         what: &'static str,
+        /// The path as given.
         path: PathBuf,
         #[source]
+        /// What the system said.
         source: std::io::Error,
     },
 }
@@ -111,6 +122,7 @@ pub enum FileError {
 /// A file's bytes as far as its kind takes them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Bounded {
+    /// The bytes read (at most the kind's cap).
     pub bytes: Vec<u8>,
     /// Set when the file was cut at this many bytes ([`OverCap::Truncate`]).
     pub truncated_at: Option<u64>,
@@ -214,7 +226,7 @@ pub(super) fn not_regular(meta: &std::fs::Metadata) -> Option<&'static str> {
     if meta.is_dir() {
         return Some("a directory");
     }
-    crate::tools::path::special_kind(meta)
+    crate::path::special_kind(meta)
 }
 
 #[cfg(test)]

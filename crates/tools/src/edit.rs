@@ -13,6 +13,7 @@ use super::{parse_args, path, BuiltinToolError, ToolEnv, ToolOutput, ToolResult,
 /// Context lines around each change in `details.diff` and `details.patch`.
 const CONTEXT_LINES: usize = 4;
 
+/// The `edit` tool's declaration.
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "edit",
@@ -47,8 +48,11 @@ pub fn spec() -> ToolSpec {
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
+/// One `edits[]` item: a unique piece of the original and what replaces it.
 pub struct Replace {
+    /// The text to find; must occur exactly once in the original.
     pub old_text: String,
+    /// What it becomes.
     pub new_text: String,
 }
 
@@ -95,6 +99,7 @@ fn is_single_edit(v: &Value) -> bool {
     v.get("oldText").is_some_and(Value::is_string) && v.get("newText").is_some_and(Value::is_string)
 }
 
+/// Runs one `edit` call: every replacement matched against the original, then one atomic write.
 pub async fn run(
     env: &ToolEnv,
     args: Value,
@@ -208,14 +213,20 @@ pub fn fuzzy(text: &str) -> String {
 /// One replacement in byte offsets of the LF-normalized content.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Replacement {
+    /// Byte offset of the match.
     pub at: usize,
+    /// Length of the matched text in bytes.
     pub len: usize,
+    /// The replacement text.
     pub new_text: String,
 }
 
 #[derive(Debug)]
+/// The result of matching every edit: the new content and where it changed.
 pub struct Applied {
+    /// The whole content after every replacement.
     pub new_content: String,
+    /// The replacements, in content order.
     pub replacements: Vec<Replacement>,
 }
 

@@ -15,7 +15,9 @@ pub const GREP_MAX_LINE_LENGTH: usize = 500;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TruncatedBy {
+    /// The line limit was reached first.
     Lines,
+    /// The byte limit was reached first.
     Bytes,
 }
 
@@ -23,16 +25,27 @@ pub enum TruncatedBy {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Truncation {
+    /// The text kept.
     pub content: String,
+    /// Whether anything was cut.
     pub truncated: bool,
+    /// Which limit cut it.
     pub truncated_by: Option<TruncatedBy>,
+    /// Lines in the whole input.
     pub total_lines: usize,
+    /// Bytes in the whole input.
     pub total_bytes: usize,
+    /// Lines kept.
     pub output_lines: usize,
+    /// Bytes kept.
     pub output_bytes: usize,
+    /// Whether the last kept line was cut part-way.
     pub last_line_partial: bool,
+    /// Whether the first line alone is over the byte limit.
     pub first_line_exceeds_limit: bool,
+    /// The line limit applied.
     pub max_lines: usize,
+    /// The byte limit applied.
     pub max_bytes: usize,
 }
 
@@ -273,11 +286,11 @@ impl LimitNotices {
     }
 
     /// `text` with the notices appended (`\n\n[a. b]`), details attached when there are any.
-    pub fn finish(self, mut text: String) -> crate::tools::ToolOutput {
+    pub fn finish(self, mut text: String) -> crate::ToolOutput {
         if self.texts.is_empty() {
-            return crate::tools::ToolOutput::text(text);
+            return crate::ToolOutput::text(text);
         }
         text.push_str(&format!("\n\n[{}]", self.texts.join(". ")));
-        crate::tools::ToolOutput::text(text).with_details(serde_json::Value::Object(self.details))
+        crate::ToolOutput::text(text).with_details(serde_json::Value::Object(self.details))
     }
 }

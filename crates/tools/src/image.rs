@@ -49,7 +49,9 @@ fn is_animated_png(bytes: &[u8]) -> bool {
 /// An image ready to send.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prepared {
+    /// The image, base64.
     pub data: String,
+    /// Its MIME type after any conversion.
     pub mime_type: &'static str,
     /// Lines for the text block: conversions and the coordinate scale of a resize.
     pub hints: Vec<String>,

@@ -8,7 +8,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::files::{read_bounded, Bounded, FileError, FileKind, ProjectFiles};
-use crate::tools;
 
 /// Context file names in the order one directory is searched.
 pub const CONTEXT_FILE_NAMES: [&str; 5] = [
@@ -26,7 +25,9 @@ const PREAMBLE: &str =
 /// One loaded context file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextFile {
+    /// Where the file was found.
     pub path: PathBuf,
+    /// Its text (a cut noted in it).
     pub content: String,
 }
 
@@ -91,10 +92,13 @@ pub struct PromptParts {
     pub custom: Option<String>,
     /// `--append-system-prompt` values and `APPEND_SYSTEM.md`.
     pub append: Vec<String>,
+    /// The tools the prompt lists and writes rules for, in order.
     pub active_tools: Vec<String>,
+    /// The context files, in the order they go in.
     pub context_files: Vec<ContextFile>,
     /// The `<skills>` section's body, already worded for the active tools (DECISIONS §32.5).
     pub skills: Option<String>,
+    /// The working directory the prompt names.
     pub cwd: String,
 }
 
@@ -103,6 +107,23 @@ fn wrap(name: &str, body: &str) -> String {
 }
 
 /// Renders the prompt.
+///
+/// ```
+/// use arbor_tools::system_prompt::{render, ContextFile, PromptParts};
+///
+/// let prompt = render(&PromptParts {
+///     active_tools: vec!["read".into(), "edit".into()],
+///     context_files: vec![ContextFile {
+///         path: "/work/AGENTS.md".into(),
+///         content: "Run the tests before you finish.".into(),
+///     }],
+///     cwd: "/work".into(),
+///     ..PromptParts::default()
+/// });
+/// assert!(prompt.contains("<tools>\n- read: "));
+/// assert!(prompt.contains("<project_instructions path=\"/work/AGENTS.md\">"));
+/// assert!(prompt.ends_with("<cwd>\n/work\n</cwd>"));
+/// ```
 pub fn render(parts: &PromptParts) -> String {
     let mut sections: Vec<String> = Vec::new();
     match &parts.custom {
@@ -112,7 +133,7 @@ pub fn render(parts: &PromptParts) -> String {
             let has = |n: &str| parts.active_tools.iter().any(|t| t == n);
             let mut list = String::new();
             for name in &parts.active_tools {
-                if let Some(spec) = tools::spec(name) {
+                if let Some(spec) = crate::spec(name) {
                     list.push_str(&format!("- {name}: {}\n", spec.snippet));
                 }
             }
@@ -178,7 +199,7 @@ pub fn render(parts: &PromptParts) -> String {
 /// A `--system-prompt` / `--append-system-prompt` value: a regular file's contents (bounded,
 /// DECISIONS §30.4), else the text itself.
 pub fn text_or_file(value: &str, cwd: &Path) -> Result<String, FileError> {
-    let p = tools::path::resolve(value, cwd);
+    let p = crate::path::resolve(value, cwd);
     if value.len() < 4096 && p.is_file() {
         if let Some(file) = read_bounded(&p, FileKind::SYSTEM_PROMPT)? {
             return Ok(file.text_with_notice(&p));

@@ -36,6 +36,7 @@ const PIPE_POLL: Duration = Duration::from_millis(20);
 /// Tail kept in memory: comfortably more than one result's byte limit.
 const WINDOW_BYTES: usize = 2 * DEFAULT_MAX_BYTES;
 
+/// The `bash` tool's declaration.
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "bash",
@@ -348,6 +349,8 @@ impl Drop for Readers {
 /// characters only): RPC's `bash_execution_update` deltas.
 pub type ChunkSink = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// Runs one `bash` call: the command in its own process group, output streamed to `progress`,
+/// the tail kept for the model and the rest spilled to a file.
 pub async fn run(
     env: &ToolEnv,
     args: Value,

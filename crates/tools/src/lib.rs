@@ -1,22 +1,47 @@
-//! The built-in tools the model calls: `read`, `write`, `edit`, `bash`, `grep`, `find`, `ls` (DECISIONS §22.1).
-//! Each module holds one tool's schema and behaviour; they share output
-//! limits ([`truncate`]), path handling ([`path`]), the per-file write queue ([`mutation`]) and
-//! image preparation ([`image`]).
+//! `arbor-tools`: Arbor's built-in coding tools — `read`, `write`, `edit`, `bash`, `grep`,
+//! `find`, `ls` — as [`arbor_agent::agent::AgentTool`]s any `AgentHarness` can be given, and the
+//! system prompt the app builds around them ([`system_prompt`]: the tool list and rules, and the
+//! `AGENTS.md`/`CLAUDE.md` files from the filesystem root down to the working directory).
+//!
+//! The tools keep pi 1.6.0's schemas, limits and texts (DECISIONS §22.1). Each module holds one
+//! tool's schema and behaviour; they share output limits ([`truncate`]), path handling
+//! ([`path`]), the per-file write queue ([`mutation`]), atomic writes ([`atomic_write`]) and
+//! image preparation ([`image`]). `bash` runs every command in a process group of its own
+//! ([`process`]) with the key variables taken out of its environment ([`env_policy`]). Files the
+//! prompt reads go through the bounded reader ([`files`]). Nothing here reads the app's settings:
+//! the tools take a plain [`ToolSettings`] (DECISIONS §22.80).
 //!
 //! A tool returns [`ToolOutput`] on success; a failure is a [`BuiltinToolError`] whose text is what the
 //! model sees as an error result. Nothing here panics on bad input.
+//!
+//! ```
+//! use arbor_tools::{builtin_tools, ToolEnv, ToolSettings};
+//!
+//! let dir = std::env::temp_dir();
+//! let tools = builtin_tools(&ToolEnv::new(dir, ToolSettings::default()));
+//! let names: Vec<&str> = tools.iter().map(|t| t.name()).collect();
+//! assert_eq!(names, ["read", "bash", "edit", "write", "grep", "find", "ls"]);
+//! ```
+//!
+//! `examples/coding_harness.rs` gives the tools and the prompt to an `AgentHarness` on the
+//! offline faux provider.
+#![deny(missing_docs)]
 
 pub mod ansi;
 pub mod atomic_write;
 pub mod bash;
 pub mod edit;
+pub mod env_policy;
+pub mod files;
 pub mod find;
 pub mod grep;
 pub mod image;
 pub mod ls;
 pub mod mutation;
 pub mod path;
+pub mod process;
 pub mod read;
+pub mod system_prompt;
 pub mod truncate;
 pub mod write;
 
@@ -42,6 +67,7 @@ pub enum BuiltinToolError {
     /// The call could not be carried out (missing file, no match, non-zero exit...).
     #[error("{message}")]
     Failed {
+        /// The text the model sees.
         message: String,
         /// Extra structure for the result (`details`), e.g. bash's truncation record.
         details: Option<Value>,
@@ -52,6 +78,7 @@ pub enum BuiltinToolError {
 }
 
 impl BuiltinToolError {
+    /// A failure with `message` and no details.
     pub fn failed(message: impl Into<String>) -> Self {
         BuiltinToolError::Failed {
             message: message.into(),
@@ -60,6 +87,7 @@ impl BuiltinToolError {
     }
 }
 
+/// What a built-in tool call returns.
 pub type ToolResult = Result<ToolOutput, BuiltinToolError>;
 
 /// Receives partial results while a tool runs (bash output as it arrives).
@@ -80,18 +108,22 @@ pub struct ToolSettings {
     /// Extra environment for bash (session id, model...), never secrets.
     pub env: Vec<(String, String)>,
     /// The variables bash commands do not get (DECISIONS §30.7).
-    pub env_policy: Arc<crate::secrets::EnvPolicy>,
+    pub env_policy: Arc<crate::env_policy::EnvPolicy>,
 }
 
 /// What every tool call shares: the session's working directory, the write queue and settings.
 #[derive(Debug, Clone)]
 pub struct ToolEnv {
+    /// The working directory relative paths start from.
     pub cwd: PathBuf,
+    /// The per-file write queue shared by `write` and `edit`.
     pub mutations: MutationQueue,
+    /// The settings the tools read.
     pub settings: Arc<ToolSettings>,
 }
 
 impl ToolEnv {
+    /// An environment over `cwd` with a fresh write queue.
     pub fn new(cwd: PathBuf, settings: ToolSettings) -> Self {
         ToolEnv {
             cwd,
@@ -104,9 +136,13 @@ impl ToolEnv {
 /// A tool's declaration as sent to the model.
 #[derive(Debug, Clone)]
 pub struct ToolSpec {
+    /// The name the model calls.
     pub name: &'static str,
+    /// A human-readable label.
     pub label: &'static str,
+    /// What the tool does, for the model.
     pub description: String,
+    /// The JSON schema of the arguments.
     pub parameters: Value,
     /// One line for the system prompt's tool list.
     pub snippet: &'static str,
@@ -139,6 +175,7 @@ impl BuiltinTool {
         spec(name).map(|spec| BuiltinTool { spec, env })
     }
 
+    /// The tool's declaration.
     pub fn spec(&self) -> &ToolSpec {
         &self.spec
     }
@@ -209,6 +246,22 @@ impl arbor_agent::agent::AgentTool for BuiltinTool {
 }
 
 /// Runs a built-in tool by name.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use arbor_tools::{run, ToolEnv, ToolSettings};
+/// use tokio_util::sync::CancellationToken;
+///
+/// let dir = tempfile::tempdir()?;
+/// std::fs::write(dir.path().join("a.txt"), "one\ntwo\n")?;
+/// let env = ToolEnv::new(dir.path().to_path_buf(), ToolSettings::default());
+/// let args = serde_json::json!({"path": "a.txt", "offset": 2});
+/// let out = run("read", &env, args, CancellationToken::new(), None).await?;
+/// assert_eq!(out.content[0].as_text(), Some("two\n"));
+/// # Ok(())
+/// # }
+/// ```
 pub async fn run(
     name: &str,
     env: &ToolEnv,

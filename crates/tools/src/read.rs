@@ -22,6 +22,7 @@ use super::{
 /// to 4.5 MB of base64), a bound on what a disguised file can make us load.
 pub const MAX_IMAGE_FILE_BYTES: u64 = 64 << 20;
 
+/// The `read` tool's declaration.
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "read",
@@ -53,6 +54,7 @@ struct Args {
     limit: Option<f64>,
 }
 
+/// Runs one `read` call: a text file's selected lines (streamed), or an image.
 pub async fn run(env: &ToolEnv, args: Value, cancel: &CancellationToken) -> ToolResult {
     let args: Args = parse_args("read", &args)?;
     let abs = path::resolve_for_read(&args.path, &env.cwd);

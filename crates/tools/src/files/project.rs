@@ -32,6 +32,7 @@ impl ProjectFiles {
         ProjectFiles { root, real_root }
     }
 
+    /// The project root, as reached from the cwd.
     pub fn root(&self) -> &Path {
         &self.root
     }

@@ -9,7 +9,17 @@ use std::collections::BTreeSet;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
-use crate::error::CliError;
+/// A `toolEnvironment` pattern that is not a valid glob.
+#[derive(Debug, thiserror::Error)]
+#[error("settings {key}: {problem}")]
+pub struct EnvPolicyError {
+    /// The setting the pattern came from (`toolEnvironment.exclude` or `.include`).
+    pub key: &'static str,
+    /// What is wrong, naming the pattern.
+    pub problem: String,
+    #[source]
+    source: globset::Error,
+}
 
 /// The variables a tool command does not get.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -29,17 +39,24 @@ pub struct EnvPolicyInput<'a> {
     pub include: &'a [String],
 }
 
-fn glob_set(patterns: &[String], key: &str) -> Result<GlobSet, CliError> {
+fn glob_set(patterns: &[String], key: &'static str) -> Result<GlobSet, EnvPolicyError> {
     let mut set = GlobSetBuilder::new();
     for p in patterns {
         let glob = GlobBuilder::new(p)
             .case_insensitive(true)
             .build()
-            .map_err(|e| CliError::Config(format!("settings {key}: invalid pattern {p:?}: {e}")))?;
+            .map_err(|source| EnvPolicyError {
+                key,
+                problem: format!("invalid pattern {p:?}: {source}"),
+                source,
+            })?;
         set.add(glob);
     }
-    set.build()
-        .map_err(|e| CliError::Config(format!("settings {key}: {e}")))
+    set.build().map_err(|source| EnvPolicyError {
+        key,
+        problem: source.to_string(),
+        source,
+    })
 }
 
 impl EnvPolicy {
@@ -47,7 +64,7 @@ impl EnvPolicy {
     pub fn build(
         input: &EnvPolicyInput<'_>,
         environment: impl IntoIterator<Item = String>,
-    ) -> Result<EnvPolicy, CliError> {
+    ) -> Result<EnvPolicy, EnvPolicyError> {
         let exclude = glob_set(input.exclude, "toolEnvironment.exclude")?;
         let include = glob_set(input.include, "toolEnvironment.include")?;
         let mut removed: BTreeSet<String> = input.key_variables.clone();

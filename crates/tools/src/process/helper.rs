@@ -18,14 +18,19 @@ pub const HELPER_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, thiserror::Error)]
 pub enum HelperError {
     #[error("could not start `sh`: {0}")]
+    /// `sh` could not be started.
     Spawn(#[source] std::io::Error),
     #[error("could not wait for the command: {0}")]
+    /// Waiting for the command failed.
     Wait(#[source] std::io::Error),
     #[error("the command did not finish within {} s and was stopped", .0.as_secs())]
+    /// The command ran past its bound and its group was ended.
     TimedOut(Duration),
     #[error("the command exited with {0}")]
+    /// The command exited unsuccessfully.
     Failed(std::process::ExitStatus),
     #[error("the command printed nothing")]
+    /// The command succeeded but printed nothing.
     Empty,
 }
 

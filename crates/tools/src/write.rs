@@ -12,6 +12,7 @@ use super::{
     ToolResult, ToolSpec,
 };
 
+/// The `write` tool's declaration.
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "write",
@@ -37,6 +38,7 @@ struct Args {
     content: String,
 }
 
+/// Runs one `write` call: parents made, the contents put in place atomically.
 pub async fn run(env: &ToolEnv, args: Value, cancel: &CancellationToken) -> ToolResult {
     let args: Args = parse_args("write", &args)?;
     let abs = path::resolve(&args.path, &env.cwd);

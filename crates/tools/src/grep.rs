@@ -20,6 +20,7 @@ use super::{
 /// Matches shown when the call gives no limit.
 pub const DEFAULT_LIMIT: usize = 100;
 
+/// The `grep` tool's declaration.
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: "grep",
@@ -112,6 +113,7 @@ impl Sink for Collect<'_> {
     }
 }
 
+/// Runs one `grep` call: a regex or literal search, in path order, `.gitignore` honoured.
 pub async fn run(env: &ToolEnv, args: Value, cancel: CancellationToken) -> ToolResult {
     let args: Args = parse_args("grep", &args)?;
     let root = path::resolve(args.path.as_deref().unwrap_or("."), &env.cwd);

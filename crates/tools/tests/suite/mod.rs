@@ -1,0 +1,3 @@
+//! One module per topic.
+
+mod tools;
