@@ -88,6 +88,7 @@ async fn resumed() -> (FauxProvider, Driver) {
             arbor_coding_agent::trust::TrustSource::NothingToProtect,
         ),
         mcp: None,
+        logins: None,
     };
     let driver = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     (faux, driver)
@@ -264,6 +265,7 @@ async fn a_short_session_loads_at_once() {
             arbor_coding_agent::trust::TrustSource::NothingToProtect,
         ),
         mcp: None,
+        logins: None,
     };
     let d = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     assert!(!d.state.is_loading());

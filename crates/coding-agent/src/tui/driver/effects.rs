@@ -188,17 +188,22 @@ impl Driver {
                 self.tasks.spawn(async move {
                     let opts = Effect::navigate_options(summarize, custom_instructions);
                     let r = h.navigate_tree(target.as_deref(), opts).await;
-                    let o = match r {
+                    // The end line comes after the reload the navigation causes, so it stays
+                    // at the bottom (DECISIONS §23.154).
+                    let (o, end) = match r {
                         Ok(r) if r.cancelled => {
-                            let _ = tx.send(AppEvent::Done(Outcome::Notice(
-                                "Navigation cancelled".into(),
-                            )));
-                            Outcome::Navigated(Ok(None))
+                            (Outcome::Navigated(Ok(None)), Some("Navigation cancelled"))
                         }
-                        Ok(r) => Outcome::Navigated(Ok(r.editor_text)),
-                        Err(e) => Outcome::Navigated(Err(std::sync::Arc::new(e.into()))),
+                        Ok(r) => (
+                            Outcome::Navigated(Ok(r.editor_text)),
+                            summarize.then_some("Summarized the branch you left"),
+                        ),
+                        Err(e) => (Outcome::Navigated(Err(std::sync::Arc::new(e.into()))), None),
                     };
                     let _ = tx.send(AppEvent::Done(o));
+                    if let Some(end) = end {
+                        let _ = tx.send(AppEvent::Done(Outcome::Notice(end.to_owned())));
+                    }
                 });
             }
             Effect::UndoRestore => {
@@ -231,14 +236,34 @@ impl Driver {
             Effect::Compact(instructions) => {
                 self.tasks.spawn(async move {
                     let r = compact(&h, instructions.as_deref()).await;
-                    // A compaction that ran reports its failure in its `compaction_end` event
-                    // (the transcript shows it); only "nothing to compact" never starts one.
-                    if let Err(CommandError::NothingToCompact(e)) = r {
-                        let _ = tx.send(AppEvent::Done(Outcome::Notice(e.message().to_owned())));
+                    // A compaction that ran reports its end in its `compaction_end` event (the
+                    // transcript shows it); "nothing to compact" is a quiet line, and a failure
+                    // before the start an error (DECISIONS §23.154).
+                    let failed = match r {
+                        Ok(_) => None,
+                        Err(CommandError::NothingToCompact(_)) => Some(Outcome::CompactionFailed {
+                            nothing: true,
+                            text:
+                                "Nothing to compact (the context is too small or already compacted)"
+                                    .to_owned(),
+                        }),
+                        Err(e) => Some(Outcome::CompactionFailed {
+                            nothing: false,
+                            text: format!(
+                                "Compaction failed: {}",
+                                crate::notices::bare(&e.to_string())
+                            ),
+                        }),
+                    };
+                    if let Some(o) = failed {
+                        let _ = tx.send(AppEvent::Done(o));
                     }
                     let _ = tx.send(AppEvent::Done(Outcome::Idle));
                 });
             }
+            Effect::Login(provider) => self.login(provider),
+            Effect::SaveKey { provider, key } => self.save_key(&provider, &key),
+            Effect::Logout(provider) => self.logout(provider),
             Effect::CycleModel => {
                 let list = &self.app.cycle_models;
                 if list.len() < 2 {
