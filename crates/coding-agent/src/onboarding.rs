@@ -25,7 +25,7 @@ pub const LOCAL_EXAMPLE_JSON: &str = r#"{
 pub fn no_model_text(models_json: &Path) -> String {
     let auth = models_json.with_file_name("auth.json");
     let mut lines: Vec<String> = [
-        "No model available: no provider has an API key and no local server is configured.",
+        "No model available yet: no provider has an API key, and no local server can be used.",
         "",
         "1. Store a provider's API key: in the interactive UI (arbor on a terminal) type",
         "     /login PROVIDER        e.g. /login anthropic, /login openai",
