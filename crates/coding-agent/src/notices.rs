@@ -66,6 +66,11 @@ pub fn warn(text: impl Into<String>) {
     emit(Level::Warning, text);
 }
 
+/// [`warn`] for a callback that hands over an owned text (hooks).
+pub fn warn_text(text: String) {
+    warn(text);
+}
+
 pub fn error(text: impl Into<String>) {
     emit(Level::Error, text);
 }

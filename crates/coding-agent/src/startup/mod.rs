@@ -582,7 +582,7 @@ fn integrations(
                 set,
                 cwd.to_path_buf(),
                 session_id.to_owned(),
-                |text| crate::notices::warn(text),
+                crate::notices::warn_text,
             ));
             harness.add_hook(hooks.clone());
             let file = session_file.as_ref().map(|f| f.display().to_string());

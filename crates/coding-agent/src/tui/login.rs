@@ -229,7 +229,11 @@ mod tests {
         let area = Rect::new(0, 0, 60, 8);
         let mut buf = Buffer::empty(area);
         p.render(area, &mut buf);
-        let screen: String = buf.content.iter().map(|c| c.symbol()).collect();
+        let screen: String = buf
+            .content
+            .iter()
+            .map(ratatui::buffer::Cell::symbol)
+            .collect();
         assert!(!screen.contains("sk-abc"), "{screen}");
         assert!(screen.contains("(9 characters)"), "{screen}");
         assert!(format!("{p:?}").contains("<redacted>") || !format!("{p:?}").contains("sk-"));

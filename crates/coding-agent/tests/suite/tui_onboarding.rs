@@ -206,7 +206,9 @@ async fn banner_help_and_a_popup_as_wide_as_the_terminal() {
     tmux.literal("/").await;
     // (Waiting for the popup's last row: a capture may catch a frame half drawn.)
     tmux.wait_for("│/undo-restore  Put").await;
-    let screen = tmux.wait_for("│/name          Set or show the session name").await;
+    let screen = tmux
+        .wait_for("│/name          Set or show the session name")
+        .await;
     let row = screen
         .lines()
         .find(|l| l.starts_with("│/undo-restore"))
