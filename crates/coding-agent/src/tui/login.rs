@@ -131,13 +131,13 @@ pub fn providers_line(registry: &ModelRegistry, has_key: impl Fn(&str) -> bool) 
 }
 
 /// Whether `/login` may store a key for `provider`: one of the registry's providers.
-pub fn check_provider(registry: &ModelRegistry, provider: &str) -> Result<(), String> {
+pub fn check_provider(registry: &ModelRegistry, provider: &str) -> Result<(), CliError> {
     if registry.provider_ids().contains(&provider) {
         Ok(())
     } else {
-        Err(format!(
+        Err(CliError::Usage(format!(
             "Unknown provider: {provider} (/login alone lists them; models.json adds more)"
-        ))
+        )))
     }
 }
 

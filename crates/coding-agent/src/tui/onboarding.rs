@@ -201,7 +201,7 @@ impl Onboarding {
                                 self.theme,
                             ))
                         }
-                        Err(e) => self.notice(Level::Error, &e),
+                        Err(e) => self.notice(Level::Error, &e.to_string()),
                     },
                 }
             }

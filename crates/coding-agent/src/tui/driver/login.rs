@@ -27,7 +27,7 @@ impl Driver {
                     let prompt = KeyPrompt::new(&p, &logins.auth_file(), self.theme);
                     self.state.overlay = Some(Overlay::Login(Box::new(prompt)));
                 }
-                Err(e) => self.done(Outcome::Error(e)),
+                Err(e) => self.done(Outcome::Error(e.to_string())),
             },
         }
     }
