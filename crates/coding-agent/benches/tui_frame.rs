@@ -69,6 +69,7 @@ fn ctx(faux: &FauxProvider, session: Arc<Session>, harness: AgentHarness) -> Tui
             arbor_coding_agent::trust::TrustSource::NothingToProtect,
         ),
         mcp: None,
+        logins: None,
     }
 }
 

@@ -42,7 +42,9 @@ impl fmt::Debug for Credential {
 /// The credentials of `auth.json` and where they came from.
 pub struct AuthStore {
     path: PathBuf,
-    credentials: BTreeMap<String, Credential>,
+    /// Changed at run time by `/login` and `/logout` (after the file), so a running session
+    /// uses a new key at once (DECISIONS §23.175).
+    credentials: Mutex<BTreeMap<String, Credential>>,
     /// `!command` keys run once per process (pi's behaviour), failures included.
     resolved: Mutex<BTreeMap<String, Result<Option<String>, KeyCommandError>>>,
 }
@@ -51,7 +53,7 @@ impl fmt::Debug for AuthStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AuthStore")
             .field("path", &self.path)
-            .field("providers", &self.credentials.keys().collect::<Vec<_>>())
+            .field("providers", &self.providers())
             .finish()
     }
 }
@@ -142,7 +144,7 @@ impl AuthStore {
         let credentials = parse(&text, &path)?;
         Ok(AuthStore {
             path,
-            credentials,
+            credentials: Mutex::new(credentials),
             resolved: Mutex::new(BTreeMap::new()),
         })
     }
@@ -153,17 +155,45 @@ impl AuthStore {
 
     /// Every stored credential as written (`!command`, `$VAR` or literal; OAuth tokens), for
     /// the redactor and the tool environment policy (DECISIONS §30.7).
-    pub fn configured_values(&self) -> impl Iterator<Item = &str> {
-        self.credentials.values().flat_map(|c| match c {
-            Credential::ApiKey { key } => vec![key.as_str()],
-            Credential::OAuth {
-                access, refresh, ..
-            } => vec![access.as_str(), refresh.as_str()],
-        })
+    pub fn configured_values(&self) -> Vec<String> {
+        self.creds()
+            .values()
+            .flat_map(|c| match c {
+                Credential::ApiKey { key } => vec![key.clone()],
+                Credential::OAuth {
+                    access, refresh, ..
+                } => vec![access.clone(), refresh.clone()],
+            })
+            .collect()
     }
 
-    pub fn providers(&self) -> impl Iterator<Item = &str> {
-        self.credentials.keys().map(String::as_str)
+    /// The providers with a stored credential, sorted.
+    pub fn providers(&self) -> Vec<String> {
+        self.creds().keys().cloned().collect()
+    }
+
+    fn creds(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, Credential>> {
+        self.credentials
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Stores (or with `None` removes) `provider`'s credential in `auth.json` ([`Self::update`])
+    /// and in this store, so the running session uses it from its next request.
+    pub fn store(&self, provider: &str, credential: Option<Credential>) -> Result<(), CliError> {
+        let home = self.path.parent().unwrap_or(Path::new("."));
+        Self::update(home, provider, credential.clone())?;
+        let mut creds = self.creds();
+        match credential {
+            Some(c) => creds.insert(provider.to_owned(), c),
+            None => creds.remove(provider),
+        };
+        drop(creds);
+        self.resolved
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(provider);
+        Ok(())
     }
 
     /// The key stored for `provider`, with `!command` run (once) and `$VAR` expanded.
@@ -173,7 +203,7 @@ impl AuthStore {
 
     /// [`Self::api_key`], with a failed `!command` reported (DECISIONS §28.6).
     pub fn api_key_checked(&self, provider: &str) -> Result<Option<ApiKey>, KeyCommandError> {
-        let raw = match self.credentials.get(provider) {
+        let raw = match self.creds().get(provider) {
             None => return Ok(None),
             Some(Credential::ApiKey { key }) => key.clone(),
             Some(Credential::OAuth { access, .. }) => return Ok(Some(ApiKey::new(access.clone()))),
@@ -285,7 +315,7 @@ mod tests {
         let store = AuthStore::load(&home).unwrap();
         assert_eq!(store.api_key("openai").unwrap().expose(), "sk-one");
         assert_eq!(store.api_key("anthropic").unwrap().expose(), "sk-two");
-        let debug = format!("{store:?} {:?}", store.credentials);
+        let debug = format!("{store:?} {:?}", store.creds());
         assert!(
             !debug.contains("sk-one") && !debug.contains("echo"),
             "{debug}"
@@ -332,6 +362,6 @@ mod tests {
             h.join().unwrap();
         }
         let store = AuthStore::load(&home).unwrap();
-        assert_eq!(store.providers().count(), 8);
+        assert_eq!(store.providers().len(), 8);
     }
 }

@@ -42,6 +42,11 @@ pub enum CliError {
     /// is, exit 1.
     #[error("{0}")]
     Startup(String),
+    /// No model can be used: no provider has a key and no local server is configured. The
+    /// text is the onboarding help (`/login`, the `models.json` path and an example), printed
+    /// as is (DECISIONS §23.170).
+    #[error("{}", crate::onboarding::no_model_text(.models_json))]
+    NoModel { models_json: std::path::PathBuf },
     /// `-r` without a terminal and nothing to pick: pi prints "No session selected", exit 0.
     #[error("No session selected")]
     NoSessionSelected,
@@ -131,7 +136,9 @@ pub fn report(err: &CliError) {
     let mut stderr = std::io::stderr().lock();
     // Agent-start errors carry pi's own wording ("Error: …"), the rest get our prefix.
     let _ = match err {
-        CliError::Startup(_) | CliError::NoSessionSelected => writeln!(stderr, "{err}"),
+        CliError::Startup(_) | CliError::NoSessionSelected | CliError::NoModel { .. } => {
+            writeln!(stderr, "{err}")
+        }
         _ => writeln!(stderr, "arbor: {err}"),
     };
 }

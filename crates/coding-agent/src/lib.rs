@@ -37,6 +37,8 @@ pub(crate) mod lookup;
 pub mod mcp;
 pub(crate) mod models_json;
 pub(crate) mod modes;
+pub mod notices;
+pub mod onboarding;
 pub(crate) mod pgstore;
 pub(crate) mod policy;
 pub(crate) mod provider;

@@ -161,9 +161,9 @@ pub async fn agent_session(a: &AgentArgs, url: &str, cwd: &str) -> Result<(Postg
         return match repo.open(id).await {
             Ok(found) => Ok((found, true)),
             Err(SessionError::NotFound(_)) => {
-                eprintln!(
+                crate::notices::info(format!(
                     "No project session found with id '{id}'; creating a new session with that id."
-                );
+                ));
                 Ok((repo.create(create(Some(id.clone()))).await?, false))
             }
             Err(e) => Err(e.into()),

@@ -62,9 +62,26 @@ pub async fn prompt_controlled(
         .await?)
 }
 
-/// A failed automatic compaction, on stderr whatever the mode (the answer stands).
+/// A failed automatic compaction through the notice sink (the answer stands). "Nothing to
+/// compact" is no failure: a quiet line (DECISIONS §23.174).
 pub fn report_compaction_failure(error: &AgentError) {
-    eprintln!("arbor: compaction failed: {error}");
+    match compaction_failure(error) {
+        (true, text) => crate::notices::info(text),
+        (false, text) => crate::notices::error(text),
+    }
+}
+
+/// The words for an automatic compaction that did not happen: (`true` = nothing to compact, a
+/// quiet information; `false` = a failure).
+pub fn compaction_failure(error: &AgentError) -> (bool, String) {
+    if error.message() == arbor_agent::harness::NOTHING_TO_COMPACT {
+        (
+            true,
+            "Nothing to compact (the context is too small or already compacted)".to_owned(),
+        )
+    } else {
+        (false, format!("Compaction failed: {}", error.message()))
+    }
 }
 
 /// Writes progress to stderr.

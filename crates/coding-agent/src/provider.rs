@@ -53,6 +53,18 @@ impl AppProvider {
         self
     }
 
+    /// Whether `models.json` names a key for `provider` (resolved or not).
+    pub fn declares_key(&self, provider: &str) -> bool {
+        self.registry
+            .provider(provider)
+            .is_some_and(|p| p.api_key_config.is_some())
+    }
+
+    /// The auth.json store this provider reads (`/login` and `/logout` update it).
+    pub fn auth(&self) -> &Arc<AuthStore> {
+        &self.auth
+    }
+
     /// The key a request to `provider` will carry.
     pub fn api_key(&self, provider: &str) -> Option<ApiKey> {
         self.api_key_checked(provider).ok().flatten()

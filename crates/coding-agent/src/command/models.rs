@@ -6,11 +6,31 @@ use arbor_ai::{Model, ThinkingLevel};
 use crate::provider::AppProvider;
 use crate::scope::ScopedModel;
 
-/// Whether a model can be used now: its provider has credentials, or it is a local server.
+/// Whether a model can be used now: its provider has credentials, or it is a local server
+/// that asks for none. A provider whose `models.json` names a key (`apiKey`) that resolves to
+/// nothing waits for one even on a local URL (DECISIONS §23.171): the user said it needs one.
+/// One rule for start-up's choice, the scope, Ctrl+P, `--list-models` and RPC.
 pub fn usable(provider: &AppProvider, m: &Model) -> bool {
     provider.api_key(&m.provider).is_some()
-        || m.base_url.contains("://127.0.0.1")
-        || m.base_url.contains("://localhost")
+        || (is_local_url(&m.base_url) && !provider.declares_key(&m.provider))
+}
+
+/// Whether `url`'s host is this machine: `localhost` or a loopback address.
+pub fn is_local_url(url: &str) -> bool {
+    let Some((_, rest)) = url.split_once("://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = match host_port.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host_port.split(':').next().unwrap_or(""),
+    };
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    host.parse::<std::net::IpAddr>()
+        .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The thinking levels a model can be set to, in cycling order.

@@ -163,7 +163,18 @@ impl McpManager {
         let sink = lock(&self.inner.on_notice).clone();
         match sink {
             Some(s) => s(text),
-            None => eprintln!("{text}"),
+            None => crate::notices::warn(text),
+        }
+    }
+
+    /// A start or end line of a long operation (connecting): shown where notices are shown
+    /// while the TUI runs, left out of stderr (DECISIONS §23.174).
+    fn progress(&self, text: String) {
+        let sink = lock(&self.inner.on_notice).clone();
+        match sink {
+            Some(s) => s(text),
+            None if crate::notices::redirected() => crate::notices::info(text),
+            None => {}
         }
     }
 
@@ -278,6 +289,7 @@ impl McpManager {
             (slot.config.clone(), slot.generation, old)
         };
         self.publish_tools();
+        self.progress(format!("MCP server \"{}\": connecting…", config.name));
         let this = self.clone();
         let key = key.to_owned();
         tokio::spawn(async move {
@@ -293,6 +305,7 @@ impl McpManager {
         let mut watcher = None;
         let mut stale = None;
         let mut failure = None;
+        let mut connected = None;
         {
             let mut slots = lock(&self.inner.slots);
             let Some(slot) = slots.iter_mut().find(|s| s.key == key) else {
@@ -307,6 +320,11 @@ impl McpManager {
                     slot.stderr = conn.stderr.clone();
                     slot.pid = conn.pid();
                     watcher = conn.take_child().map(|c| (c, slot.pid));
+                    connected = Some(format!(
+                        "MCP server \"{}\": connected ({} tools)",
+                        slot.config.name,
+                        conn.tools.len()
+                    ));
                     slot.connection = Some(conn);
                 }
                 Err(_) if slot.generation != generation => {}
@@ -323,6 +341,9 @@ impl McpManager {
         }
         if let Some(text) = failure {
             self.notice(text);
+        }
+        if let Some(text) = connected {
+            self.progress(text);
         }
         if let Some((child, pid)) = watcher {
             let this = self.clone();

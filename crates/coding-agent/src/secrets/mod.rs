@@ -65,7 +65,7 @@ impl Secrets {
         }
         if let Some(auth) = sources.auth {
             for raw in auth.configured_values() {
-                secret_config(raw, true, &mut names, &mut values);
+                secret_config(&raw, true, &mut names, &mut values);
             }
         }
         values.extend(sources.explicit_key.map(str::to_owned));

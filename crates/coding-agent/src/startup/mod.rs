@@ -30,7 +30,7 @@ mod model_choice;
 mod session_lookup;
 
 pub use flags::{active_tools, check_conflicts};
-use model_choice::{choose_model, is_local};
+use model_choice::choose_model;
 use session_lookup::{
     find_in_project, find_session, fork_point_state, missing_cwd, newest_in, session_location,
     session_store_url,
@@ -251,9 +251,9 @@ async fn start_with(
                 Arc::new(repo.open(&path.display().to_string()).await?)
             }
             None => {
-                eprintln!(
+                crate::notices::info(format!(
                     "No project session found with id '{id}'; creating a new session with that id."
-                );
+                ));
                 Arc::new(
                     repo.create(CreateOptions::new(cwd_text.clone()).with_id(id.clone()))
                         .await?,
@@ -297,7 +297,8 @@ async fn start_with(
     }
 
     // ---- workspace checkpoints (DECISIONS §27) ----
-    // Startup notes go to stderr before any mode owns the terminal (as pi's warnings do).
+    // Start-up notes go through the notice sink: stderr before a mode owns the terminal, the
+    // transcript when the TUI starts another session (DECISIONS §23.172).
     let checkpoints = if a.no_session || !checkpoint_settings.enabled {
         None
     } else {
@@ -308,7 +309,7 @@ async fn start_with(
             ))),
             Ok(None) => None,
             Err(e) if fork_state.is_none() => {
-                eprintln!("Warning: workspace checkpoints are off for this run: {e}");
+                crate::notices::warn(format!("workspace checkpoints are off for this run: {e}"));
                 None
             }
             Err(e) => return Err(e),
@@ -317,7 +318,7 @@ async fn start_with(
     if let Some(hook) = &checkpoints {
         if forked_session {
             if let Err(e) = hook.recorder().adopt_path(&session).await {
-                eprintln!("Warning: the fork could not adopt its checkpoints: {e}");
+                crate::notices::warn(format!("the fork could not adopt its checkpoints: {e}"));
             }
         }
         if let Some((entry, state)) = fork_state.take() {
@@ -325,18 +326,18 @@ async fn start_with(
                 .recorder()
                 .restore_to(&session, entry.clone(), state, restore_mode)
                 .await?;
-            eprintln!(
+            crate::notices::info(format!(
                 "Restored the workspace to the checkpoint of the fork point{} ({}; the files before it are checkpointed in this session)",
                 entry.map(|e| format!(" (entry {e})")).unwrap_or_default(),
                 crate::checkpoints::report::restore_summary(&report)
-            );
+            ));
         }
         // At most once per `autoPruneHours`; a few git calls when due (DECISIONS §27.14).
         let now = std::time::SystemTime::now();
         if let Err(e) =
             housekeeping::auto_prune(&cwd, &repo, &checkpoint_settings, &home, now).await
         {
-            eprintln!("Warning: automatic checkpoint pruning failed: {e}");
+            crate::notices::warn(format!("automatic checkpoint pruning failed: {e}"));
         }
     }
 
@@ -352,14 +353,14 @@ async fn start_with(
     } else {
         let usable: Vec<Model> = registry
             .models()
-            .filter(|m| provider.api_key(&m.provider).is_some() || is_local(&m.base_url))
+            .filter(|m| crate::command::models::usable(&provider, m))
             .cloned()
             .collect();
         crate::scope::resolve(&patterns, &usable)
     };
     if restart.is_none() {
         for w in &scope.warnings {
-            eprintln!("Warning: {w}");
+            crate::notices::warn(w.to_string());
         }
     }
     let (model, flag_level) = match &restart {
@@ -429,7 +430,7 @@ async fn start_with(
         },
     )?;
     for warning in warnings {
-        eprintln!("Warning: {warning}");
+        crate::notices::warn(warning.to_string());
     }
     let live = resources.clone();
     let system_prompt = SystemPrompt::callback(move |input| {
@@ -479,10 +480,10 @@ async fn start_with(
     let harness = if opened_existing && (a.model.is_none() || restart.is_some()) {
         let (h, report) = AgentHarness::resume(session.clone(), provider.clone(), options).await?;
         if let Some(m) = report.unknown_model {
-            eprintln!(
-                "Warning: Could not restore model {}/{}. Using {}/{}",
+            crate::notices::warn(format!(
+                "Could not restore model {}/{}. Using {}/{}",
                 m.provider, m.model_id, model.provider, model.id
-            );
+            ));
         }
         h
     } else {
@@ -544,8 +545,8 @@ pub fn trust_flag(a: &AgentArgs) -> Option<bool> {
 }
 
 /// MCP servers and hooks: both configured from files, neither on the start-up path (servers
-/// start in the background, `session_start` hooks run in the background). Diagnostics go to
-/// stderr before any mode owns the terminal.
+/// start in the background, `session_start` hooks run in the background). Diagnostics go
+/// through the notice sink (DECISIONS §23.172).
 fn integrations(
     a: &AgentArgs,
     harness: &AgentHarness,
@@ -557,14 +558,14 @@ fn integrations(
     if !a.no_hooks {
         let set = crate::hooks::config::load(home, cwd, trusted);
         for d in &set.diagnostics {
-            eprintln!("Warning: {d}");
+            crate::notices::warn(d.to_string());
         }
         if !set.is_empty() {
             let hooks = Arc::new(crate::hooks::CommandHooks::new(
                 set,
                 cwd.to_path_buf(),
                 session_id.to_owned(),
-                |text| eprintln!("{text}"),
+                crate::notices::warn_text,
             ));
             harness.add_hook(hooks.clone());
             let file = session_file.as_ref().map(|f| f.display().to_string());
@@ -577,7 +578,7 @@ fn integrations(
     let timeout = settings.mcp_start_timeout();
     let manager = crate::mcp::start(home, cwd, trusted, timeout);
     for d in manager.diagnostics() {
-        eprintln!("Warning: {d}");
+        crate::notices::warn(d.to_string());
     }
     // Weak: the harness holds the manager (through the prompt gate); a strong handle here would
     // keep the harness, its session and a new session's pending file alive past the run.

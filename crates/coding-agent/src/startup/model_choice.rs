@@ -61,17 +61,12 @@ pub(super) fn choose_model(
         let Some(first) = models.first() else {
             continue;
         };
-        if provider.api_key(pid).is_some() || is_local(&first.base_url) {
+        if crate::command::models::usable(provider, first) {
             return Ok((first.clone(), None));
         }
     }
-    Err(CliError::Config(
-        "No model available: set a provider's API key (e.g. ANTHROPIC_API_KEY or OPENAI_API_KEY), pass \
-         --api-key, or add a provider to models.json in the Arbor home directory"
-            .into(),
-    ))
-}
-
-pub(super) fn is_local(url: &str) -> bool {
-    url.contains("://localhost") || url.contains("://127.0.0.1") || url.contains("://[::1]")
+    // The onboarding text (DECISIONS §23.170): the TUI opens on it, print mode prints it.
+    Err(CliError::NoModel {
+        models_json: crate::config::arbor_home().join("models.json"),
+    })
 }

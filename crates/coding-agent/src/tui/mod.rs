@@ -34,10 +34,13 @@ pub(crate) mod editor;
 pub(crate) mod external_editor;
 pub mod footer;
 pub(crate) mod fork_picker;
+pub mod help;
 pub(crate) mod image_label;
 pub(crate) mod kill_ring;
 pub(crate) mod list;
 pub(crate) mod loading;
+pub mod login;
+pub(crate) mod onboarding;
 pub mod picker;
 pub(crate) mod project_files;
 pub(crate) mod query;
@@ -102,10 +105,46 @@ pub async fn run(mut args: AgentArgs, session_dir: Option<&Path>) -> Result<Exit
         resume: false,
         ..args.clone()
     };
-    let app = crate::startup::start(&first, session_dir).await?;
+    // From here on arbor's own notices (start-up warnings, hooks, MCP, compaction) become
+    // transcript lines, never text behind the screen (DECISIONS §23.172).
+    let (notice_tx, mut notices) = tokio::sync::mpsc::unbounded_channel();
+    let redirect = crate::notices::redirect(move |n| {
+        let _ = notice_tx.send(n);
+    });
+    let mut guard = None;
+    let mut left_text = String::new();
+    let app = match crate::startup::start(&first, session_dir).await {
+        Ok(app) => app,
+        // No model: the onboarding screen, then the app it found (DECISIONS §23.170).
+        Err(CliError::NoModel { models_json }) => {
+            let mut g = TerminalGuard::new().map_err(|e| CliError::io("terminal", e))?;
+            let found =
+                onboarding::run(&mut g, &first, session_dir, &models_json, &mut notices).await?;
+            guard = Some(g);
+            match found {
+                Some((app, text)) => {
+                    left_text = text;
+                    app
+                }
+                None => return Ok(ExitCode::SUCCESS),
+            }
+        }
+        Err(e) => {
+            // A failed start says what it noticed on the way, on the shell's screen.
+            drop(redirect);
+            while let Ok(n) = notices.try_recv() {
+                crate::notices::to_stderr(&n);
+            }
+            return Err(e);
+        }
+    };
     let mut driver = Driver::new(TuiApp::from_app(app), theme).await?;
+    driver.show_banner();
     if args.verbose {
         driver.announce_startup();
+    }
+    if !left_text.is_empty() {
+        driver.state.editor.set_text(&left_text);
     }
     if pick_at_start {
         driver.dispatch_effect(Effect::Resume).await;
@@ -121,7 +160,10 @@ pub async fn run(mut args: AgentArgs, session_dir: Option<&Path>) -> Result<Exit
         }
         driver.state.pending_prompts.extend(prompts.map(|p| p.text));
     }
-    let mut guard = TerminalGuard::new().map_err(|e| CliError::io("terminal", e))?;
+    let mut guard = match guard {
+        Some(g) => g,
+        None => TerminalGuard::new().map_err(|e| CliError::io("terminal", e))?,
+    };
     if let Ok(size) = guard.terminal.size() {
         driver.state.size = (size.width, size.height);
     }
@@ -160,6 +202,7 @@ pub async fn run(mut args: AgentArgs, session_dir: Option<&Path>) -> Result<Exit
                 }
             }
             _ = tick.tick(), if driver.busy() => driver.dispatch(AppEvent::Tick).await,
+            Some(n) = notices.recv() => driver.push_sink_notice(n).await,
             c = &mut signal => {
                 code = c;
                 break;
@@ -276,6 +319,7 @@ pub async fn run(mut args: AgentArgs, session_dir: Option<&Path>) -> Result<Exit
         driver.settle().await;
     }
     drop(guard);
+    drop(redirect);
     Ok(ExitCode::from(code))
 }
 
@@ -390,4 +434,69 @@ fn osc52(text: &str) {
     let mut out = std::io::stdout();
     let _ = write!(out, "\x1b]52;c;{b64}\x07");
     let _ = out.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    /// DECISIONS §23.172: no module the TUI runs (its own, start-up, tools, hooks, MCP,
+    /// checkpoints, resources, …) writes to stderr itself; they report through `notices`.
+    #[test]
+    fn no_stderr_writes_reachable_from_the_tui() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        let dirs = [
+            "tui",
+            "startup",
+            "hooks",
+            "mcp",
+            "checkpoints",
+            "resources",
+            "trust",
+            "tools",
+            "process",
+            "secrets",
+            "files",
+            "command",
+        ];
+        let mut stack: Vec<std::path::PathBuf> = dirs.iter().map(|d| src.join(d)).collect();
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    files.push(p);
+                }
+            }
+        }
+        for f in [
+            "user_bash.rs",
+            "pgstore.rs",
+            "auth.rs",
+            "provider.rs",
+            "key_command.rs",
+            "config.rs",
+            "onboarding.rs",
+        ] {
+            files.push(src.join(f));
+        }
+        // `arbor mcp` is a command line of its own, never run under the TUI.
+        files.retain(|f| !f.ends_with("mcp/commands.rs"));
+        assert!(files.len() > 50, "{files:?}");
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            let code = text.split("#[cfg(test)]").next().unwrap_or(&text);
+            for needle in [
+                ["epr", "intln!"].concat(),
+                ["epr", "int!"].concat(),
+                ["std", "err()"].concat(),
+            ] {
+                assert!(
+                    !code.contains(&needle),
+                    "{} writes to stderr ({needle})",
+                    f.display()
+                );
+            }
+        }
+    }
 }

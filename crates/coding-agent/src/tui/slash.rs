@@ -24,6 +24,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("session", "Session info and stats"),
     ("model", "Choose the model"),
     ("thinking", "Set the thinking level"),
+    (
+        "login",
+        "Store a provider's API key in auth.json [provider]",
+    ),
+    ("logout", "Remove a provider's stored API key [provider]"),
     ("compact", "Compact the context [instructions]"),
     ("export", "Export the session (HTML, or .jsonl) [path]"),
     (
@@ -43,6 +48,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "mcp",
         "MCP servers: status and tools [reconnect|enable|disable NAME]",
     ),
+    ("help", "Commands and keys"),
     ("hotkeys", "Show the keyboard shortcuts"),
     ("quit", "Quit"),
 ];
@@ -61,6 +67,10 @@ pub enum Slash {
     Session,
     Model(Option<String>),
     Thinking(Option<String>),
+    /// `/login [provider]` (DECISIONS §23.175).
+    Login(Option<String>),
+    Logout(Option<String>),
+    Help,
     Compact(Option<String>),
     Export(Option<String>),
     Share,
@@ -113,6 +123,9 @@ pub fn parse(text: &str) -> Option<Result<Slash, SlashError>> {
         "session" => Slash::Session,
         "model" => Slash::Model(arg),
         "thinking" => Slash::Thinking(arg),
+        "login" => Slash::Login(arg),
+        "logout" => Slash::Logout(arg),
+        "help" => Slash::Help,
         "compact" => Slash::Compact(arg),
         "export" => Slash::Export(arg),
         "share" => Slash::Share,
@@ -170,6 +183,15 @@ pub fn render_popup(
     }
     Clear.render(area, buf);
     let inner_h = usize::from(area.height - 2);
+    // The name column fits the longest name; the help gets the rest of the terminal's width
+    // (DECISIONS §23.177).
+    let name_w = items
+        .iter()
+        .map(|(n, _)| unicode_width::UnicodeWidthStr::width(n.as_str()))
+        .max()
+        .unwrap_or(0)
+        .max(12)
+        + 2;
     let first = selected.saturating_sub(inner_h.saturating_sub(1));
     let lines: Vec<Line> = items
         .iter()
@@ -183,7 +205,7 @@ pub fn render_popup(
                 theme.text
             };
             Line::from(vec![
-                Span::styled(format!("{name:<14}"), style.patch(theme.accent)),
+                Span::styled(format!("{name:<name_w$}"), style.patch(theme.accent)),
                 Span::styled(help.clone(), if i == selected { style } else { theme.dim }),
             ])
         })

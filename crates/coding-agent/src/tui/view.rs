@@ -98,12 +98,14 @@ pub fn render(
             Overlay::Models(p) => p.render(o_area, buf),
             Overlay::Fork(p) => p.render(o_area, buf),
             Overlay::ConfirmRestore { confirm, .. } => confirm.render(o_area, buf),
+            Overlay::Login(p) => p.render(o_area, buf),
         }
     }
     if let Some(c) = &state.completion {
         let h = u16::try_from(c.items.len().min(8)).unwrap_or(8) + 2;
         let h = h.min(e_area.y.saturating_sub(area.y));
-        let w = area.width.min(60);
+        // The whole width: descriptions are not cut at a fixed column (DECISIONS §23.177).
+        let w = area.width;
         let p_area = Rect::new(area.x, e_area.y.saturating_sub(h + 1), w, h);
         slash::render_popup(&c.items, c.selected, p_area, buf, theme);
     }

@@ -32,6 +32,7 @@ mod tree_view;
 mod trust_tui;
 mod tui_app;
 mod tui_keys;
+mod tui_onboarding;
 mod tui_pickers;
 mod tui_restore;
 mod tui_restore_confirm;

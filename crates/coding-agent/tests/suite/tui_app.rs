@@ -82,6 +82,7 @@ pub(crate) async fn rig_with_settings(settings: serde_json::Value) -> Rig {
             arbor_coding_agent::trust::TrustSource::NothingToProtect,
         ),
         mcp: None,
+        logins: None,
     };
     let driver = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     Rig {
@@ -515,6 +516,7 @@ pub(crate) async fn rig_over(
             arbor_coding_agent::trust::TrustSource::NothingToProtect,
         ),
         mcp: None,
+        logins: None,
     };
     let driver = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     Rig {

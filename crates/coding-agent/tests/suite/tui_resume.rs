@@ -86,6 +86,7 @@ async fn resumed() -> (FauxProvider, Driver) {
             arbor_coding_agent::trust::TrustSource::NothingToProtect,
         ),
         mcp: None,
+        logins: None,
     };
     let driver = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     (faux, driver)
@@ -260,6 +261,7 @@ async fn a_short_session_loads_at_once() {
             arbor_coding_agent::trust::TrustSource::NothingToProtect,
         ),
         mcp: None,
+        logins: None,
     };
     let d = Driver::new(ctx, Theme::monochrome()).await.unwrap();
     assert!(!d.state.is_loading());

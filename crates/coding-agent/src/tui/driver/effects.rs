@@ -183,17 +183,22 @@ impl Driver {
                 self.tasks.spawn(async move {
                     let opts = Effect::navigate_options(summarize, custom_instructions);
                     let r = h.navigate_tree(target.as_deref(), opts).await;
-                    let o = match r {
+                    // The end line comes after the reload the navigation causes, so it stays
+                    // at the bottom (DECISIONS §23.174).
+                    let (o, end) = match r {
                         Ok(r) if r.cancelled => {
-                            let _ = tx.send(AppEvent::Done(Outcome::Notice(
-                                "Navigation cancelled".into(),
-                            )));
-                            Outcome::Navigated(Ok(None))
+                            (Outcome::Navigated(Ok(None)), Some("Navigation cancelled"))
                         }
-                        Ok(r) => Outcome::Navigated(Ok(r.editor_text)),
-                        Err(e) => Outcome::Navigated(Err(std::sync::Arc::new(e.into()))),
+                        Ok(r) => (
+                            Outcome::Navigated(Ok(r.editor_text)),
+                            summarize.then_some("Summarized the branch you left"),
+                        ),
+                        Err(e) => (Outcome::Navigated(Err(std::sync::Arc::new(e.into()))), None),
                     };
                     let _ = tx.send(AppEvent::Done(o));
+                    if let Some(end) = end {
+                        let _ = tx.send(AppEvent::Done(Outcome::Notice(end.to_owned())));
+                    }
                 });
             }
             Effect::UndoRestore => {
@@ -231,6 +236,9 @@ impl Driver {
                     let _ = tx.send(AppEvent::Done(Outcome::Idle));
                 });
             }
+            Effect::Login(provider) => self.login(provider),
+            Effect::SaveKey { provider, key } => self.save_key(&provider, &key),
+            Effect::Logout(provider) => self.logout(provider),
             Effect::CycleModel => {
                 let list = &self.app.cycle_models;
                 if list.len() < 2 {

@@ -16,6 +16,7 @@
 mod effects;
 mod extra_commands;
 mod fork_restore;
+mod login;
 mod resources;
 mod restore_report;
 
@@ -72,6 +73,8 @@ pub struct TuiApp {
     pub trust: crate::trust::ProjectTrust,
     /// The run's MCP servers (`None`: `--no-mcp`, tests); `/mcp` shows and drives them.
     pub mcp: Option<crate::mcp::McpManager>,
+    /// `/login` and `/logout` (`None`: tests without an auth store).
+    pub logins: Option<super::login::Logins>,
 }
 
 impl TuiApp {
@@ -108,35 +111,53 @@ impl TuiApp {
             resources: app.resources,
             trust: app.trust,
             mcp: app.mcp,
+            logins: Some(super::login::Logins::new(
+                app.provider.clone(),
+                app.secrets.redactor.clone(),
+                !app.scope.is_empty(),
+            )),
         }
     }
 }
 
-/// Announces retries and automatic compactions in the transcript.
+/// Announces retries and automatic compactions in the transcript: each with a start line
+/// and an end line (DECISIONS §23.174), never on stderr.
 struct Observer(mpsc::UnboundedSender<AppEvent>);
+
+impl Observer {
+    fn send(&self, o: Outcome) {
+        let _ = self.0.send(AppEvent::Done(o));
+    }
+}
 
 impl PolicyObserver for Observer {
     fn retry_scheduled(&self, attempt: u32, max_attempts: u32, delay_ms: u64, error: &str) {
-        let _ = self.0.send(AppEvent::Done(Outcome::Notice(format!(
-            "{error}; retrying ({attempt}/{max_attempts}) in {:.1}s",
+        self.send(Outcome::Notice(format!(
+            "{}; retrying ({attempt}/{max_attempts}) in {:.1}s",
+            crate::notices::bare(error),
             delay_ms as f64 / 1000.0
-        ))));
+        )));
     }
     fn retry_finished(&self, success: bool, attempt: u32, final_error: Option<&str>) {
-        if !success {
-            let _ = self.0.send(AppEvent::Done(Outcome::Error(format!(
+        self.send(match (success, final_error) {
+            (true, _) => Outcome::Notice(format!("Retry {attempt} succeeded")),
+            (false, Some(arbor_agent::harness::RETRY_CANCELLED)) => {
+                Outcome::Notice(arbor_agent::harness::RETRY_CANCELLED.to_owned())
+            }
+            (false, e) => Outcome::Error(format!(
                 "Giving up after {attempt} retries: {}",
-                final_error.unwrap_or("unknown error")
-            ))));
-        }
+                crate::notices::bare(e.unwrap_or("unknown error"))
+            )),
+        });
     }
     fn compacting(&self, reason: &str) {
-        let _ = self.0.send(AppEvent::Done(Outcome::Notice(format!(
-            "Compacting the session ({reason})"
-        ))));
+        self.send(Outcome::OperationStarted(format!(
+            "Compacting the session ({reason})…"
+        )));
     }
     fn compaction_failed(&self, error: &arbor_agent::agent::AgentError) {
-        crate::policy::report_compaction_failure(error);
+        let (nothing, text) = crate::policy::compaction_failure(error);
+        self.send(Outcome::CompactionFailed { nothing, text });
     }
 }
 
@@ -420,6 +441,7 @@ impl Driver {
         for n in self.state.notes.drain(..) {
             match n {
                 Note::Notice(t) => self.transcript.push_notice(NoticeKind::Info, t),
+                Note::Warning(t) => self.transcript.push_notice(NoticeKind::Warning, t),
                 Note::Error(t) => self.transcript.push_notice(NoticeKind::Error, t),
             }
         }

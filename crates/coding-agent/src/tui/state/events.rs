@@ -51,6 +51,16 @@ pub enum Outcome {
     /// A code restore waits for a yes or no: it would remove or overwrite these untracked
     /// files (DECISIONS §27.43).
     ConfirmRestore(crate::tui::restore_confirm::ConfirmRequest),
+    /// A long operation (automatic compaction) began: its start line (DECISIONS §23.174).
+    OperationStarted(String),
+    /// A compaction ended without its `compaction_end` line: "nothing to compact" (`nothing`,
+    /// a quiet information) or a failure before it started.
+    CompactionFailed {
+        nothing: bool,
+        text: String,
+    },
+    /// A notice from outside the driver (start-up, hooks, MCP) through the notice sink.
+    Sink(crate::notices::Notice),
     /// A large resumed session finished loading behind the first frame: the full transcript
     /// (the driver swaps it in) and the totals of every answer (DECISIONS §23.102).
     Loaded(Box<crate::tui::loading::LoadedSession>),
@@ -141,6 +151,15 @@ pub enum Effect {
     Settings(Option<String>),
     /// `/reload`.
     Reload,
+    /// `/login [provider]`: the provider list, or the key prompt (DECISIONS §23.175).
+    Login(Option<String>),
+    /// Store the key typed into the prompt.
+    SaveKey {
+        provider: String,
+        key: arbor_ai::models::ApiKey,
+    },
+    /// `/logout [provider]`.
+    Logout(Option<String>),
     ExternalEditor(String),
     ToggleThinking,
     ToggleTools,
@@ -165,5 +184,6 @@ impl Effect {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Note {
     Notice(String),
+    Warning(String),
     Error(String),
 }

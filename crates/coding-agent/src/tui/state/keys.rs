@@ -88,6 +88,9 @@ impl AppState {
                 | Slash::Extra(
                     ExtraCommand::ScopedModels(_) | ExtraCommand::Changelog | ExtraCommand::Debug
                 )
+                | Slash::Help
+                | Slash::Login(_)
+                | Slash::Logout(_)
         );
         if needs_idle && (self.is_running() || self.background.is_some()) {
             self.error("Wait for the agent to finish (or press Esc) before running this command");
@@ -114,6 +117,7 @@ impl AppState {
             Slash::Model(spec) => vec![Effect::SetModel(spec)],
             Slash::Thinking(level) => vec![Effect::SetThinking(level)],
             Slash::Compact(instr) => {
+                self.begin_operation("Compacting the session…".to_owned());
                 self.background = Some("compacting".into());
                 self.footer.compacting = Some("compacting…".into());
                 vec![Effect::Compact(instr)]
@@ -124,6 +128,12 @@ impl AppState {
             Slash::Settings(arg) => vec![Effect::Settings(arg)],
             Slash::Reload => vec![Effect::Reload],
             Slash::Mcp(args) => vec![Effect::Mcp(args)],
+            Slash::Help => {
+                self.notice(crate::tui::help::help_text(&self.user_commands));
+                Vec::new()
+            }
+            Slash::Login(p) => vec![Effect::Login(p)],
+            Slash::Logout(p) => vec![Effect::Logout(p)],
             Slash::Hotkeys => {
                 let w = HOTKEYS.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
                 let table: Vec<String> = HOTKEYS
@@ -248,6 +258,7 @@ impl AppState {
                             self.theme,
                         ))));
                         self.summary_since = Some(now);
+                        self.begin_operation("Summarizing the branch…".to_owned());
                     }
                     self.background = Some("navigating".into());
                     return vec![Effect::NavigateTree {
@@ -327,6 +338,16 @@ impl AppState {
                 // The restore's task hears the answer and reports what it did.
                 Flow::Done(true) => self.overlay = under.map(|o| *o),
                 Flow::Done(false) | Flow::Cancel => {}
+            },
+            Overlay::Login(mut prompt) => match prompt.handle_key(k) {
+                Flow::Pending => self.overlay = Some(Overlay::Login(prompt)),
+                Flow::Cancel => self.notice("Login cancelled; nothing stored"),
+                Flow::Done(key) => {
+                    return vec![Effect::SaveKey {
+                        provider: prompt.provider().to_owned(),
+                        key,
+                    }]
+                }
             },
             Overlay::Models(mut picker) => match picker.handle_key(k) {
                 Flow::Pending => self.overlay = Some(Overlay::Models(picker)),

@@ -84,6 +84,8 @@ pub enum Overlay {
         prompt: Box<SummarizePrompt>,
         point: ForkPoint,
     },
+    /// `/login PROVIDER`'s masked key prompt.
+    Login(Box<crate::tui::login::KeyPrompt>),
     /// "Restore anyway?" before a restore removes untracked files; `under` is the overlay it
     /// covers (a summary's progress), shown again after a yes.
     ConfirmRestore {
@@ -104,6 +106,7 @@ impl std::fmt::Debug for Overlay {
             Overlay::Fork(_) => "Fork",
             Overlay::ForkRestore { .. } => "ForkRestore",
             Overlay::ConfirmRestore { .. } => "ConfirmRestore",
+            Overlay::Login(_) => "Login",
         })
     }
 }
@@ -140,6 +143,9 @@ pub struct AppState {
     pub size: (u16, u16),
     pub overlay: Option<Overlay>,
     pub theme: Theme,
+    /// The start line of the long operation running now (a compaction, a branch summary):
+    /// shown again at the bottom after the reload it causes (DECISIONS §23.174).
+    operation: Option<String>,
     /// The run records workspace checkpoints, so `/tree` may offer a code restore.
     code_restore: bool,
     /// `branchSummary.skipPrompt`: `/tree` never asks "Summarize branch?".
@@ -199,6 +205,7 @@ impl AppState {
             size: (80, 24),
             overlay: None,
             theme,
+            operation: None,
             summary_since: None,
             last_esc: None,
             last_ctrl_c: None,
@@ -247,10 +254,22 @@ impl AppState {
         self.notes.push(Note::Error(s.into()));
     }
 
+    /// Starts a long operation: its start line now, and again after a reload.
+    pub(super) fn begin_operation(&mut self, line: String) {
+        self.notice(line.clone());
+        self.operation = Some(line);
+    }
+
     /// Handles one event at time `now`.
     pub fn handle(&mut self, event: AppEvent, now: Instant) -> Vec<Effect> {
         let effects = match event {
             AppEvent::Key(k) => self.key(k, now),
+            AppEvent::Paste(text) if matches!(self.overlay, Some(Overlay::Login(_))) => {
+                if let Some(Overlay::Login(p)) = &mut self.overlay {
+                    p.paste(&text);
+                }
+                Vec::new()
+            }
             AppEvent::Paste(text) => {
                 self.editor.paste(&text);
                 self.refresh_completion();
@@ -312,6 +331,11 @@ impl AppState {
             }
             Outcome::Navigated(r) => {
                 self.background = None;
+                // The reload after a navigation replaces the transcript: the summary's start
+                // and end lines go below the new branch.
+                if let Some(start) = self.operation.take() {
+                    self.notice(start);
+                }
                 if matches!(self.overlay, Some(Overlay::Progress(_))) {
                     self.overlay = None;
                 }
@@ -325,6 +349,24 @@ impl AppState {
             }
             Outcome::EditorText(t) => self.editor.set_text(&t),
             Outcome::Notice(n) => self.notice(n),
+            Outcome::OperationStarted(line) => self.begin_operation(line),
+            Outcome::CompactionFailed { nothing, text } => {
+                // A compaction that started has already said how it ended.
+                let open = self.operation.take().is_some();
+                if nothing {
+                    self.notice(text);
+                } else if open {
+                    self.error(text);
+                }
+                self.footer.compacting = None;
+            }
+            Outcome::Sink(n) => match n.level {
+                crate::notices::Level::Info => self.notice(crate::notices::bare(&n.text)),
+                crate::notices::Level::Warning => self
+                    .notes
+                    .push(Note::Warning(crate::notices::bare(&n.text).to_owned())),
+                crate::notices::Level::Error => self.error(crate::notices::bare(&n.text)),
+            },
             Outcome::Error(e) => self.error(e),
             Outcome::Model {
                 provider,
@@ -398,8 +440,17 @@ impl AppState {
             AgentEvent::CompactionStart(_) => {
                 self.footer.compacting = Some("compacting…".into());
             }
-            AgentEvent::CompactionEnd(_) => self.footer.compacting = None,
-            AgentEvent::SessionCompact { .. } => self.footer.context_tokens = None,
+            AgentEvent::CompactionEnd(_) => {
+                self.footer.compacting = None;
+                self.operation = None;
+            }
+            AgentEvent::SessionCompact { .. } => {
+                self.footer.context_tokens = None;
+                // The reload that follows replaces the transcript: the start line again.
+                if let Some(start) = self.operation.clone() {
+                    self.notice(start);
+                }
+            }
             AgentEvent::ThinkingLevelUpdate { level, .. } if self.footer.thinking.is_some() => {
                 self.footer.thinking = Some(level.clone());
             }

@@ -76,11 +76,33 @@ pub(super) fn apply(t: &mut TranscriptView, event: &AgentEvent) {
                 });
             }
         }
+        // Every compaction that started ends with one line (DECISIONS §23.174).
         AgentEvent::CompactionEnd(end) => {
             if end.aborted {
                 t.push_notice(NoticeKind::Warning, "Compaction aborted");
+            } else if let Some(e) = end.error.as_deref().filter(|e| {
+                [
+                    arbor_agent::harness::NOTHING_TO_COMPACT,
+                    arbor_agent::harness::ALREADY_COMPACTED,
+                ]
+                .contains(e)
+            }) {
+                // Nothing to do is not a failure (DECISIONS §23.174).
+                t.push_notice(NoticeKind::Info, e);
             } else if let Some(e) = &end.error {
-                t.push_notice(NoticeKind::Error, format!("Compaction failed: {e}"));
+                t.push_notice(
+                    NoticeKind::Error,
+                    format!("Compaction failed: {}", crate::notices::bare(e)),
+                );
+            } else if let Some(r) = &end.result {
+                t.push_notice(
+                    NoticeKind::Info,
+                    format!(
+                        "Compacted the session: {} tokens summarized, about {} left",
+                        super::layout::thousands(r.tokens_before),
+                        super::layout::thousands(r.estimated_tokens_after)
+                    ),
+                );
             }
         }
         AgentEvent::RetryScheduled {
