@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 
 pub use error::{Result, SearchError};
-pub use query::{check_since, words, BranchFilter, BranchState, Hit, Query};
+pub use query::{check_since, words, BranchFilter, BranchState, Hit, Query, RANK_WINDOW};
 pub use refresh::RefreshReport;
 pub use schema::{index_path, INDEX_FILE_NAME, SCHEMA_VERSION};
 pub use snippet::excerpt;
@@ -64,7 +64,10 @@ impl SearchIndex {
     /// Brings the index up to date with `files`, every session file the caller can see;
     /// files it no longer lists are dropped from the index.
     pub fn refresh(&mut self, files: &[PathBuf]) -> Result<RefreshReport> {
-        refresh::refresh(&mut self.conn, files).map_err(sql(&self.path, "cannot update"))
+        let report =
+            refresh::refresh(&mut self.conn, files).map_err(sql(&self.path, "cannot update"))?;
+        schema::settle_wal(&self.conn, &self.path);
+        Ok(report)
     }
 
     /// Runs `query` over what is indexed now, best hits first, each with its snippet.
