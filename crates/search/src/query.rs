@@ -88,6 +88,10 @@ pub struct Hit {
     pub exact: bool,
     /// A short excerpt around the first matched word.
     pub snippet: String,
+    /// For a session in a database store, the store's name (`path` is then the session's
+    /// location there); `None` for a session file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
     #[serde(skip)]
     pub(crate) line_start: i64,
     #[serde(skip)]
@@ -280,7 +284,7 @@ fn hit(
 ) -> Result<Option<Hit>, rusqlite::Error> {
     let mut stmt = conn.prepare_cached(
         "SELECT f.session_id, f.path, f.cwd, f.name, d.target_id, d.entry_id, d.ts, d.kind,
-                coalesce(e.active, 0), d.line_start, d.line_len
+                coalesce(e.active, 0), d.line_start, d.line_len, f.store
          FROM docs d
          JOIN files f ON f.id = d.file_id
          LEFT JOIN entries e ON e.file_id = d.file_id AND e.entry_id = d.target_id
@@ -308,6 +312,7 @@ fn hit(
             snippet: String::new(),
             line_start: r.get(9)?,
             line_len: r.get(10)?,
+            store: r.get(11)?,
         })
     })
     .optional()

@@ -135,7 +135,7 @@ fn skipped(path: &Path, problem: &str) -> String {
 
 fn known_files(conn: &Connection) -> rusqlite::Result<HashMap<String, FileRow>> {
     let mut stmt = conn.prepare(
-        "SELECT path, id, size, mtime_ns, indexed_to, lines, head_hash, tail_start, tail_hash, leaf_id, problem, broken FROM files",
+        "SELECT path, id, size, mtime_ns, indexed_to, lines, head_hash, tail_start, tail_hash, leaf_id, problem, broken FROM files WHERE store IS NULL",
     )?;
     let rows = stmt.query_map([], |r| {
         Ok((
@@ -159,7 +159,7 @@ fn known_files(conn: &Connection) -> rusqlite::Result<HashMap<String, FileRow>> 
 }
 
 /// Drops everything indexed of one file (its row stays).
-fn clear_file(tx: &Transaction<'_>, file_id: i64) -> rusqlite::Result<()> {
+pub(crate) fn clear_file(tx: &Transaction<'_>, file_id: i64) -> rusqlite::Result<()> {
     tx.execute(
         "DELETE FROM fts WHERE rowid IN (SELECT id FROM docs WHERE file_id = ?1)",
         [file_id],
@@ -314,14 +314,6 @@ fn read_lines(
     file.seek(SeekFrom::Start(cursor.offset as u64))
         .map_err(|e| problem(format!("cannot read: {e}")))?;
     let mut reader = BufReader::with_capacity(1 << 20, file);
-    let mut insert_entry = tx.prepare_cached(
-        "INSERT OR REPLACE INTO entries(file_id, entry_id, parent_id, active) VALUES (?1, ?2, ?3, 0)",
-    )?;
-    let mut insert_doc = tx.prepare_cached(
-        "INSERT INTO docs(file_id, entry_id, target_id, ts, kind, line_start, line_len) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?;
-    let mut insert_fts = tx.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
-    let mut set_name = tx.prepare_cached("UPDATE files SET name = ?2 WHERE id = ?1")?;
     let mut line = Vec::new();
     // The last complete line read; empty until one is.
     let mut last = Vec::new();
@@ -379,26 +371,7 @@ fn read_lines(
                 }
                 Err(e) => return Err(problem(format!("line {line_no}: {e}"))),
             };
-            insert_entry.execute(params![file_id, entry.id, entry.parent_id])?;
-            match &entry.kind {
-                EntryKind::Leaf(l) => cursor.leaf = l.target_id.clone(),
-                _ => cursor.leaf = Some(entry.id.clone()),
-            }
-            if let EntryKind::SessionInfo(info) = &entry.kind {
-                set_name.execute(params![file_id, info.name.get()])?;
-            }
-            if let Some(doc) = extract(&entry) {
-                insert_doc.execute(params![
-                    file_id,
-                    entry.id,
-                    doc.target_id,
-                    entry.timestamp,
-                    doc.kind,
-                    start,
-                    read as i64
-                ])?;
-                insert_fts.execute(params![tx.last_insert_rowid(), doc.body])?;
-            }
+            index_entry(tx, file_id, &entry, &mut cursor.leaf, start, read as i64)?;
         }
         cursor.offset += read as i64;
         cursor.lines += 1;
@@ -406,6 +379,50 @@ fn read_lines(
         // Keep the line for the fingerprint, hashed once at the end (DECISIONS §34.5).
         std::mem::swap(&mut line, &mut last);
     }
+}
+
+/// Indexes one entry of file (or stored session) `file_id`: its tree row, its searchable
+/// text with where to find it again (`line_start`, `line_len`: the line's byte range in a
+/// file; for a stored session the entry's sequence number and 0), and where it moves the
+/// leaf.
+pub(crate) fn index_entry(
+    tx: &Transaction<'_>,
+    file_id: i64,
+    entry: &SessionEntry,
+    leaf: &mut Option<String>,
+    line_start: i64,
+    line_len: i64,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT OR REPLACE INTO entries(file_id, entry_id, parent_id, active) VALUES (?1, ?2, ?3, 0)",
+    )?
+    .execute(params![file_id, entry.id, entry.parent_id])?;
+    match &entry.kind {
+        EntryKind::Leaf(l) => *leaf = l.target_id.clone(),
+        _ => *leaf = Some(entry.id.clone()),
+    }
+    if let EntryKind::SessionInfo(info) = &entry.kind {
+        tx.prepare_cached("UPDATE files SET name = ?2 WHERE id = ?1")?
+            .execute(params![file_id, info.name.get()])?;
+    }
+    if let Some(doc) = extract(entry) {
+        tx.prepare_cached(
+            "INSERT INTO docs(file_id, entry_id, target_id, ts, kind, line_start, line_len) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?
+        .execute(params![
+            file_id,
+            entry.id,
+            doc.target_id,
+            entry.timestamp,
+            doc.kind,
+            line_start,
+            line_len
+        ])?;
+        let doc_id = tx.last_insert_rowid();
+        tx.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?
+            .execute(params![doc_id, doc.body])?;
+    }
+    Ok(())
 }
 
 /// Sets the fingerprint of the last indexed line, when this read indexed any.

@@ -35,7 +35,8 @@ CREATE TABLE files(
     tail_hash INTEGER NOT NULL DEFAULT 0,
     leaf_id TEXT,
     problem TEXT,
-    broken INTEGER NOT NULL DEFAULT 0
+    broken INTEGER NOT NULL DEFAULT 0,
+    store TEXT
 );
 CREATE TABLE entries(
     file_id INTEGER NOT NULL,
