@@ -23,6 +23,9 @@ pub async fn session(
     cmd: SessionCommand,
 ) -> Result<ExitCode> {
     if let Some(url) = store {
+        if let SessionCommand::Search { .. } = &cmd {
+            return search(session_dir, Some(url), cmd).await;
+        }
         return on_store(url, cmd).await;
     }
     match cmd {
@@ -70,37 +73,7 @@ pub async fn session(
             }
             write_tree(&view)
         }
-        SessionCommand::Search {
-            query,
-            all,
-            json,
-            branch,
-            since,
-            cwd,
-        } => {
-            let dirs = SessionDirs::resolve(session_dir)?;
-            let query = arbor_search::Query {
-                text: query,
-                branch: crate::session_search::branch_filter(&branch)?,
-                since,
-                cwd: if cwd { Some(current_dir()?) } else { None },
-                limit: (!all).then_some(crate::session_search::DEFAULT_LIMIT),
-            };
-            let outcome = crate::session_search::run(&dirs, query).await?;
-            for warning in &outcome.warnings {
-                eprintln!("arbor: warning: {warning}");
-            }
-            if json {
-                let text = serde_json::to_string(&outcome.hits)
-                    .map_err(|e| CliError::Internal(format!("search hits as JSON: {e}")))?;
-                emit(format!("{text}\n").as_bytes())
-            } else {
-                if outcome.hits.is_empty() {
-                    eprintln!("arbor: no session matches");
-                }
-                emit(crate::session_search::render_text(&outcome.hits).as_bytes())
-            }
-        }
+        SessionCommand::Search { .. } => search(session_dir, None, cmd).await,
         SessionCommand::List { all } => {
             let dirs = SessionDirs::resolve(session_dir)?;
             let cwd = current_dir()?;
@@ -313,9 +286,7 @@ async fn on_store(url: &str, cmd: SessionCommand) -> Result<ExitCode> {
         SessionCommand::Migrate { .. } => Err(CliError::Usage(
             "migrate rewrites JSONL files; it does not take --store".into(),
         )),
-        SessionCommand::Search { .. } => Err(CliError::Usage(
-            "search indexes session files; it does not take --store yet (DECISIONS §34.9)".into(),
-        )),
+        SessionCommand::Search { .. } => search(None, Some(url), cmd).await,
         SessionCommand::Compact { .. } | SessionCommand::Navigate { .. } => Err(CliError::Usage(
             "compact and navigate work on session files; they do not take --store yet".into(),
         )),
@@ -516,5 +487,52 @@ fn write_tree(view: &crate::render::tree::TreeView) -> Result<ExitCode> {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
         Err(e) => Err(CliError::io("stdout", e)),
+    }
+}
+
+/// `arbor session search`: the session files, and with `store` the sessions of that
+/// PostgreSQL store too (DECISIONS §34.15).
+async fn search(
+    session_dir: Option<&Path>,
+    store: Option<&str>,
+    cmd: SessionCommand,
+) -> Result<ExitCode> {
+    let SessionCommand::Search {
+        query,
+        all,
+        json,
+        branch,
+        since,
+        cwd,
+    } = cmd
+    else {
+        return Err(CliError::Internal(
+            "search called for another command".into(),
+        ));
+    };
+    let dirs = SessionDirs::resolve(session_dir)?;
+    let query = arbor_search::Query {
+        text: query,
+        branch: crate::session_search::branch_filter(&branch)?,
+        since,
+        cwd: if cwd { Some(current_dir()?) } else { None },
+        limit: (!all).then_some(crate::session_search::DEFAULT_LIMIT),
+    };
+    let outcome = match store {
+        Some(url) => crate::session_search::run_with_store(&dirs, url, query).await?,
+        None => crate::session_search::run(&dirs, query).await?,
+    };
+    for warning in &outcome.warnings {
+        eprintln!("arbor: warning: {warning}");
+    }
+    if json {
+        let text = serde_json::to_string(&outcome.hits)
+            .map_err(|e| CliError::Internal(format!("search hits as JSON: {e}")))?;
+        emit(format!("{text}\n").as_bytes())
+    } else {
+        if outcome.hits.is_empty() {
+            eprintln!("arbor: no session matches");
+        }
+        emit(crate::session_search::render_text(&outcome.hits).as_bytes())
     }
 }
