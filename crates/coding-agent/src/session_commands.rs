@@ -23,10 +23,27 @@ pub async fn session(
     cmd: SessionCommand,
 ) -> Result<ExitCode> {
     if let Some(url) = store {
-        if let SessionCommand::Search { .. } = &cmd {
-            return search(session_dir, Some(url), cmd).await;
-        }
-        return on_store(url, cmd).await;
+        return match cmd {
+            SessionCommand::Search {
+                query,
+                all,
+                json,
+                branch,
+                since,
+                cwd,
+            } => {
+                let args = SearchArgs {
+                    query,
+                    all,
+                    json,
+                    branch,
+                    since,
+                    cwd,
+                };
+                search(session_dir, Some(url), args).await
+            }
+            cmd => on_store(url, cmd).await,
+        };
     }
     match cmd {
         SessionCommand::Context {
@@ -73,7 +90,24 @@ pub async fn session(
             }
             write_tree(&view)
         }
-        SessionCommand::Search { .. } => search(session_dir, None, cmd).await,
+        SessionCommand::Search {
+            query,
+            all,
+            json,
+            branch,
+            since,
+            cwd,
+        } => {
+            let args = SearchArgs {
+                query,
+                all,
+                json,
+                branch,
+                since,
+                cwd,
+            };
+            search(session_dir, None, args).await
+        }
         SessionCommand::List { all } => {
             let dirs = SessionDirs::resolve(session_dir)?;
             let cwd = current_dir()?;
@@ -286,7 +320,24 @@ async fn on_store(url: &str, cmd: SessionCommand) -> Result<ExitCode> {
         SessionCommand::Migrate { .. } => Err(CliError::Usage(
             "migrate rewrites JSONL files; it does not take --store".into(),
         )),
-        SessionCommand::Search { .. } => search(None, Some(url), cmd).await,
+        SessionCommand::Search {
+            query,
+            all,
+            json,
+            branch,
+            since,
+            cwd,
+        } => {
+            let args = SearchArgs {
+                query,
+                all,
+                json,
+                branch,
+                since,
+                cwd,
+            };
+            search(None, Some(url), args).await
+        }
         SessionCommand::Compact { .. } | SessionCommand::Navigate { .. } => Err(CliError::Usage(
             "compact and navigate work on session files; they do not take --store yet".into(),
         )),
@@ -490,33 +541,30 @@ fn write_tree(view: &crate::render::tree::TreeView) -> Result<ExitCode> {
     }
 }
 
+/// The flags of `arbor session search`.
+struct SearchArgs {
+    query: String,
+    all: bool,
+    json: bool,
+    branch: String,
+    since: Option<String>,
+    cwd: bool,
+}
+
 /// `arbor session search`: the session files, and with `store` the sessions of that
 /// PostgreSQL store too (DECISIONS §34.15).
 async fn search(
     session_dir: Option<&Path>,
     store: Option<&str>,
-    cmd: SessionCommand,
+    args: SearchArgs,
 ) -> Result<ExitCode> {
-    let SessionCommand::Search {
-        query,
-        all,
-        json,
-        branch,
-        since,
-        cwd,
-    } = cmd
-    else {
-        return Err(CliError::Internal(
-            "search called for another command".into(),
-        ));
-    };
     let dirs = SessionDirs::resolve(session_dir)?;
     let query = arbor_search::Query {
-        text: query,
-        branch: crate::session_search::branch_filter(&branch)?,
-        since,
-        cwd: if cwd { Some(current_dir()?) } else { None },
-        limit: (!all).then_some(crate::session_search::DEFAULT_LIMIT),
+        text: args.query,
+        branch: crate::session_search::branch_filter(&args.branch)?,
+        since: args.since,
+        cwd: if args.cwd { Some(current_dir()?) } else { None },
+        limit: (!args.all).then_some(crate::session_search::DEFAULT_LIMIT),
     };
     let outcome = match store {
         Some(url) => crate::session_search::run_with_store(&dirs, url, query).await?,
@@ -525,7 +573,7 @@ async fn search(
     for warning in &outcome.warnings {
         eprintln!("arbor: warning: {warning}");
     }
-    if json {
+    if args.json {
         let text = serde_json::to_string(&outcome.hits)
             .map_err(|e| CliError::Internal(format!("search hits as JSON: {e}")))?;
         emit(format!("{text}\n").as_bytes())

@@ -327,14 +327,18 @@ fn main() {
     f.write_all(turn.as_bytes()).unwrap();
     drop(f);
     let t = Instant::now();
+    let cpu = thread_cpu();
     let report = index.refresh(&files).unwrap();
     let append = t.elapsed();
+    let append_cpu = thread_cpu() - cpu;
     assert_eq!(report.appended, 1);
     println!(
-        "re-index after appending one turn ({} bytes) to a {:.0} MB session: {:.2?} ({} files unchanged)",
+        "re-index after appending one turn ({} bytes) to a {:.0} MB session: {:.2?} (CPU {:.2?}, load {}; {} files unchanged)",
         turn.len(),
         before as f64 / 1e6,
         append,
+        append_cpu,
+        load(),
         report.unchanged
     );
     let hits = index
