@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use arbor_agent::session::jsonl::Layout;
-use arbor_agent::session::JsonlRepository;
+use arbor_agent::session::{JsonlRepository, SessionRepository};
 use arbor_search::{BranchFilter, Hit, Outcome, Query, SearchIndex};
 
 use crate::error::{CliError, Result};
