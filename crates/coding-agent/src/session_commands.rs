@@ -23,7 +23,27 @@ pub async fn session(
     cmd: SessionCommand,
 ) -> Result<ExitCode> {
     if let Some(url) = store {
-        return on_store(url, cmd).await;
+        return match cmd {
+            SessionCommand::Search {
+                query,
+                all,
+                json,
+                branch,
+                since,
+                cwd,
+            } => {
+                let args = SearchArgs {
+                    query,
+                    all,
+                    json,
+                    branch,
+                    since,
+                    cwd,
+                };
+                search(session_dir, Some(url), args).await
+            }
+            cmd => on_store(url, cmd).await,
+        };
     }
     match cmd {
         SessionCommand::Context {
@@ -78,28 +98,15 @@ pub async fn session(
             since,
             cwd,
         } => {
-            let dirs = SessionDirs::resolve(session_dir)?;
-            let query = arbor_search::Query {
-                text: query,
-                branch: crate::session_search::branch_filter(&branch)?,
+            let args = SearchArgs {
+                query,
+                all,
+                json,
+                branch,
                 since,
-                cwd: if cwd { Some(current_dir()?) } else { None },
-                limit: (!all).then_some(crate::session_search::DEFAULT_LIMIT),
+                cwd,
             };
-            let outcome = crate::session_search::run(&dirs, query).await?;
-            for warning in &outcome.warnings {
-                eprintln!("arbor: warning: {warning}");
-            }
-            if json {
-                let text = serde_json::to_string(&outcome.hits)
-                    .map_err(|e| CliError::Internal(format!("search hits as JSON: {e}")))?;
-                emit(format!("{text}\n").as_bytes())
-            } else {
-                if outcome.hits.is_empty() {
-                    eprintln!("arbor: no session matches");
-                }
-                emit(crate::session_search::render_text(&outcome.hits).as_bytes())
-            }
+            search(session_dir, None, args).await
         }
         SessionCommand::List { all } => {
             let dirs = SessionDirs::resolve(session_dir)?;
@@ -313,9 +320,24 @@ async fn on_store(url: &str, cmd: SessionCommand) -> Result<ExitCode> {
         SessionCommand::Migrate { .. } => Err(CliError::Usage(
             "migrate rewrites JSONL files; it does not take --store".into(),
         )),
-        SessionCommand::Search { .. } => Err(CliError::Usage(
-            "search indexes session files; it does not take --store yet (DECISIONS §34.9)".into(),
-        )),
+        SessionCommand::Search {
+            query,
+            all,
+            json,
+            branch,
+            since,
+            cwd,
+        } => {
+            let args = SearchArgs {
+                query,
+                all,
+                json,
+                branch,
+                since,
+                cwd,
+            };
+            search(None, Some(url), args).await
+        }
         SessionCommand::Compact { .. } | SessionCommand::Navigate { .. } => Err(CliError::Usage(
             "compact and navigate work on session files; they do not take --store yet".into(),
         )),
@@ -516,5 +538,49 @@ fn write_tree(view: &crate::render::tree::TreeView) -> Result<ExitCode> {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
         Err(e) => Err(CliError::io("stdout", e)),
+    }
+}
+
+/// The flags of `arbor session search`.
+struct SearchArgs {
+    query: String,
+    all: bool,
+    json: bool,
+    branch: String,
+    since: Option<String>,
+    cwd: bool,
+}
+
+/// `arbor session search`: the session files, and with `store` the sessions of that
+/// PostgreSQL store too (DECISIONS §34.15).
+async fn search(
+    session_dir: Option<&Path>,
+    store: Option<&str>,
+    args: SearchArgs,
+) -> Result<ExitCode> {
+    let dirs = SessionDirs::resolve(session_dir)?;
+    let query = arbor_search::Query {
+        text: args.query,
+        branch: crate::session_search::branch_filter(&args.branch)?,
+        since: args.since,
+        cwd: if args.cwd { Some(current_dir()?) } else { None },
+        limit: (!args.all).then_some(crate::session_search::DEFAULT_LIMIT),
+    };
+    let outcome = match store {
+        Some(url) => crate::session_search::run_with_store(&dirs, url, query).await?,
+        None => crate::session_search::run(&dirs, query).await?,
+    };
+    for warning in &outcome.warnings {
+        eprintln!("arbor: warning: {warning}");
+    }
+    if args.json {
+        let text = serde_json::to_string(&outcome.hits)
+            .map_err(|e| CliError::Internal(format!("search hits as JSON: {e}")))?;
+        emit(format!("{text}\n").as_bytes())
+    } else {
+        if outcome.hits.is_empty() {
+            eprintln!("arbor: no session matches");
+        }
+        emit(crate::session_search::render_text(&outcome.hits).as_bytes())
     }
 }

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use arbor_agent::session::jsonl::Layout;
-use arbor_agent::session::JsonlRepository;
+use arbor_agent::session::{JsonlRepository, SessionRepository};
 use arbor_search::{BranchFilter, Hit, Outcome, Query, SearchIndex};
 
 use crate::error::{CliError, Result};
@@ -37,6 +37,52 @@ pub async fn run_in(repo: JsonlRepository, query: Query) -> Result<Outcome> {
     .await
     .map_err(|e| CliError::Internal(format!("search task failed: {e}")))?
     .map_err(CliError::from)
+}
+
+/// Searches the session files under `dirs` and every session of the PostgreSQL store at
+/// `url`, in the one index beside the files (DECISIONS §34.15): the files are refreshed as in
+/// [`run`], then the store's sessions past the last entry indexed of each; stored hits get
+/// their snippets from the store.
+pub async fn run_with_store(dirs: &SessionDirs, url: &str, query: Query) -> Result<Outcome> {
+    if let Some(since) = &query.since {
+        arbor_search::check_since(since)?;
+    }
+    let repo = crate::pgstore::connect(url).await?;
+    let store = format!("{} (schema {})", repo.server(), repo.schema());
+    let files_repo = match dirs {
+        SessionDirs::Layout { root } => JsonlRepository::new(root.clone()),
+        SessionDirs::Flat { dir } => JsonlRepository::flat(dir.clone()),
+    };
+    let root = match files_repo.layout() {
+        Layout::PerCwd(root) | Layout::Flat(root) => root.clone(),
+    };
+    let index_path = arbor_search::index_path(&root);
+    let (mut index, mut report, mut warnings) = tokio::task::spawn_blocking(move || {
+        let files: Vec<PathBuf> = files_repo.session_files();
+        SearchIndex::open_refreshed(&index_path, &files)
+    })
+    .await
+    .map_err(|e| CliError::Internal(format!("search task failed: {e}")))??;
+    let listing = repo.list().await?;
+    let r = &repo;
+    let open = move |id: String| async move { r.open_read_only(&id).await };
+    let stored = index.refresh_store(&store, &listing, open).await?;
+    report.indexed += stored.indexed;
+    report.appended += stored.appended;
+    report.removed += stored.removed;
+    report.unchanged += stored.unchanged;
+    warnings.extend(stored.warnings.iter().cloned());
+    report.warnings.extend(stored.warnings);
+    let text = query.text.clone();
+    let mut hits = tokio::task::spawn_blocking(move || index.search(&query))
+        .await
+        .map_err(|e| CliError::Internal(format!("search task failed: {e}")))??;
+    arbor_search::fill_stored_snippets(&mut hits, &text, open).await;
+    Ok(Outcome {
+        hits,
+        report,
+        warnings,
+    })
 }
 
 /// Parses `--branch`.

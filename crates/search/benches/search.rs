@@ -176,6 +176,38 @@ fn files_of(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// CPU time this thread has run (Linux `schedstat`), to tell work from waiting for a core on
+/// a loaded machine; zero where unavailable.
+fn thread_cpu() -> Duration {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .map(Duration::from_nanos)
+        .unwrap_or_default()
+}
+
+/// CPU time of the whole process (user + system), from `/proc/self/stat` in clock ticks.
+fn process_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // Fields 14 and 15 of the file (utime, stime) are 12 and 13 after the command name.
+    Duration::from_millis((ticks(11) + ticks(12)) * 10)
+}
+
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_default()
+}
+
 fn file_size(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
@@ -220,27 +252,33 @@ fn main() {
     let index_path = dir.join("bench-index").join(arbor_search::INDEX_FILE_NAME);
     let _ = std::fs::remove_dir_all(index_path.parent().unwrap());
     let t = Instant::now();
+    let cpu = process_cpu();
     let mut index = SearchIndex::open(&index_path).unwrap();
     let report = index.refresh(&files).unwrap();
     let build = t.elapsed();
+    let build_cpu = process_cpu() - cpu;
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
     let mut index_bytes = 0;
     for suffix in ["", "-wal"] {
         index_bytes += file_size(&PathBuf::from(format!("{}{suffix}", index_path.display())));
     }
     println!(
-        "data: {} files, {:.1} MB; build {:.2?}; index {:.1} MB = {:.1} % of the data",
+        "data: {} files, {:.1} MB; build {:.2?} (CPU {:.2?}, load {}); index {:.1} MB = {:.1} % of the data",
         files.len(),
         data as f64 / 1e6,
         build,
+        build_cpu,
+        load(),
         index_bytes as f64 / 1e6,
         100.0 * index_bytes as f64 / data as f64
     );
     let mut times: Vec<Duration> = Vec::new();
+    let mut cpu_times: Vec<Duration> = Vec::new();
     let mut total_hits = 0;
     for _ in 0..200 {
         let text = format!("{} {}", words.pick(&mut rng), words.pick(&mut rng));
         let t = Instant::now();
+        let cpu = thread_cpu();
         let hits = index
             .search(&Query {
                 text,
@@ -249,14 +287,19 @@ fn main() {
             })
             .unwrap();
         times.push(t.elapsed());
+        cpu_times.push(thread_cpu() - cpu);
         total_hits += hits.len();
     }
     times.sort();
+    cpu_times.sort();
     println!(
-        "query (two words, 20 hits with snippets, 200 queries, {total_hits} hits): p50 {:.2?}, p99 {:.2?}, max {:.2?}",
+        "query (two words, 20 hits with snippets, 200 queries, {total_hits} hits): p50 {:.2?}, p99 {:.2?}, max {:.2?} (CPU p50 {:.2?}, p99 {:.2?}; load {})",
         times[times.len() / 2],
         times[times.len() * 99 / 100],
-        times[times.len() - 1]
+        times[times.len() - 1],
+        cpu_times[cpu_times.len() / 2],
+        cpu_times[cpu_times.len() * 99 / 100],
+        load()
     );
     // One more turn on a 100 MB session.
     let target = dir.join("big-00.jsonl");
@@ -284,14 +327,18 @@ fn main() {
     f.write_all(turn.as_bytes()).unwrap();
     drop(f);
     let t = Instant::now();
+    let cpu = thread_cpu();
     let report = index.refresh(&files).unwrap();
     let append = t.elapsed();
+    let append_cpu = thread_cpu() - cpu;
     assert_eq!(report.appended, 1);
     println!(
-        "re-index after appending one turn ({} bytes) to a {:.0} MB session: {:.2?} ({} files unchanged)",
+        "re-index after appending one turn ({} bytes) to a {:.0} MB session: {:.2?} (CPU {:.2?}, load {}; {} files unchanged)",
         turn.len(),
         before as f64 / 1e6,
         append,
+        append_cpu,
+        load(),
         report.unchanged
     );
     let hits = index

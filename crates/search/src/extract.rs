@@ -4,7 +4,9 @@
 //! tool results, `!` bash commands and their output, compaction and branch summaries, custom
 //! messages, labels (filed under the entry they label) and session names. Thinking, images,
 //! usage and settings changes are left out: they are either not what people search for or
-//! not text.
+//! not text. The output of tools and `!` commands is indexed by its head and its tail only
+//! (DECISIONS §34.13): file contents and logs are most of the bytes of a session and least of
+//! what a person remembers it by.
 
 use arbor_ai::types::{Content, ContentBlock, Message};
 use arbor_session::{AgentMessage, EntryKind, SessionEntry};
@@ -74,7 +76,9 @@ fn message_text(message: &AgentMessage, body: &mut String) -> &'static str {
         }
         AgentMessage::Llm(Message::ToolResult(r)) => {
             push(body, &r.tool_name);
-            content_text(&r.content, body);
+            let mut output = String::new();
+            content_text(&r.content, &mut output);
+            push_output(body, &output);
             "toolResult"
         }
         AgentMessage::Llm(Message::System(s)) => {
@@ -87,7 +91,7 @@ fn message_text(message: &AgentMessage, body: &mut String) -> &'static str {
         }
         AgentMessage::BashExecution(b) => {
             push(body, &b.command);
-            push(body, &b.output);
+            push_output(body, &b.output);
             "bash"
         }
         AgentMessage::BranchSummary(b) => {
@@ -144,4 +148,53 @@ fn push(body: &mut String, text: &str) {
         body.push('\n');
     }
     body.push_str(text);
+}
+
+/// Bytes of a tool's or command's output indexed from its start, and from its end (where a
+/// command's verdict is): DECISIONS §34.13.
+pub const OUTPUT_HEAD: usize = 6 * 1024;
+pub const OUTPUT_TAIL: usize = 2 * 1024;
+
+/// Pushes `text`, or when it is longer than [`OUTPUT_HEAD`] + [`OUTPUT_TAIL`] only its head and
+/// tail, each cut at a word boundary so no word is indexed in part.
+fn push_output(body: &mut String, text: &str) {
+    if text.len() <= OUTPUT_HEAD + OUTPUT_TAIL {
+        push(body, text);
+        return;
+    }
+    let head_end = word_boundary_before(text, OUTPUT_HEAD);
+    let tail_start = word_boundary_after(text, text.len() - OUTPUT_TAIL);
+    push(body, &text[..head_end]);
+    push(body, "…");
+    push(body, &text[tail_start..]);
+}
+
+/// The start of the word that `at` falls in (or `at` at a boundary), on a char boundary.
+fn word_boundary_before(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    if !text[at..].starts_with(char::is_alphanumeric) {
+        return at;
+    }
+    match text[..at].rfind(|c: char| !c.is_alphanumeric()) {
+        Some(i) => i,
+        None => at,
+    }
+}
+
+/// The end of the word that `at` falls in (or `at` at a boundary), on a char boundary.
+fn word_boundary_after(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    if !text[..at].ends_with(char::is_alphanumeric) {
+        return at;
+    }
+    match text[at..].find(|c: char| !c.is_alphanumeric()) {
+        Some(i) => at + i,
+        None => at,
+    }
 }

@@ -17,16 +17,18 @@ pub mod query;
 mod refresh;
 pub mod schema;
 mod snippet;
+mod stored;
 
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
 
 pub use error::{Result, SearchError};
-pub use query::{check_since, words, BranchFilter, BranchState, Hit, Query};
+pub use query::{check_since, words, BranchFilter, BranchState, Hit, Query, RANK_WINDOW};
 pub use refresh::RefreshReport;
 pub use schema::{index_path, INDEX_FILE_NAME, SCHEMA_VERSION};
 pub use snippet::excerpt;
+pub use stored::fill_stored_snippets;
 
 use error::sql;
 
@@ -64,7 +66,10 @@ impl SearchIndex {
     /// Brings the index up to date with `files`, every session file the caller can see;
     /// files it no longer lists are dropped from the index.
     pub fn refresh(&mut self, files: &[PathBuf]) -> Result<RefreshReport> {
-        refresh::refresh(&mut self.conn, files).map_err(sql(&self.path, "cannot update"))
+        let report =
+            refresh::refresh(&mut self.conn, files).map_err(sql(&self.path, "cannot update"))?;
+        schema::settle_wal(&self.conn, &self.path);
+        Ok(report)
     }
 
     /// Runs `query` over what is indexed now, best hits first, each with its snippet.
@@ -80,19 +85,21 @@ impl SearchIndex {
             )));
         }
         let mut hits = query::run(&self.conn, query).map_err(sql(&self.path, "cannot search"))?;
-        for hit in &mut hits {
+        // Hits in a database store get their snippets from the store (`fill_stored_snippets`).
+        for hit in hits.iter_mut().filter(|h| h.store.is_none()) {
             snippet::fill(hit, &words);
         }
         Ok(hits)
     }
 
-    /// Opens the index at `path`, refreshes it over `files` and searches it. An index that
-    /// cannot be opened or updated is deleted and built again from the files, with a warning
-    /// (DECISIONS §34.6); only a failure of the rebuilt one, or a bad query, is an error.
-    pub fn search_files(path: &Path, files: &[PathBuf], query: &Query) -> Result<Outcome> {
-        if let Some(since) = &query.since {
-            check_since(since)?;
-        }
+    /// Opens the index at `path` and refreshes it over `files`. An index that cannot be
+    /// opened or updated is deleted and built again from the files, with a warning
+    /// (DECISIONS §34.6); only a failure of the rebuilt one is an error. Returns the index,
+    /// what the refresh did, and the warnings (about the index and about skipped files).
+    pub fn open_refreshed(
+        path: &Path,
+        files: &[PathBuf],
+    ) -> Result<(Self, RefreshReport, Vec<String>)> {
         let mut warnings = Vec::new();
         let attempt = Self::open(path).and_then(|mut index| {
             let report = index.refresh(files)?;
@@ -109,6 +116,17 @@ impl SearchIndex {
             }
         };
         warnings.extend(report.warnings.iter().cloned());
+        Ok((index, report, warnings))
+    }
+
+    /// Opens the index at `path`, refreshes it over `files` and searches it
+    /// ([`open_refreshed`](Self::open_refreshed), then [`search`](Self::search)); only a
+    /// failure of a rebuilt index, or a bad query, is an error.
+    pub fn search_files(path: &Path, files: &[PathBuf], query: &Query) -> Result<Outcome> {
+        if let Some(since) = &query.since {
+            check_since(since)?;
+        }
+        let (index, report, warnings) = Self::open_refreshed(path, files)?;
         let hits = index.search(query)?;
         Ok(Outcome {
             hits,

@@ -1,8 +1,9 @@
 //! Running a search: the FTS5 queries, the filters and the ranking.
 //!
-//! Ranking (DECISIONS §34.7): hits holding the query's words as an exact phrase come first,
-//! then hits holding every word anywhere in the entry; within each group FTS5's BM25 order
-//! (rarer words and shorter entries rank higher), then newer entries first.
+//! Ranking (DECISIONS §34.7): among the newest [`RANK_WINDOW`] entries holding every word,
+//! hits holding the words as an exact phrase come first, then the others; within each group
+//! FTS5's BM25 order (rarer words and shorter entries rank higher), newer entries first on
+//! ties. Older entries follow newest first, when filters or `--all` ask for more.
 
 use std::collections::HashSet;
 
@@ -87,6 +88,10 @@ pub struct Hit {
     pub exact: bool,
     /// A short excerpt around the first matched word.
     pub snippet: String,
+    /// For a session in a database store, the store's name (`path` is then the session's
+    /// location there); `None` for a session file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
     #[serde(skip)]
     pub(crate) line_start: i64,
     #[serde(skip)]
@@ -122,6 +127,11 @@ pub fn check_since(text: &str) -> Result<(), SearchError> {
     }
 }
 
+/// How many of the newest entries holding every word are ranked by BM25 (DECISIONS §34.7):
+/// BM25 scores every document it ranks, so ranking all matches of common words costs
+/// hundreds of milliseconds; within this window a query stays in a few.
+pub const RANK_WINDOW: i64 = 2_000;
+
 pub(crate) fn run(conn: &Connection, query: &Query) -> Result<Vec<Hit>, rusqlite::Error> {
     let words = words(&query.text);
     if words.is_empty() {
@@ -133,118 +143,177 @@ pub(crate) fn run(conn: &Connection, query: &Query) -> Result<Vec<Hit>, rusqlite
         .map(|w| format!("\"{w}\""))
         .collect::<Vec<_>>()
         .join(" ");
-    let limit = query.limit.map_or(-1, |n| n as i64);
-    let order = if rarest(conn, &words)? > RANKED_MATCHES {
-        Order::Newest
-    } else {
-        Order::Rank
+    let mut found = Found {
+        hits: Vec::new(),
+        seen: HashSet::new(),
+        need: query.limit.unwrap_or(usize::MAX),
+        filter: Filter::of(query),
     };
-    let mut hits = matching(conn, query, &phrase, true, limit, order)?;
-    if words.len() > 1 && (limit < 0 || (hits.len() as i64) < limit) {
-        let seen: HashSet<(String, String)> = hits
-            .iter()
-            .map(|h| (h.path.clone(), h.matched_entry_id.clone()))
-            .collect();
-        // Ask for enough rows to fill the limit after dropping the phrase hits again.
-        let more = if limit < 0 {
-            -1
-        } else {
-            limit + hits.len() as i64
-        };
-        for hit in matching(conn, query, &all_words, false, more, order)? {
-            if limit >= 0 && hits.len() as i64 >= limit {
-                break;
-            }
-            if !seen.contains(&(hit.path.clone(), hit.matched_entry_id.clone())) {
-                hits.push(hit);
-            }
+    // The window: the newest RANK_WINDOW documents holding every word (all of them when
+    // there are fewer).
+    let floor: Option<i64> = conn
+        .prepare_cached(
+            "SELECT rowid FROM fts WHERE fts MATCH ?1 ORDER BY rowid DESC LIMIT 1 OFFSET ?2",
+        )?
+        .query_row(params![all_words, RANK_WINDOW - 1], |r| r.get(0))
+        .optional()?;
+    let stages: &[(&str, bool)] = if words.len() > 1 {
+        &[(&phrase, true), (&all_words, false)]
+    } else {
+        &[(&phrase, true)]
+    };
+    for (fts_query, exact) in stages {
+        ranked(conn, fts_query, floor, *exact, &mut found)?;
+    }
+    // Past the window (only reached when filters left too few hits, or for every hit):
+    // older documents, newest first, phrase hits before the others.
+    if let Some(floor) = floor {
+        for (fts_query, exact) in stages {
+            older(conn, fts_query, floor, *exact, &mut found)?;
         }
     }
-    Ok(hits)
+    Ok(found.hits)
 }
 
-/// Every hit with its session, entry and branch state; the order and limit are added.
-const HIT_QUERY: &str =
-    "SELECT f.session_id, f.path, f.cwd, f.name, d.target_id, d.entry_id, d.ts, d.kind,
-                coalesce(e.active, 0), d.line_start, d.line_len
-         FROM fts
-         JOIN docs d ON d.id = fts.rowid
+/// The hits gathered so far and what they must satisfy.
+struct Found {
+    hits: Vec<Hit>,
+    /// Documents already taken (a phrase hit is also a words hit).
+    seen: HashSet<i64>,
+    need: usize,
+    filter: Filter,
+}
+
+impl Found {
+    fn full(&self) -> bool {
+        self.hits.len() >= self.need
+    }
+
+    /// Adds document `doc` when it is new and passes the filters.
+    fn offer(&mut self, conn: &Connection, doc: i64, exact: bool) -> Result<(), rusqlite::Error> {
+        if self.full() || !self.seen.insert(doc) {
+            return Ok(());
+        }
+        if let Some(hit) = hit(conn, doc, &self.filter, exact)? {
+            self.hits.push(hit);
+        }
+        Ok(())
+    }
+}
+
+/// The query's filters as SQL parameters.
+struct Filter {
+    since: Option<String>,
+    cwd: Option<String>,
+    active: Option<bool>,
+}
+
+impl Filter {
+    fn of(query: &Query) -> Self {
+        Self {
+            since: query.since.clone(),
+            cwd: query.cwd.clone(),
+            active: match query.branch {
+                BranchFilter::Active => Some(true),
+                BranchFilter::Abandoned => Some(false),
+                BranchFilter::Any => None,
+            },
+        }
+    }
+}
+
+/// Documents matching `fts_query` at or above `floor`, best BM25 first, newer first on ties.
+fn ranked(
+    conn: &Connection,
+    fts_query: &str,
+    floor: Option<i64>,
+    exact: bool,
+    found: &mut Found,
+) -> Result<(), rusqlite::Error> {
+    if found.full() {
+        return Ok(());
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT rowid FROM fts WHERE fts MATCH ?1 AND rowid >= ?2 ORDER BY rank, rowid DESC",
+    )?;
+    let docs = stmt
+        .query_map(params![fts_query, floor.unwrap_or(i64::MIN)], |r| {
+            r.get::<_, i64>(0)
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    for doc in docs {
+        if found.full() {
+            break;
+        }
+        found.offer(conn, doc, exact)?;
+    }
+    Ok(())
+}
+
+/// Documents matching `fts_query` below `floor`, newest first, read only as far as needed.
+fn older(
+    conn: &Connection,
+    fts_query: &str,
+    floor: i64,
+    exact: bool,
+    found: &mut Found,
+) -> Result<(), rusqlite::Error> {
+    if found.full() {
+        return Ok(());
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT rowid FROM fts WHERE fts MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC",
+    )?;
+    let mut rows = stmt.query(params![fts_query, floor])?;
+    while let Some(row) = rows.next()? {
+        found.offer(conn, row.get(0)?, exact)?;
+        if found.full() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Document `doc` as a hit with its session, entry and branch state, or `None` when the
+/// filters leave it out.
+fn hit(
+    conn: &Connection,
+    doc: i64,
+    filter: &Filter,
+    exact: bool,
+) -> Result<Option<Hit>, rusqlite::Error> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT f.session_id, f.path, f.cwd, f.name, d.target_id, d.entry_id, d.ts, d.kind,
+                coalesce(e.active, 0), d.line_start, d.line_len, f.store
+         FROM docs d
          JOIN files f ON f.id = d.file_id
          LEFT JOIN entries e ON e.file_id = d.file_id AND e.entry_id = d.target_id
-         WHERE fts MATCH ?1
+         WHERE d.id = ?1
            AND (?2 IS NULL OR d.ts >= ?2)
            AND (?3 IS NULL OR f.cwd = ?3)
-           AND (?4 IS NULL OR coalesce(e.active, 0) = ?4)";
-
-/// Above this many documents for the query's rarest word, BM25 ranking (which scores every
-/// match) gives way to newest-first order, which FTS5 serves without reading every match
-/// (DECISIONS §34.7).
-const RANKED_MATCHES: i64 = 50_000;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Order {
-    Rank,
-    Newest,
-}
-
-/// How many documents hold the rarest of `words` (0 when one is unknown).
-fn rarest(conn: &Connection, words: &[String]) -> Result<i64, rusqlite::Error> {
-    let mut stmt = conn.prepare_cached("SELECT doc FROM fts_terms WHERE term = ?1")?;
-    let mut least = i64::MAX;
-    for word in words {
-        let docs: i64 = stmt
-            .query_row([word], |r| r.get(0))
-            .optional()?
-            .unwrap_or(0);
-        least = least.min(docs);
-    }
-    Ok(if least == i64::MAX { 0 } else { least })
-}
-
-fn matching(
-    conn: &Connection,
-    query: &Query,
-    fts_query: &str,
-    exact: bool,
-    limit: i64,
-    order: Order,
-) -> Result<Vec<Hit>, rusqlite::Error> {
-    let branch: Option<bool> = match query.branch {
-        BranchFilter::Active => Some(true),
-        BranchFilter::Abandoned => Some(false),
-        BranchFilter::Any => None,
-    };
-    let sql = format!(
-        "{HIT_QUERY} {}",
-        match order {
-            Order::Rank => "ORDER BY fts.rank, d.ts DESC LIMIT ?5",
-            Order::Newest => "ORDER BY fts.rowid DESC LIMIT ?5",
-        }
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(
-        params![fts_query, query.since, query.cwd, branch, limit],
-        |r| {
-            Ok(Hit {
-                session_id: r.get(0)?,
-                path: r.get(1)?,
-                cwd: r.get(2)?,
-                session_name: r.get(3)?,
-                entry_id: r.get(4)?,
-                matched_entry_id: r.get(5)?,
-                timestamp: r.get(6)?,
-                kind: r.get(7)?,
-                branch: if r.get::<_, bool>(8)? {
-                    BranchState::Active
-                } else {
-                    BranchState::Abandoned
-                },
-                exact,
-                snippet: String::new(),
-                line_start: r.get(9)?,
-                line_len: r.get(10)?,
-            })
-        },
+           AND (?4 IS NULL OR coalesce(e.active, 0) = ?4)",
     )?;
-    rows.collect()
+    stmt.query_row(params![doc, filter.since, filter.cwd, filter.active], |r| {
+        Ok(Hit {
+            session_id: r.get(0)?,
+            path: r.get(1)?,
+            cwd: r.get(2)?,
+            session_name: r.get(3)?,
+            entry_id: r.get(4)?,
+            matched_entry_id: r.get(5)?,
+            timestamp: r.get(6)?,
+            kind: r.get(7)?,
+            branch: if r.get::<_, bool>(8)? {
+                BranchState::Active
+            } else {
+                BranchState::Abandoned
+            },
+            exact,
+            snippet: String::new(),
+            line_start: r.get(9)?,
+            line_len: r.get(10)?,
+            store: r.get(11)?,
+        })
+    })
+    .optional()
 }

@@ -20,6 +20,9 @@ use sha2::{Digest, Sha256};
 use crate::branch::move_leaf;
 use crate::extract::extract;
 
+/// Bytes of session files read per transaction during a refresh.
+const BATCH_BYTES: i64 = 256 << 20;
+
 /// What one refresh did, and every file it had to skip.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct RefreshReport {
@@ -64,6 +67,11 @@ struct Problem {
 pub(crate) fn refresh(conn: &mut Connection, files: &[PathBuf]) -> rusqlite::Result<RefreshReport> {
     let mut report = RefreshReport::default();
     let mut known = known_files(conn)?;
+    // Files are indexed in batches of about BATCH_BYTES per transaction (DECISIONS §34.14):
+    // FTS5 writes its pending terms out at every commit, so a commit per small file would
+    // leave thousands of tiny segments to merge.
+    let mut tx = conn.transaction()?;
+    let mut batched: i64 = 0;
     for path in files {
         let key = path.to_string_lossy().into_owned();
         let row = known.remove(&key);
@@ -79,7 +87,6 @@ pub(crate) fn refresh(conn: &mut Connection, files: &[PathBuf]) -> rusqlite::Res
         };
         let size = meta.len() as i64;
         let mtime_ns = meta.mtime() * 1_000_000_000 + meta.mtime_nsec();
-        let tx = conn.transaction()?;
         let outcome = match row {
             Some(row) if row.size == size && row.mtime_ns == mtime_ns => {
                 report.unchanged += 1;
@@ -106,15 +113,19 @@ pub(crate) fn refresh(conn: &mut Connection, files: &[PathBuf]) -> rusqlite::Res
         if let Some(problem) = outcome {
             report.warnings.push(skipped(path, &problem.text));
         }
-        tx.commit()?;
+        batched += size;
+        if batched >= BATCH_BYTES {
+            tx.commit()?;
+            tx = conn.transaction()?;
+            batched = 0;
+        }
     }
     for (_, row) in known {
-        let tx = conn.transaction()?;
         clear_file(&tx, row.id)?;
         tx.execute("DELETE FROM files WHERE id = ?1", [row.id])?;
-        tx.commit()?;
         report.removed += 1;
     }
+    tx.commit()?;
     Ok(report)
 }
 
@@ -124,7 +135,7 @@ fn skipped(path: &Path, problem: &str) -> String {
 
 fn known_files(conn: &Connection) -> rusqlite::Result<HashMap<String, FileRow>> {
     let mut stmt = conn.prepare(
-        "SELECT path, id, size, mtime_ns, indexed_to, lines, head_hash, tail_start, tail_hash, leaf_id, problem, broken FROM files",
+        "SELECT path, id, size, mtime_ns, indexed_to, lines, head_hash, tail_start, tail_hash, leaf_id, problem, broken FROM files WHERE store IS NULL",
     )?;
     let rows = stmt.query_map([], |r| {
         Ok((
@@ -148,7 +159,7 @@ fn known_files(conn: &Connection) -> rusqlite::Result<HashMap<String, FileRow>> 
 }
 
 /// Drops everything indexed of one file (its row stays).
-fn clear_file(tx: &Transaction<'_>, file_id: i64) -> rusqlite::Result<()> {
+pub(crate) fn clear_file(tx: &Transaction<'_>, file_id: i64) -> rusqlite::Result<()> {
     tx.execute(
         "DELETE FROM fts WHERE rowid IN (SELECT id FROM docs WHERE file_id = ?1)",
         [file_id],
@@ -303,15 +314,9 @@ fn read_lines(
     file.seek(SeekFrom::Start(cursor.offset as u64))
         .map_err(|e| problem(format!("cannot read: {e}")))?;
     let mut reader = BufReader::with_capacity(1 << 20, file);
-    let mut insert_entry = tx.prepare_cached(
-        "INSERT OR REPLACE INTO entries(file_id, entry_id, parent_id, active) VALUES (?1, ?2, ?3, 0)",
-    )?;
-    let mut insert_doc = tx.prepare_cached(
-        "INSERT INTO docs(file_id, entry_id, target_id, ts, kind, line_start, line_len) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-    )?;
-    let mut insert_fts = tx.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?;
-    let mut set_name = tx.prepare_cached("UPDATE files SET name = ?2 WHERE id = ?1")?;
     let mut line = Vec::new();
+    // The last complete line read; empty until one is.
+    let mut last = Vec::new();
     loop {
         line.clear();
         let start = cursor.offset;
@@ -319,13 +324,17 @@ fn read_lines(
             .read_until(b'\n', &mut line)
             .map_err(|e| problem(format!("cannot read: {e}")))?;
         if read == 0 {
+            finish_tail(cursor, &last);
             return Ok(None);
         }
         let complete = line.last() == Some(&b'\n');
         let line_no = cursor.lines + 1;
         let text = match std::str::from_utf8(&line) {
             Ok(t) => t.trim_end_matches(['\n', '\r']),
-            Err(_) if !complete => return Ok(Some(torn(line_no))),
+            Err(_) if !complete => {
+                finish_tail(cursor, &last);
+                return Ok(Some(torn(line_no)));
+            }
             Err(e) => return Err(problem(format!("line {line_no}: not UTF-8: {e}"))),
         };
         if text.trim().is_empty() {
@@ -336,7 +345,10 @@ fn read_lines(
         if start == 0 {
             let header = match SessionHeader::from_json(text) {
                 Ok(h) => h,
-                Err(_) if !complete => return Ok(Some(torn(line_no))),
+                Err(_) if !complete => {
+                    finish_tail(cursor, &last);
+                    return Ok(Some(torn(line_no)));
+                }
                 Err(e) => return Err(problem(format!("line 1: {e}"))),
             };
             if header.format_version() < 3 {
@@ -353,34 +365,70 @@ fn read_lines(
         } else {
             let entry = match SessionEntry::from_json(text) {
                 Ok(e) => e,
-                Err(_) if !complete => return Ok(Some(torn(line_no))),
+                Err(_) if !complete => {
+                    finish_tail(cursor, &last);
+                    return Ok(Some(torn(line_no)));
+                }
                 Err(e) => return Err(problem(format!("line {line_no}: {e}"))),
             };
-            insert_entry.execute(params![file_id, entry.id, entry.parent_id])?;
-            match &entry.kind {
-                EntryKind::Leaf(l) => cursor.leaf = l.target_id.clone(),
-                _ => cursor.leaf = Some(entry.id.clone()),
-            }
-            if let EntryKind::SessionInfo(info) = &entry.kind {
-                set_name.execute(params![file_id, info.name.get()])?;
-            }
-            if let Some(doc) = extract(&entry) {
-                insert_doc.execute(params![
-                    file_id,
-                    entry.id,
-                    doc.target_id,
-                    entry.timestamp,
-                    doc.kind,
-                    start,
-                    read as i64
-                ])?;
-                insert_fts.execute(params![tx.last_insert_rowid(), doc.body])?;
-            }
+            index_entry(tx, file_id, &entry, &mut cursor.leaf, start, read as i64)?;
         }
         cursor.offset += read as i64;
         cursor.lines += 1;
         cursor.tail_start = start;
-        cursor.tail_hash = hash(&line);
+        // Keep the line for the fingerprint, hashed once at the end (DECISIONS §34.5).
+        std::mem::swap(&mut line, &mut last);
+    }
+}
+
+/// Indexes one entry of file (or stored session) `file_id`: its tree row, its searchable
+/// text with where to find it again (`line_start`, `line_len`: the line's byte range in a
+/// file; for a stored session the entry's sequence number and 0), and where it moves the
+/// leaf.
+pub(crate) fn index_entry(
+    tx: &Transaction<'_>,
+    file_id: i64,
+    entry: &SessionEntry,
+    leaf: &mut Option<String>,
+    line_start: i64,
+    line_len: i64,
+) -> rusqlite::Result<()> {
+    tx.prepare_cached(
+        "INSERT OR REPLACE INTO entries(file_id, entry_id, parent_id, active) VALUES (?1, ?2, ?3, 0)",
+    )?
+    .execute(params![file_id, entry.id, entry.parent_id])?;
+    match &entry.kind {
+        EntryKind::Leaf(l) => *leaf = l.target_id.clone(),
+        _ => *leaf = Some(entry.id.clone()),
+    }
+    if let EntryKind::SessionInfo(info) = &entry.kind {
+        tx.prepare_cached("UPDATE files SET name = ?2 WHERE id = ?1")?
+            .execute(params![file_id, info.name.get()])?;
+    }
+    if let Some(doc) = extract(entry) {
+        tx.prepare_cached(
+            "INSERT INTO docs(file_id, entry_id, target_id, ts, kind, line_start, line_len) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?
+        .execute(params![
+            file_id,
+            entry.id,
+            doc.target_id,
+            entry.timestamp,
+            doc.kind,
+            line_start,
+            line_len
+        ])?;
+        let doc_id = tx.last_insert_rowid();
+        tx.prepare_cached("INSERT INTO fts(rowid, body) VALUES (?1, ?2)")?
+            .execute(params![doc_id, doc.body])?;
+    }
+    Ok(())
+}
+
+/// Sets the fingerprint of the last indexed line, when this read indexed any.
+fn finish_tail(cursor: &mut Cursor, last: &[u8]) {
+    if !last.is_empty() {
+        cursor.tail_hash = hash(last);
     }
 }
 

@@ -13,7 +13,7 @@ use crate::error::{io, sql, Result};
 
 /// Bumped whenever the tables or what is extracted into them change; an index of another
 /// version is rebuilt (DECISIONS §34.6).
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// The index file's name inside the sessions directory.
 pub const INDEX_FILE_NAME: &str = "search-index.sqlite";
@@ -35,7 +35,8 @@ CREATE TABLE files(
     tail_hash INTEGER NOT NULL DEFAULT 0,
     leaf_id TEXT,
     problem TEXT,
-    broken INTEGER NOT NULL DEFAULT 0
+    broken INTEGER NOT NULL DEFAULT 0,
+    store TEXT
 );
 CREATE TABLE entries(
     file_id INTEGER NOT NULL,
@@ -61,7 +62,7 @@ CREATE VIRTUAL TABLE fts USING fts5(
     contentless_delete=1,
     tokenize='unicode61 remove_diacritics 2'
 );
-CREATE VIRTUAL TABLE fts_terms USING fts5vocab(fts, 'row');
+INSERT INTO fts(fts, rank) VALUES('hashsize', 33554432);
 ";
 
 /// Where the index of the sessions under `sessions_dir` lives.
@@ -91,8 +92,10 @@ pub(crate) fn open(path: &Path) -> Result<(Connection, bool)> {
     let conn = Connection::open(path).map_err(sql(path, "cannot open"))?;
     conn.busy_timeout(std::time::Duration::from_secs(10))
         .map_err(sql(path, "cannot set the busy timeout"))?;
-    conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")
-        .map_err(sql(path, "cannot set the journal mode"))?;
+    conn.execute_batch(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-65536;",
+    )
+    .map_err(sql(path, "cannot set the journal mode"))?;
     let version: i64 = conn
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(sql(path, "cannot read the schema version"))?;
@@ -128,4 +131,20 @@ pub(crate) fn remove(path: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// WAL bytes above which a refresh folds the WAL back into the index file and truncates it.
+const WAL_SETTLE_BYTES: u64 = 4 << 20;
+
+/// After a refresh that wrote much (a build, many new files), copies the WAL into the index
+/// file and truncates it, so the index takes its own size on disk and not twice that
+/// (DECISIONS §34.14). Small appends leave the WAL to SQLite's own checkpoints. A checkpoint
+/// that other readers hold back is only an optimisation missed, never an error.
+pub(crate) fn settle_wal(conn: &Connection, path: &Path) {
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    let big = std::fs::metadata(PathBuf::from(wal)).is_ok_and(|m| m.len() > WAL_SETTLE_BYTES);
+    if big {
+        let _ = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()));
+    }
 }

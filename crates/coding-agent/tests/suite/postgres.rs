@@ -353,3 +353,62 @@ async fn session_store_setting_is_used_and_session_id_opens_in_the_store() {
         "the bad store failed before any model call"
     );
 }
+
+#[test]
+fn session_search_with_store_finds_the_stored_sessions() {
+    let Some(url) = server() else { return };
+    let schema = ScratchSchema::new(&url);
+    let home = tempfile::tempdir().unwrap();
+    let file = home.path().join("walrus.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"type":"session","version":3,"id":"019a0000-0000-7000-8000-0000000000a1","timestamp":"2026-06-20T15:00:00.000Z","cwd":"/work/zoo"}"#,
+            "\n",
+            r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-06-20T15:01:00.000Z","message":{"role":"user","content":"the walrus migration plan","timestamp":1}}"#,
+            "\n",
+            r#"{"type":"message","id":"u2","parentId":"u1","timestamp":"2026-06-20T15:02:00.000Z","message":{"role":"user","content":"unrelated","timestamp":1}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let imported = run(
+        home.path(),
+        &schema,
+        &["session", "import", "--to", &url, file.to_str().unwrap()],
+    );
+    assert_eq!(imported.code, 0, "{}", imported.stderr);
+    let id = imported.stdout.split('\t').next().unwrap().to_owned();
+    std::fs::remove_file(&file).unwrap();
+    for round in ["built", "unchanged"] {
+        let found = run(
+            home.path(),
+            &schema,
+            &[
+                "session",
+                "search",
+                "--store",
+                &url,
+                "--json",
+                "walrus migration",
+            ],
+        );
+        assert_eq!(found.code, 0, "{round}: {}", found.stderr);
+        let hits: serde_json::Value = serde_json::from_str(&found.stdout).unwrap();
+        let hits = hits.as_array().unwrap();
+        assert_eq!(hits.len(), 1, "{round}: {hits:?}");
+        assert_eq!(hits[0]["sessionId"], id.as_str());
+        assert_eq!(hits[0]["entryId"], "u1");
+        assert_eq!(hits[0]["branch"], "active");
+        assert_eq!(hits[0]["snippet"], "the walrus migration plan");
+        let store = hits[0]["store"].as_str().unwrap();
+        assert!(store.contains(&schema.name), "{store}");
+        assert!(
+            hits[0]["path"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("#{id}")),
+            "{hits:?}"
+        );
+    }
+}

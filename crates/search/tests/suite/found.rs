@@ -4,7 +4,7 @@
 use arbor_search::{BranchFilter, Query};
 use serde_json::json;
 
-use super::support::{ids, Sessions};
+use super::support::{ids, SessionFile, Sessions};
 
 /// A session with an abandoned branch: a1 → a2 → u3 (Redis, abandoned) → a4, and from a2 the
 /// active branch u5 (memcached) → a6 → b7 → label/name entries.
@@ -157,4 +157,88 @@ fn since_and_cwd_filter_and_limit_cuts() {
         bad.to_string(),
         "search: --since last week: expected a date as YYYY-MM-DD (or an ISO date-time)"
     );
+}
+
+#[test]
+fn long_tool_output_is_searchable_by_its_head_and_tail() {
+    let s = Sessions::new();
+    let mut f = s.session("019a0000-0000-7000-8000-00000000000d");
+    // About 21 KB: the middle word is past the indexed head and before the indexed tail.
+    let filler = "filler ".repeat(1500);
+    let output = format!("headword_ant {filler} middleword_bee {filler} tailword_cat");
+    f.tool_result("t1", "read", &output)
+        .bash("b1", "make all", &output);
+    for word in ["headword_ant", "tailword_cat"] {
+        let found = s.search(word);
+        let mut got = ids(&found.hits);
+        got.sort();
+        assert_eq!(
+            got,
+            [("b1".to_owned(), "active"), ("t1".to_owned(), "active")],
+            "{word}"
+        );
+        assert!(
+            found.hits.iter().all(|h| h.snippet.contains(word)),
+            "{word}: {:?}",
+            found.hits
+        );
+    }
+    assert!(s.search("middleword_bee").hits.is_empty());
+    // The command itself is never cut.
+    assert_eq!(ids(&s.search("make all").hits)[0].0, "b1");
+}
+
+#[test]
+fn common_words_rank_within_the_newest_window_and_filters_reach_past_it() {
+    let s = Sessions::new();
+    let mut old = SessionFile::create(s.dir.path(), "019a0000-0000-7000-8000-0000000000e1", "/old");
+    for n in 0..30 {
+        old.user(&format!("old{n}"), "the yak note");
+    }
+    let mut new = SessionFile::create(s.dir.path(), "019a0000-0000-7000-8000-0000000000e2", "/new");
+    let total = usize::try_from(arbor_search::RANK_WINDOW).unwrap() + 100;
+    let lines: String = (0..total)
+        .map(|n| {
+            let parent = if n == 0 {
+                "null".to_owned()
+            } else {
+                format!("\"new{}\"", n - 1)
+            };
+            format!(
+                "{{\"type\":\"message\",\"id\":\"new{n}\",\"parentId\":{parent},\"timestamp\":\"2026-06-21T10:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"the yak note\",\"timestamp\":1}}}}\n"
+            )
+        })
+        .collect();
+    new.raw(&lines);
+    let top = s.query(Query {
+        text: "yak note".into(),
+        limit: Some(20),
+        ..Query::default()
+    });
+    assert_eq!(top.hits.len(), 20);
+    let newest_window = total - usize::try_from(arbor_search::RANK_WINDOW).unwrap();
+    for hit in &top.hits {
+        let n: usize = hit.entry_id.trim_start_matches("new").parse().unwrap();
+        assert!(
+            n >= newest_window,
+            "{} is older than the window",
+            hit.entry_id
+        );
+        assert!(hit.exact);
+    }
+    // Filtered to the old session: none in the window passes, so older entries are read.
+    let filtered = s.query(Query {
+        text: "yak note".into(),
+        cwd: Some("/old".into()),
+        limit: Some(20),
+        ..Query::default()
+    });
+    assert_eq!(filtered.hits.len(), 20);
+    assert!(filtered.hits.iter().all(|h| h.entry_id.starts_with("old")));
+    // Every hit, for --all.
+    let all = s.query(Query {
+        text: "yak".into(),
+        ..Query::default()
+    });
+    assert_eq!(all.hits.len(), total + 30);
 }
