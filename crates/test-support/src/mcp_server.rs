@@ -3,7 +3,11 @@
 //!
 //! Tools: `echo {text}` (text `echo: TEXT`), `add {a, b}` (the sum as text), `image` (a 1×1
 //! PNG), `fail` (an `isError` result), `crash` (the process exits with status 3 before
-//! answering), `pid` (its process id).
+//! answering), `pid` (its process id), `headers` (the `authorization` and `x-*` headers of the
+//! HTTP request that carried the call, as a JSON object; `{}` over stdio).
+//!
+//! `arbor-mcp-test-server --http ADDR` serves the same tools over streamable HTTP instead (see
+//! [`crate::mcp_http`]).
 //!
 //! Environment: `MCP_TEST_START_DELAY_MS` waits before serving (a slow server);
 //! `MCP_TEST_PID_FILE` appends the server's pid, and the pid of a `sleep` child it starts in its
@@ -27,7 +31,8 @@ use serde_json::{json, Value};
 pub const PNG_1X1: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
-struct TestServer;
+/// The test server's tools (one value per MCP session).
+pub struct TestServer;
 
 fn tool(name: &str, description: &str, schema: Value) -> Result<Tool, ErrorData> {
     serde_json::from_value(json!({"name": name, "description": description, "inputSchema": schema}))
@@ -65,7 +70,8 @@ impl ServerHandler for TestServer {
             tool("image", "Returns a tiny image", empty.clone())?,
             tool("fail", "Always reports an error", empty.clone())?,
             tool("crash", "Exits the server process", empty.clone())?,
-            tool("pid", "Returns the server's process id", empty)?,
+            tool("pid", "Returns the server's process id", empty.clone())?,
+            tool("headers", "Returns the HTTP headers of this call", empty)?,
         ];
         serde_json::from_value(json!({"tools": tools}))
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))
@@ -74,7 +80,7 @@ impl ServerHandler for TestServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
         match request.name.as_ref() {
@@ -102,6 +108,23 @@ impl ServerHandler for TestServer {
             "pid" => result(
                 json!({"content": [{"type": "text", "text": std::process::id().to_string()}]}),
             ),
+            "headers" => {
+                let mut seen = serde_json::Map::new();
+                if let Some(parts) = context.extensions.get::<hyper::http::request::Parts>() {
+                    for (name, value) in &parts.headers {
+                        let name = name.as_str();
+                        if name == "authorization" || name.starts_with("x-") {
+                            seen.insert(
+                                name.to_owned(),
+                                json!(String::from_utf8_lossy(value.as_bytes())),
+                            );
+                        }
+                    }
+                }
+                result(
+                    json!({"content": [{"type": "text", "text": Value::Object(seen).to_string()}]}),
+                )
+            }
             other => Err(ErrorData::invalid_params(
                 format!("unknown tool {other}"),
                 None,
@@ -110,7 +133,7 @@ impl ServerHandler for TestServer {
     }
 }
 
-fn record_pid(pid: u32) {
+pub(crate) fn record_pid(pid: u32) {
     if let Ok(path) = std::env::var("MCP_TEST_PID_FILE") {
         if let Ok(mut f) = std::fs::OpenOptions::new()
             .create(true)
@@ -122,8 +145,14 @@ fn record_pid(pid: u32) {
     }
 }
 
-/// The binary's `main`.
+/// The binary's `main`: stdio, or streamable HTTP with `--http ADDR`.
 pub fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, addr] = args.as_slice() {
+        if flag == "--http" {
+            return crate::mcp_http::main(addr);
+        }
+    }
     if std::env::var("MCP_TEST_EXIT_AT_START").as_deref() == Ok("1") {
         eprintln!("test server: refusing to start (MCP_TEST_EXIT_AT_START)");
         return ExitCode::from(2);
@@ -171,8 +200,8 @@ pub fn main() -> ExitCode {
     })
 }
 
-/// Where the built server binary is: beside the test binary's `deps/` folder, built on first
-/// use with the same cargo (once per test process).
+/// Where the built server binary is: beside the test (or benchmark) binary's `deps/` folder,
+/// built on first use with the same cargo and profile (once per process).
 pub fn binary() -> std::path::PathBuf {
     static BUILT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     BUILT
@@ -187,6 +216,8 @@ pub fn binary() -> std::path::PathBuf {
             let bin = dir.join("arbor-mcp-test-server");
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
             let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+            // A benchmark runs from target/release: build the server there too.
+            let release = dir.file_name().is_some_and(|n| n == "release");
             let status = std::process::Command::new(cargo)
                 .args([
                     "build",
@@ -196,6 +227,7 @@ pub fn binary() -> std::path::PathBuf {
                     "--bin",
                     "arbor-mcp-test-server",
                 ])
+                .args(release.then_some("--release"))
                 .env("CARGO_TARGET_DIR", dir.parent().unwrap_or(&dir))
                 .status();
             if !matches!(status, Ok(s) if s.success()) && !bin.exists() {

@@ -25,6 +25,7 @@
 //! - `image_label`: how an image block reads in the transcript.
 //! - `project_files`: the files offered for `@` completion.
 //! - [`trust_prompt`]: the project-trust question asked before the session starts.
+//! - [`headless`]: the start-up to the first frame without a terminal (the start-up benchmark).
 
 pub mod component;
 pub mod driver;
@@ -32,6 +33,7 @@ pub(crate) mod editor;
 pub(crate) mod external_editor;
 pub mod footer;
 pub(crate) mod fork_picker;
+pub mod headless;
 pub(crate) mod image_label;
 pub(crate) mod list;
 pub(crate) mod loading;

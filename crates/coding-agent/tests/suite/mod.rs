@@ -12,6 +12,8 @@ mod errors;
 mod fork_migrate;
 mod hooks;
 mod mcp;
+mod mcp_http;
+mod mcp_tui;
 mod pi_open;
 mod plans;
 mod postgres;
