@@ -109,21 +109,22 @@ impl ServerHandler for TestServer {
                 json!({"content": [{"type": "text", "text": std::process::id().to_string()}]}),
             ),
             "headers" => {
-                let mut seen = serde_json::Map::new();
+                // Sorted: the order headers arrive in is the client's business.
+                let mut seen = std::collections::BTreeMap::new();
                 if let Some(parts) = context.extensions.get::<hyper::http::request::Parts>() {
                     for (name, value) in &parts.headers {
                         let name = name.as_str();
                         if name == "authorization" || name.starts_with("x-") {
                             seen.insert(
                                 name.to_owned(),
-                                json!(String::from_utf8_lossy(value.as_bytes())),
+                                String::from_utf8_lossy(value.as_bytes()).into_owned(),
                             );
                         }
                     }
                 }
-                result(
-                    json!({"content": [{"type": "text", "text": Value::Object(seen).to_string()}]}),
-                )
+                let text = serde_json::to_string(&seen)
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                result(json!({"content": [{"type": "text", "text": text}]}))
             }
             other => Err(ErrorData::invalid_params(
                 format!("unknown tool {other}"),

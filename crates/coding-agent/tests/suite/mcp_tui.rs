@@ -80,6 +80,40 @@ async fn wait_after(pane: &Tmux, anchor: &str, want: &str) -> Vec<String> {
     }
 }
 
+/// Types `/mcp` until its answer, after the last line holding `anchor`, shows `want` (a server
+/// reports "connecting" until its handshake is done).
+async fn status_until(pane: &Tmux, anchor: &str, want: &str) -> Vec<String> {
+    let start = Instant::now();
+    loop {
+        pane.type_line("/mcp").await;
+        pane.wait_for("/mcp reconnect|enable|disable NAME").await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let screen = pane.capture().await;
+        let lines: Vec<String> = screen.lines().map(str::to_owned).collect();
+        let from = if anchor.is_empty() {
+            0
+        } else {
+            lines
+                .iter()
+                .rposition(|l| l.contains(anchor))
+                .map_or(lines.len(), |i| i + 1)
+        };
+        let tail = &lines[from.min(lines.len())..];
+        if let Some(at) = tail.iter().rposition(|l| l.contains(want)) {
+            // The block that answered: from its first server line to its end.
+            let first = tail[..=at]
+                .iter()
+                .rposition(|l| l.contains("/mcp reconnect|enable|disable NAME"))
+                .map_or(0, |i| i + 1);
+            return tail[first..].to_vec();
+        }
+        assert!(
+            start.elapsed() < PATIENCE,
+            "no {want:?} after {anchor:?}; the screen shows:\n{screen}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_shows_status_and_tools_and_reconnects_disables_and_enables_a_server() {
     if !tmux_or_skip("mcp_shows_status_and_tools_and_reconnects_disables_and_enables_a_server") {
@@ -112,8 +146,7 @@ async fn mcp_shows_status_and_tools_and_reconnects_disables_and_enables_a_server
     let first = wait_pids(&pids, 2).await;
 
     // Status: the failed server first with its reason, then the connected one and its tools.
-    pane.type_line("/mcp").await;
-    let block = wait_after(&pane, "", "test: connected · 7 tools").await;
+    let block = status_until(&pane, "", "test: connected · 7 tools").await;
     let dir = lab.home.parent().unwrap().display().to_string();
     let shown: Vec<String> = block
         .iter()
@@ -128,8 +161,7 @@ async fn mcp_shows_status_and_tools_and_reconnects_disables_and_enables_a_server
     pane.wait_for("Reconnecting MCP server \"test\"").await;
     let second = wait_pids(&pids, 4).await;
     wait_dead(&first).await;
-    pane.type_line("/mcp").await;
-    wait_after(
+    status_until(
         &pane,
         "Reconnecting MCP server",
         "test: connected · 7 tools",
@@ -153,8 +185,7 @@ async fn mcp_shows_status_and_tools_and_reconnects_disables_and_enables_a_server
     pane.wait_for("Enabled MCP server \"test\" for this run")
         .await;
     let third = wait_pids(&pids, 6).await;
-    pane.type_line("/mcp").await;
-    wait_after(&pane, "Enabled MCP server", "test: connected · 7 tools").await;
+    status_until(&pane, "Enabled MCP server", "test: connected · 7 tools").await;
 
     pane.type_line("/mcp launch test").await;
     pane.wait_for("Usage: /mcp [reconnect|enable|disable NAME]")
