@@ -146,14 +146,8 @@ pub(crate) fn record_pid(pid: u32) {
     }
 }
 
-/// The binary's `main`: stdio, or streamable HTTP with `--http ADDR`.
+/// The binary's `main` over stdio (`--http ADDR` goes to [`crate::mcp_http::main`]).
 pub fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if let [flag, addr] = args.as_slice() {
-        if flag == "--http" {
-            return crate::mcp_http::main(addr);
-        }
-    }
     if std::env::var("MCP_TEST_EXIT_AT_START").as_deref() == Ok("1") {
         eprintln!("test server: refusing to start (MCP_TEST_EXIT_AT_START)");
         return ExitCode::from(2);
