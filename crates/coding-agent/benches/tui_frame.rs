@@ -6,10 +6,15 @@
 //!    driver draws from the active path's tail and loads the rest behind the frame, DECISIONS
 //!    §23.102; `ARBOR_BENCH_PHASES=1` also prints when that background load ended);
 //! 3. one frame while a response streams into that long transcript (a text delta, then a full
-//!    redraw): the keystroke-to-frame budget.
+//!    redraw): the keystroke-to-frame budget;
+//! 4. the app's whole start-up to the first frame (`startup::start`: settings, trust, models,
+//!    skills, templates, MCP and hooks, then the driver and the frame), in a temp ARBOR_HOME and
+//!    project with nothing configured and with 50 skills, 50 prompt templates and 3 MCP servers
+//!    (which connect in the background, DECISIONS §33.5).
 //!
 //! `cargo bench -p arbor-coding-agent --bench tui_frame` (ARBOR_BENCH_TUI_MB sets the resumed
-//! session's size; default 100). A plain binary: each figure is a median of several runs.
+//! session's size; default 100; ARBOR_BENCH_TUI_STARTUP_ONLY=1 runs only part 4). A plain
+//! binary: each figure is a median of several runs.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::Write;
@@ -100,6 +105,10 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
+    startup_with_resources(&rt);
+    if std::env::var_os("ARBOR_BENCH_TUI_STARTUP_ONLY").is_some() {
+        return;
+    }
     let faux = FauxProvider::new();
     let options = HarnessOptions::new(faux.model());
 
@@ -226,5 +235,113 @@ fn main() {
         "tui frame while streaming into the {messages}-message transcript: median {}, p99 {} over 300 deltas",
         ms(median(frames)),
         ms(sorted[sorted.len() * 99 / 100])
+    );
+}
+
+fn put(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// A temp ARBOR_HOME (with `models.json` for the mock provider) and project; `loaded` adds 50
+/// skills and 50 templates (half the user's, half the trusted project's) and 3 MCP servers.
+fn startup_dirs(root: &Path, loaded: bool) -> (std::path::PathBuf, std::path::PathBuf) {
+    let home = root.join("home");
+    let project = root.join("project");
+    std::fs::create_dir_all(project.join(".git")).unwrap();
+    put(
+        &home.join("models.json"),
+        r#"{"providers": {"mock": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "k", "models": [{"id": "mock-model", "contextWindow": 32000, "maxTokens": 4096}]}}}"#,
+    );
+    std::fs::create_dir_all(home.join("user")).unwrap();
+    if !loaded {
+        return (home, project);
+    }
+    for i in 0..50 {
+        let base = if i % 2 == 0 {
+            home.clone()
+        } else {
+            project.join(".arbor")
+        };
+        put(
+            &base.join(format!("skills/skill-{i}/SKILL.md")),
+            &format!("---\nname: skill-{i}\ndescription: Does task {i} when the user asks for it.\n---\n# Skill {i}\nSteps.\n"),
+        );
+        put(
+            &base.join(format!("prompts/template-{i}.md")),
+            &format!("---\ndescription: Template {i}\nargument-hint: \"<what>\"\n---\nDo $1 for template {i}.\n"),
+        );
+    }
+    let server = arbor_test_support::mcp_server::binary()
+        .display()
+        .to_string();
+    let servers: serde_json::Map<String, serde_json::Value> = (0..3)
+        .map(|i| {
+            (
+                format!("server-{i}"),
+                serde_json::json!({"command": server}),
+            )
+        })
+        .collect();
+    put(
+        &home.join("mcp.json"),
+        &serde_json::json!({ "mcpServers": servers }).to_string(),
+    );
+    (home, project)
+}
+
+/// Part 4: start-up to the first frame without and with resources, medians of 15 runs each.
+fn startup_with_resources(rt: &tokio::runtime::Runtime) {
+    let mut medians = Vec::new();
+    for loaded in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let (home, project) = startup_dirs(dir.path(), loaded);
+        std::env::set_var("ARBOR_HOME", &home);
+        std::env::set_var("HOME", home.join("user"));
+        std::env::set_current_dir(&project).unwrap();
+        let argv = [
+            "arbor",
+            "--model",
+            "mock/mock-model",
+            "--approve",
+            "--no-session",
+        ];
+        let mut runs = Vec::new();
+        for _ in 0..15 {
+            let (took, mcp) = rt.block_on(async {
+                let start = Instant::now();
+                let (_frame, mcp) = arbor_coding_agent::tui::headless::first_frame(&argv, AREA)
+                    .await
+                    .unwrap();
+                (start.elapsed(), mcp)
+            });
+            runs.push(took);
+            // Not timed: the servers connected in the background; end them before the next run.
+            if let Some(mcp) = mcp {
+                rt.block_on(async {
+                    let connected = mcp.wait_started(Duration::from_secs(20)).await;
+                    assert!(connected, "the MCP servers did not finish starting");
+                    for s in mcp.status() {
+                        assert_eq!(s.state.label(), "connected", "{}: {:?}", s.name, s.state);
+                    }
+                    mcp.shutdown().await;
+                });
+            }
+        }
+        let what = if loaded {
+            "50 skills, 50 templates, 3 MCP servers"
+        } else {
+            "nothing configured"
+        };
+        let m = median(runs);
+        println!(
+            "tui start-up to first frame, {what}: median {} over 15 runs",
+            ms(m)
+        );
+        medians.push(m);
+    }
+    println!(
+        "tui start-up to first frame: resources cost {} (target: within 20 ms)",
+        ms(medians[1].saturating_sub(medians[0]))
     );
 }

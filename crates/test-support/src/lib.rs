@@ -11,6 +11,7 @@
 //! to the test through [`MockServer::wait_for_client_close`].
 
 pub mod fixtures;
+pub mod mcp_http;
 pub mod mcp_server;
 pub mod rpc_parity;
 pub mod scripts;

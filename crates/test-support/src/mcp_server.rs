@@ -3,7 +3,11 @@
 //!
 //! Tools: `echo {text}` (text `echo: TEXT`), `add {a, b}` (the sum as text), `image` (a 1×1
 //! PNG), `fail` (an `isError` result), `crash` (the process exits with status 3 before
-//! answering), `pid` (its process id).
+//! answering), `pid` (its process id), `headers` (the `authorization` and `x-*` headers of the
+//! HTTP request that carried the call, as a JSON object; `{}` over stdio).
+//!
+//! `arbor-mcp-test-server --http ADDR` serves the same tools over streamable HTTP instead (see
+//! [`crate::mcp_http`]).
 //!
 //! Environment: `MCP_TEST_START_DELAY_MS` waits before serving (a slow server);
 //! `MCP_TEST_PID_FILE` appends the server's pid, and the pid of a `sleep` child it starts in its
@@ -27,7 +31,8 @@ use serde_json::{json, Value};
 pub const PNG_1X1: &str =
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
-struct TestServer;
+/// The test server's tools (one value per MCP session).
+pub struct TestServer;
 
 fn tool(name: &str, description: &str, schema: Value) -> Result<Tool, ErrorData> {
     serde_json::from_value(json!({"name": name, "description": description, "inputSchema": schema}))
@@ -65,7 +70,8 @@ impl ServerHandler for TestServer {
             tool("image", "Returns a tiny image", empty.clone())?,
             tool("fail", "Always reports an error", empty.clone())?,
             tool("crash", "Exits the server process", empty.clone())?,
-            tool("pid", "Returns the server's process id", empty)?,
+            tool("pid", "Returns the server's process id", empty.clone())?,
+            tool("headers", "Returns the HTTP headers of this call", empty)?,
         ];
         serde_json::from_value(json!({"tools": tools}))
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))
@@ -74,7 +80,7 @@ impl ServerHandler for TestServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
         match request.name.as_ref() {
@@ -102,6 +108,24 @@ impl ServerHandler for TestServer {
             "pid" => result(
                 json!({"content": [{"type": "text", "text": std::process::id().to_string()}]}),
             ),
+            "headers" => {
+                // Sorted: the order headers arrive in is the client's business.
+                let mut seen = std::collections::BTreeMap::new();
+                if let Some(parts) = context.extensions.get::<hyper::http::request::Parts>() {
+                    for (name, value) in &parts.headers {
+                        let name = name.as_str();
+                        if name == "authorization" || name.starts_with("x-") {
+                            seen.insert(
+                                name.to_owned(),
+                                String::from_utf8_lossy(value.as_bytes()).into_owned(),
+                            );
+                        }
+                    }
+                }
+                let text = serde_json::to_string(&seen)
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                result(json!({"content": [{"type": "text", "text": text}]}))
+            }
             other => Err(ErrorData::invalid_params(
                 format!("unknown tool {other}"),
                 None,
@@ -110,7 +134,7 @@ impl ServerHandler for TestServer {
     }
 }
 
-fn record_pid(pid: u32) {
+pub(crate) fn record_pid(pid: u32) {
     if let Ok(path) = std::env::var("MCP_TEST_PID_FILE") {
         if let Ok(mut f) = std::fs::OpenOptions::new()
             .create(true)
@@ -122,7 +146,7 @@ fn record_pid(pid: u32) {
     }
 }
 
-/// The binary's `main`.
+/// The binary's `main` over stdio (`--http ADDR` goes to [`crate::mcp_http::main`]).
 pub fn main() -> ExitCode {
     if std::env::var("MCP_TEST_EXIT_AT_START").as_deref() == Ok("1") {
         eprintln!("test server: refusing to start (MCP_TEST_EXIT_AT_START)");
@@ -171,8 +195,8 @@ pub fn main() -> ExitCode {
     })
 }
 
-/// Where the built server binary is: beside the test binary's `deps/` folder, built on first
-/// use with the same cargo (once per test process).
+/// Where the built server binary is: beside the test (or benchmark) binary's `deps/` folder,
+/// built on first use with the same cargo and profile (once per process).
 pub fn binary() -> std::path::PathBuf {
     static BUILT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     BUILT
@@ -187,6 +211,8 @@ pub fn binary() -> std::path::PathBuf {
             let bin = dir.join("arbor-mcp-test-server");
             let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
             let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml");
+            // A benchmark runs from target/release: build the server there too.
+            let release = dir.file_name().is_some_and(|n| n == "release");
             let status = std::process::Command::new(cargo)
                 .args([
                     "build",
@@ -196,6 +222,7 @@ pub fn binary() -> std::path::PathBuf {
                     "--bin",
                     "arbor-mcp-test-server",
                 ])
+                .args(release.then_some("--release"))
                 .env("CARGO_TARGET_DIR", dir.parent().unwrap_or(&dir))
                 .status();
             if !matches!(status, Ok(s) if s.success()) && !bin.exists() {

@@ -384,13 +384,10 @@ fn server_from_entry(
             }
         }
         (_, None, Some(url)) => {
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(fail(format!("\"url\" {url:?} is not an http(s) URL")));
-            }
-            Transport::Http {
-                url,
-                headers: string_map("headers")?,
-            }
+            super::http_client::check_url(&url).map_err(|e| fail(e.to_string()))?;
+            let headers = string_map("headers")?;
+            super::http_client::header_map(&headers).map_err(|e| fail(e.to_string()))?;
+            Transport::Http { url, headers }
         }
         (_, None, None) => {
             return Err(fail(

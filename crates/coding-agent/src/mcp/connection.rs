@@ -1,6 +1,8 @@
-//! One live connection to an MCP server: the child process Arbor started (in its own process
-//! group, so wrappers such as `npx` take their children with them: DECISIONS §33.6), the
-//! rmcp client session over its stdin/stdout, and the tail of its stderr for diagnostics.
+//! One live connection to an MCP server: for a stdio server, the child process Arbor started
+//! (in its own process group, so wrappers such as `npx` take their children with them:
+//! DECISIONS §33.6), the rmcp client session over its stdin/stdout and the tail of its stderr
+//! for diagnostics; for a streamable-HTTP server, the rmcp session over Arbor's HTTP client
+//! ([`super::http_client`]).
 
 use std::path::Path;
 use std::process::Stdio;
@@ -11,12 +13,15 @@ use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, Implementation, InitializeRequestParams,
 };
 use rmcp::service::{Peer, RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
 use serde_json::{Map, Value};
 use tokio::io::AsyncBufReadExt;
 use tokio::process::Child;
 
 use super::config::{ServerConfig, Transport};
+use super::http_client::{header_map, McpHttpClient};
 use super::McpError;
 
 /// How much of a server's stderr is kept for the report of a failure.
@@ -139,30 +144,16 @@ impl Connection {
                         message: "the child process has no stdin/stdout".to_owned(),
                     });
                 };
-                let started = tokio::time::timeout(timeout, async {
-                    let service = client_info()
-                        .serve((stdout, stdin))
-                        .await
-                        .map_err(|e| e.to_string())?;
-                    let tools = service.list_all_tools().await.map_err(|e| e.to_string())?;
-                    Ok::<_, String>((service, tools))
-                })
-                .await;
-                let (service, tools) = match started {
-                    Ok(Ok(v)) => v,
-                    Ok(Err(message)) => {
+                let (service, tools) = match handshake(&name, (stdout, stdin), timeout).await {
+                    Ok(v) => v,
+                    Err(e) => {
                         kill_child(&mut child).await;
-                        return Err(McpError::Handshake {
-                            server: name,
-                            message: with_stderr(message, &stderr),
-                        });
-                    }
-                    Err(_) => {
-                        kill_child(&mut child).await;
-                        return Err(McpError::Timeout {
-                            server: name,
-                            what: "start",
-                            after: timeout,
+                        return Err(match e {
+                            McpError::Handshake { server, message } => McpError::Handshake {
+                                server,
+                                message: with_stderr(message, &stderr),
+                            },
+                            other => other,
                         });
                     }
                 };
@@ -173,7 +164,23 @@ impl Connection {
                     tools: tools.into_iter().map(remote_tool).collect(),
                 })
             }
-            Transport::Http { .. } => Err(McpError::HttpUnsupported { server: name }),
+            Transport::Http { url, headers } => {
+                let headers = header_map(headers).map_err(|e| McpError::Handshake {
+                    server: name.clone(),
+                    message: e.to_string(),
+                })?;
+                let config = StreamableHttpClientTransportConfig::with_uri(url.as_str())
+                    .custom_headers(headers);
+                let transport =
+                    StreamableHttpClientTransport::with_client(McpHttpClient::shared(), config);
+                let (service, tools) = handshake(&name, transport, timeout).await?;
+                Ok(Connection {
+                    service,
+                    child: None,
+                    stderr: StderrTail::default(),
+                    tools: tools.into_iter().map(remote_tool).collect(),
+                })
+            }
         }
     }
 
@@ -211,6 +218,44 @@ pub async fn call_tool(
     params.arguments = Some(arguments);
     let result = peer.call_tool(params).await?;
     Ok(serde_json::to_value(&result).unwrap_or(Value::Null))
+}
+
+type Started = (
+    RunningService<RoleClient, InitializeRequestParams>,
+    Vec<rmcp::model::Tool>,
+);
+
+/// The MCP handshake and the tool listing over any transport, within `timeout`.
+async fn handshake<T, E, A>(
+    server: &str,
+    transport: T,
+    timeout: Duration,
+) -> Result<Started, McpError>
+where
+    T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let started = tokio::time::timeout(timeout, async {
+        let service = client_info()
+            .serve(transport)
+            .await
+            .map_err(|e| e.to_string())?;
+        let tools = service.list_all_tools().await.map_err(|e| e.to_string())?;
+        Ok::<_, String>((service, tools))
+    })
+    .await;
+    match started {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(message)) => Err(McpError::Handshake {
+            server: server.to_owned(),
+            message,
+        }),
+        Err(_) => Err(McpError::Timeout {
+            server: server.to_owned(),
+            what: "start",
+            after: timeout,
+        }),
+    }
 }
 
 fn remote_tool(tool: rmcp::model::Tool) -> RemoteTool {

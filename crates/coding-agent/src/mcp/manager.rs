@@ -473,7 +473,7 @@ impl McpManager {
                     rmcp::service::ServiceError::TransportClosed
                         | rmcp::service::ServiceError::TransportSend(_)
                 ) {
-                    self.mark_dropped(key);
+                    self.mark_dropped(key, &e.to_string());
                 }
                 Err(McpError::Call {
                     server: name,
@@ -539,11 +539,22 @@ impl McpManager {
         }
     }
 
-    fn mark_dropped(&self, key: &str) {
-        let mut slots = lock(&self.inner.slots);
-        if let Some(s) = slots.iter_mut().find(|s| s.key == key) {
-            s.peer = None;
+    /// The connection is gone (a stdio server's pipes closed, an HTTP server unreachable):
+    /// `/mcp` says so and the next call connects again (DECISIONS §33.7). The tools stay
+    /// offered, so that call can happen.
+    fn mark_dropped(&self, key: &str, why: &str) {
+        {
+            let mut slots = lock(&self.inner.slots);
+            if let Some(s) = slots.iter_mut().find(|s| s.key == key) {
+                s.peer = None;
+                if s.state == ServerState::Connected {
+                    s.state = ServerState::Failed(format!(
+                        "connection lost ({why}); reconnecting on the next call"
+                    ));
+                }
+            }
         }
+        self.inner.version.send_modify(|v| *v += 1);
     }
 
     /// Closes every server and kills their process groups (end of the run).

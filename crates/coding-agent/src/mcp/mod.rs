@@ -1,12 +1,14 @@
 //! MCP servers (Model Context Protocol) on the official Rust SDK, `rmcp`: `mcp.json` files
-//! ([`config`]), one live server ([`connection`]), the servers of a run started in the
-//! background ([`manager`]), their tools as agent tools under collision-free names ([`tool`],
-//! [`names`]) and the `arbor mcp` commands ([`commands`]). DECISIONS §33.
+//! ([`config`]), one live server ([`connection`]; streamable HTTP through [`http_client`]),
+//! the servers of a run started in the background ([`manager`]), their tools as agent tools
+//! under collision-free names ([`tool`], [`names`]) and the `arbor mcp` commands
+//! ([`commands`]). DECISIONS §33.
 
 pub mod commands;
 pub mod config;
 pub mod connection;
 pub mod gate;
+pub mod http_client;
 pub mod manager;
 pub mod names;
 pub mod panel;
@@ -50,8 +52,6 @@ pub enum McpError {
         what: &'static str,
         after: Duration,
     },
-    #[error("MCP server \"{server}\" uses streamable HTTP, which this build does not support yet")]
-    HttpUnsupported { server: String },
     #[error("no MCP server named \"{server}\"")]
     UnknownServer { server: String },
     #[error("MCP server \"{server}\" is disabled (/mcp enable {server})")]

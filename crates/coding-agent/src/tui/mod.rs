@@ -27,6 +27,7 @@
 //! - `kill_ring`: the text Ctrl+W/U/K deleted, for Ctrl+Y and Alt+Y.
 //! - `project_files`: the files offered for `@` completion.
 //! - [`trust_prompt`]: the project-trust question asked before the session starts.
+//! - [`headless`]: the start-up to the first frame without a terminal (the start-up benchmark).
 
 pub mod component;
 pub mod driver;
@@ -34,6 +35,7 @@ pub(crate) mod editor;
 pub(crate) mod external_editor;
 pub mod footer;
 pub(crate) mod fork_picker;
+pub mod headless;
 pub mod help;
 pub(crate) mod image_label;
 pub(crate) mod kill_ring;

@@ -288,7 +288,16 @@ async fn a_malformed_mcp_json_is_reported_with_file_and_line_and_the_session_goe
     .unwrap();
     std::fs::write(
         lab.home.join("mcp.json"),
-        "{\"mcpServers\": {\n  \"broken\": {\"args\": [\"a\"]},\n  \"sse\": {\"type\": \"sse\", \"url\": \"http://127.0.0.1:9/sse\"}\n}}\n",
+        concat!(
+            "{\"mcpServers\": {\n",
+            "  \"broken\": {\"args\": [\"a\"]},\n",
+            "  \"sse\": {\"type\": \"sse\", \"url\": \"http://127.0.0.1:9/sse\"},\n",
+            "  \"web\": {\"url\": \"http://exa mple.com/mcp\"},\n",
+            "  \"ftp\": {\"url\": \"ftp://127.0.0.1/mcp\"},\n",
+            "  \"hdr\": {\"url\": \"http://127.0.0.1:9/mcp\", \"headers\": {\"Bad Name\": \"x\"}},\n",
+            "  \"own\": {\"url\": \"http://127.0.0.1:9/mcp\", \"headers\": {\"Mcp-Session-Id\": \"x\"}}\n",
+            "}}\n"
+        ),
     )
     .unwrap();
     server.push(openai_text("Still here."));
@@ -312,6 +321,15 @@ async fn a_malformed_mcp_json_is_reported_with_file_and_line_and_the_session_goe
         )),
         "{stderr}"
     );
+    // Streamable-HTTP entries: the url and every header are checked when the file is read.
+    for want in [
+        format!("Warning: {arbor_file}:4: server \"web\": \"url\" \"http://exa mple.com/mcp\" is not a valid URL ("),
+        format!("Warning: {arbor_file}:5: server \"ftp\": \"url\" \"ftp://127.0.0.1/mcp\" is not an http(s) URL"),
+        format!("Warning: {arbor_file}:6: server \"hdr\": header name \"Bad Name\" is not a valid HTTP header name"),
+        format!("Warning: {arbor_file}:7: server \"own\": header \"Mcp-Session-Id\" is set by the MCP transport itself"),
+    ] {
+        assert!(stderr.contains(&want), "missing {want:?} in:\n{stderr}");
+    }
 }
 
 #[tokio::test]
@@ -331,7 +349,7 @@ async fn arbor_mcp_add_list_and_remove() {
         code, 1,
         "a server that does not start fails the list: {out2} {err}"
     );
-    assert!(out2.contains("tools  connected  6 tools"), "{out2}");
+    assert!(out2.contains("tools  connected  7 tools"), "{out2}");
     assert!(out2.contains("    mcp__tools__echo\n"), "{out2}");
     assert!(out2.contains("bad  failed  0 tools"), "{out2}");
     assert!(

@@ -13,6 +13,8 @@ mod fork_migrate;
 mod hooks;
 mod html_export;
 mod mcp;
+mod mcp_http;
+mod mcp_tui;
 mod pi_flags;
 mod pi_open;
 mod plans;

@@ -311,3 +311,73 @@ async fn rpc_get_commands_lists_templates_and_skills_as_pi_does() {
         ])
     );
 }
+
+#[tokio::test]
+async fn rpc_prompts_expand_templates_and_skills_and_refuse_an_unknown_skill() {
+    let server = MockServer::start().await.unwrap();
+    let lab = lab(&server);
+    project(&lab);
+    let mut rpc = super::rpc_replay::Rpc::start(&lab, &["--approve", "--no-session"]);
+    server.push(openai_text("Reviewed."));
+    let resp = rpc
+        .call(r#"{"id":"t","type":"prompt","message":"/review \"API compat\" deep"}"#)
+        .await;
+    assert_eq!(resp["success"], true, "{resp}");
+    assert_eq!(
+        user_text(&server.requests()[0].json()),
+        "Review API compat at deep depth (all: API compat deep).\n"
+    );
+    server.push(openai_text("Deploying."));
+    let resp = rpc
+        .call(r#"{"id":"s","type":"prompt","message":"/skill:deploy to staging"}"#)
+        .await;
+    assert_eq!(resp["success"], true, "{resp}");
+    let body = server.requests()[1].json();
+    let sent = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .unwrap();
+    assert!(sent.contains("<skill name=\\\"deploy\\\""), "{sent}");
+    assert!(
+        sent.contains("Run ./ship.sh from the skill folder."),
+        "{sent}"
+    );
+    assert!(sent.contains("to staging"), "{sent}");
+    let resp = rpc
+        .call(r#"{"id":"u","type":"prompt","message":"/skill:nope now"}"#)
+        .await;
+    assert_eq!(resp["success"], false, "{resp}");
+    assert!(
+        resp["error"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with("Unknown skill: nope"),
+        "{resp}"
+    );
+    assert_eq!(
+        server.requests().len(),
+        2,
+        "nothing was sent for the unknown skill"
+    );
+    // As in pi, the interactive-only commands are not RPC commands: the line goes to the model.
+    server.push(openai_text("Noted."));
+    let resp = rpc
+        .call(r#"{"id":"r","type":"prompt","message":"/reload"}"#)
+        .await;
+    assert_eq!(resp["success"], true, "{resp}");
+    let body = server.requests()[2].json();
+    let last_user = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .to_string();
+    assert!(last_user.contains("/reload"), "{last_user}");
+    rpc.finish().await;
+}
