@@ -68,7 +68,7 @@ mod tests {
         let path = dir.path().join("models.json");
         std::fs::write(&path, LOCAL_EXAMPLE_JSON).unwrap();
         let mut registry = arbor_ai::models::ModelRegistry::builtin().unwrap();
-        crate::files::load_models_json(&mut registry, &path).unwrap();
+        crate::models_json::load_models_json(&mut registry, &path).unwrap();
         let (provider, id) = LOCAL_EXAMPLE_MODEL.split_once('/').unwrap();
         let model = registry.get(provider, id).expect("the example's model");
         assert!(crate::command::models::is_local_url(&model.base_url));

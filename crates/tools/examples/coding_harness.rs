@@ -54,12 +54,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let session = Arc::new(Session::new(Arc::new(MemoryStorage::new(
         dir.path().display().to_string(),
     ))));
-    let options = HarnessOptions {
-        model: faux.model(),
-        tools,
-        system_prompt: SystemPrompt::Text(prompt),
-        ..HarnessOptions::default()
-    };
+    let options = HarnessOptions::new(faux.model())
+        .with_tools(tools)
+        .with_system_prompt(SystemPrompt::Text(prompt));
     let harness = AgentHarness::new(session, Arc::new(faux.clone()), options)?;
     harness.subscribe(|event: &AgentEvent| {
         if let AgentEvent::ToolExecutionEnd {

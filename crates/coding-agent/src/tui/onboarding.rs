@@ -86,7 +86,7 @@ impl Onboarding {
             }
         };
         if let Err(e) =
-            crate::files::load_models_json(&mut registry, &self.home.join("models.json"))
+            crate::models_json::load_models_json(&mut registry, &self.home.join("models.json"))
         {
             self.notice(Level::Error, &e.to_string());
         }

@@ -56,26 +56,14 @@ where
 {
     let dir = tempfile::tempdir().unwrap();
     let mut index = SearchIndex::open(&dir.path().join("search-index.sqlite")).unwrap();
-    let a = repo
-        .create(CreateOptions {
-            cwd: "/work/zoo".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let a = repo.create(CreateOptions::new("/work/zoo")).await.unwrap();
     let u1 = a
         .append(user("the walrus migration plan"))
         .await
         .unwrap()
         .id;
     let u2 = a.append(user("walrus second attempt")).await.unwrap().id;
-    let b = repo
-        .create(CreateOptions {
-            cwd: "/work/zoo".into(),
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+    let b = repo.create(CreateOptions::new("/work/zoo")).await.unwrap();
     b.append(user("something unrelated")).await.unwrap();
 
     let first: RefreshReport = refresh_in(&mut index, repo, store, open).await;
