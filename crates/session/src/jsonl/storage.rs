@@ -340,11 +340,10 @@ impl JsonlStorage {
             .await
     }
 
-    /// Writes the `selection` of entries (from [`JsonlStorage::fork_selection`]) byte for
-    /// byte to `out`, which already holds `written` bytes (the header line) of the file `origin`, and indexes the copy from
-    /// this session's index as it goes, so the new file is neither read back nor parsed
-    /// (DECISIONS §25.92). Blocking; the storage must not be locked for writing (a fork's
-    /// source is a read-only open of its own).
+    /// Writes the `selection` (from [`JsonlStorage::fork_selection`]) byte for byte to `out`,
+    /// which holds `written` bytes (the header) of the file `origin`, indexing the copy from this
+    /// session's index, so the new file is never read back (DECISIONS §25.92). Blocking; the
+    /// storage must not be locked for writing (a fork's source is a read-only open).
     pub(crate) fn copy_for_fork(
         &self,
         selection: &[u32],
