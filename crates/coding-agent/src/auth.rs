@@ -315,7 +315,9 @@ mod tests {
         let store = AuthStore::load(&home).unwrap();
         assert_eq!(store.api_key("openai").unwrap().expose(), "sk-one");
         assert_eq!(store.api_key("anthropic").unwrap().expose(), "sk-two");
-        let debug = format!("{store:?} {:?}", store.creds());
+        // One at a time: the store's `Debug` takes the same lock `creds()` holds.
+        let creds = format!("{:?}", store.creds());
+        let debug = format!("{store:?} {creds}");
         assert!(
             !debug.contains("sk-one") && !debug.contains("echo"),
             "{debug}"
