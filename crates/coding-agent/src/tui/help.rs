@@ -42,13 +42,14 @@ pub fn banner_text(info: &BannerInfo) -> String {
 
 /// `/help`: every command with its help, the templates and skills, then the keys.
 pub fn help_text(user_commands: &[(String, String)]) -> String {
-    let names = COMMANDS
-        .iter()
+    // The popup's table: the core commands, then pi's others (`slash_extra`).
+    let built_in = || COMMANDS.iter().chain(super::slash_extra::COMMANDS);
+    let names = built_in()
         .map(|(n, _)| n.len() + 1)
         .chain(user_commands.iter().map(|(n, _)| n.len() + 1));
     let w = names.max().unwrap_or(0);
     let mut out = vec!["Commands".to_owned()];
-    for (name, help) in COMMANDS {
+    for (name, help) in built_in() {
         out.push(format!("  {:<w$}  {help}", format!("/{name}")));
     }
     if !user_commands.is_empty() {
@@ -73,7 +74,7 @@ mod tests {
     fn help_lists_every_command_of_the_popup_and_every_key() {
         let extra = vec![("review".to_owned(), "Review a diff".to_owned())];
         let text = help_text(&extra);
-        for (name, help) in COMMANDS {
+        for (name, help) in COMMANDS.iter().chain(crate::tui::slash_extra::COMMANDS) {
             assert!(text.contains(&format!("/{name} ")), "{name}");
             assert!(text.contains(help), "{help}");
         }

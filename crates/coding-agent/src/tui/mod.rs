@@ -296,7 +296,7 @@ pub async fn run(mut args: AgentArgs, session_dir: Option<&Path>) -> Result<Exit
                             if let Ok(size) = guard.terminal.size() {
                                 driver.state.size = (size.width, size.height);
                             }
-                            let _ = guard.terminal.clear();
+                            let _ = guard.redraw_all();
                         }
                         Ok(None) => {}
                         Err(e) => {

@@ -92,8 +92,22 @@ impl TerminalGuard {
         restore();
         let out = f();
         enter()?;
-        self.terminal.clear()?;
+        self.redraw_all()?;
         Ok(out)
+    }
+
+    /// Clears the screen and makes the next frame draw every cell. Unlike ratatui's
+    /// `Terminal::clear`, it never asks the terminal where its cursor is: that answer can take
+    /// seconds on a loaded machine (or never come), and a `fg` after Ctrl+Z must not fail on it.
+    pub fn redraw_all(&mut self) -> io::Result<()> {
+        use ratatui::backend::Backend as _;
+        self.terminal
+            .backend_mut()
+            .clear_region(ratatui::backend::ClearType::All)?;
+        // Both buffers blank: the next draw writes the whole frame.
+        self.terminal.swap_buffers();
+        self.terminal.swap_buffers();
+        Ok(())
     }
 }
 

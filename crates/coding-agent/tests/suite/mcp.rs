@@ -212,7 +212,9 @@ async fn a_slow_server_does_not_block_start_up() {
     let server = MockServer::start().await.unwrap();
     let lab = lab(&server);
     // Start-up to the first RPC answer, with no server and with one that takes 4 s to start.
-    async fn first_answer(lab: &Lab) -> Duration {
+    // With `pids`, the run ends only once the server has recorded its pid (on a loaded machine
+    // its process can start after the first answer), so the test can check it is ended.
+    async fn first_answer(lab: &Lab, pids: Option<&Path>) -> Duration {
         let started = Instant::now();
         let mut child = lab
             .cmd()
@@ -239,13 +241,21 @@ async fn a_slow_server_does_not_block_start_up() {
             .unwrap();
         let took = started.elapsed();
         assert!(line.contains("\"success\":true"), "{line}");
+        if let Some(file) = pids {
+            for _ in 0..150 {
+                if !pids_in(file).is_empty() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
         drop(stdin);
         let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
         took
     }
-    let none = first_answer(&lab).await;
+    let none = first_answer(&lab, None).await;
     let pids = configure(&lab, json!({"MCP_TEST_START_DELAY_MS": "4000"}));
-    let slow = first_answer(&lab).await;
+    let slow = first_answer(&lab, Some(&pids)).await;
     eprintln!("start-up to first RPC answer: no MCP server {none:?}, one slow server {slow:?}");
     assert!(
         slow < none + Duration::from_millis(500),

@@ -352,11 +352,15 @@ impl AppState {
             Outcome::OperationStarted(line) => self.begin_operation(line),
             Outcome::CompactionFailed { nothing, text } => {
                 // A compaction that started has already said how it ended.
-                let open = self.operation.take().is_some();
-                if nothing {
-                    self.notice(text);
-                } else if open {
-                    self.error(text);
+                // Every compaction the harness starts ends with a `compaction_end` event, which
+                // the transcript shows ("nothing to compact" included) and which closes the
+                // operation; only a failure no event reported is said here.
+                if self.operation.take().is_some() {
+                    if nothing {
+                        self.notice(text);
+                    } else {
+                        self.error(text);
+                    }
                 }
                 self.footer.compacting = None;
             }
