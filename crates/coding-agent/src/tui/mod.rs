@@ -242,9 +242,9 @@ pub async fn run(mut args: AgentArgs, session_dir: Option<&Path>) -> Result<Exit
                 Effect::Suspend => {
                     // The shell gets its terminal back and the job stops; `fg` continues here,
                     // and the loop draws the whole screen again (DECISIONS §23.153).
-                    guard
-                        .suspended(suspend_process)
-                        .map_err(|e| CliError::io("terminal", e))?;
+                    guard.pause();
+                    suspend_process().await;
+                    guard.resume().map_err(|e| CliError::io("terminal", e))?;
                     if let Ok(size) = guard.terminal.size() {
                         driver
                             .dispatch(AppEvent::Resize(size.width, size.height))
@@ -424,9 +424,19 @@ async fn switch(
 /// pi): the shell prints "Stopped" and takes the terminal; `fg` sends SIGCONT and the call
 /// returns. Arbor's own children (tool commands, MCP servers) run in their own groups and
 /// are not stopped.
-fn suspend_process() {
+///
+/// The stop is asynchronous (another thread may take the signal), so this waits for the
+/// SIGCONT of `fg` before the terminal is taken back; taking it back first raced the shell for
+/// the terminal. A SIGTSTP the kernel discards (an orphaned process group) ends the wait after
+/// a second.
+async fn suspend_process() {
     use nix::sys::signal::{killpg, Signal};
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut resumed = signal(SignalKind::from_raw(Signal::SIGCONT as i32)).ok();
     let _ = killpg(nix::unistd::getpgrp(), Signal::SIGTSTP);
+    if let Some(resumed) = resumed.as_mut() {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(1), resumed.recv()).await;
+    }
 }
 
 /// Puts `text` on the clipboard with OSC 52 (works over SSH and in tmux with `set-clipboard`).

@@ -89,11 +89,21 @@ impl TerminalGuard {
 
     /// Leaves UI mode for a child that needs the terminal (the external editor), then comes back.
     pub fn suspended<T>(&mut self, f: impl FnOnce() -> T) -> io::Result<T> {
-        restore();
+        self.pause();
         let out = f();
-        enter()?;
-        self.redraw_all()?;
+        self.resume()?;
         Ok(out)
+    }
+
+    /// Gives the terminal back (as on exit) until [`Self::resume`].
+    pub fn pause(&mut self) {
+        restore();
+    }
+
+    /// Takes the terminal again after [`Self::pause`] and draws the whole screen next.
+    pub fn resume(&mut self) -> io::Result<()> {
+        enter()?;
+        self.redraw_all()
     }
 
     /// Clears the screen and makes the next frame draw every cell. Unlike ratatui's
