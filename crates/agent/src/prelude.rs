@@ -1,5 +1,5 @@
 //! The names most programs with a harness use: `use arbor_agent::prelude::*;`. Includes
-//! [`arbor_session::prelude`], the tool traits and the [`async_trait`] attribute their
+//! [`arbor_session::prelude`], the tool traits and the [`async_trait`](macro@async_trait) attribute their
 //! implementations need.
 
 pub use crate::agent::{

@@ -1,5 +1,5 @@
 //! The start-up banner and `/help` (DECISIONS §23.176): both read the one command table the
-//! `/` popup lists ([`super::slash::COMMANDS`]) and the key table `/hotkeys` shows, so they
+//! `/` popup lists (`slash::COMMANDS`) and the key table `/hotkeys` shows, so they
 //! never list a command that does not exist.
 
 use super::slash::COMMANDS;

@@ -2,7 +2,7 @@
 //! (DECISIONS §25.100–§25.102): each path entry is parsed, projected, converted and written,
 //! then dropped, so a 200,000-entry context costs the index plus one entry in memory instead
 //! of every parsed entry and message at once. Same bytes as
-//! [`write_expected_json`](super::write_expected_json) over the projected context.
+//! `write_expected_json` (feature `internals`) over the projected context.
 
 use std::collections::HashMap;
 use std::io::Write;
