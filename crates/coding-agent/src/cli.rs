@@ -242,26 +242,7 @@ pub enum SessionCommand {
         tool results, ! commands, compaction and branch summaries, labels and session names. \
         The index (search-index.sqlite beside the sessions) is updated before each search."
     )]
-    Search {
-        /// The words to find.
-        #[arg(value_name = "QUERY")]
-        query: String,
-        /// Print every hit (default: the best 20).
-        #[arg(long)]
-        all: bool,
-        /// Print the hits as one JSON array.
-        #[arg(long)]
-        json: bool,
-        /// Only hits on the active path, only on abandoned branches, or any.
-        #[arg(long, value_name = "STATE", default_value = "any")]
-        branch: String,
-        /// Only entries from this date on (YYYY-MM-DD or an ISO date-time, UTC).
-        #[arg(long, value_name = "DATE")]
-        since: Option<String>,
-        /// Only the sessions of the current directory.
-        #[arg(long)]
-        cwd: bool,
-    },
+    Search(SearchArgs),
     /// Copy a session (or the path to one entry) into a new session; prints its id and path.
     #[command(
         after_help = "Without --entry the whole tree is copied. With --entry ID the path \
@@ -429,4 +410,27 @@ mod tests {
     fn the_cli_definition_is_consistent() {
         Cli::command().debug_assert();
     }
+}
+
+/// `arbor session search`'s arguments (also with `--store`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct SearchArgs {
+    /// The words to find.
+    #[arg(value_name = "QUERY")]
+    pub query: String,
+    /// Print every hit (default: the best 20).
+    #[arg(long)]
+    pub all: bool,
+    /// Print the hits as one JSON array.
+    #[arg(long)]
+    pub json: bool,
+    /// Only hits on the active path, only on abandoned branches, or any.
+    #[arg(long, value_name = "STATE", default_value = "any")]
+    pub branch: String,
+    /// Only entries from this date on (YYYY-MM-DD or an ISO date-time, UTC).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only the sessions of the current directory.
+    #[arg(long)]
+    pub cwd: bool,
 }

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use arbor_agent::session::{ForkPosition, JsonlRepository};
 
-use crate::cli::SessionCommand;
+use crate::cli::{SearchArgs, SessionCommand};
 use crate::error::{CliError, Result, EXIT_INVALID};
 use crate::lookup::SessionDirs;
 use crate::pgstore;
@@ -24,24 +24,7 @@ pub async fn session(
 ) -> Result<ExitCode> {
     if let Some(url) = store {
         return match cmd {
-            SessionCommand::Search {
-                query,
-                all,
-                json,
-                branch,
-                since,
-                cwd,
-            } => {
-                let args = SearchArgs {
-                    query,
-                    all,
-                    json,
-                    branch,
-                    since,
-                    cwd,
-                };
-                search(session_dir, Some(url), args).await
-            }
+            SessionCommand::Search(args) => search(session_dir, Some(url), args).await,
             cmd => on_store(url, cmd).await,
         };
     }
@@ -90,24 +73,7 @@ pub async fn session(
             }
             write_tree(&view)
         }
-        SessionCommand::Search {
-            query,
-            all,
-            json,
-            branch,
-            since,
-            cwd,
-        } => {
-            let args = SearchArgs {
-                query,
-                all,
-                json,
-                branch,
-                since,
-                cwd,
-            };
-            search(session_dir, None, args).await
-        }
+        SessionCommand::Search(args) => search(session_dir, None, args).await,
         SessionCommand::List { all } => {
             let dirs = SessionDirs::resolve(session_dir)?;
             let cwd = current_dir()?;
@@ -320,24 +286,7 @@ async fn on_store(url: &str, cmd: SessionCommand) -> Result<ExitCode> {
         SessionCommand::Migrate { .. } => Err(CliError::Usage(
             "migrate rewrites JSONL files; it does not take --store".into(),
         )),
-        SessionCommand::Search {
-            query,
-            all,
-            json,
-            branch,
-            since,
-            cwd,
-        } => {
-            let args = SearchArgs {
-                query,
-                all,
-                json,
-                branch,
-                since,
-                cwd,
-            };
-            search(None, Some(url), args).await
-        }
+        SessionCommand::Search(args) => search(None, Some(url), args).await,
         SessionCommand::Compact { .. } | SessionCommand::Navigate { .. } => Err(CliError::Usage(
             "compact and navigate work on session files; they do not take --store yet".into(),
         )),
@@ -539,16 +488,6 @@ fn write_tree(view: &crate::render::tree::TreeView) -> Result<ExitCode> {
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
         Err(e) => Err(CliError::io("stdout", e)),
     }
-}
-
-/// The flags of `arbor session search`.
-struct SearchArgs {
-    query: String,
-    all: bool,
-    json: bool,
-    branch: String,
-    since: Option<String>,
-    cwd: bool,
 }
 
 /// `arbor session search`: the session files, and with `store` the sessions of that
