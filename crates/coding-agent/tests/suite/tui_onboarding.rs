@@ -315,3 +315,44 @@ fn walkdir_jsonl(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// `/share` (DECISIONS §35.5): the session's page in `exports/` of Arbor's home (a private
+/// folder), named by the session id, its `file://` address on screen.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn share_writes_the_page_to_the_exports_folder() {
+    if !tmux_or_skip("tui_share") {
+        return;
+    }
+    let server = MockServer::start().await.unwrap();
+    server.push(openai_text("Shared **answer**."));
+    let lab = new_lab(&models_with_key(&server), &json!({}));
+    let tmux = Tmux::named("share");
+    open_clean(&tmux, &lab, (200, 30), &["--model", "mock/mock-model"]).await;
+    tmux.wait_for("mock/mock-model").await;
+    tmux.type_line("a question to share").await;
+    tmux.wait_for("Shared answer.").await;
+    wait_idle(&tmux).await;
+    tmux.type_line("/share").await;
+    let screen = tmux.wait_for("file://").await;
+    let exports = lab.home.join("exports");
+    let pages: Vec<_> = std::fs::read_dir(&exports).unwrap().flatten().collect();
+    assert_eq!(pages.len(), 1, "{screen}");
+    let page = pages[0].path();
+    assert!(
+        screen.contains(&format!("file://{}", page.display())),
+        "{screen}"
+    );
+    let mode = std::fs::metadata(&exports).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("a question to share"),
+        "the prompt is on the page"
+    );
+    assert!(
+        html.contains("<strong>answer</strong>"),
+        "Markdown rendered"
+    );
+    tmux.type_line("/quit").await;
+    tmux.wait_gone().await;
+}
