@@ -16,7 +16,10 @@
 //!   providers against pi-ai 1.6.0 (needs node and the reference install; see `parity`).
 //! - `rpc-parity [--record-pi] [SCENARIO...]`: RPC and JSON mode against pi 1.6.0 through
 //!   pi's own RPC client (see `rpc_parity.rs`).
+//! - `downstream`: builds and runs the library crates' examples and USAGE's library snippets
+//!   from a crate outside the workspace (see `downstream.rs`).
 
+mod downstream;
 mod parity;
 mod plans;
 mod rpc_parity;
@@ -41,10 +44,12 @@ fn main() -> ExitCode {
         Some("plans") => plans::plans(&args[1..]),
         Some("parity") => parity::run(&args[1..]),
         Some("rpc-parity") => rpc_parity::run(&args[1..]),
+        Some("downstream") => downstream::run(&args[1..]),
         Some("help" | "--help" | "-h") | None => {
             println!("usage: cargo xtask conformance [memory|jsonl|sqlite|postgres ...]\n       cargo xtask parity requests|streams N [SEED] [--golden FILE K] [--show N]");
             println!("       cargo xtask rpc-parity [--record-pi] [SCENARIO...]");
             println!("       cargo xtask tidy");
+            println!("       cargo xtask downstream");
             println!("       cargo xtask plans [--count N] [--seed S] [--dir DIR]");
             ExitCode::SUCCESS
         }
