@@ -19,8 +19,10 @@ use tokio_util::sync::CancellationToken;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolExecutionMode {
+    /// The calls start together; their results are still recorded in call order.
     #[default]
     Parallel,
+    /// Each call finishes before the next starts (tools with shared state, such as edits).
     Sequential,
 }
 
@@ -33,6 +35,7 @@ pub trait AgentTool: Send + Sync {
     fn label(&self) -> &str {
         self.name()
     }
+    /// What the tool does and when to use it; sent to the model with the schema.
     fn description(&self) -> &str;
     /// JSON Schema of the arguments object.
     fn parameters(&self) -> &Value;
@@ -41,6 +44,8 @@ pub trait AgentTool: Send + Sync {
     fn prepare_arguments(&self, arguments: Value) -> Value {
         arguments
     }
+    /// Whether this tool's calls may overlap with others of the same reply (default:
+    /// parallel). One sequential tool in a reply makes that whole batch sequential.
     fn execution_mode(&self) -> ToolExecutionMode {
         ToolExecutionMode::Parallel
     }
@@ -99,6 +104,8 @@ pub struct ToolOutput {
     /// Data for the UI only; never sent to the model.
     pub details: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A machine-readable result for programmatic callers (`structuredContent`); reported in
+    /// `tool_execution_end` only, never sent to the model or stored.
     pub structured_content: Option<Value>,
     /// A result the tool itself reports as failed while keeping its structure (bash's non-zero
     /// exit: output and exit code stay), as pi's tools return `isError: true`. A thrown
@@ -122,6 +129,7 @@ impl ToolOutput {
         self
     }
 
+    /// Adds the machine-readable result (see [`ToolOutput::structured_content`]).
     pub fn with_structured_content(mut self, structured: Value) -> Self {
         self.structured_content = Some(structured);
         self
