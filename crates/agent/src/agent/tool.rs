@@ -26,7 +26,73 @@ pub enum ToolExecutionMode {
     Sequential,
 }
 
-/// A tool the model can call.
+/// A tool the model can call, written against raw JSON. [`super::TypedTool`] is the shorter
+/// way when the arguments fit a Rust type; implement this one for a schema known only at run
+/// time (an MCP server's tool) or to take arguments apart by hand.
+///
+/// The loop validates and coerces the model's arguments against [`AgentTool::parameters`]
+/// before `execute` sees them ([`super::ToolSet::validate`] is that step, shown here):
+///
+/// ```
+/// use arbor_agent::agent::{
+///     AgentTool, CancellationToken, ToolError, ToolInvocation, ToolOutput, ToolProgress,
+///     ToolRef, ToolSet,
+/// };
+/// use serde_json::{json, Value};
+/// use std::sync::Arc;
+///
+/// /// `repeat {text, times}`: the text, `times` times.
+/// struct Repeat {
+///     schema: Value,
+/// }
+///
+/// #[arbor_agent::async_trait]
+/// impl AgentTool for Repeat {
+///     fn name(&self) -> &str { "repeat" }
+///     fn description(&self) -> &str { "Repeats a text a number of times" }
+///     fn parameters(&self) -> &Value { &self.schema }
+///     async fn execute(&self, call: ToolInvocation) -> Result<ToolOutput, ToolError> {
+///         // Validated already: both fields are present and of their schema's type.
+///         let text = call.arguments["text"].as_str().unwrap_or_default();
+///         let times = call.arguments["times"].as_u64().unwrap_or_default();
+///         if times > 100 {
+///             return Err(ToolError::new(format!("times is {times}; at most 100")));
+///         }
+///         call.progress.update(ToolOutput::text("repeating"));
+///         let out = text.repeat(usize::try_from(times).unwrap_or_default());
+///         Ok(ToolOutput::text(out).with_details(json!({ "times": times })))
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let tool: ToolRef = Arc::new(Repeat {
+///     schema: json!({
+///         "type": "object",
+///         "properties": { "text": { "type": "string" }, "times": { "type": "integer" } },
+///         "required": ["text", "times"]
+///     }),
+/// });
+/// // The model sent `times` as a string; validation coerces it to the schema's integer.
+/// let call = serde_json::from_value(json!({
+///     "id": "call_1", "name": "repeat", "arguments": { "text": "ab", "times": "3" }
+/// }))?;
+/// let arguments = ToolSet::new(vec![tool.clone()]).validate(&tool, &call)?;
+/// assert_eq!(arguments, json!({ "text": "ab", "times": 3 }));
+///
+/// let (progress, mut updates) = ToolProgress::channel();
+/// let invocation = ToolInvocation {
+///     call_id: call.id.clone(),
+///     arguments,
+///     cancel: CancellationToken::new(),
+///     progress,
+/// };
+/// let output = tool.execute(invocation).await?;
+/// assert_eq!(output, ToolOutput::text("ababab").with_details(json!({ "times": 3 })));
+/// assert_eq!(updates.recv().await, Some(ToolOutput::text("repeating")));
+/// # Ok(())
+/// # }
+/// ```
 #[async_trait::async_trait]
 pub trait AgentTool: Send + Sync {
     /// What the model calls: `"read"`, `"bash"`, ...
