@@ -31,7 +31,8 @@ pub enum ErrorCode {
     /// Manual compaction failed, was cancelled or had nothing to do (see
     /// [`crate::harness::NOTHING_TO_COMPACT`] and its siblings for the texts).
     Compaction,
-    /// The branch summary of a tree navigation failed.
+    /// The branch summary of a tree navigation failed, or the branch to summarize could not
+    /// be collected.
     BranchSummary,
     /// A failure with no better code, such as reporting a failed run failing in turn.
     Unknown,

@@ -141,7 +141,8 @@ pub enum AgentEvent {
         /// The tool name the model asked for.
         #[serde(rename = "toolName")]
         tool_name: String,
-        /// What the model is sent back (after `after_tool_call` patches).
+        /// The final result, after `after_tool_call` patches; its content is what the model
+        /// reads.
         result: ToolOutput,
         /// Whether the result reports a failure to the model.
         #[serde(rename = "isError")]
@@ -165,8 +166,8 @@ pub enum AgentEvent {
         #[serde(rename = "nextTurn")]
         next_turn: Vec<AgentMessage>,
     },
-    /// A durability point was made at a turn end (DECISIONS §20.5): everything written so far
-    /// survives a crash.
+    /// The storage made its durability point at a turn end (DECISIONS §20.5): the turn is
+    /// flushed to stable storage as far as the storage's `save_point` policy goes.
     SavePoint {
         /// Whether writes queued while busy (settings, appended messages) were flushed here.
         #[serde(rename = "hadPendingMutations")]
@@ -251,7 +252,8 @@ pub enum AgentEvent {
     },
     /// The thinking level changed (set by a caller or restored from the branch).
     ThinkingLevelUpdate {
-        /// The level now, as pi spells it (`off`, `minimal`, ... `xhigh`).
+        /// The level now, as pi spells it (`off`, `minimal`, `low`, `medium`, `high`, `xhigh`,
+        /// `max`).
         level: String,
         /// The level before the change.
         #[serde(rename = "previousLevel")]

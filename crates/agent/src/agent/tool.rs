@@ -22,7 +22,7 @@ pub enum ToolExecutionMode {
     /// The calls start together; their results are still recorded in call order.
     #[default]
     Parallel,
-    /// Each call finishes before the next starts (tools with shared state, such as edits).
+    /// Each call finishes before the next starts (for tools whose calls must not overlap).
     Sequential,
 }
 

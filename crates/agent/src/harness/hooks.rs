@@ -144,8 +144,9 @@ pub trait HarnessHook: Send + Sync {
         Ok(())
     }
 
-    /// `session_before_compact`: runs before `compact()` summarizes; may cancel it or supply
-    /// the compaction to write. Not consulted for automatic compaction (DECISIONS §21.5).
+    /// `session_before_compact`: runs in every `compact()` (also those the prompt policy
+    /// starts) before the summary is requested; may cancel it or supply the compaction to
+    /// write.
     async fn session_before_compact(
         &self,
         _event: &BeforeCompact<'_>,

@@ -18,7 +18,7 @@ pub enum PendingWrite {
         /// The model id, as the entry's `modelId`.
         model_id: String,
     },
-    /// A `thinking_level_change` entry with the level as pi spells it (`off` ... `xhigh`).
+    /// A `thinking_level_change` entry with the level as pi spells it (`off`, `low`, ...).
     ThinkingLevelChange(String),
     /// An `active_tools_change` entry: the names the model may call, in order.
     ActiveToolsChange(Vec<String>),
