@@ -70,6 +70,9 @@
 //! as [`session`] so a harness user needs one dependency. Layering: depends on `arbor-ai` for
 //! messages and streaming and on `arbor-session` for the log; no HTTP client or terminal detail.
 
+#![deny(missing_docs)]
+#![deny(missing_debug_implementations)]
+
 pub mod agent;
 pub mod branch_summary;
 pub mod compaction;

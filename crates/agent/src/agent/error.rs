@@ -6,19 +6,35 @@ use std::fmt;
 
 use crate::error::SessionError;
 
-/// `AgentHarnessError.code`.
+/// What kind of failure an [`AgentError`] is: pi's `AgentHarnessError.code`, serialized in
+/// snake_case. Match on this, not on the message; new codes may be added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ErrorCode {
+    /// Another operation (turn, compaction, branch summary) is running; the call was refused
+    /// without side effects. Wait for idle or abort first.
     Busy,
+    /// The call does not fit the current state: steering or a follow-up while idle, continuing
+    /// from an empty context or from an assistant message, a run that ended without a reply.
     InvalidState,
+    /// An argument names something that does not exist or repeats: an unknown entry id, an
+    /// unknown or duplicate tool name.
     InvalidArgument,
+    /// Reading or writing the session failed; the [`SessionError`] is the source.
     Session,
+    /// A hook or a loop callback failed; its message says which.
     Hook,
+    /// Credentials were missing or refused. Kept for pi's vocabulary: this crate does not raise
+    /// it (a provider reports a missing key in the reply it streams).
     Auth,
+    /// Manual compaction failed, was cancelled or had nothing to do (see
+    /// [`crate::harness::NOTHING_TO_COMPACT`] and its siblings for the texts).
     Compaction,
+    /// The branch summary of a tree navigation failed, or the branch to summarize could not
+    /// be collected.
     BranchSummary,
+    /// A failure with no better code, such as reporting a failed run failing in turn.
     Unknown,
 }
 

@@ -16,7 +16,7 @@ use super::tool::ToolOutput;
 use super::validate::ToolSet;
 
 /// Replacements for the next turn (anything `None` stays as it was).
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct NextTurn {
     /// The whole context (the harness hands the session's projection).
     pub context: Option<Arc<Vec<AgentMessage>>>,
@@ -58,6 +58,7 @@ pub struct ToolCallDecision {
 /// A finished tool call (`after_tool_call`).
 #[derive(Debug, Clone, Copy)]
 pub struct ToolCallResult<'a> {
+    /// The call as the model wrote it (its id, name and raw arguments).
     pub call: &'a ToolCall,
     /// The arguments it ran with.
     pub args: &'a Value,

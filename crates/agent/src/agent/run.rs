@@ -95,6 +95,76 @@ pub(super) struct RunState<'h> {
 
 /// Runs the agent on `context` + `prompts`; returns the messages the run added (prompts
 /// included). Emits `agent_start`, `turn_start`, the prompts' message events, then the turns.
+///
+/// The bare loop, without a harness or a session: the host is a [`LoopHooks`] that only
+/// receives events, and nothing is persisted. A failed request is not an `Err`: it ends the run
+/// with an assistant message whose `stop_reason` is `Error`; `Err` means a hook failed.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use arbor_agent::agent::{
+///     run_agent_loop, AgentError, AgentEvent, AgentLoopConfig, CancellationToken, LoopHooks,
+///     ToolExecutionMode, ToolSet,
+/// };
+/// use arbor_agent::harness::user_message;
+/// use arbor_ai::faux::{FauxProvider, FauxResponse};
+/// use arbor_ai::ThinkingLevel;
+///
+/// /// Keeps the `type` of every event but the streaming deltas.
+/// #[derive(Default)]
+/// struct Recorder(Mutex<Vec<&'static str>>);
+///
+/// #[arbor_agent::async_trait]
+/// impl LoopHooks for Recorder {
+///     async fn emit(&self, event: AgentEvent) -> Result<(), AgentError> {
+///         if !matches!(event, AgentEvent::MessageUpdate { .. }) {
+///             let mut seen = self.0.lock().map_err(|_| AgentError::hook("recorder poisoned"))?;
+///             seen.push(event.type_name());
+///         }
+///         Ok(())
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let faux = FauxProvider::new();
+/// faux.push(FauxResponse::text("Hello to you."));
+/// let config = AgentLoopConfig {
+///     provider: Arc::new(faux.clone()),
+///     model: faux.model(),
+///     thinking_level: ThinkingLevel::Off,
+///     system_prompt: Some("Answer briefly.".into()),
+///     tools: ToolSet::new(Vec::new()),
+///     stream_options: Default::default(),
+///     thinking_budgets: Default::default(),
+///     tool_execution: ToolExecutionMode::Parallel,
+/// };
+/// let recorder = Recorder::default();
+/// let prompt = user_message("Hello", &[]);
+/// let added = run_agent_loop(
+///     vec![prompt],
+///     Arc::new(Vec::new()), // no earlier context
+///     config,
+///     &recorder,
+///     CancellationToken::new(),
+/// )
+/// .await?;
+///
+/// assert_eq!(added.len(), 2); // the prompt and the reply
+/// assert_eq!(added[1].role(), "assistant");
+/// let seen = recorder.0.lock().map_err(|_| "poisoned")?.clone();
+/// assert_eq!(
+///     seen,
+///     [
+///         "agent_start", "turn_start",
+///         "message_start", "message_end", // the prompt
+///         "message_start", "message_end", // the reply
+///         "turn_end", "agent_end",
+///     ]
+/// );
+/// # Ok(())
+/// # }
+/// ```
 pub async fn run_agent_loop(
     prompts: Vec<AgentMessage>,
     context: Arc<Vec<AgentMessage>>,

@@ -19,12 +19,80 @@ use tokio_util::sync::CancellationToken;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolExecutionMode {
+    /// The calls start together; their results are still recorded in call order.
     #[default]
     Parallel,
+    /// Each call finishes before the next starts (for tools whose calls must not overlap).
     Sequential,
 }
 
-/// A tool the model can call.
+/// A tool the model can call, written against raw JSON. [`super::TypedTool`] is the shorter
+/// way when the arguments fit a Rust type; implement this one for a schema known only at run
+/// time (an MCP server's tool) or to take arguments apart by hand.
+///
+/// The loop validates and coerces the model's arguments against [`AgentTool::parameters`]
+/// before `execute` sees them ([`super::ToolSet::validate`] is that step, shown here):
+///
+/// ```
+/// use arbor_agent::agent::{
+///     AgentTool, CancellationToken, ToolError, ToolInvocation, ToolOutput, ToolProgress,
+///     ToolRef, ToolSet,
+/// };
+/// use serde_json::{json, Value};
+/// use std::sync::Arc;
+///
+/// /// `repeat {text, times}`: the text, `times` times.
+/// struct Repeat {
+///     schema: Value,
+/// }
+///
+/// #[arbor_agent::async_trait]
+/// impl AgentTool for Repeat {
+///     fn name(&self) -> &str { "repeat" }
+///     fn description(&self) -> &str { "Repeats a text a number of times" }
+///     fn parameters(&self) -> &Value { &self.schema }
+///     async fn execute(&self, call: ToolInvocation) -> Result<ToolOutput, ToolError> {
+///         // Validated already: both fields are present and of their schema's type.
+///         let text = call.arguments["text"].as_str().unwrap_or_default();
+///         let times = call.arguments["times"].as_u64().unwrap_or_default();
+///         if times > 100 {
+///             return Err(ToolError::new(format!("times is {times}; at most 100")));
+///         }
+///         call.progress.update(ToolOutput::text("repeating"));
+///         let out = text.repeat(usize::try_from(times).unwrap_or_default());
+///         Ok(ToolOutput::text(out).with_details(json!({ "times": times })))
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let tool: ToolRef = Arc::new(Repeat {
+///     schema: json!({
+///         "type": "object",
+///         "properties": { "text": { "type": "string" }, "times": { "type": "integer" } },
+///         "required": ["text", "times"]
+///     }),
+/// });
+/// // The model sent `times` as a string; validation coerces it to the schema's integer.
+/// let call = serde_json::from_value(json!({
+///     "id": "call_1", "name": "repeat", "arguments": { "text": "ab", "times": "3" }
+/// }))?;
+/// let arguments = ToolSet::new(vec![tool.clone()]).validate(&tool, &call)?;
+/// assert_eq!(arguments, json!({ "text": "ab", "times": 3 }));
+///
+/// let (progress, mut updates) = ToolProgress::channel();
+/// let invocation = ToolInvocation {
+///     call_id: call.id.clone(),
+///     arguments,
+///     cancel: CancellationToken::new(),
+///     progress,
+/// };
+/// let output = tool.execute(invocation).await?;
+/// assert_eq!(output, ToolOutput::text("ababab").with_details(json!({ "times": 3 })));
+/// assert_eq!(updates.recv().await, Some(ToolOutput::text("repeating")));
+/// # Ok(())
+/// # }
+/// ```
 #[async_trait::async_trait]
 pub trait AgentTool: Send + Sync {
     /// What the model calls: `"read"`, `"bash"`, ...
@@ -33,6 +101,7 @@ pub trait AgentTool: Send + Sync {
     fn label(&self) -> &str {
         self.name()
     }
+    /// What the tool does and when to use it; sent to the model with the schema.
     fn description(&self) -> &str;
     /// JSON Schema of the arguments object.
     fn parameters(&self) -> &Value;
@@ -41,6 +110,8 @@ pub trait AgentTool: Send + Sync {
     fn prepare_arguments(&self, arguments: Value) -> Value {
         arguments
     }
+    /// Whether this tool's calls may overlap with others of the same reply (default:
+    /// parallel). One sequential tool in a reply makes that whole batch sequential.
     fn execution_mode(&self) -> ToolExecutionMode {
         ToolExecutionMode::Parallel
     }
@@ -99,6 +170,8 @@ pub struct ToolOutput {
     /// Data for the UI only; never sent to the model.
     pub details: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// A machine-readable result for programmatic callers (`structuredContent`); reported in
+    /// `tool_execution_end` only, never sent to the model or stored.
     pub structured_content: Option<Value>,
     /// A result the tool itself reports as failed while keeping its structure (bash's non-zero
     /// exit: output and exit code stay), as pi's tools return `isError: true`. A thrown
@@ -122,6 +195,7 @@ impl ToolOutput {
         self
     }
 
+    /// Adds the machine-readable result (see [`ToolOutput::structured_content`]).
     pub fn with_structured_content(mut self, structured: Value) -> Self {
         self.structured_content = Some(structured);
         self

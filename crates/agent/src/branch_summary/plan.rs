@@ -9,6 +9,8 @@ use crate::branch_summary::prepare::BranchPreparation;
 use crate::compaction::plan::messages_json;
 use crate::compaction::serialize::serialize_conversation;
 
+/// The JSON plan of a branch summary, key for key what pi's reference script prints, so the
+/// two can be diffed (DECISIONS §21.9); computed without a model.
 pub fn branch_plan_json(
     collection: &BranchSummaryCollection,
     preparation: &BranchPreparation,

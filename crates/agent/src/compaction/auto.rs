@@ -57,6 +57,7 @@ pub struct CompactionEndResult {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionEndEvent {
+    /// Why the compaction ran (the reason its `compaction_start` gave).
     pub reason: CompactionReason,
     /// `None` when the compaction failed, was aborted, or recovery gave up.
     pub result: Option<CompactionEndResult>,
@@ -145,11 +146,15 @@ pub struct CompactionCheck<'a> {
 /// What to do.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AutoDecision {
+    /// Do nothing: disabled, an aborted or stale reply, no usable token count, or the context
+    /// is still below the threshold.
     Skip,
     /// Compact with `reason`; with `will_retry`, drop the failed reply from the agent's
     /// messages and send the turn again afterwards.
     Compact {
+        /// What to report in `compaction_start` / `compaction_end`.
         reason: CompactionReason,
+        /// Send the failed turn again after compacting (overflow after a run, first try only).
         will_retry: bool,
     },
     /// A second overflow for the same user message: emit this event and stop.

@@ -26,6 +26,7 @@ pub struct CompactionPreparation {
     pub messages_to_summarize: Vec<AgentMessage>,
     /// The start of a turn the cut splits, summarized separately (empty when not split).
     pub turn_prefix_messages: Vec<AgentMessage>,
+    /// The cut falls inside a turn, so its start is summarized apart (two summary requests).
     pub is_split_turn: bool,
     /// The context size before compacting (projected estimate).
     pub tokens_before: u64,
@@ -44,6 +45,7 @@ pub struct CutPoint {
     pub first_kept_entry_index: usize,
     /// The entry that starts the split turn (`None` when the cut is at a turn start).
     pub turn_start_index: Option<usize>,
+    /// The first kept entry is not the start of its turn (the turn is cut in two).
     pub is_split_turn: bool,
 }
 

@@ -30,8 +30,11 @@ use crate::session::CompactionDraft;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SummaryRequestKind {
+    /// The compaction summary of the history before the cut.
     History,
+    /// The compaction summary of the start of a split turn.
     TurnPrefix,
+    /// The summary of a branch left by tree navigation.
     Branch,
 }
 
@@ -52,27 +55,41 @@ impl SummaryRequestKind {
 pub enum SummaryEvent {
     /// A request is being sent (`attempt` 0 = first try).
     RequestStart {
+        /// Which request.
         kind: SummaryRequestKind,
+        /// How many retries came before this send: 0 for the first try.
         attempt: u32,
     },
     /// Summary text arrived.
     TextDelta {
+        /// Which request.
         kind: SummaryRequestKind,
+        /// The new text, to append to what came before.
         delta: String,
     },
     /// A transient failure; the request is re-sent after `delay_ms`.
     RetryScheduled {
+        /// Which request.
         kind: SummaryRequestKind,
+        /// The retry about to be made: 1 for the first retry.
         attempt: u32,
+        /// The most retries the policy allows.
         max_attempts: u32,
+        /// The wait before re-sending, in milliseconds.
         delay_ms: u64,
+        /// Why the failed attempt failed.
         error_message: String,
     },
     /// The retries of one request ended (only sent when a retry happened).
     RetryFinished {
+        /// Which request.
         kind: SummaryRequestKind,
+        /// Whether the last attempt ended without error or abort (the reply may still be
+        /// refused afterwards, e.g. for calling a tool or hitting the length cap).
         success: bool,
+        /// The last retry made, or scheduled when cancellation came during the wait.
         attempt: u32,
+        /// The last attempt's error message, if it had one.
         error_message: Option<String>,
     },
 }

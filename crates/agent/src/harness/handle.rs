@@ -36,6 +36,63 @@ pub(super) struct Inner {
 
 /// The agent runtime over one session. Cheap to clone (shared handle): steer or abort from
 /// another task while `prompt` runs.
+///
+/// One operation at a time ([`Phase`]): `prompt`, `compact` and `navigate_tree` on a busy
+/// harness fail with [`ErrorCode::Busy`] and change nothing. Every message is in the session
+/// before subscribers see its `message_end`, so a file-backed session can be reopened and
+/// resumed at any point:
+///
+/// ```
+/// use std::sync::Arc;
+/// use arbor_agent::agent::ErrorCode;
+/// use arbor_agent::compaction::CompactionSettings;
+/// use arbor_agent::harness::ALREADY_COMPACTED;
+/// use arbor_agent::prelude::*;
+/// use arbor_ai::faux::{FauxProvider, FauxResponse};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// let file = dir.path().join("chat.jsonl");
+/// let repo = JsonlRepository::flat(dir.path());
+/// let storage = repo.create_at(&file, CreateOptions::new("/work/project")).await?;
+///
+/// let faux = FauxProvider::new();
+/// faux.push(FauxResponse::text("Hello."));
+/// faux.push(FauxResponse::text("Still here."));
+/// faux.push(FauxResponse::text("## Goal\nGreetings were exchanged."));
+///
+/// // Keep only the last exchange (about 7 tokens) verbatim, so even this short session has
+/// // something to compact.
+/// let compaction = CompactionSettings {
+///     keep_recent_tokens: 5,
+///     ..CompactionSettings::default()
+/// };
+/// let options = HarnessOptions::new(faux.model()).with_compaction(compaction);
+/// let session = Arc::new(Session::new(Arc::new(storage)));
+/// let harness = AgentHarness::new(session, Arc::new(faux.clone()), options.clone())?;
+/// harness.prompt("Hi", &[]).await?;
+/// harness.prompt("Are you there?", &[]).await?;
+/// let entry = harness.compact(None).await?;
+/// assert!(matches!(entry.kind, EntryKind::Compaction(_)));
+///
+/// // Nothing new to summarize: an error with a stable code, and nothing written.
+/// let again = harness.compact(None).await.err().ok_or("compacted twice")?;
+/// assert_eq!(again.code(), ErrorCode::Compaction);
+/// assert_eq!(again.message(), ALREADY_COMPACTED);
+/// drop(harness);
+///
+/// // Later: reopen the file and go on from its leaf; the context starts at the summary.
+/// let storage = repo.open(&file.display().to_string()).await?;
+/// let session = Arc::new(Session::new(Arc::new(storage)));
+/// let (harness, report) = AgentHarness::resume(session, Arc::new(faux.clone()), options).await?;
+/// assert!(report.unknown_model.is_none());
+/// let context = harness.session().build_context(&ContextOptions::default()).await?;
+/// let roles: Vec<&str> = context.messages.iter().map(|m| m.role()).collect();
+/// assert_eq!(roles, ["compactionSummary", "user", "assistant"]);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct AgentHarness {
     pub(super) inner: Arc<Inner>,

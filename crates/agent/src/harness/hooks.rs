@@ -50,7 +50,9 @@ pub struct TreePreparation {
     pub entries_to_summarize: Vec<SessionEntry>,
     /// The caller asked for a summary (`NavigateOptions::summarize`).
     pub user_wants_summary: bool,
+    /// The caller's extra focus for the summary (`NavigateOptions::custom_instructions`).
     pub custom_instructions: Option<String>,
+    /// Whether `custom_instructions` replace the default instruction instead of adding to it.
     pub replace_instructions: bool,
     /// The caller's label (handed to hooks, not applied).
     pub label: Option<String>,
@@ -74,7 +76,9 @@ pub struct BeforeTreeResult {
     pub cancel: bool,
     /// Used whenever present, even without `summarize`.
     pub summary: Option<HookSummary>,
+    /// Replaces the caller's extra focus for a generated summary (`None`: keep the caller's).
     pub custom_instructions: Option<String>,
+    /// Replaces the caller's `replace_instructions` (`None`: keep the caller's).
     pub replace_instructions: Option<bool>,
 }
 
@@ -99,6 +103,8 @@ pub struct BeforeCompact<'a> {
 /// One registered set of hooks; implement only what you need.
 #[async_trait::async_trait]
 pub trait HarnessHook: Send + Sync {
+    /// `before_agent_start`: runs once per `prompt`, before anything is sent; may add messages
+    /// after the prompt and change the system prompt of the run's first request.
     async fn before_agent_start(
         &self,
         _event: &BeforeAgentStart<'_>,
@@ -138,6 +144,9 @@ pub trait HarnessHook: Send + Sync {
         Ok(())
     }
 
+    /// `session_before_compact`: runs in every `compact()` (also those the prompt policy
+    /// starts) before the summary is requested; may cancel it or supply the compaction to
+    /// write.
     async fn session_before_compact(
         &self,
         _event: &BeforeCompact<'_>,
@@ -145,6 +154,8 @@ pub trait HarnessHook: Send + Sync {
         Ok(None)
     }
 
+    /// `session_before_tree`: runs before `navigate_tree` moves the leaf; may cancel, supply
+    /// the summary, or change the summary instructions.
     async fn session_before_tree(
         &self,
         _preparation: &TreePreparation,

@@ -97,7 +97,39 @@ fn landing(target: &SessionEntry) -> (Option<String>, Option<String>) {
 impl AgentHarness {
     /// Moves the leaf to `target` (`None`: before the first entry). Requires idle. With
     /// `summarize`, a failed summary is an error and the leaf stays; an aborted one (see
-    /// [`AgentHarness::abort`]) returns `cancelled`.
+    /// [`AgentHarness::abort`]) returns `cancelled`. Nothing is deleted: the branch left
+    /// stays in the log and can be navigated back to.
+    ///
+    /// Starting over from the root without a summary; the next prompt opens a second branch
+    /// (the [crate documentation](crate) shows a move with a summary):
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use arbor_agent::prelude::*;
+    /// use arbor_ai::faux::{FauxProvider, FauxResponse};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let faux = FauxProvider::new();
+    /// faux.push(FauxResponse::text("Rust."));
+    /// faux.push(FauxResponse::text("Go."));
+    /// let session = Arc::new(Session::new(Arc::new(MemoryStorage::new("/work/project"))));
+    /// let options = HarnessOptions::new(faux.model());
+    /// let harness = AgentHarness::new(session.clone(), Arc::new(faux.clone()), options)?;
+    /// harness.prompt("Pick a language.", &[]).await?;
+    ///
+    /// let moved = harness.navigate_tree(None, NavigateOptions::default()).await?;
+    /// assert!(!moved.cancelled && moved.summary_entry.is_none());
+    /// assert_eq!(session.leaf_id().await?, None);
+    /// let context = session.build_context(&ContextOptions::default()).await?;
+    /// assert!(context.messages.is_empty()); // the model will see nothing of the first branch
+    ///
+    /// harness.prompt("Pick another language.", &[]).await?;
+    /// let tree = session.tree().await?;
+    /// assert_eq!(tree.roots.len(), 2); // both branches are kept
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn navigate_tree(
         &self,
         target: Option<&str>,

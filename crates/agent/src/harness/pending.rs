@@ -9,9 +9,18 @@ use crate::SessionError;
 /// An entry to write later (an entry shape minus id, parent and timestamp).
 #[derive(Debug, Clone, PartialEq)]
 pub enum PendingWrite {
+    /// A `message` entry (`AgentHarness::append_message` while busy).
     Message(Box<AgentMessage>),
-    ModelChange { provider: String, model_id: String },
+    /// A `model_change` entry.
+    ModelChange {
+        /// The provider name, as the entry's `provider`.
+        provider: String,
+        /// The model id, as the entry's `modelId`.
+        model_id: String,
+    },
+    /// A `thinking_level_change` entry with the level as pi spells it (`off`, `low`, ...).
     ThinkingLevelChange(String),
+    /// An `active_tools_change` entry: the names the model may call, in order.
     ActiveToolsChange(Vec<String>),
 }
 

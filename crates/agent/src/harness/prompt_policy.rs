@@ -50,8 +50,15 @@ pub struct PromptPolicy {
 /// Announcements of the policy's work (stderr, JSON events, transcript lines: the client
 /// chooses).
 pub trait PolicyObserver: Send + Sync {
+    /// A failed answer will be retried: `attempt` (1 for the first retry) of `max_attempts`,
+    /// after `delay_ms` milliseconds; `error` is the failed answer's message.
     fn retry_scheduled(&self, attempt: u32, max_attempts: u32, delay_ms: u64, error: &str);
+    /// Retrying is over after `attempt` retries: `success` with the last answer good, or
+    /// failed with `final_error` ([`RETRY_CANCELLED`] when `abort_retry` cut the wait short).
+    /// Only called when at least one retry was scheduled.
     fn retry_finished(&self, success: bool, attempt: u32, final_error: Option<&str>);
+    /// An automatic compaction starts; `reason` is a short phrase for people ("context
+    /// overflow", "context above the threshold").
     fn compacting(&self, reason: &str);
     /// An automatic compaction failed; the answer stands.
     fn compaction_failed(&self, error: &AgentError);

@@ -23,9 +23,13 @@ use super::system_prompt::SystemPrompt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
+    /// Nothing runs; every operation may start.
     Idle,
+    /// A prompt run (its turns, tool calls and follow-ups) is under way.
     Turn,
+    /// `compact()` is preparing or summarizing.
     Compaction,
+    /// `navigate_tree` is running, with or without a summary to generate.
     BranchSummary,
 }
 

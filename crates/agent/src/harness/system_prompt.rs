@@ -21,12 +21,35 @@ pub struct SystemPromptInput<'a> {
     pub active_tools: &'a [ToolRef],
 }
 
+impl std::fmt::Debug for SystemPromptInput<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SystemPromptInput")
+            .field(
+                "model",
+                &format_args!("{}/{}", self.model.provider, self.model.id),
+            )
+            .field("thinking_level", &self.thinking_level)
+            .field(
+                "active_tools",
+                &self
+                    .active_tools
+                    .iter()
+                    .map(|t| t.name())
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
 type PromptFn = dyn Fn(&SystemPromptInput<'_>) -> String + Send + Sync;
 
 /// The system prompt: fixed, or computed for every turn. Never stored as an entry.
 #[derive(Clone)]
 pub enum SystemPrompt {
+    /// The same text for every request.
     Text(String),
+    /// Called before every request with that turn's model, level and tools; build it with
+    /// [`SystemPrompt::callback`].
     Callback(Arc<PromptFn>),
 }
 
