@@ -13,7 +13,9 @@
 
 /// The links a tree view needs. Node indices are `0..len()`.
 pub trait TreeShape {
+    /// How many nodes the tree has; nodes are `0..len()`.
     fn len(&self) -> usize;
+    /// No nodes at all (the view draws no row).
     fn is_empty(&self) -> bool {
         self.len() == 0
     }

@@ -33,7 +33,11 @@ pub type CustomProjector = Arc<dyn Fn(&SessionEntry) -> Vec<AgentMessage> + Send
 /// Caller hooks for [`build_session_context`]. Empty by default (pure DECISIONS §3 behaviour).
 #[derive(Clone, Default)]
 pub struct ContextOptions {
+    /// Rewrites of the context entry list, run in order after the compaction window is applied
+    /// (DECISIONS §3.3).
     pub entry_transforms: Vec<EntryTransform>,
+    /// How `custom` entries reach the model, by `customType`; a `custom` entry whose type has
+    /// no projector contributes nothing.
     pub projectors: HashMap<String, CustomProjector>,
 }
 
@@ -57,6 +61,8 @@ impl ContextOptions {
         self
     }
 
+    /// No transform and no projector: the context is the plain DECISIONS §3 projection (what
+    /// lets a session serve it from its cache).
     pub fn is_empty(&self) -> bool {
         self.entry_transforms.is_empty() && self.projectors.is_empty()
     }
@@ -88,7 +94,9 @@ impl fmt::Debug for ContextOptions {
 /// The model a branch is using: the latest `model_change` or assistant message on it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ModelRef {
+    /// The provider id (`anthropic`, `openai`, ...).
     pub provider: String,
+    /// The model id within that provider (`modelId` in JSON).
     #[serde(rename = "modelId")]
     pub model_id: String,
 }
@@ -97,8 +105,11 @@ pub struct ModelRef {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DerivedState {
+    /// The model in use; `None` when the ancestry names none.
     pub model: Option<ModelRef>,
+    /// The latest `thinking_level_change`, `"off"` when there is none.
     pub thinking_level: String,
+    /// The latest `active_tools_change`; `None` means every tool (never set, or set to `null`).
     pub active_tool_names: Option<Vec<String>>,
 }
 
@@ -159,10 +170,15 @@ impl DerivedState {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionContext {
+    /// The projected messages in order, the harness's roles included; [`Self::llm_messages`]
+    /// gives what a provider is sent.
     #[serde(serialize_with = "serialize_shared")]
     pub messages: Arc<Vec<AgentMessage>>,
+    /// The model the branch uses ([`DerivedState::model`]).
     pub model: Option<ModelRef>,
+    /// The branch's thinking level ([`DerivedState::thinking_level`]).
     pub thinking_level: String,
+    /// The tools offered to the model; `None` means all ([`DerivedState::active_tool_names`]).
     pub active_tool_names: Option<Vec<String>>,
 }
 
@@ -174,10 +190,13 @@ fn serialize_shared<S: serde::Serializer>(
 }
 
 impl SessionContext {
+    /// A context of `messages` under the settings of `state`.
     pub fn from_parts(messages: Vec<AgentMessage>, state: DerivedState) -> Self {
         Self::from_shared(Arc::new(messages), state)
     }
 
+    /// [`Self::from_parts`] with messages already shared (a projection cache's list, not
+    /// copied).
     pub fn from_shared(messages: Arc<Vec<AgentMessage>>, state: DerivedState) -> Self {
         SessionContext {
             messages,

@@ -18,6 +18,7 @@ pub enum SyncPolicy {
 }
 
 impl SyncPolicy {
+    /// The policy's name (`always`, `save_point`, `never`), which [`str::parse`] reads back.
     pub fn as_str(self) -> &'static str {
         match self {
             SyncPolicy::Always => "always",
@@ -61,6 +62,7 @@ pub struct FileWriter {
 }
 
 impl FileWriter {
+    /// A writer over `file`, which must be open for appending (writes go to its end).
     pub fn new(file: File) -> Self {
         FileWriter { file }
     }
