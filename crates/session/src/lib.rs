@@ -56,6 +56,7 @@
 //! `internals` exposes test and parity helpers and is not a stable API.
 
 #![deny(missing_docs)]
+#![deny(missing_debug_implementations)]
 
 pub mod append;
 pub mod context;

@@ -99,6 +99,7 @@ impl Hasher for IdHasher {
 pub(crate) type IdBuild = BuildHasherDefault<IdHasher>;
 
 /// One log entry as the tree links see it.
+#[derive(Debug)]
 pub struct LinkItem<'a> {
     /// The entry id.
     pub id: &'a str,

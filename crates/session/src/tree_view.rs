@@ -53,6 +53,7 @@ pub struct Row<'a> {
     pub first_detached: bool,
 }
 
+#[derive(Debug)]
 struct Pending {
     node: usize,
     level: usize,
@@ -62,6 +63,7 @@ struct Pending {
 }
 
 /// The row producer; see the module docs.
+#[derive(Debug)]
 pub struct Rows<'t, T: TreeShape> {
     tree: &'t T,
     layout: Layout,

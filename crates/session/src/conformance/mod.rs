@@ -89,6 +89,14 @@ impl<R> Fixture<R> {
     }
 }
 
+impl<R: std::fmt::Debug> std::fmt::Debug for Fixture<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fixture")
+            .field("repo", &self.repo)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Why a case failed: a readable account naming the call and the values seen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CaseFailure(String);

@@ -57,6 +57,7 @@ pub trait SessionWriter: Send + Sync {
 pub type WriterFactory = Arc<dyn Fn(File) -> Box<dyn SessionWriter> + Send + Sync>;
 
 /// The real writer: an append-mode file handle.
+#[derive(Debug)]
 pub struct FileWriter {
     file: File,
 }

@@ -21,6 +21,7 @@ pub trait RowSource: Send + Sync {
 }
 
 /// A source over parsed entries (the default for backends without a line index).
+#[derive(Debug)]
 pub struct EntryRows(pub Vec<SessionEntry>);
 
 impl RowSource for EntryRows {
