@@ -113,6 +113,41 @@ impl DerivedSettings {
 }
 
 /// One open session.
+///
+/// The low-level contract: appends take drafts and check only ids and parents. Programs
+/// usually go through [`Session`](crate::handle::Session), which validates what it appends and
+/// caches the projected context.
+///
+/// ```
+/// use arbor_session::prelude::*;
+/// use arbor_ai::Message;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), SessionError> {
+/// let storage = MemoryRepository::new().create(CreateOptions::new("/work/app")).await?;
+/// // The storage picks id and timestamp unless the draft gives them; the parent is the leaf.
+/// let hello = storage.append(EntryKind::message(Message::user("hello", 0)).into()).await?;
+/// let mut draft = EntryDraft::new(EntryKind::message(Message::user("again", 1)));
+/// draft.id = Some("again-1".into());
+/// let again = storage.append(draft).await?;
+/// assert_eq!(again.parent_id.as_deref(), Some(hello.id.as_str()));
+/// assert_eq!(storage.leaf_id().await?.as_deref(), Some("again-1"));
+///
+/// // Moving the leaf is an entry too; `None` makes the next append another root.
+/// storage.set_leaf(None).await?;
+/// storage.append(EntryKind::message(Message::user("fresh start", 2)).into()).await?;
+/// assert_eq!(storage.children(None).await?.len(), 2);
+/// assert_eq!(storage.ancestry(None).await?.len(), 1);
+///
+/// // The log in pages, every branch and the `leaf` entry included.
+/// let page = storage.entries(None, Some(3)).await?;
+/// assert_eq!(page.entries.len(), 3);
+/// let rest = storage.entries(page.next_after_seq, Some(3)).await?;
+/// assert_eq!(rest.entries.len(), 1);
+/// assert_eq!(rest.next_after_seq, None);
+/// # Ok(())
+/// # }
+/// ```
 #[async_trait]
 pub trait SessionStorage: Send + Sync {
     /// The session's header (id, cwd, parent session, metadata) as stored.

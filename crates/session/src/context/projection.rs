@@ -31,6 +31,46 @@ pub type EntryTransform = Arc<dyn Fn(Vec<SessionEntry>) -> Vec<SessionEntry> + S
 pub type CustomProjector = Arc<dyn Fn(&SessionEntry) -> Vec<AgentMessage> + Send + Sync>;
 
 /// Caller hooks for [`build_session_context`]. Empty by default (pure DECISIONS §3 behaviour).
+///
+/// A projector lets an extension's `custom` entries speak to the model; a transform rewrites
+/// the entry list the context is projected from (after the compaction window).
+///
+/// ```
+/// use std::sync::Arc;
+/// use arbor_session::message::CustomMessage;
+/// use arbor_session::prelude::*;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), SessionError> {
+/// let storage = MemoryRepository::new().create(CreateOptions::new("/work/app")).await?;
+/// let session = Session::new(Arc::new(storage));
+/// session.append_message(arbor_ai::Message::user("plan the release", 0).into()).await?;
+/// // Extension state: stored in the log, not part of the context by itself.
+/// session.append_custom_entry("todo", Some(serde_json::json!({ "open": 3 }))).await?;
+/// assert_eq!(session.build_context(&ContextOptions::default()).await?.messages.len(), 1);
+///
+/// let todos = ContextOptions::default().with_projector("todo", |entry| {
+///     let EntryKind::Custom(todo) = &entry.kind else {
+///         return Vec::new();
+///     };
+///     let open = todo.data.as_ref().and_then(|d| d["open"].as_u64()).unwrap_or(0);
+///     vec![AgentMessage::Custom(CustomMessage {
+///         custom_type: "todo".into(),
+///         content: format!("{open} todos are open").into(),
+///         ..CustomMessage::default()
+///     })]
+/// });
+/// let context = session.build_context(&todos).await?;
+/// let llm = context.llm_messages(); // a `custom` message reaches the model as a user message
+/// assert_eq!(llm.len(), 2);
+/// assert_eq!(llm[1].role(), "user");
+///
+/// // A transform that keeps only the newest entry of the list.
+/// let last_only = todos.with_transform(|mut entries| entries.split_off(entries.len().saturating_sub(1)));
+/// assert_eq!(session.build_context(&last_only).await?.messages.len(), 1);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Default)]
 pub struct ContextOptions {
     /// Rewrites of the context entry list, run in order after the compaction window is applied
