@@ -15,7 +15,7 @@
 //! Cases use only the public trait surface. They drop a storage handle before reopening the same
 //! session, because file backends allow one writer per session.
 //!
-//! One file per group of the case list (`__session_conformance_list!`); [`support`] holds the
+//! One file per group of the case list (`__session_conformance_list!`); `support` holds the
 //! builders and checks they share.
 
 use super::entry::{EntryKind, LabelEntry, LeafEntry, SessionEntry, SessionInfoEntry};
