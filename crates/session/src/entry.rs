@@ -270,7 +270,7 @@ pub enum EntryKind {
     Label(LabelEntry),
     /// `session_info`: sets or clears the session's display name.
     SessionInfo(SessionInfoEntry),
-    /// `leaf`: a recorded move of the current position (Arbor's; hidden in tree views).
+    /// `leaf`: a recorded move of the current position (hidden in tree views).
     Leaf(LeafEntry),
     /// `context_edit`: replaces or hides an earlier message in the model's view of the branch.
     ContextEdit(ContextEditEntry),

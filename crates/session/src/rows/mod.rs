@@ -64,7 +64,7 @@ pub enum Stop {
 pub struct CallSummary {
     /// The tool call id, which the matching `toolResult` names.
     pub id: Box<str>,
-    /// The tool's name.
+    /// The name of the tool called.
     pub name: Box<str>,
     /// The arguments with every string cut to [`RowCaps::text`] characters; `None` unless
     /// [`RowCaps::tool_args`].
@@ -114,7 +114,7 @@ pub enum MessageRow {
     },
     /// A `bashExecution` message (a command the user ran).
     BashExecution {
-        /// The command line.
+        /// The start of the command line, on one line.
         command: Preview,
     },
     /// A `custom` message (an extension's).
@@ -126,12 +126,12 @@ pub enum MessageRow {
     },
     /// A stored `branchSummary` message.
     BranchSummary {
-        /// The summary text.
+        /// The start of the summary, on one line.
         summary: Preview,
     },
     /// A stored `compactionSummary` message.
     CompactionSummary {
-        /// The summary text.
+        /// The start of the summary, on one line.
         summary: Preview,
     },
     /// A role this version does not know.
@@ -186,14 +186,14 @@ pub enum RowKind {
         tokens_before: u64,
         /// The compaction carries a `retainedTail` (a self-contained checkpoint).
         retained_tail: bool,
-        /// The summary text.
+        /// The start of the summary, on one line.
         summary: Preview,
     },
     /// A `branch_summary` entry.
     BranchSummary {
         /// The leaf the summarized branch ended at (`"root"` when none).
         from_id: Box<str>,
-        /// The summary text.
+        /// The start of the summary, on one line.
         summary: Preview,
     },
     /// A `custom` entry (extension state; its data is not summarized).
@@ -210,7 +210,7 @@ pub enum RowKind {
     },
     /// A `label` entry.
     Label {
-        /// The labelled entry.
+        /// The id of the entry the label is on.
         target_id: Box<str>,
         /// As written (not trimmed); `None` when absent or `null`.
         label: Option<Box<str>>,
@@ -229,7 +229,7 @@ pub enum RowKind {
     },
     /// A `context_edit` entry.
     ContextEdit {
-        /// The edited entry.
+        /// The id of the entry whose contribution the edit changes.
         target_id: Box<str>,
         /// The replacement is `null` (the target is left out).
         omit: bool,
