@@ -18,7 +18,10 @@ use crate::message::AgentMessage;
 /// `type:"message"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MessageEntry {
+    /// The conversation message: any role, including the harness's own (`custom`,
+    /// `bashExecution`, ...).
     pub message: AgentMessage,
+    /// Fields this version does not model, kept in file order and written back (DECISIONS §1.3).
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -27,7 +30,10 @@ pub struct MessageEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ThinkingLevelChangeEntry {
+    /// The level from here on; [`Session`](crate::handle::Session) only writes one of
+    /// [`THINKING_LEVELS`](crate::handle::THINKING_LEVELS), files may hold anything.
     pub thinking_level: String,
+    /// Fields this version does not model, kept in file order and written back (DECISIONS §1.3).
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -36,8 +42,12 @@ pub struct ThinkingLevelChangeEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ModelChangeEntry {
+    /// The provider id of the model chosen from here on (`anthropic`, `openai`, ...).
     pub provider: String,
+    /// The model id within that provider (`modelId`). pi may name a virtual model here; the
+    /// assistant messages that follow name the model that answered.
     pub model_id: String,
+    /// Fields this version does not model, kept in file order and written back (DECISIONS §1.3).
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -49,6 +59,7 @@ pub struct ActiveToolsChangeEntry {
     /// `null` (or absent) means "all tools".
     #[serde(default, skip_serializing_if = "Nullable::is_absent")]
     pub active_tool_names: Nullable<Vec<String>>,
+    /// Fields this version does not model, kept in file order and written back (DECISIONS §1.3).
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -58,9 +69,16 @@ pub struct ActiveToolsChangeEntry {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionEntry {
+    /// The summary text of everything the compaction replaces; projected as a
+    /// `compactionSummary` message.
     pub summary: String,
+    /// The first entry of the branch kept verbatim after the summary (pi's required field;
+    /// Arbor writes it, DECISIONS §6.3). The compaction's own id keeps nothing before it
+    /// (DECISIONS §14.5); `None` keeps nothing either and leaves the branch boundary at the root.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_kept_entry_id: Option<String>,
+    /// The context's size in tokens when it was compacted; informational (shown, never used by
+    /// the projection). Integral floats are accepted on read.
     #[serde(default, deserialize_with = "deserialize_count")]
     pub tokens_before: u64,
     /// Messages kept verbatim after the summary (newer harness); when present the projection
@@ -70,12 +88,18 @@ pub struct CompactionEntry {
     /// The full system-prompt checkpoint; supersedes earlier `system` messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_message: Option<AgentMessage>,
+    /// What the summarizer recorded beside the text (pi's default is `{readFiles,
+    /// modifiedFiles}`; extensions put their own data); never sent to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
+    /// Tokens and cost of generating the summary; counted in the session's stats.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// `true` when an extension produced the summary (pi's legacy field name); absent or
+    /// `false` for a built-in one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_hook: Option<bool>,
+    /// Fields this version does not model, kept in file order and written back (DECISIONS §1.3).
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -86,13 +110,19 @@ pub struct CompactionEntry {
 pub struct BranchSummaryEntry {
     /// The leaf navigated away from (`"root"` when there was none).
     pub from_id: String,
+    /// What the abandoned branch did; projected as a `branchSummary` message when non-empty.
     pub summary: String,
+    /// What the summarizer recorded beside the text (pi's default is `{readFiles,
+    /// modifiedFiles}`); never sent to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
+    /// Tokens and cost of generating the summary; counted in the session's stats.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// `true` when an extension produced the summary (pi's legacy field name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from_hook: Option<bool>,
+    /// Fields this version does not model, kept in file order and written back (DECISIONS §1.3).
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -101,9 +131,13 @@ pub struct BranchSummaryEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomEntry {
+    /// The extension's key (`customType`): lets it find its entries on reload and selects the
+    /// projector, if one is registered in [`ContextOptions`](crate::context::ContextOptions).
     pub custom_type: String,
+    /// The extension's state, free-form; `None` when the entry has no `data`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
+    /// Fields this version does not model, kept in file order and written back (DECISIONS §1.3).
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -112,13 +146,19 @@ pub struct CustomEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomMessageEntry {
+    /// The extension's key (`customType`), carried over to the projected message.
     pub custom_type: String,
+    /// What the model reads (as user content): a string or text and image blocks; absent
+    /// reads as empty.
     #[serde(default)]
     pub content: Content,
+    /// Whether a UI shows the message in the transcript; the model sees it either way.
     #[serde(default)]
     pub display: bool,
+    /// Extension metadata kept with the entry; never sent to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
+    /// Fields this version does not model, kept in file order and written back (DECISIONS §1.3).
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -127,9 +167,13 @@ pub struct CustomMessageEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LabelEntry {
+    /// The entry the label is on.
     pub target_id: String,
+    /// The label text. Absent, `null` or blank clears the target's label; absent and `null`
+    /// are kept apart so a rewrite writes back what was read (DECISIONS §8.3).
     #[serde(default, skip_serializing_if = "Nullable::is_absent")]
     pub label: Nullable<String>,
+    /// Fields this version does not model, kept in file order and written back (DECISIONS §1.3).
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -137,8 +181,11 @@ pub struct LabelEntry {
 /// `type:"session_info"`: the session's display name (absent or empty clears it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionInfoEntry {
+    /// The name listings show instead of the first message. Absent, `null` and empty clear
+    /// it; absent and `null` are kept apart for rewrites (DECISIONS §8.3).
     #[serde(default, skip_serializing_if = "Nullable::is_absent")]
     pub name: Nullable<String>,
+    /// Fields this version does not model, kept in file order and written back (DECISIONS §1.3).
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -147,8 +194,11 @@ pub struct SessionInfoEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LeafEntry {
+    /// The entry that becomes the leaf (`targetId`); `None` (`null`) puts the leaf before
+    /// the first entry, so the next append starts a new root (DECISIONS §2.1).
     #[serde(default)]
     pub target_id: Option<String>,
+    /// Fields this version does not model, kept in file order and written back (DECISIONS §1.3).
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -158,9 +208,14 @@ pub struct LeafEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ContextEditEntry {
+    /// The message or `custom_message` entry whose contribution changes; the latest edit of
+    /// a target among the context entries wins (DECISIONS §3.5).
     pub target_id: String,
+    /// `null` (or absent) leaves the target out; `{"content": ...}` replaces its content and
+    /// keeps its role and metadata.
     #[serde(default)]
     pub replacement: Value,
+    /// Fields this version does not model, kept in file order and written back (DECISIONS §1.3).
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -168,16 +223,23 @@ pub struct ContextEditEntry {
 /// `type:"usage"`: tokens spent outside a message (e.g. cache warming); counted, never projected.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UsageEntry {
+    /// What the tokens were spent on (pi writes `cache_warm`); free-form, and an unknown kind
+    /// counts like any other.
     #[serde(default)]
     pub kind: String,
+    /// The provider that was billed.
     #[serde(default)]
     pub provider: String,
+    /// The model id that spent the tokens.
     #[serde(default)]
     pub model: String,
+    /// The tokens and cost, added to the session's stats; `None` when absent (nothing counted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// A short human-readable qualifier a UI may show with the usage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Fields this version does not model, kept in file order and written back (DECISIONS §1.3).
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -187,25 +249,39 @@ pub struct UsageEntry {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum EntryKind {
+    /// `message`: one conversation message, the only kind most entries are.
     Message(MessageEntry),
+    /// `thinking_level_change`: a new reasoning level for the following turns.
     ThinkingLevelChange(ThinkingLevelChangeEntry),
+    /// `model_change`: the user switched models.
     ModelChange(ModelChangeEntry),
+    /// `active_tools_change`: a new set of tools offered to the model.
     ActiveToolsChange(ActiveToolsChangeEntry),
     /// Boxed: rare, and the largest kind (a system-prompt checkpoint and usage inline), it
     /// would set the size of every entry (DECISIONS §22.60).
     Compaction(Box<CompactionEntry>),
+    /// `branch_summary`: what a branch navigated away from did.
     BranchSummary(BranchSummaryEntry),
+    /// `custom`: extension state, outside the context unless a projector maps it.
     Custom(CustomEntry),
+    /// `custom_message`: extension content the model sees.
     CustomMessage(CustomMessageEntry),
+    /// `label`: sets or clears a bookmark on another entry.
     Label(LabelEntry),
+    /// `session_info`: sets or clears the session's display name.
     SessionInfo(SessionInfoEntry),
+    /// `leaf`: a recorded move of the current position (hidden in tree views).
     Leaf(LeafEntry),
+    /// `context_edit`: replaces or hides an earlier message in the model's view of the branch.
     ContextEdit(ContextEditEntry),
+    /// `usage`: tokens spent outside a message; counted in stats, never projected.
     Usage(UsageEntry),
     /// An entry type this version does not know: stored, listed and copied verbatim, never
     /// projected. `fields` excludes the envelope (`type`, `id`, `parentId`, `timestamp`).
     Other {
+        /// The entry's `type` as written.
         entry_type: String,
+        /// Every field but the envelope, in file order.
         fields: Map<String, Value>,
     },
 }
@@ -276,20 +352,27 @@ impl EntryKind {
 /// One node of the session tree.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionEntry {
+    /// Unique within the session. Arbor creates 8 lowercase hex characters (DECISIONS §1.5);
+    /// any non-empty string is read.
     pub id: String,
     /// `None` for a root.
     pub parent_id: Option<String>,
     /// ISO-8601 UTC with milliseconds.
     pub timestamp: String,
+    /// The entry's type and its type-specific fields.
     pub kind: EntryKind,
 }
 
 /// The envelope every entry line carries, as the strict loader checks it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Envelope {
+    /// The `type` string; any value (unknown types are kept).
     pub entry_type: String,
+    /// The non-empty `id`.
     pub id: String,
+    /// `parentId`; `None` for an explicit `null` (a root).
     pub parent_id: Option<String>,
+    /// `timestamp`, checked only to be a string.
     pub timestamp: String,
 }
 
@@ -371,6 +454,8 @@ impl Envelope {
 }
 
 impl SessionEntry {
+    /// An entry from its parts, taken as given: nothing is checked or generated (storages
+    /// assign ids and timestamps to an [`EntryDraft`](crate::storage::EntryDraft)).
     pub fn new(
         id: impl Into<String>,
         parent_id: Option<String>,
@@ -507,19 +592,29 @@ impl<'de> Deserialize<'de> for SessionEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionHeader {
+    /// Always `"session"`: what tells the header line from an entry.
     #[serde(rename = "type")]
     pub header_type: HeaderTag,
     /// Absent in v1 files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<u32>,
+    /// The session id: a UUIDv7, or a caller-chosen safe name (see [`SessionHeader::create`]).
     pub id: String,
+    /// When the session was created, ISO-8601 UTC.
     pub timestamp: String,
+    /// The working directory the session belongs to; picks its folder in the per-cwd layout.
+    /// Empty when absent.
     #[serde(default)]
     pub cwd: String,
+    /// The session this one was forked or continued from: the source's file path, or its id
+    /// for backends without files (DECISIONS §5.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_session: Option<String>,
+    /// Free-form data the creator attached
+    /// ([`CreateOptions::metadata`](crate::storage::CreateOptions::metadata)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Value>,
+    /// Fields this version does not model, kept in file order and written back (DECISIONS §1.3).
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -527,6 +622,7 @@ pub struct SessionHeader {
 /// The literal `"session"` tag of a header line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum HeaderTag {
+    /// `"session"`, the only value.
     #[default]
     #[serde(rename = "session")]
     Session,
@@ -536,6 +632,8 @@ pub enum HeaderTag {
 pub const CURRENT_VERSION: u32 = 3;
 
 impl SessionHeader {
+    /// A current-version header from its parts. Unlike [`SessionHeader::create`] the id is
+    /// taken as given.
     pub fn new(
         id: impl Into<String>,
         timestamp: impl Into<String>,
@@ -612,6 +710,7 @@ impl SessionHeader {
         from_object(map).map_err(|e| SessionError::Parse(format!("session header: {e}")))
     }
 
+    /// The header as one JSON line (no trailing newline), keys in pi's order.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }

@@ -26,13 +26,18 @@ pub enum SessionError {
     /// the source so callers can inspect it.
     #[error("storage error: {message} ({source})")]
     Backend {
+        /// What was being done (`reading JSON`, `session I/O task failed`, ...).
         message: String,
+        /// The underlying error.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// Reading, writing, locking or syncing a file or folder failed (code `storage`).
     #[error("storage error: {path}: {source}")]
     Io {
+        /// The file or folder the operation was on.
         path: String,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
@@ -56,8 +61,11 @@ pub enum SessionError {
     /// A line of a session file that cannot be read.
     #[error("invalid session: {file}:{line}: {message}")]
     Line {
+        /// The session file's path.
         file: String,
+        /// The 1-based line number in that file.
         line: usize,
+        /// What is wrong with the line, naming the entry id and field when known.
         message: String,
     },
 }

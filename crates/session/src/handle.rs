@@ -22,25 +22,40 @@ pub const THINKING_LEVELS: [&str; 7] = ["off", "minimal", "low", "medium", "high
 /// Everything a compaction entry records besides its id/parent/timestamp.
 #[derive(Debug, Clone, Default)]
 pub struct CompactionDraft {
+    /// The summary text that replaces the older history in the model's view.
     pub summary: String,
-    /// First entry kept verbatim after the summary; must be on the active path.
+    /// First entry kept verbatim after the summary; must be on the active path
+    /// (`invalid_entry` otherwise).
     pub first_kept_entry_id: Option<String>,
+    /// The context's size in tokens before compacting; recorded for display only.
     pub tokens_before: u64,
     /// Messages that replace everything before the compaction (self-contained checkpoint).
+    /// pi does not know the field; Arbor's compactor writes `first_kept_entry_id` instead
+    /// (DECISIONS §6.3).
     pub retained_tail: Option<Vec<AgentMessage>>,
-    /// The system prompt state at compaction time; supersedes older system messages.
+    /// The system prompt state at compaction time; supersedes older system messages. Must be
+    /// a `system` message (`invalid_entry` otherwise).
     pub system_message: Option<Message>,
+    /// Data recorded beside the summary (e.g. `{readFiles, modifiedFiles}`); not sent to the
+    /// model.
     pub details: Option<Value>,
+    /// Tokens and cost of generating the summary; counted in the session's stats.
     pub usage: Option<Usage>,
+    /// `Some(true)` when an extension produced the summary rather than the built-in compactor.
     pub from_hook: Option<bool>,
 }
 
 /// The summary `move_to` writes on the branch it moves to.
 #[derive(Debug, Clone, Default)]
 pub struct BranchSummaryDraft {
+    /// What the branch being left did; the model reads it on the new branch.
     pub summary: String,
+    /// Data recorded beside the summary (e.g. `{readFiles, modifiedFiles}`); not sent to the
+    /// model.
     pub details: Option<Value>,
+    /// Tokens and cost of generating the summary; counted in the session's stats.
     pub usage: Option<Usage>,
+    /// `Some(true)` when an extension produced the summary rather than the built-in summarizer.
     pub from_hook: Option<bool>,
 }
 

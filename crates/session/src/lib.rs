@@ -55,6 +55,9 @@
 //! Features: `conformance` exposes the storage conformance suite for third-party backends;
 //! `internals` exposes test and parity helpers and is not a stable API.
 
+#![deny(missing_docs)]
+#![deny(missing_debug_implementations)]
+
 pub mod append;
 pub mod context;
 pub mod entry;

@@ -28,6 +28,14 @@ pub struct MemoryStorage {
     inner: Arc<Inner>,
 }
 
+impl std::fmt::Debug for MemoryStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryStorage")
+            .field("location", &self.location())
+            .finish_non_exhaustive()
+    }
+}
+
 struct Inner {
     header: SessionHeader,
     index: RwLock<Index>,
@@ -267,12 +275,12 @@ impl StoredLines for MemoryStorage {
 }
 
 /// A set of in-memory sessions, keyed by id.
-#[derive(Clone, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct MemoryRepository {
     sessions: Arc<Mutex<Registry>>,
 }
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Registry {
     by_id: HashMap<String, MemoryStorage>,
     order: Vec<String>,

@@ -16,19 +16,25 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CustomMessage {
+    /// The extension's key (for a projected `custom_message` entry, that entry's `customType`).
     pub custom_type: String,
+    /// What the model reads, as user content; absent or `null` reads as empty (DECISIONS §8.2).
     #[serde(default)]
     pub content: Content,
+    /// Whether a UI shows the message in the transcript; the model sees it either way.
     #[serde(default)]
     pub display: bool,
+    /// Extension metadata kept with the message; never sent to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
+    /// Unix milliseconds; a message read without one stays without one (DECISIONS §25.40).
     #[serde(
         default = "Kept::absent",
         deserialize_with = "deserialize_kept_ms",
         skip_serializing_if = "Kept::is_absent"
     )]
     pub timestamp: Kept<i64>,
+    /// Fields this version does not model, kept in order and written back (DECISIONS §1.3).
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -37,27 +43,34 @@ pub struct CustomMessage {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BashExecutionMessage {
+    /// The command line that ran (without the `!`/`!!` prefix).
     pub command: String,
+    /// What the command printed (stdout and stderr together), possibly cut; see `truncated`.
     #[serde(default)]
     pub output: String,
     /// Absent when the command was cancelled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i64>,
+    /// The user stopped the command before it finished.
     #[serde(default)]
     pub cancelled: bool,
+    /// `output` holds only part of what was printed; the rest is in `full_output_path`.
     #[serde(default)]
     pub truncated: bool,
+    /// A file holding the whole output when `output` was cut; the model is told its path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full_output_path: Option<String>,
     /// Set by `!!cmd`: recorded but never shown to the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exclude_from_context: Option<bool>,
+    /// Unix milliseconds; a message read without one stays without one (DECISIONS §25.40).
     #[serde(
         default = "Kept::absent",
         deserialize_with = "deserialize_kept_ms",
         skip_serializing_if = "Kept::is_absent"
     )]
     pub timestamp: Kept<i64>,
+    /// Fields this version does not model, kept in order and written back (DECISIONS §1.3).
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -66,14 +79,19 @@ pub struct BashExecutionMessage {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BranchSummaryMessage {
+    /// The summary text; the model reads it as user text between
+    /// [`BRANCH_SUMMARY_PREFIX`](crate::context::BRANCH_SUMMARY_PREFIX) and its suffix.
     pub summary: String,
+    /// The leaf the summarized branch ended at (`"root"` when there was none).
     pub from_id: String,
+    /// Unix milliseconds; a message read without one stays without one (DECISIONS §25.40).
     #[serde(
         default = "Kept::absent",
         deserialize_with = "deserialize_kept_ms",
         skip_serializing_if = "Kept::is_absent"
     )]
     pub timestamp: Kept<i64>,
+    /// Fields this version does not model, kept in order and written back (DECISIONS §1.3).
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -82,15 +100,20 @@ pub struct BranchSummaryMessage {
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionSummaryMessage {
+    /// The summary text; the model reads it as user text between
+    /// [`COMPACTION_SUMMARY_PREFIX`](crate::context::COMPACTION_SUMMARY_PREFIX) and its suffix.
     pub summary: String,
+    /// The compaction's `tokensBefore`: the context's size when it was compacted.
     #[serde(default, deserialize_with = "arbor_ai::json::deserialize_count")]
     pub tokens_before: u64,
+    /// Unix milliseconds; a message read without one stays without one (DECISIONS §25.40).
     #[serde(
         default = "Kept::absent",
         deserialize_with = "deserialize_kept_ms",
         skip_serializing_if = "Kept::is_absent"
     )]
     pub timestamp: Kept<i64>,
+    /// Fields this version does not model, kept in order and written back (DECISIONS §1.3).
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -100,16 +123,23 @@ pub struct CompactionSummaryMessage {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentMessage {
+    /// A provider message (`user`, `assistant`, `toolResult`, `system`), sent to the model as
+    /// it is.
     Llm(Message),
+    /// `custom`: an extension's message; the model reads it as a user message.
     Custom(CustomMessage),
+    /// `bashExecution`: a command the user ran; user text for the model unless excluded.
     BashExecution(BashExecutionMessage),
+    /// `branchSummary`: the projection of a `branch_summary` entry.
     BranchSummary(BranchSummaryMessage),
+    /// `compactionSummary`: the projection of a `compaction` entry.
     CompactionSummary(CompactionSummaryMessage),
     /// A role this version does not know, kept verbatim; never sent to a model.
     Other(Map<String, Value>),
 }
 
 impl AgentMessage {
+    /// The JSON `role` (`""` for an unknown message without a string `role`).
     pub fn role(&self) -> &str {
         match self {
             AgentMessage::Llm(m) => m.role(),
@@ -121,6 +151,8 @@ impl AgentMessage {
         }
     }
 
+    /// The provider message, when this is one; `None` for the harness's roles and unknown ones
+    /// (use [`convert_to_llm`](crate::context::convert_to_llm) for their model-visible form).
     pub fn as_llm(&self) -> Option<&Message> {
         match self {
             AgentMessage::Llm(m) => Some(m),

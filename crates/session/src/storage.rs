@@ -59,7 +59,7 @@ pub struct SessionStats {
     pub message_count: u64,
     /// Input tokens read from the provider's cache.
     pub cached_tokens: u64,
-    /// Input and output tokens not from the cache.
+    /// Input tokens not read from the cache: fresh input plus cache writes.
     pub uncached_tokens: u64,
     /// All tokens reported.
     pub total_tokens: u64,
@@ -113,12 +113,50 @@ impl DerivedSettings {
 }
 
 /// One open session.
+///
+/// The low-level contract: appends take drafts and check only ids and parents. Programs
+/// usually go through [`Session`](crate::handle::Session), which validates what it appends and
+/// caches the projected context.
+///
+/// ```
+/// use arbor_session::prelude::*;
+/// use arbor_ai::Message;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), SessionError> {
+/// let storage = MemoryRepository::new().create(CreateOptions::new("/work/app")).await?;
+/// // The storage picks id and timestamp unless the draft gives them; the parent is the leaf.
+/// let hello = storage.append(EntryKind::message(Message::user("hello", 0)).into()).await?;
+/// let mut draft = EntryDraft::new(EntryKind::message(Message::user("again", 1)));
+/// draft.id = Some("again-1".into());
+/// let again = storage.append(draft).await?;
+/// assert_eq!(again.parent_id.as_deref(), Some(hello.id.as_str()));
+/// assert_eq!(storage.leaf_id().await?.as_deref(), Some("again-1"));
+///
+/// // Moving the leaf is an entry too; `None` makes the next append another root.
+/// storage.set_leaf(None).await?;
+/// storage.append(EntryKind::message(Message::user("fresh start", 2)).into()).await?;
+/// assert_eq!(storage.children(None).await?.len(), 2);
+/// assert_eq!(storage.ancestry(None).await?.len(), 1);
+///
+/// // The log in pages, every branch and the `leaf` entry included.
+/// let page = storage.entries(None, Some(3)).await?;
+/// assert_eq!(page.entries.len(), 3);
+/// let rest = storage.entries(page.next_after_seq, Some(3)).await?;
+/// assert_eq!(rest.entries.len(), 1);
+/// assert_eq!(rest.next_after_seq, None);
+/// # Ok(())
+/// # }
+/// ```
 #[async_trait]
 pub trait SessionStorage: Send + Sync {
+    /// The session's header (id, cwd, parent session, metadata) as stored.
     async fn header(&self) -> Result<SessionHeader>;
     /// Where the session lives (a file path, or a database path plus id), used as the
     /// `parentSession` of forks.
     fn location(&self) -> String;
+    /// The current leaf, which the next append takes as its parent; `None` when the session
+    /// is empty or the leaf was moved before the first entry.
     async fn leaf_id(&self) -> Result<Option<String>>;
     /// Checks that `target` exists (`not_found` otherwise), appends a `leaf` entry and moves the
     /// leaf there; `None` moves it before the first entry.
@@ -132,6 +170,7 @@ pub trait SessionStorage: Send + Sync {
     /// Appends a complete entry verbatim (fork, import): the id must be new and the parent must
     /// exist; moves the leaf by the log-order recovery rule.
     async fn append_entry(&self, entry: SessionEntry) -> Result<()>;
+    /// One entry by id; `None` when the session has no such entry.
     async fn get_entry(&self, id: &str) -> Result<Option<SessionEntry>>;
     /// All entries of one `type`, in log order.
     async fn find_entries(&self, entry_type: &str) -> Result<Vec<SessionEntry>>;
@@ -139,6 +178,8 @@ pub trait SessionStorage: Send + Sync {
     async fn get_label(&self, id: &str) -> Result<Option<String>>;
     /// The latest `session_info` name (None when never set or cleared).
     async fn session_name(&self) -> Result<Option<String>>;
+    /// Message count, tokens and cost over the whole log (every branch): the usage of
+    /// assistant messages, summaries and `usage` entries counts, incomplete usage is skipped.
     async fn stats(&self) -> Result<SessionStats>;
     /// From the root (or the newest compaction boundary on the way up) to `leaf` (default: the
     /// current leaf), in root-to-leaf order. See DECISIONS §3.1.
@@ -149,6 +190,8 @@ pub trait SessionStorage: Send + Sync {
     async fn entries(&self, after_seq: Option<u64>, limit: Option<usize>) -> Result<EntryPage>;
     /// Children of `id` (roots for `None`), in log order.
     async fn children(&self, id: Option<&str>) -> Result<Vec<SessionEntry>>;
+    /// How many entries the log holds: every branch, control entries included, the header
+    /// not counted.
     async fn entry_count(&self) -> Result<u64>;
     /// Model, thinking level and active tools from the full ancestry of `leaf` (default: the
     /// current leaf). Backends with an index override this to avoid parsing the whole path.
@@ -305,10 +348,15 @@ pub struct ListResult {
 /// Creates, finds and removes sessions of one backend.
 #[async_trait]
 pub trait SessionRepository: Send + Sync {
+    /// The open-session handle this backend hands out.
     type Storage: SessionStorage;
+    /// Creates an empty session (a header, no entries) and opens it for writing. An id that is
+    /// not a safe name or is already taken is `invalid_session`.
     async fn create(&self, opts: CreateOptions) -> Result<Self::Storage>;
     /// Opens by id or location; `not_found` when absent.
     async fn open(&self, id_or_location: &str) -> Result<Self::Storage>;
+    /// Every session of the repository (all working directories), newest first; sessions that
+    /// cannot be read are listed in [`ListResult::skipped`].
     async fn list(&self) -> Result<ListResult>;
     /// Removes a session; deleting a missing one is not an error.
     async fn delete(&self, id_or_location: &str) -> Result<()>;

@@ -22,6 +22,15 @@ pub struct Lines<'a> {
     pub(crate) sources: &'a Sources<'a>,
 }
 
+impl std::fmt::Debug for Lines<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lines")
+            .field("origin", &self.index.origin())
+            .field("entries", &self.index.len())
+            .finish_non_exhaustive()
+    }
+}
+
 /// Fast access to a backend's stored lines.
 #[async_trait]
 pub trait StoredLines: Send + Sync {
@@ -47,6 +56,15 @@ pub struct LineSnapshot {
     /// Each entry's line and its 1-based file line (0 when not from a file).
     pub(crate) lines: Vec<(Raw, u32)>,
     pub(crate) sources: Box<dyn SnapshotSources>,
+}
+
+impl std::fmt::Debug for LineSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LineSnapshot")
+            .field("origin", &self.origin)
+            .field("entries", &self.lines.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl LineSnapshot {

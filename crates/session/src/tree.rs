@@ -99,6 +99,7 @@ impl Hasher for IdHasher {
 pub(crate) type IdBuild = BuildHasherDefault<IdHasher>;
 
 /// One log entry as the tree links see it.
+#[derive(Debug)]
 pub struct LinkItem<'a> {
     /// The entry id.
     pub id: &'a str,
@@ -397,9 +398,6 @@ impl SessionTree {
         Ok(rows)
     }
 
-    /// Depth-first, pre-order, children oldest first: `(node index, depth)` — the order a
-    /// tree view draws its rows; unreachable groups come last, each from depth 0. Iterative, so
-    /// arbitrarily deep sessions are fine.
     /// The tree as text, one line per visible entry, laid out like `arbor session tree`
     /// ([`crate::tree_view`]): `<gutter><id> <type>[ <role>][ [label]][: preview][ <- leaf]`.
     pub fn render(&self) -> String {
@@ -438,8 +436,9 @@ impl SessionTree {
         out
     }
 
-    /// Every node with its depth (edges from a root), in depth-first display order: roots
-    /// oldest first, then the groups no root reaches.
+    /// Every node with its depth (edges from a root) as `(node index, depth)`, depth-first and
+    /// pre-order, children oldest first: roots oldest first, then the groups no root reaches,
+    /// each from depth 0. Iterative, so arbitrarily deep sessions are fine.
     pub fn walk(&self) -> Vec<(usize, usize)> {
         let mut out = Vec::with_capacity(self.nodes.len());
         let mut seen = vec![false; self.nodes.len()];

@@ -13,7 +13,9 @@
 
 /// The links a tree view needs. Node indices are `0..len()`.
 pub trait TreeShape {
+    /// How many nodes the tree has; nodes are `0..len()`.
     fn len(&self) -> usize;
+    /// No nodes at all (the view draws no row).
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -51,6 +53,7 @@ pub struct Row<'a> {
     pub first_detached: bool,
 }
 
+#[derive(Debug)]
 struct Pending {
     node: usize,
     level: usize,
@@ -60,6 +63,37 @@ struct Pending {
 }
 
 /// The row producer; see the module docs.
+///
+/// A caller draws each row its own way: the gutter, then whatever it shows of node
+/// [`Row::node`] (for a [`SessionTree`](crate::tree::SessionTree), `tree.nodes[row.node]`).
+///
+/// ```
+/// use std::sync::Arc;
+/// use arbor_session::prelude::*;
+/// use arbor_session::tree_view::{Layout, Rows};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), SessionError> {
+/// let storage = MemoryRepository::new().create(CreateOptions::new("/work/app")).await?;
+/// let session = Session::new(Arc::new(storage));
+/// let first = session.append_message(arbor_ai::Message::user("first", 0).into()).await?;
+/// session.append_message(arbor_ai::Message::user("second", 1).into()).await?;
+/// session.move_to(Some(&first), None).await?; // a `leaf` entry, hidden in the tree
+/// session.append_message(arbor_ai::Message::user("other way", 2).into()).await?;
+///
+/// let tree = session.tree().await?;
+/// let mut rows = Rows::new(&tree.links, Layout::default());
+/// let mut lines = Vec::new();
+/// while let Some(row) = rows.next_row() {
+///     let node = &tree.nodes[row.node];
+///     let mark = if node.is_leaf { " *" } else { "" };
+///     lines.push(format!("{}{}{mark}", row.gutter, node.row.kind.preview().unwrap_or("")));
+/// }
+/// assert_eq!(lines, ["first", "├─ second", "└─ other way *"]);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug)]
 pub struct Rows<'t, T: TreeShape> {
     tree: &'t T,
     layout: Layout,

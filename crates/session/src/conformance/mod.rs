@@ -15,7 +15,7 @@
 //! Cases use only the public trait surface. They drop a storage handle before reopening the same
 //! session, because file backends allow one writer per session.
 //!
-//! One file per group of the case list (`__session_conformance_list!`); [`support`] holds the
+//! One file per group of the case list (`__session_conformance_list!`); `support` holds the
 //! builders and checks they share.
 
 use super::entry::{EntryKind, LabelEntry, LeafEntry, SessionEntry, SessionInfoEntry};
@@ -68,11 +68,14 @@ mod support;
 
 /// One fresh repository plus whatever must outlive it (a temporary directory, a database file).
 pub struct Fixture<R> {
+    /// The repository the case runs against; it must start empty.
     pub repo: R,
     _guard: Box<dyn Any + Send>,
 }
 
 impl<R> Fixture<R> {
+    /// `repo`, with `guard` (a temporary directory, a database handle) dropped only after
+    /// the case is done with it.
     pub fn new(repo: R, guard: impl Any + Send) -> Self {
         Fixture {
             repo,
@@ -86,11 +89,21 @@ impl<R> Fixture<R> {
     }
 }
 
+impl<R: std::fmt::Debug> std::fmt::Debug for Fixture<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fixture")
+            .field("repo", &self.repo)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Why a case failed: a readable account naming the call and the values seen.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CaseFailure(String);
 
 impl CaseFailure {
+    /// The account of the failure: the call that failed, or the values compared and the line
+    /// of the case.
     pub fn message(&self) -> &str {
         &self.0
     }
@@ -116,9 +129,13 @@ pub type CaseResult = Result<(), CaseFailure>;
 /// The outcome of one case, for tables and reports.
 #[derive(Debug, Clone)]
 pub struct CaseOutcome {
+    /// The group of the case list the case belongs to (`entries_and_leaf`, `forks`, ...).
     pub group: &'static str,
+    /// The case's name, as [`run_case`] takes it.
     pub name: &'static str,
+    /// Whether it passed, and why not.
     pub result: CaseResult,
+    /// Wall-clock time of the case, fixture creation included, in milliseconds.
     pub millis: u128,
 }
 

@@ -52,6 +52,17 @@ pub struct ProjectionCache {
     generation: u64,
 }
 
+impl std::fmt::Debug for ProjectionCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProjectionCache")
+            .field("leaf_id", &self.leaf_id())
+            .field("path", &self.path.len())
+            .field("messages", &self.messages.len())
+            .field("generation", &self.generation)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Source of [`ProjectionCache`] generations.
 static GENERATIONS: AtomicU64 = AtomicU64::new(1);
 

@@ -31,9 +31,53 @@ pub type EntryTransform = Arc<dyn Fn(Vec<SessionEntry>) -> Vec<SessionEntry> + S
 pub type CustomProjector = Arc<dyn Fn(&SessionEntry) -> Vec<AgentMessage> + Send + Sync>;
 
 /// Caller hooks for [`build_session_context`]. Empty by default (pure DECISIONS §3 behaviour).
+///
+/// A projector lets an extension's `custom` entries speak to the model; a transform rewrites
+/// the entry list the context is projected from (after the compaction window).
+///
+/// ```
+/// use std::sync::Arc;
+/// use arbor_session::message::CustomMessage;
+/// use arbor_session::prelude::*;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), SessionError> {
+/// let storage = MemoryRepository::new().create(CreateOptions::new("/work/app")).await?;
+/// let session = Session::new(Arc::new(storage));
+/// session.append_message(arbor_ai::Message::user("plan the release", 0).into()).await?;
+/// // Extension state: stored in the log, not part of the context by itself.
+/// session.append_custom_entry("todo", Some(serde_json::json!({ "open": 3 }))).await?;
+/// assert_eq!(session.build_context(&ContextOptions::default()).await?.messages.len(), 1);
+///
+/// let todos = ContextOptions::default().with_projector("todo", |entry| {
+///     let EntryKind::Custom(todo) = &entry.kind else {
+///         return Vec::new();
+///     };
+///     let open = todo.data.as_ref().and_then(|d| d["open"].as_u64()).unwrap_or(0);
+///     vec![AgentMessage::Custom(CustomMessage {
+///         custom_type: "todo".into(),
+///         content: format!("{open} todos are open").into(),
+///         ..CustomMessage::default()
+///     })]
+/// });
+/// let context = session.build_context(&todos).await?;
+/// let llm = context.llm_messages(); // a `custom` message reaches the model as a user message
+/// assert_eq!(llm.len(), 2);
+/// assert_eq!(llm[1].role(), "user");
+///
+/// // A transform that keeps only the newest entry of the list.
+/// let last_only = todos.with_transform(|mut entries| entries.split_off(entries.len().saturating_sub(1)));
+/// assert_eq!(session.build_context(&last_only).await?.messages.len(), 1);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone, Default)]
 pub struct ContextOptions {
+    /// Rewrites of the context entry list, run in order after the compaction window is applied
+    /// (DECISIONS §3.3).
     pub entry_transforms: Vec<EntryTransform>,
+    /// How `custom` entries reach the model, by `customType`; a `custom` entry whose type has
+    /// no projector contributes nothing.
     pub projectors: HashMap<String, CustomProjector>,
 }
 
@@ -57,6 +101,8 @@ impl ContextOptions {
         self
     }
 
+    /// No transform and no projector: the context is the plain DECISIONS §3 projection (what
+    /// lets a session serve it from its cache).
     pub fn is_empty(&self) -> bool {
         self.entry_transforms.is_empty() && self.projectors.is_empty()
     }
@@ -88,7 +134,9 @@ impl fmt::Debug for ContextOptions {
 /// The model a branch is using: the latest `model_change` or assistant message on it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ModelRef {
+    /// The provider id (`anthropic`, `openai`, ...).
     pub provider: String,
+    /// The model id within that provider (`modelId` in JSON).
     #[serde(rename = "modelId")]
     pub model_id: String,
 }
@@ -97,8 +145,11 @@ pub struct ModelRef {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DerivedState {
+    /// The model in use; `None` when the ancestry names none.
     pub model: Option<ModelRef>,
+    /// The latest `thinking_level_change`, `"off"` when there is none.
     pub thinking_level: String,
+    /// The latest `active_tools_change`; `None` means every tool (never set, or set to `null`).
     pub active_tool_names: Option<Vec<String>>,
 }
 
@@ -159,10 +210,15 @@ impl DerivedState {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionContext {
+    /// The projected messages in order, the harness's roles included; [`Self::llm_messages`]
+    /// gives what a provider is sent.
     #[serde(serialize_with = "serialize_shared")]
     pub messages: Arc<Vec<AgentMessage>>,
+    /// The model the branch uses ([`DerivedState::model`]).
     pub model: Option<ModelRef>,
+    /// The branch's thinking level ([`DerivedState::thinking_level`]).
     pub thinking_level: String,
+    /// The tools offered to the model; `None` means all ([`DerivedState::active_tool_names`]).
     pub active_tool_names: Option<Vec<String>>,
 }
 
@@ -174,10 +230,13 @@ fn serialize_shared<S: serde::Serializer>(
 }
 
 impl SessionContext {
+    /// A context of `messages` under the settings of `state`.
     pub fn from_parts(messages: Vec<AgentMessage>, state: DerivedState) -> Self {
         Self::from_shared(Arc::new(messages), state)
     }
 
+    /// [`Self::from_parts`] with messages already shared (a projection cache's list, not
+    /// copied).
     pub fn from_shared(messages: Arc<Vec<AgentMessage>>, state: DerivedState) -> Self {
         SessionContext {
             messages,

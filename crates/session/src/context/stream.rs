@@ -24,6 +24,7 @@ use crate::storage::SessionStorage;
 /// projectors: `custom` entries project nothing, as with empty [`ContextOptions`]).
 ///
 /// [`ContextOptions`]: crate::context::ContextOptions
+#[derive(Debug)]
 pub struct ContextJsonWriter<W: Write> {
     out: W,
     /// Target id → replacement of the latest `context_edit` seen (later ones win, as in

@@ -33,6 +33,45 @@ pub struct Migration {
 }
 
 /// JSONL sessions under one root.
+///
+/// [`JsonlRepository::new`] arranges files as pi does, one folder per working directory
+/// (`<root>/--<encoded cwd>--/<time>_<id>.jsonl`); [`JsonlRepository::flat`] keeps them in one
+/// folder. A writable open holds the file's advisory lock until the storage is dropped;
+/// [`JsonlRepository::open_read_only`] never locks or changes the file.
+///
+/// ```
+/// use std::sync::Arc;
+/// use arbor_session::prelude::*;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), SessionError> {
+/// let root = tempfile::tempdir().map_err(|e| SessionError::io("tempdir", e))?;
+/// let repo = JsonlRepository::new(root.path());
+///
+/// let session = Session::new(Arc::new(repo.create(CreateOptions::new("/work/app")).await?));
+/// let question = session
+///     .append_message(arbor_ai::Message::user("what does main do?", 0).into())
+///     .await?;
+/// session.append_session_name("main walkthrough").await?;
+/// let source = session.storage().location(); // the file's path
+/// drop(session); // releases the write lock
+///
+/// // Listings read the name and the first prompt from the file.
+/// let listed = repo.list_cwd("/work/app").await?;
+/// assert_eq!(listed.sessions.len(), 1);
+/// assert_eq!(listed.sessions[0].name.as_deref(), Some("main walkthrough"));
+/// assert_eq!(listed.sessions[0].first_message.as_deref(), Some("what does main do?"));
+///
+/// // A fork copies root..=question into a new file that names its source; the source is
+/// // never changed.
+/// let fork = repo.fork(&source, ForkOptions::at(question.as_str())).await?;
+/// assert_eq!(fork.header().await?.parent_session.as_deref(), Some(source.as_str()));
+/// assert_eq!(fork.entry_count().await?, 1);
+/// assert_eq!(repo.open_read_only(&source).await?.entry_count().await?, 2);
+/// assert_eq!(repo.list().await?.sessions.len(), 2);
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct JsonlRepository {
     layout: Layout,

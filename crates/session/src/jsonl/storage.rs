@@ -41,10 +41,11 @@ pub struct OpenReport {
 /// The incomplete bytes at the end of a session file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TornTail {
+    /// Byte offset where the incomplete line starts; a writable open cuts the file back to it.
     pub offset: u64,
+    /// The incomplete line's length in bytes.
     pub len: u64,
-    /// Where a writable open moved the bytes (`<file>.torn-<unix ms>`); `None` for read-only
-    /// opens, which leave the file alone.
+    /// Where a writable open moved the bytes (`<file>.torn-<unix ms>`); `None` when read-only.
     pub sidecar: Option<PathBuf>,
 }
 
@@ -134,8 +135,7 @@ fn lock_for_open(file: &File, path: &Path) -> Result<()> {
     try_lock(file, path)
 }
 
-/// Takes the advisory write lock on `file` without waiting (`File::try_lock`, std since 1.89,
-/// the workspace's `rust-version`).
+/// Takes the advisory write lock on `file` without waiting (`File::try_lock`, std 1.89+).
 pub(crate) fn try_lock(file: &File, path: &Path) -> Result<()> {
     match file.try_lock() {
         Ok(()) => Ok(()),

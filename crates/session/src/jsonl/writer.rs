@@ -18,6 +18,7 @@ pub enum SyncPolicy {
 }
 
 impl SyncPolicy {
+    /// The policy's name (`always`, `save_point`, `never`), which [`str::parse`] reads back.
     pub fn as_str(self) -> &'static str {
         match self {
             SyncPolicy::Always => "always",
@@ -56,11 +57,13 @@ pub trait SessionWriter: Send + Sync {
 pub type WriterFactory = Arc<dyn Fn(File) -> Box<dyn SessionWriter> + Send + Sync>;
 
 /// The real writer: an append-mode file handle.
+#[derive(Debug)]
 pub struct FileWriter {
     file: File,
 }
 
 impl FileWriter {
+    /// A writer over `file`, which must be open for appending (writes go to its end).
     pub fn new(file: File) -> Self {
         FileWriter { file }
     }

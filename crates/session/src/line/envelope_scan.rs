@@ -5,7 +5,7 @@
 //! keys until it has them and stops: the payload after that point is never tokenized. Anything
 //! it is not sure about (an escape in a key or value it keeps, a duplicate key, an odd shape,
 //! a type whose payload the index needs) makes it give up, and the caller falls back to the
-//! full serde [`LineEnvelope`](super::envelope::LineEnvelope) probe, which also produces the precise error.
+//! full serde `LineEnvelope` probe, which also produces the precise error.
 //! Payload errors past the stop point surface when the entry is read (file and line named).
 
 /// Whether a `message` entry is an assistant's, as far as the skim could tell.

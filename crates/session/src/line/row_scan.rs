@@ -2,7 +2,7 @@
 //!
 //! A tree row of a user, assistant or tool-result message needs a handful of fields and the
 //! first ~80 visible characters of its texts. This scanner walks the line once: it reads the
-//! envelope and the message keys a row shows, decodes a text only until its [`Squash`] is full
+//! envelope and the message keys a row shows, decodes a text only until its `Squash` is full
 //! and steps over everything else, so a long text, a usage object or tool arguments cost a
 //! byte scan, and nothing is allocated but the summary itself.
 //!

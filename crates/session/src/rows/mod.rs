@@ -51,15 +51,20 @@ impl RowCaps {
 /// Why an assistant message stopped, as far as a row cares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
+    /// The request failed (`stopReason: "error"`); the row shows the error.
     Error,
+    /// The user or caller cancelled the reply (`stopReason: "aborted"`).
     Aborted,
+    /// Any other stop reason (a finished reply, a tool call, a length limit).
     Other,
 }
 
 /// One tool call of an assistant message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CallSummary {
+    /// The tool call id, which the matching `toolResult` names.
     pub id: Box<str>,
+    /// The name of the tool called.
     pub name: Box<str>,
     /// The arguments with every string cut to [`RowCaps::text`] characters; `None` unless
     /// [`RowCaps::tool_args`].
@@ -69,46 +74,69 @@ pub struct CallSummary {
 /// What a `message` entry's row shows.
 #[derive(Debug, Clone, PartialEq)]
 pub enum MessageRow {
+    /// A `user` message.
     User {
+        /// Its text (a string content, or the text blocks joined by a space).
         text: Preview,
     },
+    /// An `assistant` reply.
     Assistant {
         /// The text blocks, joined by a space.
         text: Preview,
         /// Some text block has non-whitespace text.
         has_text: bool,
+        /// The tool calls, in block order.
         calls: Vec<CallSummary>,
         /// Some block is a thinking block.
         thinking: bool,
+        /// How the reply ended.
         stop: Stop,
+        /// The message's `errorMessage`, when it has one.
         error: Option<Preview>,
     },
+    /// A `toolResult` message.
     ToolResult {
+        /// The call it answers ([`CallSummary::id`]).
         call_id: Box<str>,
+        /// The tool that produced it.
         tool_name: Box<str>,
+        /// The tool reported a failure.
         is_error: bool,
+        /// Its text (a string content, or the text blocks joined by a space).
         text: Preview,
     },
+    /// A `system` message (a prompt checkpoint or patch).
     System {
+        /// Its `content` text.
         text: Preview,
         /// The names of the message's `sections`, in order.
         sections: Vec<Box<str>>,
     },
+    /// A `bashExecution` message (a command the user ran).
     BashExecution {
+        /// The start of the command line, on one line.
         command: Preview,
     },
+    /// A `custom` message (an extension's).
     Custom {
+        /// The extension's `customType`.
         custom_type: Box<str>,
+        /// Its text content.
         text: Preview,
     },
+    /// A stored `branchSummary` message.
     BranchSummary {
+        /// The start of the summary, on one line.
         summary: Preview,
     },
+    /// A stored `compactionSummary` message.
     CompactionSummary {
+        /// The start of the summary, on one line.
         summary: Preview,
     },
     /// A role this version does not know.
     Other {
+        /// The role as written (empty when the message has none).
         role: Box<str>,
     },
 }
@@ -133,59 +161,91 @@ impl MessageRow {
 /// What an entry's row shows, by entry type.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RowKind {
+    /// A `message` entry, by role.
     Message(MessageRow),
+    /// A `thinking_level_change` entry.
     ThinkingLevelChange {
+        /// The new level, as written.
         level: Box<str>,
     },
+    /// A `model_change` entry.
     ModelChange {
+        /// The provider id.
         provider: Box<str>,
+        /// The model id within that provider.
         model_id: Box<str>,
     },
+    /// An `active_tools_change` entry.
     ActiveToolsChange {
         /// `None`: all tools.
         names: Option<Vec<Box<str>>>,
     },
+    /// A `compaction` entry.
     Compaction {
+        /// The context's size in tokens when it was compacted.
         tokens_before: u64,
+        /// The compaction carries a `retainedTail` (a self-contained checkpoint).
         retained_tail: bool,
+        /// The start of the summary, on one line.
         summary: Preview,
     },
+    /// A `branch_summary` entry.
     BranchSummary {
+        /// The leaf the summarized branch ended at (`"root"` when none).
         from_id: Box<str>,
+        /// The start of the summary, on one line.
         summary: Preview,
     },
+    /// A `custom` entry (extension state; its data is not summarized).
     Custom {
+        /// The extension's `customType`.
         custom_type: Box<str>,
     },
+    /// A `custom_message` entry.
     CustomMessage {
+        /// The extension's `customType`.
         custom_type: Box<str>,
+        /// Its text content.
         text: Preview,
     },
+    /// A `label` entry.
     Label {
+        /// The id of the entry the label is on.
         target_id: Box<str>,
         /// As written (not trimmed); `None` when absent or `null`.
         label: Option<Box<str>>,
         /// The label entry's own timestamp.
         timestamp: Box<str>,
     },
+    /// A `session_info` entry.
     SessionInfo {
+        /// The name it sets; `None` when absent or `null` (it clears the name).
         name: Option<Box<str>>,
     },
+    /// A `leaf` control entry (tree views hide it).
     Leaf {
+        /// Where it moved the leaf; `None` before the first entry.
         target_id: Option<Box<str>>,
     },
+    /// A `context_edit` entry.
     ContextEdit {
+        /// The id of the entry whose contribution the edit changes.
         target_id: Box<str>,
         /// The replacement is `null` (the target is left out).
         omit: bool,
     },
+    /// A `usage` entry.
     Usage {
+        /// What the tokens were spent on (`cache_warm`, ...).
         kind: Box<str>,
+        /// The provider billed.
         provider: Box<str>,
+        /// The model that spent them.
         model: Box<str>,
     },
     /// An entry type this version does not know.
     Other {
+        /// The `type` as written.
         entry_type: Box<str>,
     },
 }
@@ -236,7 +296,9 @@ impl RowKind {
 /// One entry as a tree view shows it (see the module docs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowSummary {
+    /// The entry id.
     pub id: Box<str>,
+    /// The entry's `parentId`; `None` for a root.
     pub parent_id: Option<Box<str>>,
     /// The entry's timestamp in Unix ms; `i64::MAX` when it does not parse (sorts last).
     pub time: i64,

@@ -15,10 +15,13 @@ use crate::workers::ordered_rows;
 /// storage: the TUI's `/tree` search summarizes again with longer texts at its first keystroke
 /// (DECISIONS §25.82). Summaries are in log order, one per entry.
 pub trait RowSource: Send + Sync {
+    /// Every entry of the log as it was, summarized with `caps`, in log order. Errors when the
+    /// stored lines can no longer be read (a file changed underneath).
     fn summaries(&self, caps: RowCaps) -> Result<Vec<RowSummary>>;
 }
 
 /// A source over parsed entries (the default for backends without a line index).
+#[derive(Debug)]
 pub struct EntryRows(pub Vec<SessionEntry>);
 
 impl RowSource for EntryRows {
