@@ -18,7 +18,7 @@ pub use files::{DIR_MODE, FILE_MODE};
 pub use list::holds_conversation;
 pub use repo::{JsonlRepository, Layout, Migration};
 pub use storage::{JsonlStorage, OpenReport, TornTail};
-pub use writer::{FileWriter, SessionWriter, SyncPolicy, WriterFactory};
+pub use writer::{FileWriter, SessionWriter, SyncPolicy, UnknownSyncPolicy, WriterFactory};
 
 /// Names the file only: the index and the write side are internal and large.
 impl std::fmt::Debug for JsonlStorage {

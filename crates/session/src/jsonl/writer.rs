@@ -28,16 +28,19 @@ impl SyncPolicy {
     }
 }
 
+/// A name [`SyncPolicy`]'s `FromStr` does not know; the name is kept for the message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown sync policy {0:?} (expected always, save_point or never)")]
+pub struct UnknownSyncPolicy(pub String);
+
 impl FromStr for SyncPolicy {
-    type Err = String;
+    type Err = UnknownSyncPolicy;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "always" => Ok(SyncPolicy::Always),
             "save_point" | "save-point" => Ok(SyncPolicy::SavePoint),
             "never" => Ok(SyncPolicy::Never),
-            other => Err(format!(
-                "unknown sync policy {other:?} (expected always, save_point or never)"
-            )),
+            other => Err(UnknownSyncPolicy(other.to_owned())),
         }
     }
 }
@@ -96,6 +99,10 @@ mod tests {
             assert_eq!(p.as_str().parse::<SyncPolicy>(), Ok(p));
         }
         assert_eq!(SyncPolicy::default(), SyncPolicy::SavePoint);
-        assert!("sometimes".parse::<SyncPolicy>().is_err());
+        let err = "sometimes".parse::<SyncPolicy>().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown sync policy \"sometimes\" (expected always, save_point or never)"
+        );
     }
 }
