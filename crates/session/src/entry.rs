@@ -365,7 +365,7 @@ pub struct SessionEntry {
 
 /// The envelope every entry line carries, as the strict loader checks it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Envelope {
+pub(crate) struct Envelope {
     /// The `type` string; any value (unknown types are kept).
     pub entry_type: String,
     /// The non-empty `id`.
@@ -381,7 +381,7 @@ impl Envelope {
     /// non-empty string, `parentId` a string or null, `timestamp` a string.
     /// (`shift_remove` keeps the remaining keys in file order; `remove` would move the last key
     /// into the hole and reorder unknown fields when the entry is written back.)
-    pub fn take(map: &mut Map<String, Value>) -> Result<Self, SessionError> {
+    pub(crate) fn take(map: &mut Map<String, Value>) -> Result<Self, SessionError> {
         Self::take_fields(map)
     }
 

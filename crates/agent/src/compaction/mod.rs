@@ -34,7 +34,7 @@ pub use auto::{
 pub use error::{BranchSummaryError, CompactionError};
 pub use file_ops::{format_file_operations, FileLists, FileOperations};
 pub use plan::compaction_plan_json;
-pub use prepare::{prepare_compaction, CompactionPreparation, CutPoint};
+pub use prepare::{prepare_compaction, CompactionPreparation};
 pub use serialize::serialize_conversation;
 pub use settings::{CompactionSettings, DEFAULT_KEEP_RECENT_TOKENS, DEFAULT_RESERVE_TOKENS};
 pub use summarize::{

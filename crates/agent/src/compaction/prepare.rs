@@ -40,7 +40,7 @@ pub struct CompactionPreparation {
 
 /// A cut over projected entries: indices into the projected list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CutPoint {
+pub(crate) struct CutPoint {
     /// Index of the first kept entry in the path.
     pub first_kept_entry_index: usize,
     /// The entry that starts the split turn (`None` when the cut is at a turn start).

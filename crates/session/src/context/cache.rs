@@ -72,6 +72,7 @@ fn next_generation() -> u64 {
 
 impl ProjectionCache {
     /// Builds the projection of a full root→leaf ancestry.
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // tests build one directly
     pub fn new(path: Vec<SessionEntry>, projectors: HashMap<String, CustomProjector>) -> Self {
         Self::from_window(path, DerivedState::default(), projectors)
     }
@@ -129,6 +130,7 @@ impl ProjectionCache {
     }
 
     /// Derived settings of the leaf.
+    #[cfg_attr(not(feature = "internals"), allow(dead_code))] // read by tests only
     pub fn state(&self) -> &DerivedState {
         &self.state
     }

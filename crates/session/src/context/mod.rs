@@ -3,13 +3,13 @@
 //! - [`projection`]: the pure pipeline of DECISIONS §3 (paths, derived state, compaction
 //!   window, entry transforms, custom projectors, context edits).
 //! - [`convert`]: `convert_to_llm` and the four summary wrapper constants.
-//! - [`cache`]: the same projection maintained incrementally per leaf, for `Session`.
+//! - `cache`: the same projection maintained incrementally per leaf, for `Session`.
 //! - [`entries`]: the list the context is projected from, read from any backend, and
 //!   [`renderer`]: how that list is turned into bytes (the streamed `session context --json`).
 //! - [`stream`]: the context written as JSON without holding it.
 //! - [`orphans`]: tool results without their call, repaired before a request.
 
-pub mod cache;
+pub(crate) mod cache;
 pub mod convert;
 pub mod entries;
 pub mod orphans;
@@ -18,6 +18,9 @@ pub mod projection;
 pub mod renderer;
 pub mod stream;
 
+/// The incremental projection cache behind `Session::build_context` (feature `internals`, for
+/// tests; not a stable API).
+#[cfg(feature = "internals")]
 pub use cache::ProjectionCache;
 pub use convert::{
     convert_to_llm, BRANCH_SUMMARY_PREFIX, BRANCH_SUMMARY_SUFFIX, COMPACTION_SUMMARY_PREFIX,

@@ -12,13 +12,17 @@ mod migrate;
 mod pending;
 mod repo;
 mod storage;
-pub mod writer;
+mod writer;
 
 pub use files::{DIR_MODE, FILE_MODE};
 pub use list::holds_conversation;
 pub use repo::{JsonlRepository, Layout, Migration};
 pub use storage::{JsonlStorage, OpenReport, TornTail};
-pub use writer::{FileWriter, SessionWriter, SyncPolicy, UnknownSyncPolicy, WriterFactory};
+/// The byte sink under a session file, replaceable in tests to simulate failing disks (feature
+/// `internals`, not a stable API).
+#[cfg(feature = "internals")]
+pub use writer::{FileWriter, SessionWriter, WriterFactory};
+pub use writer::{SyncPolicy, UnknownSyncPolicy};
 
 /// Names the file only: the index and the write side are internal and large.
 impl std::fmt::Debug for JsonlStorage {
