@@ -7,7 +7,7 @@ use arbor_session_postgres::scratch::ScratchSchema;
 
 use super::{arbor, fixture_files, Run};
 
-fn server() -> Option<String> {
+pub(super) fn server() -> Option<String> {
     match std::env::var("ARBOR_TEST_POSTGRES_URL") {
         Ok(u) if !u.is_empty() => Some(u),
         _ => {

@@ -171,7 +171,15 @@ impl SearchPicker {
                     },
                 ),
                 Span::styled(preview(&session, 40), t.text),
-                Span::styled(format!("  {} {}", hit.kind, hit.entry_id), t.dim),
+                Span::styled(
+                    format!(
+                        "  {} {}{}",
+                        hit.kind,
+                        hit.entry_id,
+                        crate::session_search::store_mark(hit)
+                    ),
+                    t.dim,
+                ),
             ]);
             let snippet = Line::styled(
                 format!(
