@@ -129,10 +129,7 @@ fn store_name(repo: &arbor_session_postgres::PostgresRepository) -> String {
 /// The warning for a store left out of a search. The connection's errors name the server
 /// without its password (DECISIONS §24.13).
 fn store_warning(store: &str, e: &CliError) -> String {
-    format!(
-        "{store} was not searched: {}; the hits are from session files only",
-        arbor_search::chain(e)
-    )
+    format!("{store} was not searched: {e}; the hits are from session files only")
 }
 
 fn files_root(repo: &JsonlRepository) -> PathBuf {

@@ -192,3 +192,126 @@ fn an_unreachable_store_leaves_the_file_hits_with_a_warning_naming_it() {
     );
     assert!(!out.stderr.contains("s3cr3t"), "{}", out.stderr);
 }
+
+/// A TCP port in front of the test server's Unix socket whose door can be closed: new
+/// connections are refused from then on while those already open (the agent's own) carry on,
+/// so the store becomes unreachable in the middle of a run.
+struct Doorway {
+    /// The store's connection string through the door (no password).
+    url: String,
+    accept: tokio::task::JoinHandle<()>,
+}
+
+impl Doorway {
+    /// `None` (with a line saying so) when the test server is not on a Unix socket
+    /// (`postgresql:///DB?host=/DIR&user=USER`, what `.ci/postgres.sh` gives).
+    async fn open(url: &str) -> Option<Doorway> {
+        let socket = unix_socket_of(url);
+        let Some((socket, user, db)) = socket else {
+            eprintln!("SKIPPED unreachable-store RPC test: {url} is not a Unix-socket URL");
+            return None;
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accept = tokio::spawn(async move {
+            while let Ok((mut tcp, _)) = listener.accept().await {
+                let socket = socket.clone();
+                tokio::spawn(async move {
+                    if let Ok(mut unix) = tokio::net::UnixStream::connect(&socket).await {
+                        let _ = tokio::io::copy_bidirectional(&mut tcp, &mut unix).await;
+                    }
+                });
+            }
+        });
+        Some(Doorway {
+            url: format!("postgres://{user}@127.0.0.1:{port}/{db}"),
+            accept,
+        })
+    }
+
+    /// Stops accepting: the port refuses every new connection.
+    async fn close(self) {
+        self.accept.abort();
+        let _ = self.accept.await;
+    }
+}
+
+/// The socket file, user and database of `postgresql:///DB?host=/DIR&user=USER[&port=N]`.
+fn unix_socket_of(url: &str) -> Option<(std::path::PathBuf, String, String)> {
+    let rest = url
+        .strip_prefix("postgresql:///")
+        .or_else(|| url.strip_prefix("postgres:///"))?;
+    let (db, query) = rest.split_once('?')?;
+    let param = |name: &str| {
+        query
+            .split('&')
+            .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
+            .map(str::to_owned)
+    };
+    let dir = param("host").filter(|h| h.starts_with('/'))?;
+    let port = param("port").unwrap_or_else(|| "5432".into());
+    let socket = Path::new(&dir).join(format!(".s.PGSQL.{port}"));
+    Some((socket, param("user")?, db.to_owned()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rpc_search_when_the_store_becomes_unreachable_answers_the_file_hits_and_a_warning() {
+    let Some(url) = super::postgres::server() else {
+        return;
+    };
+    let Some(door) = Doorway::open(&url).await else {
+        return;
+    };
+    let schema = ScratchSchema::new(&url);
+    let server = arbor_test_support::MockServer::start().await.unwrap();
+    let lab = super::agent_e2e::lab(&server);
+    session(
+        &lab.home,
+        lab.repo.to_str().unwrap(),
+        "019a0000-0000-7000-8000-0000000000f4",
+        &[("f1", None, user("the heron file note"))],
+    );
+    import_session(
+        &schema,
+        &lab.home,
+        "019a0000-0000-7000-8000-0000000000f5",
+        "/work/zoo",
+        &[user_line("s1", None, 1, "the heron store note")],
+    )
+    .await;
+    let store = door.url.clone();
+    let mut rpc = Rpc::start_with_env(
+        &lab,
+        &["--session-store", &store],
+        &[("ARBOR_POSTGRES_SCHEMA", &schema.name)],
+    );
+    let both = rpc
+        .call(r#"{"type":"search","id":"s1","query":"heron"}"#)
+        .await;
+    assert_eq!(both["data"]["hits"].as_array().unwrap().len(), 2, "{both}");
+    door.close().await;
+    let files = rpc
+        .call(r#"{"type":"search","id":"s2","query":"heron"}"#)
+        .await;
+    assert_eq!(files["success"], true, "{files}");
+    let hits = files["data"]["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 1, "{files}");
+    assert_eq!(hits[0]["entryId"], "f1");
+    assert_eq!(hits[0].get("store"), None, "{files}");
+    let warnings = files["data"]["warnings"].as_array().unwrap();
+    assert_eq!(warnings.len(), 1, "{files}");
+    let warning = warnings[0].as_str().unwrap();
+    assert!(
+        warning.starts_with(&format!(
+            "the session store (schema {}) was not searched: ",
+            schema.name
+        )),
+        "{warning}"
+    );
+    assert!(warning.contains(&store), "{warning}");
+    assert!(
+        warning.ends_with("; the hits are from session files only"),
+        "{warning}"
+    );
+    rpc.finish().await;
+}
