@@ -65,6 +65,17 @@ async fn search_opens_a_hit_on_its_entry_in_the_tree() {
     let selected: Vec<&str> = tree.lines().filter(|l| l.contains('›')).collect();
     assert_eq!(selected.len(), 1, "{tree}");
     assert!(selected[0].contains("flamingo cache is too slow"), "{tree}");
+    // The same hit again, now in the session open: the tree opens on it, nothing is switched
+    // (a second open would find the file locked by this run; DECISIONS §34.22).
+    close_tree(&tmux).await;
+    tmux.literal("/search flamingo slow").await;
+    tmux.keys(&["Enter"]).await;
+    tmux.wait_for("1 hit").await;
+    tmux.keys(&["Enter"]).await;
+    let tree = tmux.wait_for("Session tree").await;
+    let selected: Vec<&str> = tree.lines().filter(|l| l.contains('›')).collect();
+    assert_eq!(selected.len(), 1, "{tree}");
+    assert!(selected[0].contains("flamingo cache is too slow"), "{tree}");
     close_tree_and_quit(&tmux).await;
 }
 
@@ -100,6 +111,17 @@ async fn search_opens_a_store_hit_on_its_entry_in_the_tree() {
         ],
     )
     .await;
+    // And a session file of this project.
+    super::session_search::session(
+        &home,
+        repo.to_str().unwrap(),
+        "019a0000-0000-7000-8000-0000000000e3",
+        &[(
+            "p1",
+            None,
+            super::session_search::user("the pelican file note"),
+        )],
+    );
     let models = json!({"providers": {
         "mock": {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "test-key",
                  "models": [{"id": "mock-model", "name": "Mock Model", "contextWindow": 32000, "maxTokens": 4096}]}
@@ -141,18 +163,34 @@ async fn search_opens_a_store_hit_on_its_entry_in_the_tree() {
     assert_eq!(selected.len(), 1, "{tree}");
     assert!(selected[0].contains("flamingo cache is too slow"), "{tree}");
     assert!(tree.contains("the plain cache works"), "{tree}");
+    // A session file's hit opens that file, though the run is on the store (DECISIONS §34.22).
+    close_tree(&tmux).await;
+    tmux.literal("/search pelican").await;
+    tmux.keys(&["Enter"]).await;
+    let screen = tmux.wait_for("1 hit").await;
+    assert!(!screen.contains("[store]"), "{screen}");
+    tmux.keys(&["Enter"]).await;
+    let tree = tmux.wait_for("Session tree").await;
+    let selected: Vec<&str> = tree.lines().filter(|l| l.contains('›')).collect();
+    assert_eq!(selected.len(), 1, "{tree}");
+    assert!(selected[0].contains("the pelican file note"), "{tree}");
     close_tree_and_quit(&tmux).await;
 }
 
-/// Closes the tree with Escape and quits. `/quit` is typed only once the tree is gone: sent
-/// right after Escape, the terminal may read the two as one Alt+/ key and the `/` is lost.
-async fn close_tree_and_quit(tmux: &Tmux) {
+/// Closes the tree with Escape and waits until it is gone: what is typed right after Escape
+/// may be read with it as one Alt key (Alt+/ loses the `/` of a command).
+async fn close_tree(tmux: &Tmux) {
     tmux.keys(&["Escape"]).await;
     let start = std::time::Instant::now();
     while tmux.capture().await.contains("Session tree") {
         assert!(start.elapsed().as_secs() < 15, "Escape left the tree open");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+}
+
+/// Closes the tree and quits.
+async fn close_tree_and_quit(tmux: &Tmux) {
+    close_tree(tmux).await;
     tmux.literal("/quit").await;
     tmux.keys(&["Enter"]).await;
     tmux.wait_gone().await;
