@@ -504,6 +504,7 @@ async fn search(
         since: args.since,
         cwd: if args.cwd { Some(current_dir()?) } else { None },
         limit: (!args.all).then_some(crate::session_search::DEFAULT_LIMIT),
+        // Set by the search to the store it reaches (DECISIONS §34.20).
         stores: arbor_search::Stores::default(),
     };
     let outcome = crate::session_search::run(&dirs, store, query).await?;

@@ -129,7 +129,16 @@ fn store_name(repo: &arbor_session_postgres::PostgresRepository) -> String {
 /// The warning for a store left out of a search. The connection's errors name the server
 /// without its password (DECISIONS §24.13).
 fn store_warning(store: &str, e: &CliError) -> String {
-    format!("{store} was not searched: {e}; the hits are from session files only")
+    format!("{store} was not searched: {e}{STORE_WARNING_END}")
+}
+
+/// How the warning for a store left out of a search ends.
+const STORE_WARNING_END: &str = "; the hits are from session files only";
+
+/// Whether `warning` is the one for a store left out of a search (the TUI shows it whole
+/// and only counts the skipped files).
+pub fn is_store_warning(warning: &str) -> bool {
+    warning.ends_with(STORE_WARNING_END)
 }
 
 fn files_root(repo: &JsonlRepository) -> PathBuf {

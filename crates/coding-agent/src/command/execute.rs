@@ -306,6 +306,7 @@ pub async fn execute(
                     .unwrap_or(false)
                     .then(|| app.cwd.to_string_lossy().into_owned()),
                 limit: Some(limit.unwrap_or(crate::session_search::DEFAULT_LIMIT)),
+                // Set by the search to the store it reaches (DECISIONS §34.20).
                 stores: arbor_search::Stores::default(),
             };
             let store = app.session_store.as_deref();

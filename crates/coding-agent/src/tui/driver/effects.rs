@@ -520,7 +520,7 @@ impl Driver {
         };
         if let Some(Overlay::Search(picker)) = &mut self.state.overlay {
             match result {
-                Ok(outcome) => picker.set_results(&words, outcome.hits, outcome.warnings.len()),
+                Ok(outcome) => picker.set_results(&words, outcome.hits, &outcome.warnings),
                 Err(e) => picker.set_error(e.to_string()),
             }
         }
