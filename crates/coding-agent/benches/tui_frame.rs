@@ -64,6 +64,7 @@ fn ctx(faux: &FauxProvider, session: Arc<Session>, harness: AgentHarness) -> Tui
         settings: Settings::from_value(serde_json::json!({})),
         cwd: std::env::temp_dir(),
         repo: None,
+        session_store: None,
         checkpoints: None,
         env_policy: Default::default(),
         resources: arbor_coding_agent::resources::LiveResources::empty(std::path::Path::new(

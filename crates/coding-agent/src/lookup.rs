@@ -196,6 +196,12 @@ pub fn read_header(path: &Path) -> Result<SessionHeader> {
     })
 }
 
+/// Whether `named` (a store session's id or location `<server>#<id>`) names the session
+/// with id `id`: a switch to the session already open is no switch.
+pub fn names_store_session(named: &str, id: &str) -> bool {
+    named == id || named.rsplit_once('#').is_some_and(|(_, tail)| tail == id)
+}
+
 fn is_jsonl(path: &Path) -> bool {
     path.extension().is_some_and(|e| e == "jsonl")
 }

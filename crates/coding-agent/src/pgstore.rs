@@ -29,18 +29,23 @@ pub async fn connect(url: &str) -> Result<PostgresRepository> {
                 .into(),
         ));
     }
-    let mut options = PostgresOptions::default();
-    if let Some(schema) = std::env::var("ARBOR_POSTGRES_SCHEMA")
-        .ok()
-        .filter(|s| !s.is_empty())
-    {
-        options.schema = schema;
-    }
+    let mut options = PostgresOptions {
+        schema: schema(),
+        ..PostgresOptions::default()
+    };
     // A private CA for TLS stores (needs a build with the `tls-rustls` feature).
     if let Some(ca) = std::env::var_os("ARBOR_POSTGRES_SSLROOTCERT").filter(|s| !s.is_empty()) {
         options.tls_root_cert = Some(PathBuf::from(ca));
     }
     Ok(PostgresRepository::connect_with(url, options).await?)
+}
+
+/// The schema the store's tables are in: `ARBOR_POSTGRES_SCHEMA`, else the default (`arbor`).
+pub fn schema() -> String {
+    std::env::var("ARBOR_POSTGRES_SCHEMA")
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| PostgresOptions::default().schema)
 }
 
 async fn open(repo: &PostgresRepository, session: &str) -> Result<PostgresStorage> {
@@ -132,6 +137,12 @@ pub async fn import(url: &str, files: &[PathBuf]) -> Result<Vec<(PathBuf, String
 pub async fn export(url: &str, session: &str, out: &Path) -> Result<u64> {
     let repo = connect(url).await?;
     Ok(repo.export_jsonl(session, out).await?)
+}
+
+/// Opens the store session named by id or location for the agent to write to (RPC
+/// `switch_session` with a store, DECISIONS §34.22).
+pub async fn open_for_writing(url: &str, session: &str) -> Result<PostgresStorage> {
+    Ok(connect(url).await?.open(session).await?)
 }
 
 /// The agent's session in a PostgreSQL store (`--session-store` / `sessionStore`, DECISIONS

@@ -504,11 +504,10 @@ async fn search(
         since: args.since,
         cwd: if args.cwd { Some(current_dir()?) } else { None },
         limit: (!args.all).then_some(crate::session_search::DEFAULT_LIMIT),
+        // Set by the search to the store it reaches (DECISIONS §34.20).
+        stores: arbor_search::Stores::default(),
     };
-    let outcome = match store {
-        Some(url) => crate::session_search::run_with_store(&dirs, url, query).await?,
-        None => crate::session_search::run(&dirs, query).await?,
-    };
+    let outcome = crate::session_search::run(&dirs, store, query).await?;
     for warning in &outcome.warnings {
         eprintln!("arbor: warning: {warning}");
     }

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 
 pub use error::{Result, SearchError};
-pub use query::{check_since, words, BranchFilter, BranchState, Hit, Query, RANK_WINDOW};
+pub use query::{check_since, words, BranchFilter, BranchState, Hit, Query, Stores, RANK_WINDOW};
 pub use refresh::RefreshReport;
 pub use schema::{index_path, INDEX_FILE_NAME, SCHEMA_VERSION};
 pub use snippet::excerpt;

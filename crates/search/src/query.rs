@@ -47,6 +47,34 @@ pub struct Query {
     pub cwd: Option<String>,
     /// At most this many hits; `None` for all of them.
     pub limit: Option<usize>,
+    /// Which database stores' sessions may appear besides the session files.
+    pub stores: Stores,
+}
+
+/// The sessions of database stores a search may return, besides every session file's
+/// (DECISIONS §34.20). The index keeps a store's rows between searches, so a search that did
+/// not bring a store up to date (not asked for, or unreachable) leaves that store out rather
+/// than show stale hits it cannot cut snippets for.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Stores {
+    /// Every store the index holds.
+    #[default]
+    All,
+    /// Only the store of this name (as given to `refresh_store`).
+    Only(String),
+    /// No store: session files only.
+    FilesOnly,
+}
+
+impl Stores {
+    /// The SQL parameters: whether stores are filtered, and the one store let through.
+    fn params(&self) -> (bool, Option<&str>) {
+        match self {
+            Stores::All => (false, None),
+            Stores::Only(name) => (true, Some(name)),
+            Stores::FilesOnly => (true, None),
+        }
+    }
 }
 
 /// Whether a hit's entry is on the session's active path.
@@ -206,6 +234,7 @@ struct Filter {
     since: Option<String>,
     cwd: Option<String>,
     active: Option<bool>,
+    stores: Stores,
 }
 
 impl Filter {
@@ -218,6 +247,7 @@ impl Filter {
                 BranchFilter::Abandoned => Some(false),
                 BranchFilter::Any => None,
             },
+            stores: query.stores.clone(),
         }
     }
 }
@@ -291,9 +321,19 @@ fn hit(
          WHERE d.id = ?1
            AND (?2 IS NULL OR d.ts >= ?2)
            AND (?3 IS NULL OR f.cwd = ?3)
-           AND (?4 IS NULL OR coalesce(e.active, 0) = ?4)",
+           AND (?4 IS NULL OR coalesce(e.active, 0) = ?4)
+           AND (?5 = 0 OR f.store IS NULL OR f.store = ?6)",
     )?;
-    stmt.query_row(params![doc, filter.since, filter.cwd, filter.active], |r| {
+    let (store_filtered, only_store) = filter.stores.params();
+    let args = params![
+        doc,
+        filter.since,
+        filter.cwd,
+        filter.active,
+        store_filtered,
+        only_store
+    ];
+    stmt.query_row(args, |r| {
         Ok(Hit {
             session_id: r.get(0)?,
             path: r.get(1)?,

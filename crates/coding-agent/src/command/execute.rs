@@ -123,12 +123,16 @@ pub async fn execute(
             })))
         }
         Command::SwitchSession { session_path } => {
-            let path = required(session_path, "sessionPath")?;
-            let path = arbor_tools::path::resolve(&path, &app.cwd);
-            if !path.is_file() {
-                return Err(CommandError::SessionFileNotFound(path));
-            }
-            host.replace_session(SessionChoice::Open(path)).await?;
+            let named = required(session_path, "sessionPath")?;
+            let path = arbor_tools::path::resolve(&named, &app.cwd);
+            // With a store, a name that is no file is a store session's id or location (a
+            // search hit's `sessionId` or `path`, DECISIONS §34.22).
+            let choice = match &app.session_store {
+                _ if path.is_file() => SessionChoice::Open(path),
+                Some(_) => SessionChoice::OpenStored(named),
+                None => return Err(CommandError::SessionFileNotFound(path)),
+            };
+            host.replace_session(choice).await?;
             Ok(Some(Reply::SessionReplaced(SessionReplaced {
                 cancelled: false,
             })))
@@ -302,8 +306,11 @@ pub async fn execute(
                     .unwrap_or(false)
                     .then(|| app.cwd.to_string_lossy().into_owned()),
                 limit: Some(limit.unwrap_or(crate::session_search::DEFAULT_LIMIT)),
+                // Set by the search to the store it reaches (DECISIONS §34.20).
+                stores: arbor_search::Stores::default(),
             };
-            let outcome = crate::session_search::run_in(app.repo.clone(), query).await?;
+            let store = app.session_store.as_deref();
+            let outcome = crate::session_search::search(app.repo.clone(), store, query).await?;
             Ok(Some(Reply::Search(SearchReply {
                 hits: outcome.hits,
                 warnings: outcome.warnings,

@@ -51,6 +51,10 @@ pub struct App {
     pub scope: Vec<crate::scope::ScopedModel>,
     /// The repository the session came from (the TUI's `/resume` lists it).
     pub repo: JsonlRepository,
+    /// The PostgreSQL store the run writes its sessions to (`--session-store` /
+    /// `sessionStore`; `None` without one or with `--no-session`): `/search` and RPC `search`
+    /// search it besides the files (DECISIONS §34.9), RPC `switch_session` opens its sessions.
+    pub session_store: Option<String>,
     /// The workspace checkpoint hook added to the harness (`None`: checkpoints off, or
     /// `--no-session`). Pass it to [`crate::checkpoints::navigate`] for `/tree` and `/fork`.
     pub checkpoints: Option<Arc<CheckpointHook>>,
@@ -80,6 +84,8 @@ pub enum SessionChoice {
     New { parent: Option<String> },
     /// An existing session file.
     Open(PathBuf),
+    /// A session of the run's PostgreSQL store, by id or location (DECISIONS §34.22).
+    OpenStored(String),
     /// A new session copied from `source` up to `entry_id` (before or at it).
     Fork {
         source: PathBuf,
@@ -166,6 +172,11 @@ async fn start_with(
     };
     let mut fork_state = None;
     let mut forked_session = false;
+    // Whether the session is one of the store's (it then has a location, not a file).
+    let mut in_store = false;
+    // A `--session` naming a session file opens that file even when a store is configured: a
+    // store's sessions are named by id or location, never by a path (DECISIONS §34.22).
+    let session_names_file = a.session.as_deref().is_some_and(|s| Path::new(s).is_file());
     let storage: Arc<dyn SessionStorage> = if let Some(r) = &restart {
         match &r.choice {
             SessionChoice::New { parent } if a.no_session => {
@@ -185,6 +196,16 @@ async fn start_with(
                 missing_cwd(&header, path, &cwd)?;
                 opened_existing = true;
                 Arc::new(repo.open(&path.display().to_string()).await?)
+            }
+            SessionChoice::OpenStored(session) => {
+                let url = store_url.as_deref().ok_or_else(|| {
+                    CliError::Usage(format!(
+                        "{session}: no session store is configured to open it from"
+                    ))
+                })?;
+                opened_existing = true;
+                in_store = true;
+                Arc::new(crate::pgstore::open_for_writing(url, session).await?)
             }
             SessionChoice::Fork {
                 source,
@@ -206,9 +227,10 @@ async fn start_with(
         }
     } else if a.no_session {
         Arc::new(MemoryStorage::new(cwd_text.clone()))
-    } else if let Some(url) = &store_url {
+    } else if let Some(url) = store_url.as_ref().filter(|_| !session_names_file) {
         let (storage, existed) = crate::pgstore::agent_session(a, url, &cwd_text).await?;
         opened_existing = existed;
+        in_store = true;
         Arc::new(storage)
     } else if let Some(src) = &a.fork {
         let path = find_session(src, &dir, layout, &cwd)?;
@@ -280,7 +302,7 @@ async fn start_with(
             .as_ref()
             .is_some_and(|r| !matches!(r.choice, SessionChoice::New { .. }));
     // A store session has a location (`postgres://user@host/db#id`), not a file.
-    let session_file = (stored && store_url.is_none()).then(|| PathBuf::from(storage.location()));
+    let session_file = (stored && !in_store).then(|| PathBuf::from(storage.location()));
     // Every entry passes the redactor before it is stored (DECISIONS §30.9).
     let storage: Arc<dyn SessionStorage> = Arc::new(crate::secrets::RedactingStorage::new(
         storage,
@@ -515,6 +537,7 @@ async fn start_with(
         cwd,
         scope: scope.models,
         repo,
+        session_store: store_url.filter(|_| !a.no_session),
         checkpoints,
         secrets,
         trust,

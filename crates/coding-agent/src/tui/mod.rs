@@ -251,6 +251,13 @@ pub async fn run(mut args: AgentArgs, session_dir: Option<&Path>) -> Result<Exit
                             .await;
                     }
                 }
+                // A hit in the session already open: no switch (it would find the session
+                // locked by this run), the tree opens on the entry.
+                Effect::OpenSessionAt { location, entry_id }
+                    if driver.app.is_current(&location) =>
+                {
+                    driver.open_tree_at(&entry_id).await;
+                }
                 Effect::New
                 | Effect::Clone
                 | Effect::ForkAt { .. }

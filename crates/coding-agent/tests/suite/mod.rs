@@ -25,6 +25,7 @@ mod rpc_concurrency;
 mod rpc_parity;
 mod rpc_replay;
 mod run_endings;
+mod search_store;
 mod session_files;
 mod session_search;
 mod store_fuzz;

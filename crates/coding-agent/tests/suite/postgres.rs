@@ -7,7 +7,7 @@ use arbor_session_postgres::scratch::ScratchSchema;
 
 use super::{arbor, fixture_files, Run};
 
-fn server() -> Option<String> {
+pub(super) fn server() -> Option<String> {
     match std::env::var("ARBOR_TEST_POSTGRES_URL") {
         Ok(u) if !u.is_empty() => Some(u),
         _ => {
@@ -411,4 +411,25 @@ fn session_search_with_store_finds_the_stored_sessions() {
             "{hits:?}"
         );
     }
+    // The text form marks a store's hit (DECISIONS §34.21).
+    let text = run(
+        home.path(),
+        &schema,
+        &["session", "search", "--store", &url, "walrus migration"],
+    );
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    let heading = text.stdout.lines().next().unwrap_or_default();
+    assert!(
+        heading.ends_with("entry u1  user  [store]"),
+        "{}",
+        text.stdout
+    );
+    // Without the store, its rows kept in the index are not shown (DECISIONS §34.20).
+    let files_only = run(
+        home.path(),
+        &schema,
+        &["session", "search", "--json", "walrus migration"],
+    );
+    assert_eq!(files_only.code, 0, "{}", files_only.stderr);
+    assert_eq!(files_only.stdout, "[]\n");
 }

@@ -52,10 +52,16 @@ pub(super) struct Rpc {
 
 impl Rpc {
     pub(super) fn start(lab: &Lab, extra: &[&str]) -> Rpc {
+        Rpc::start_with_env(lab, extra, &[])
+    }
+
+    /// [`Rpc::start`] with these variables set for `arbor`.
+    pub(super) fn start_with_env(lab: &Lab, extra: &[&str], env: &[(&str, &str)]) -> Rpc {
         let mut child = lab
             .cmd()
             .args(["--mode", "rpc", "--model", "mock/mock-model"])
             .args(extra)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .spawn()
             .unwrap();

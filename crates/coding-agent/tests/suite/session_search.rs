@@ -8,7 +8,12 @@ use super::{ok, run_in};
 
 /// Writes a session file of `entries` (each `(id, parent, fields)`) under `home`'s sessions
 /// root, in the folder of `cwd`.
-fn session(home: &Path, cwd: &str, id: &str, entries: &[(&str, Option<&str>, Value)]) -> PathBuf {
+pub(super) fn session(
+    home: &Path,
+    cwd: &str,
+    id: &str,
+    entries: &[(&str, Option<&str>, Value)],
+) -> PathBuf {
     let dir = home
         .join("sessions")
         .join(arbor_agent::session::jsonl::layout::encode_cwd(cwd));
@@ -34,7 +39,7 @@ fn session(home: &Path, cwd: &str, id: &str, entries: &[(&str, Option<&str>, Val
     path
 }
 
-fn user(text: &str) -> Value {
+pub(super) fn user(text: &str) -> Value {
     json!({"type": "message", "message": {"role": "user", "content": text, "timestamp": 1}})
 }
 

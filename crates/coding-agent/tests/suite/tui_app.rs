@@ -72,6 +72,7 @@ pub(crate) async fn rig_with_settings(settings: serde_json::Value) -> Rig {
         settings: Settings::from_value(settings),
         cwd: PathBuf::from("/work/project"),
         repo: None,
+        session_store: None,
         checkpoints: None,
         env_policy: Default::default(),
         resources: arbor_coding_agent::resources::LiveResources::empty(std::path::Path::new(
@@ -508,6 +509,7 @@ pub(crate) async fn rig_over(
         settings: Settings::from_value(settings),
         cwd: root.to_path_buf(),
         repo: None,
+        session_store: None,
         checkpoints: Some(hook),
         env_policy: Default::default(),
         resources: arbor_coding_agent::resources::LiveResources::empty(root),

@@ -76,6 +76,7 @@ async fn resumed() -> (FauxProvider, Driver) {
         settings: Settings::from_value(json!({"retry": {"enabled": false}})),
         cwd: "/work/project".into(),
         repo: None,
+        session_store: None,
         checkpoints: None,
         env_policy: Default::default(),
         resources: arbor_coding_agent::resources::LiveResources::empty(std::path::Path::new(
@@ -251,6 +252,7 @@ async fn a_short_session_loads_at_once() {
         settings: Settings::from_value(json!({})),
         cwd: "/work/project".into(),
         repo: None,
+        session_store: None,
         checkpoints: None,
         env_policy: Default::default(),
         resources: arbor_coding_agent::resources::LiveResources::empty(std::path::Path::new(

@@ -5,7 +5,7 @@
 use std::future::Future;
 
 use arbor_ai::types::{Content, Message, UserMessage};
-use arbor_search::{fill_stored_snippets, BranchState, Query, RefreshReport, SearchIndex};
+use arbor_search::{fill_stored_snippets, BranchState, Query, RefreshReport, SearchIndex, Stores};
 use arbor_session::{
     CreateOptions, EntryDraft, EntryKind, MemoryRepository, SessionRepository, SessionStorage,
 };
@@ -90,6 +90,17 @@ where
     );
     fill_stored_snippets(&mut hits, "walrus migration", open).await;
     assert_eq!(hits[0].snippet, "the walrus migration plan");
+    // The store scope (DECISIONS §34.20): this store's rows appear when it is named, not when
+    // another store or the session files alone are asked for.
+    let scoped = |stores: Stores| Query {
+        stores,
+        ..query("walrus migration")
+    };
+    let only = index.search(&scoped(Stores::Only(store.into()))).unwrap();
+    assert_eq!(only.len(), 1, "{only:?}");
+    let other = Stores::Only(format!("{store} (another)"));
+    assert!(index.search(&scoped(other)).unwrap().is_empty());
+    assert!(index.search(&scoped(Stores::FilesOnly)).unwrap().is_empty());
 
     // Branch back to u1 and continue there: u2 is abandoned, the new entry active.
     a.set_leaf(Some(&u1)).await.unwrap();

@@ -103,6 +103,12 @@ impl Rpc {
                 return Ok(());
             }
         }
+        // So would the store session already open (named by id or `<server>#<id>`).
+        if let SessionChoice::OpenStored(named) = &restart.choice {
+            if crate::lookup::names_store_session(named, &old.header.id) {
+                return Ok(());
+            }
+        }
         let app = crate::startup::restart(&self.args, self.session_dir.as_deref(), restart).await?;
         app.harness.set_steering_mode(steering);
         app.harness.set_follow_up_mode(follow_up);

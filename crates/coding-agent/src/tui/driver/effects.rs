@@ -500,8 +500,9 @@ impl Driver {
         )
     }
 
-    /// Runs a `/search` and shows its hits in the open overlay (DECISIONS §34.11). Waits for
-    /// the index refresh: the first search of a large store reads every session once.
+    /// Runs a `/search` over the session files and the run's store (DECISIONS §34.9) and shows
+    /// its hits in the open overlay (§34.11). Waits for the index refresh: the first search of
+    /// a large store reads every session once.
     async fn run_search(&mut self, words: String) {
         let result = match &self.app.repo {
             Some(repo) => {
@@ -510,7 +511,8 @@ impl Driver {
                     limit: Some(SEARCH_HITS),
                     ..arbor_search::Query::default()
                 };
-                crate::session_search::run_in(repo.clone(), query).await
+                let store = self.app.session_store.as_deref();
+                crate::session_search::search(repo.clone(), store, query).await
             }
             None => Err(crate::error::CliError::Usage(
                 "No session store to search".into(),
@@ -518,7 +520,7 @@ impl Driver {
         };
         if let Some(Overlay::Search(picker)) = &mut self.state.overlay {
             match result {
-                Ok(outcome) => picker.set_results(&words, outcome.hits, outcome.warnings.len()),
+                Ok(outcome) => picker.set_results(&words, outcome.hits, &outcome.warnings),
                 Err(e) => picker.set_error(e.to_string()),
             }
         }

@@ -62,6 +62,9 @@ pub struct TuiApp {
     pub cwd: PathBuf,
     /// Where `/resume` lists sessions (`None`: in-memory tests).
     pub repo: Option<arbor_agent::session::JsonlRepository>,
+    /// The PostgreSQL store the run writes its sessions to: `/search` searches it too
+    /// (DECISIONS §34.9).
+    pub session_store: Option<String>,
     /// The workspace checkpoint hook (`None`: checkpoints off): `/tree` offers code restores
     /// only when it is there (DECISIONS §23.12).
     pub checkpoints: Option<Arc<crate::checkpoints::CheckpointHook>>,
@@ -106,6 +109,7 @@ impl TuiApp {
             settings: app.settings,
             cwd: app.cwd,
             repo: Some(app.repo),
+            session_store: app.session_store,
             checkpoints: app.checkpoints,
             env_policy: app.secrets.env_policy,
             resources: app.resources,
@@ -116,6 +120,18 @@ impl TuiApp {
                 app.secrets.redactor.clone(),
                 !app.scope.is_empty(),
             )),
+        }
+    }
+
+    /// Whether `location` (a session file's path, or a store session's id or location) names
+    /// the session this app runs on.
+    pub fn is_current(&self, location: &str) -> bool {
+        match &self.session_file {
+            Some(file) => file.as_path() == std::path::Path::new(location),
+            None => {
+                self.session_store.is_some()
+                    && crate::lookup::names_store_session(location, &self.session_id)
+            }
         }
     }
 }

@@ -62,14 +62,23 @@ impl SearchPicker {
         &self.hits
     }
 
-    /// Shows the hits of a finished search for `query`; `warnings` counts skipped files.
-    pub fn set_results(&mut self, query: &str, hits: Vec<Hit>, warnings: usize) {
+    /// Shows the hits of a finished search for `query` and its warnings: a store left out
+    /// in its own words (it names the store, DECISIONS §34.21), skipped files by their count.
+    pub fn set_results(&mut self, query: &str, hits: Vec<Hit>, warnings: &[String]) {
         self.searched = Some(query.to_owned());
         self.hits = hits;
         self.cursor = ListCursor::default();
-        self.status = (warnings > 0).then(|| {
-            format!("{warnings} session file(s) skipped (`arbor session search` names them)")
+        let (store, files): (Vec<&String>, Vec<&String>) = warnings
+            .iter()
+            .partition(|w| crate::session_search::is_store_warning(w));
+        let files = (!files.is_empty()).then(|| {
+            format!(
+                "{} session file(s) skipped (`arbor session search` names them)",
+                files.len()
+            )
         });
+        let parts: Vec<String> = store.into_iter().cloned().chain(files).collect();
+        self.status = (!parts.is_empty()).then(|| parts.join("; "));
     }
 
     /// Shows why a search failed; the previous hits stay.
@@ -171,7 +180,15 @@ impl SearchPicker {
                     },
                 ),
                 Span::styled(preview(&session, 40), t.text),
-                Span::styled(format!("  {} {}", hit.kind, hit.entry_id), t.dim),
+                Span::styled(
+                    format!(
+                        "  {} {}{}",
+                        hit.kind,
+                        hit.entry_id,
+                        crate::session_search::store_mark(hit)
+                    ),
+                    t.dim,
+                ),
             ]);
             let snippet = Line::styled(
                 format!(
@@ -210,5 +227,36 @@ impl SearchPicker {
                 w,
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store left out of the search is named in the status line; skipped files are counted
+    /// (DECISIONS §34.11, §34.21).
+    #[test]
+    fn the_status_names_a_left_out_store_and_counts_skipped_files() {
+        let mut picker = SearchPicker::new("heron", Theme::monochrome());
+        let store = "postgres://me@db/x (schema arbor) was not searched: storage error: refused; \
+                     the hits are from session files only"
+            .to_owned();
+        let file = |n: u8| format!("/s/{n}.jsonl: line 2: not JSON; skipped by search");
+        picker.set_results("heron", Vec::new(), &[file(1), store.clone(), file(2)]);
+        assert_eq!(
+            picker.status.as_deref(),
+            Some(
+                format!("{store}; 2 session file(s) skipped (`arbor session search` names them)")
+                    .as_str()
+            )
+        );
+        picker.set_results("heron", Vec::new(), &[file(1)]);
+        assert_eq!(
+            picker.status.as_deref(),
+            Some("1 session file(s) skipped (`arbor session search` names them)")
+        );
+        picker.set_results("heron", Vec::new(), &[]);
+        assert_eq!(picker.status, None);
     }
 }
