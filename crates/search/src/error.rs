@@ -18,7 +18,8 @@ pub enum SearchError {
         #[source]
         source: rusqlite::Error,
     },
-    /// The filesystem refused a step (creating the index's directory, reading a session file).
+    /// The filesystem refused a step on the index itself (creating its directory or file,
+    /// removing an old index); unreadable session files are warnings, not errors.
     #[error("search index {}: {what}", path.display())]
     Io {
         /// The file or directory involved.
