@@ -14,6 +14,7 @@ pub enum StoreKind {
 }
 
 impl StoreKind {
+    /// The lowercase name (`git`, `snapshot`), as serialized and as shown to users.
     pub fn as_str(self) -> &'static str {
         match self {
             StoreKind::Git => "git",
@@ -27,6 +28,7 @@ impl StoreKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Checkpoint {
+    /// The store the contents live in; a checkpoint restores only through a store of this kind.
     pub store: StoreKind,
     /// Git: the checkpoint commit. Snapshot: the manifest hash.
     pub id: String,
@@ -66,10 +68,13 @@ impl Checkpoint {
 /// How a path differs between two checkpoints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ChangeStatus {
+    /// Present in the newer checkpoint only.
     #[serde(rename = "A")]
     Added,
+    /// Present in both with different contents.
     #[serde(rename = "M")]
     Modified,
+    /// Present in the older checkpoint only.
     #[serde(rename = "D")]
     Deleted,
     /// The kind changed (file ⇄ symlink ⇄ submodule) or the executable bit.
@@ -78,6 +83,7 @@ pub enum ChangeStatus {
 }
 
 impl ChangeStatus {
+    /// The one-letter code git's `--name-status` uses (`A`, `M`, `D`, `T`), also the serialized form.
     pub fn letter(self) -> char {
         match self {
             ChangeStatus::Added => 'A',
@@ -91,7 +97,9 @@ impl ChangeStatus {
 /// One changed path (relative to the workspace root, `/`-separated).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Change {
+    /// How the path differs.
     pub status: ChangeStatus,
+    /// Relative to the workspace root, `/`-separated.
     pub path: String,
 }
 
@@ -103,11 +111,16 @@ pub enum Captured {
     /// A new checkpoint, with the paths changed since `previous` (or since HEAD when there was
     /// none).
     Created {
+        /// The checkpoint just written.
         checkpoint: Checkpoint,
+        /// Paths that differ from the previous checkpoint (or from HEAD when there was none).
         changed: Vec<Change>,
     },
     /// Not captured (snapshot store limits); `notice` says why, for the user.
-    Skipped { notice: String },
+    Skipped {
+        /// One sentence naming the limit that was exceeded.
+        notice: String,
+    },
 }
 
 /// What a restore did.
@@ -148,7 +161,9 @@ impl Default for RestoreOptions {
 /// A checkpoint kept alive for a session (a ref, or a snapshot store ref file).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredCheckpoint {
+    /// The session whose ref (or ref file) keeps it.
     pub session_id: String,
+    /// The checkpoint's id ([`Checkpoint::id`]).
     pub id: String,
     /// Unix seconds of the capture.
     pub created: i64,

@@ -199,6 +199,8 @@ impl GitStore {
         &self.toplevel
     }
 
+    /// This work tree's git dir (in a linked worktree, its own dir under the shared one); the
+    /// store keeps its private index and stamp under `<git_dir>/arbor/`.
     pub fn git_dir(&self) -> &Path {
         &self.git_dir
     }

@@ -8,6 +8,9 @@
 //! The crate knows nothing of sessions' entries or of terminals: the coding agent records each
 //! capture in the session and decides when to restore.
 
+#![deny(missing_docs)]
+#![deny(missing_debug_implementations)]
+
 // The modules are private: the crate's surface is the list below, so a file can move or split
 // without changing what users of the crate name.
 mod checkpoint;

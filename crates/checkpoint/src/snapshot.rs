@@ -41,7 +41,9 @@ use scan::{Scan, StatCache};
 /// Size and count limits above which a directory is not snapshotted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SnapshotLimits {
+    /// Total bytes of the captured files (skipped ones not counted); above it nothing is captured.
     pub max_bytes: u64,
+    /// Number of captured files; reaching it means nothing is captured.
     pub max_files: usize,
     /// A file above this size is left out and recorded as skipped (DECISIONS §27.41).
     pub max_file_bytes: u64,
@@ -110,6 +112,7 @@ impl SnapshotStore {
         })
     }
 
+    /// The directory this store snapshots (the session's cwd).
     pub fn root(&self) -> &Path {
         &self.root
     }

@@ -14,7 +14,9 @@ use crate::snapshot::{SnapshotLimits, SnapshotStore, DEFAULT_GRACE};
 /// The checkpoint store of one session in one directory.
 #[derive(Debug)]
 pub enum Workspace {
+    /// The directory is inside a git work tree: checkpoints are git objects.
     Git(GitStore),
+    /// Anywhere else: content-addressed snapshots under `<ARBOR_HOME>/checkpoints/`.
     Snapshot(SnapshotStore),
 }
 
@@ -31,6 +33,8 @@ pub struct PrunePolicy {
 }
 
 impl PrunePolicy {
+    /// The policy the user's `checkpoints` settings ask for (`maxAgeDays` 0: no age limit), with
+    /// the default grace period.
     pub fn from_settings(settings: &CheckpointSettings) -> Self {
         PrunePolicy {
             max_per_session: settings.max_per_session,
@@ -69,6 +73,7 @@ impl Workspace {
         }
     }
 
+    /// Which store this directory uses.
     pub fn kind(&self) -> StoreKind {
         match self {
             Workspace::Git(_) => StoreKind::Git,

@@ -20,6 +20,8 @@ pub struct Extracted {
     /// What kind of text this is, for display: `user`, `assistant`, `toolResult`, `bash`,
     /// `compaction`, `branch_summary`, `label`, `session_name`, `custom`.
     pub kind: &'static str,
+    /// The text to index: words separated by spaces or newlines, long outputs cut to their head
+    /// and tail.
     pub body: String,
 }
 
@@ -153,6 +155,7 @@ fn push(body: &mut String, text: &str) {
 /// Bytes of a tool's or command's output indexed from its start, and from its end (where a
 /// command's verdict is): DECISIONS §34.13.
 pub const OUTPUT_HEAD: usize = 6 * 1024;
+/// Bytes of a long output indexed from its end (see [`OUTPUT_HEAD`]).
 pub const OUTPUT_TAIL: usize = 2 * 1024;
 
 /// Pushes `text`, or when it is longer than [`OUTPUT_HEAD`] + [`OUTPUT_TAIL`] only its head and

@@ -10,6 +10,9 @@
 //! Layering: depends on `arbor-session` (entries are read by its readers, never parsed here)
 //! and `arbor-ai` (message types); nothing of providers, the agent loop or terminals.
 
+#![deny(missing_docs)]
+#![deny(missing_debug_implementations)]
+
 mod branch;
 pub mod error;
 pub mod extract;
@@ -32,7 +35,9 @@ pub use stored::fill_stored_snippets;
 
 use error::sql;
 
-/// An open search index.
+/// An open search index: one SQLite connection to the index file, used from one thread at a
+/// time.
+#[derive(Debug)]
 pub struct SearchIndex {
     path: PathBuf,
     conn: Connection,
@@ -41,7 +46,9 @@ pub struct SearchIndex {
 /// What [`SearchIndex::search_files`] found, and what it had to say about the way there.
 #[derive(Debug, Clone, Default)]
 pub struct Outcome {
+    /// The hits, best first, each with its snippet.
     pub hits: Vec<Hit>,
+    /// What the refresh before the search read, replaced and dropped.
     pub report: RefreshReport,
     /// Warnings about the index itself (rebuilt, unusable) and about skipped files.
     pub warnings: Vec<String>,

@@ -19,6 +19,7 @@ pub enum BranchFilter {
     Active,
     /// Only entries off that path: what was tried and left.
     Abandoned,
+    /// Entries on any branch.
     #[default]
     Any,
 }
@@ -40,6 +41,7 @@ impl BranchFilter {
 pub struct Query {
     /// The words to find (punctuation separates words, case and accents do not matter).
     pub text: String,
+    /// Which branch state hits must have (default: any).
     pub branch: BranchFilter,
     /// Only entries with a timestamp at or after this ISO date or date-time (UTC).
     pub since: Option<String>,
@@ -81,11 +83,14 @@ impl Stores {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BranchState {
+    /// On the path from the root to the session's current leaf.
     Active,
+    /// On a branch the session has left.
     Abandoned,
 }
 
 impl BranchState {
+    /// `active` or `abandoned`, as serialized and as accepted by [`BranchFilter::parse`].
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Active => "active",
@@ -98,19 +103,24 @@ impl BranchState {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Hit {
+    /// The session's id (its header's `id`).
     pub session_id: String,
     /// The session file.
     pub path: String,
+    /// The session's working directory.
     pub cwd: String,
+    /// The session's name as its latest `session_info` entry set it; `None` when unnamed.
     pub session_name: Option<String>,
     /// The entry to open the session on (for a label, the entry it labels).
     pub entry_id: String,
     /// The entry whose text matched (differs from `entry_id` for labels).
     pub matched_entry_id: String,
+    /// The matched entry's timestamp, ISO 8601 as stored in the session.
     pub timestamp: String,
     /// What matched: `user`, `assistant`, `toolResult`, `bash`, `compaction`,
     /// `branch_summary`, `label`, `session_name`, `custom`, `system`.
     pub kind: String,
+    /// Whether the entry is on the session's active path now.
     pub branch: BranchState,
     /// Whether the entry holds the query as an exact phrase.
     pub exact: bool,

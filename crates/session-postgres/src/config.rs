@@ -26,6 +26,7 @@ pub struct PostgresOptions {
     /// The schema holding Arbor's tables (created on first open). Several independent stores
     /// can share one database under different schemas. Lowercase letters, digits and `_`.
     pub schema: String,
+    /// How each append reaches the server's disk (default: [`Synchronous::Normal`]).
     pub synchronous: Synchronous,
     /// The server aborts any statement running longer (`statement_timeout`); `None` = no limit.
     pub statement_timeout: Option<Duration>,

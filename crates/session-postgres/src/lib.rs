@@ -22,6 +22,9 @@
 //! # Ok(()) }
 //! ```
 
+#![deny(missing_docs)]
+#![deny(missing_debug_implementations)]
+
 mod config;
 mod connector;
 mod db;

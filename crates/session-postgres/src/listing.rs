@@ -25,6 +25,8 @@ pub struct ListCursor {
 /// One listing page and the cursor of the next (`None` at the end).
 #[derive(Debug, Clone)]
 pub struct ListPage {
+    /// This page's sessions, newest first.
     pub result: ListResult,
+    /// Pass as [`ListQuery::after`] to get the next page; `None` when this page is the last.
     pub next: Option<ListCursor>,
 }

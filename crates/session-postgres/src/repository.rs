@@ -37,6 +37,8 @@ impl PostgresRepository {
         Self::connect_with(url, PostgresOptions::default()).await
     }
 
+    /// Like [`connect`](Self::connect), with `options` instead of the defaults (another schema,
+    /// durability, timeouts, pool size).
     pub async fn connect_with(url: &str, options: PostgresOptions) -> Result<Self> {
         Ok(Self {
             db: connect(url, options).await?,
@@ -48,6 +50,7 @@ impl PostgresRepository {
         &self.db.target.display
     }
 
+    /// The schema this repository's tables live in ([`PostgresOptions::schema`]).
     pub fn schema(&self) -> &str {
         &self.db.options.schema
     }

@@ -10,7 +10,9 @@ static COUNTER: AtomicU32 = AtomicU32::new(0);
 /// A uniquely named schema on the server at `url`, removed on drop.
 #[derive(Debug)]
 pub struct ScratchSchema {
+    /// The connection string the schema lives behind (also used to drop it).
     pub url: String,
+    /// The schema's name, unique per process and call.
     pub name: String,
 }
 

@@ -22,7 +22,9 @@ const EXPORT_PAGE: i64 = 5000;
 /// What [`PostgresRepository::import_jsonl`] created.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Imported {
+    /// The new session's id: the file header's, unchanged.
     pub id: String,
+    /// How many entries were imported (the header line not counted).
     pub entries: u64,
 }
 

@@ -35,6 +35,7 @@ pub enum Synchronous {
 /// Tuning for a database file.
 #[derive(Debug, Clone)]
 pub struct SqliteOptions {
+    /// How each commit reaches stable storage (default: [`Synchronous::Normal`]).
     pub synchronous: Synchronous,
     /// How long a write waits for another connection's write lock before failing.
     pub busy_timeout: Duration,

@@ -27,6 +27,9 @@
 //! # Ok(()) }
 //! ```
 
+#![deny(missing_docs)]
+#![deny(missing_debug_implementations)]
+
 mod append;
 mod conn;
 mod db;

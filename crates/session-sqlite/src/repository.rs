@@ -18,6 +18,15 @@ pub struct SqliteRepository {
     db: Arc<Db>,
 }
 
+/// Names the database file; the connection has nothing worth printing.
+impl std::fmt::Debug for SqliteRepository {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteRepository")
+            .field("path", &self.db.path())
+            .finish_non_exhaustive()
+    }
+}
+
 impl SqliteRepository {
     /// Opens (creating if needed) the database at `path` with default options and migrates its
     /// schema to the current version.
@@ -25,6 +34,7 @@ impl SqliteRepository {
         Self::open_with(path, SqliteOptions::default()).await
     }
 
+    /// Like [`open`](Self::open), with `options` instead of the defaults.
     pub async fn open_with(path: impl AsRef<Path>, options: SqliteOptions) -> Result<Self> {
         let db = Db::open(path.as_ref(), options).await?;
         Ok(Self { db: Arc::new(db) })

@@ -24,6 +24,16 @@ pub struct SqliteStorage {
     _writer: Option<Arc<WriterLock>>,
 }
 
+/// Names the session by its location and says whether this handle may write.
+impl std::fmt::Debug for SqliteStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqliteStorage")
+            .field("location", &location(&self.db, &self.sid.id))
+            .field("writer", &self._writer.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 impl SqliteStorage {
     /// A writable handle: takes (or shares) the session's writer lock, refusing when another
     /// repository or process holds it.

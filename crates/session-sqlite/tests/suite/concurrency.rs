@@ -66,8 +66,7 @@ async fn two_connections_to_one_file_serialize_through_sqlite() {
     let refused = repo2
         .open(first.id())
         .await
-        .err()
-        .expect("second writer refused");
+        .expect_err("second writer refused");
     assert!(
         refused
             .to_string()
