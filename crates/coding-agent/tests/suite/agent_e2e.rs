@@ -41,6 +41,17 @@ pub(super) fn lab(server: &MockServer) -> Lab {
     }
 }
 
+/// The `content` of each `role: tool` message of a Chat Completions request body, in order.
+pub(super) fn tool_results(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
 impl Lab {
     pub(super) fn cmd(&self) -> tokio::process::Command {
         let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_arbor"));

@@ -7,7 +7,7 @@ use arbor_test_support::scripts::{openai_text, openai_tool_calls};
 use arbor_test_support::MockServer;
 use serde_json::{json, Value};
 
-use super::agent_e2e::{lab, Lab};
+use super::agent_e2e::{lab, tool_results, Lab};
 
 fn write_hooks(lab: &Lab, hooks: Value) {
     std::fs::write(
@@ -15,16 +15,6 @@ fn write_hooks(lab: &Lab, hooks: Value) {
         serde_json::to_string_pretty(&json!({"hooks": hooks})).unwrap(),
     )
     .unwrap();
-}
-
-fn tool_contents(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
-        .collect()
 }
 
 #[tokio::test]
@@ -76,7 +66,7 @@ async fn a_hook_blocks_a_tool_call_and_another_rewrites_a_result() {
         "the blocked bash call ran"
     );
     let last = server.requests()[1].json();
-    let results = tool_contents(&last);
+    let results = tool_results(&last);
     assert_eq!(results[0], "bash is off in this repo");
     assert_eq!(results[1], "[rewritten by hook]");
     assert_eq!(results[2], "inner.txt");
@@ -138,7 +128,7 @@ async fn failing_and_slow_hooks_are_reported_and_the_turn_goes_on() {
         "{stderr}"
     );
     let last = server.requests()[1].json();
-    assert_eq!(tool_contents(&last)[0], "line one\nline two\n");
+    assert_eq!(tool_results(&last)[0], "line one\nline two\n");
     let pid: u32 = std::fs::read_to_string(&pid_file)
         .unwrap()
         .trim()

@@ -29,7 +29,8 @@ fn configure(lab: &Lab, env: Value) -> PathBuf {
     pids
 }
 
-fn pids_in(file: &Path) -> Vec<u32> {
+/// The pids the test server wrote, one per line (each start appends its own).
+pub(super) fn pids_in(file: &Path) -> Vec<u32> {
     std::fs::read_to_string(file)
         .unwrap_or_default()
         .lines()
@@ -38,7 +39,7 @@ fn pids_in(file: &Path) -> Vec<u32> {
 }
 
 /// True while the process exists and is not a zombie.
-fn alive(pid: u32) -> bool {
+pub(super) fn alive(pid: u32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => !stat
             .rsplit_once(')')

@@ -11,7 +11,7 @@ use arbor_test_support::scripts::{openai_text, openai_tool_calls};
 use arbor_test_support::MockServer;
 use serde_json::{json, Value};
 
-use super::agent_e2e::{lab, Lab};
+use super::agent_e2e::{lab, tool_results, Lab};
 use super::rpc_replay::Rpc;
 
 fn write_config(lab: &Lab, servers: Value) {
@@ -20,17 +20,6 @@ fn write_config(lab: &Lab, servers: Value) {
         serde_json::to_string_pretty(&json!({ "mcpServers": servers })).unwrap(),
     )
     .unwrap();
-}
-
-/// The `role: tool` messages of a request body, in order.
-fn tool_results(body: &Value) -> Vec<String> {
-    body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
-        .collect()
 }
 
 fn tool_names(body: &Value) -> Vec<String> {

@@ -10,26 +10,10 @@ use arbor_test_support::{mcp_server, MockServer};
 use serde_json::json;
 
 use super::agent_e2e::lab;
+use super::mcp::{alive, pids_in};
 use super::tmux::{tmux_or_skip, Tmux};
 
 const PATIENCE: Duration = Duration::from_secs(15);
-
-fn pids_in(file: &Path) -> Vec<u32> {
-    std::fs::read_to_string(file)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
-        .collect()
-}
-
-fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
-}
 
 /// Waits until the test server has recorded `n` pids (each start records the server and the
 /// sleeper it starts), returning them.

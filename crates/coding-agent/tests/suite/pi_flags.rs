@@ -47,7 +47,7 @@ async fn short_t_picks_the_tools_and_e_loads_an_extension_folder() {
     );
     // The template the extension brings expands like any other.
     let (code, out, err) = lab
-        .run(&["-p", "-t", "read,ls", "-e", "ext", "/review the parser"])
+        .run(&["-p", "-t", "read,ls", "-e", "ext", "/review src/parser.rs"])
         .await;
     assert_eq!((code, out.as_str()), (0, "Done.\n"), "{err}");
     let body = server.requests()[0].json();
